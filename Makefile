@@ -1,0 +1,165 @@
+# Toucan-MPI top-level Makefile (GNU make).
+#
+#   make / make all          system deps (scripts/ensure-deps.sh), cargo build --release, wrappers
+#   make demo                examples/hello_ring.c under plain MPICH and under Toucan-MPI, compared
+#   make test                cargo test, clippy, rustfmt check, then the compat tests
+#   make install PREFIX=dir  bin/ lib/ include/ lib/pkgconfig/toucanmpi.pc under dir (DESTDIR too)
+#   make uninstall PREFIX=dir
+#   make clean
+#
+# Variables you may set: CARGO, MPICC, MPIRUN, DEMO_NP, DEMO_V, DEMO_TIMEOUT, PREFIX, DESTDIR.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := all
+.DELETE_ON_ERROR:
+
+ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
+
+CARGO ?= cargo
+# A fresh login shell may not have rustup's bin directory on PATH yet.
+ifeq ($(shell command -v $(CARGO) 2>/dev/null),)
+  ifneq ($(wildcard $(HOME)/.cargo/bin/cargo),)
+    export PATH := $(HOME)/.cargo/bin:$(PATH)
+  endif
+endif
+
+# The reference MPI is MPICH (the library loads libmpich underneath). Prefer the explicitly
+# named MPICH tools, in case the Debian alternatives point mpicc/mpirun at another MPI.
+MPICC  ?= $(or $(shell command -v mpicc.mpich 2>/dev/null),mpicc)
+MPIRUN ?= $(or $(shell command -v mpirun.mpich 2>/dev/null),mpirun)
+
+RELEASE_DIR := target/release
+LIB_SO      := $(RELEASE_DIR)/libtoucanmpi.so
+LIB_A       := $(RELEASE_DIR)/libtoucanmpi.a
+HEADERS     := headers/mpi.h headers/toucan.h
+WRAPPERS    := wrappers/toucancc wrappers/toucancxx wrappers/toucanrun
+VERSION      = $(shell sed -n 's/^version *= *"\(.*\)"/\1/p' libtoucanmpi/Cargo.toml 2>/dev/null | head -n1)
+
+# ------------------------------------------------------------------------------------ build
+.PHONY: all deps build wrappers
+all: deps build wrappers
+
+deps:
+	@bash scripts/ensure-deps.sh
+
+build: deps
+	$(CARGO) build --release
+
+wrappers:
+	@chmod +x $(WRAPPERS) scripts/ensure-deps.sh
+
+# ------------------------------------------------------------------------------------ demo
+DEMO_DIR     := build/demo
+DEMO_NP      ?= 2
+DEMO_V       ?= 4
+DEMO_REF_NP   = $(shell echo $$(( $(DEMO_NP) * $(DEMO_V) )))
+DEMO_TIMEOUT ?= 120
+DEMO_CFLAGS  ?= -O2 -Wall
+
+.PHONY: demo
+demo: all $(DEMO_DIR)/hello_ring.mpich $(DEMO_DIR)/hello_ring.toucan
+	@mpich_rc=0; toucan_rc=0; \
+	echo "=== plain MPICH: $(MPIRUN) -np $(DEMO_REF_NP) $(DEMO_DIR)/hello_ring.mpich"; \
+	timeout -k 10 $(DEMO_TIMEOUT) $(MPIRUN) -np $(DEMO_REF_NP) $(DEMO_DIR)/hello_ring.mpich \
+	    > $(DEMO_DIR)/mpich.out 2> $(DEMO_DIR)/mpich.err || mpich_rc=$$?; \
+	cat $(DEMO_DIR)/mpich.out; \
+	if [ -s $(DEMO_DIR)/mpich.err ]; then echo "--- stderr:"; cat $(DEMO_DIR)/mpich.err; fi; \
+	echo "--- exit status $$mpich_rc"; echo; \
+	echo "=== Toucan-MPI: TOUCAN_V=$(DEMO_V) $(MPIRUN) -np $(DEMO_NP) $(DEMO_DIR)/hello_ring.toucan"; \
+	TOUCAN_V=$(DEMO_V) timeout -k 10 $(DEMO_TIMEOUT) $(MPIRUN) -np $(DEMO_NP) $(DEMO_DIR)/hello_ring.toucan \
+	    > $(DEMO_DIR)/toucan.out 2> $(DEMO_DIR)/toucan.err || toucan_rc=$$?; \
+	cat $(DEMO_DIR)/toucan.out; \
+	if [ -s $(DEMO_DIR)/toucan.err ]; then echo "--- stderr:"; cat $(DEMO_DIR)/toucan.err; fi; \
+	echo "--- exit status $$toucan_rc"; echo; \
+	for rc in $$mpich_rc $$toucan_rc; do \
+	    if [ "$$rc" = 124 ] || [ "$$rc" = 137 ]; then echo "(a run timed out after $(DEMO_TIMEOUT) s)"; fi; \
+	done; \
+	if [ $$mpich_rc = 0 ] && [ $$toucan_rc = 0 ] && [ -s $(DEMO_DIR)/mpich.out ] && \
+	   cmp -s $(DEMO_DIR)/mpich.out $(DEMO_DIR)/toucan.out; then \
+	    echo "=== RESULT: outputs are IDENTICAL ($(DEMO_REF_NP) MPICH processes vs $(DEMO_NP) processes x $(DEMO_V) subranks)"; \
+	else \
+	    echo "=== RESULT: outputs DIFFER or a run failed (MPICH exit $$mpich_rc, Toucan exit $$toucan_rc)"; \
+	    diff -u --label mpich --label toucan $(DEMO_DIR)/mpich.out $(DEMO_DIR)/toucan.out || true; \
+	    exit 1; \
+	fi
+
+$(DEMO_DIR):
+	@mkdir -p $@
+
+$(DEMO_DIR)/hello_ring.mpich: examples/hello_ring.c | $(DEMO_DIR) deps
+	$(MPICC) $(DEMO_CFLAGS) -o $@ $<
+
+# Order-only on build (so make -j builds the library first); on the library and headers
+# files too, so a rebuilt library relinks the demo.
+$(DEMO_DIR)/hello_ring.toucan: examples/hello_ring.c $(wildcard $(HEADERS) $(LIB_SO)) | $(DEMO_DIR) build wrappers
+	wrappers/toucancc $(DEMO_CFLAGS) -o $@ $<
+
+# ------------------------------------------------------------------------------------ test
+# The compat tests get these in their environment.
+COMPAT_ENV = TOUCAN_ROOT='$(ROOT)' TOUCANCC='$(ROOT)/wrappers/toucancc' \
+	TOUCANCXX='$(ROOT)/wrappers/toucancxx' TOUCANRUN='$(ROOT)/wrappers/toucanrun' \
+	TOUCAN_LIB='$(ROOT)/$(LIB_SO)' MPICC='$(MPICC)' MPIRUN='$(MPIRUN)'
+
+.PHONY: test unit-test lint compat-test
+test: all
+	$(MAKE) --no-print-directory unit-test
+	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory compat-test
+
+unit-test:
+	$(CARGO) test --release
+
+lint:
+	$(CARGO) clippy --release -- -D warnings
+	$(CARGO) fmt --all --check
+
+compat-test:
+	@if [ -x compat-tests/run-all.sh ]; then \
+	    echo "== compat-tests/run-all.sh"; \
+	    $(COMPAT_ENV) compat-tests/run-all.sh; \
+	elif [ -f compat-tests/run-all.sh ]; then \
+	    echo "== compat-tests/run-all.sh (WARNING: not executable; running it with bash)"; \
+	    $(COMPAT_ENV) bash compat-tests/run-all.sh; \
+	elif [ -f compat-tests/Makefile ]; then \
+	    echo "== $(MAKE) -C compat-tests test"; \
+	    $(COMPAT_ENV) $(MAKE) --no-print-directory -C compat-tests test; \
+	else \
+	    echo "== compat-tests: none yet (no executable compat-tests/run-all.sh, no compat-tests/Makefile)"; \
+	fi
+
+# ------------------------------------------------------------------------------------ install
+PREFIX  ?= /usr/local
+DESTDIR ?=
+prefix_abs := $(abspath $(PREFIX))
+bindir     := $(prefix_abs)/bin
+libdir     := $(prefix_abs)/lib
+includedir := $(prefix_abs)/include
+pcdir      := $(libdir)/pkgconfig
+
+.PHONY: install uninstall
+install: all
+	@for f in $(LIB_SO) $(LIB_A) $(HEADERS) $(WRAPPERS) toucanmpi.pc.in; do \
+	    [ -e "$$f" ] || { echo "make install: $$f is missing" >&2; exit 1; }; \
+	done
+	install -d "$(DESTDIR)$(bindir)" "$(DESTDIR)$(libdir)" "$(DESTDIR)$(includedir)" "$(DESTDIR)$(pcdir)"
+	install -m 755 $(WRAPPERS) "$(DESTDIR)$(bindir)/"
+	install -m 755 $(LIB_SO) "$(DESTDIR)$(libdir)/"
+	install -m 644 $(LIB_A) "$(DESTDIR)$(libdir)/"
+	install -m 644 $(HEADERS) "$(DESTDIR)$(includedir)/"
+	sed -e 's|@PREFIX@|$(prefix_abs)|g' -e 's|@VERSION@|$(VERSION)|g' toucanmpi.pc.in \
+	    > "$(DESTDIR)$(pcdir)/toucanmpi.pc"
+	chmod 644 "$(DESTDIR)$(pcdir)/toucanmpi.pc"
+	@echo "installed Toucan-MPI $(VERSION) in $(DESTDIR)$(prefix_abs)"
+
+uninstall:
+	rm -f $(foreach w,$(notdir $(WRAPPERS)),"$(DESTDIR)$(bindir)/$(w)") \
+	      "$(DESTDIR)$(libdir)/libtoucanmpi.so" "$(DESTDIR)$(libdir)/libtoucanmpi.a" \
+	      $(foreach h,$(notdir $(HEADERS)),"$(DESTDIR)$(includedir)/$(h)") \
+	      "$(DESTDIR)$(pcdir)/toucanmpi.pc"
+
+# ------------------------------------------------------------------------------------ clean
+.PHONY: clean
+clean:
+	$(CARGO) clean 2>/dev/null || rm -rf target
+	rm -rf build compat-tests/out bench/out

@@ -1,0 +1,250 @@
+//! Build script: binds the real MPI (MPICH) with bindgen as a dlopen-able function table,
+//! records the real MPI's constants, and turns our own `headers/mpi.h` into Rust constants so
+//! the header stays the single source of truth for the ABI we export.
+
+use std::env;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The real-MPI entry points we call. Only `PMPI_*` names: the `MPI_*` ones are ours.
+const REAL_FUNCS: &[&str] = &[
+    "Init_thread",
+    "Initialized",
+    "Finalized",
+    "Finalize",
+    "Abort",
+    "Query_thread",
+    "Comm_dup",
+    "Comm_rank",
+    "Comm_size",
+    "Comm_free",
+    "Comm_get_attr",
+    "Comm_split_type",
+    "Isend",
+    "Irecv",
+    "Isend_c",
+    "Irecv_c",
+    "Improbe",
+    "Mrecv",
+    "Iprobe",
+    "Test",
+    "Testsome",
+    "Wait",
+    "Waitall",
+    "Cancel",
+    "Request_free",
+    "Get_count",
+    "Get_processor_name",
+    "Get_library_version",
+    "Wtime",
+    "Wtick",
+    "Barrier",
+    "Ibarrier",
+    "Allreduce",
+    "Bcast",
+    "Allgather",
+    "Error_string",
+    "Comm_set_errhandler",
+];
+
+/// Real-MPI constants we need, printed by a small C probe compiled against its header.
+const REAL_CONSTS: &[(&str, &str)] = &[
+    ("MPI_COMM_WORLD", "long"),
+    ("MPI_COMM_NULL", "long"),
+    ("MPI_BYTE", "long"),
+    ("MPI_INT", "long"),
+    ("MPI_LONG_LONG", "long"),
+    ("MPI_DOUBLE", "long"),
+    ("MPI_SUM", "long"),
+    ("MPI_MAX", "long"),
+    ("MPI_BOR", "long"),
+    ("MPI_REQUEST_NULL", "long"),
+    ("MPI_MESSAGE_NULL", "long"),
+    ("MPI_MESSAGE_NO_PROC", "long"),
+    ("MPI_ANY_SOURCE", "long"),
+    ("MPI_ANY_TAG", "long"),
+    ("MPI_PROC_NULL", "long"),
+    ("MPI_UNDEFINED", "long"),
+    ("MPI_SUCCESS", "long"),
+    ("MPI_TAG_UB", "long"),
+    ("MPI_THREAD_SINGLE", "long"),
+    ("MPI_THREAD_FUNNELED", "long"),
+    ("MPI_THREAD_SERIALIZED", "long"),
+    ("MPI_THREAD_MULTIPLE", "long"),
+    ("MPI_STATUS_IGNORE", "ptr"),
+    ("MPI_STATUSES_IGNORE", "ptr"),
+    ("MPI_ERRORS_RETURN", "long"),
+    ("MPI_COMM_TYPE_SHARED", "long"),
+    ("MPI_INFO_NULL", "long"),
+    ("MPI_MAX_PROCESSOR_NAME", "long"),
+    ("MPI_MAX_LIBRARY_VERSION_STRING", "long"),
+];
+
+fn main() {
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap());
+    let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).join("..");
+    let header = root.join("headers/mpi.h");
+    println!("cargo:rerun-if-changed={}", header.display());
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-env-changed=TOUCAN_MPICC");
+
+    let (incdirs, libpath) = probe_real_mpi();
+    println!("cargo:rustc-env=TOUCAN_REAL_MPI_DEFAULT={libpath}");
+
+    // 1. Function table of the real MPI, loaded with dlopen at run time (see transport/real.rs).
+    let mut b = bindgen::Builder::default()
+        .header_contents("real.h", "#include <mpi.h>\n")
+        .dynamic_library_name("RealMpi")
+        .dynamic_link_require_all(true)
+        .layout_tests(false)
+        .generate_comments(false);
+    for d in &incdirs {
+        b = b.clang_arg(format!("-I{d}"));
+    }
+    for f in REAL_FUNCS {
+        b = b.allowlist_function(format!("PMPI_{f}"));
+    }
+    b = b.allowlist_type("MPI_Status");
+    b.generate()
+        .expect("bindgen could not parse the real MPI's mpi.h (is libclang installed?)")
+        .write_to_file(out.join("real_mpi.rs"))
+        .unwrap();
+
+    // 2. The real MPI's constants.
+    write_real_consts(&out, &incdirs);
+
+    // 3. Our ABI constants from our own header.
+    let text = fs::read_to_string(&header).unwrap_or_default();
+    fs::write(out.join("abi_consts.rs"), abi_consts(&text)).unwrap();
+}
+
+/// Finds the real MPI's include directories and shared library, from `mpicc -show`.
+fn probe_real_mpi() -> (Vec<String>, String) {
+    let mpicc = env::var("TOUCAN_MPICC").unwrap_or_else(|_| "mpicc".into());
+    let show = Command::new(&mpicc)
+        .arg("-show")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run `{mpicc} -show` ({e}): install MPICH (make does)"));
+    let show = String::from_utf8_lossy(&show.stdout).to_string();
+    let mut inc = Vec::new();
+    let mut libdirs = vec!["/usr/lib/x86_64-linux-gnu".to_string(), "/usr/lib".to_string()];
+    let mut libname = "mpich".to_string();
+    for w in show.split_whitespace() {
+        if let Some(d) = w.strip_prefix("-I") {
+            inc.push(d.to_string());
+        } else if let Some(d) = w.strip_prefix("-L") {
+            libdirs.insert(0, d.to_string());
+        } else if let Some(l) = w.strip_prefix("-l") {
+            if l.starts_with("mpi") && !l.contains("cxx") && !l.contains("fort") {
+                libname = l.to_string();
+            }
+        }
+    }
+    // Prefer the versioned soname (what a program linked to the real MPI would load).
+    for d in &libdirs {
+        let dir = Path::new(d);
+        if let Ok(rd) = fs::read_dir(dir) {
+            let mut names: Vec<String> = rd
+                .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().to_string()))
+                .filter(|n| n.starts_with(&format!("lib{libname}.so.")))
+                .collect();
+            names.sort_by_key(|n| n.len());
+            if let Some(n) = names.first() {
+                return (inc, dir.join(n).display().to_string());
+            }
+        }
+    }
+    (inc, format!("lib{libname}.so"))
+}
+
+fn write_real_consts(out: &Path, incdirs: &[String]) {
+    let mut c = String::from("#include <mpi.h>\n#include <stdio.h>\nint main(void){\n");
+    for (name, kind) in REAL_CONSTS {
+        if *kind == "ptr" {
+            writeln!(
+                c,
+                "printf(\"pub const REAL_{name}: usize = %lu;\\n\", (unsigned long)(size_t){name});"
+            )
+            .unwrap();
+        } else {
+            writeln!(c, "printf(\"pub const REAL_{name}: i64 = %ld;\\n\", (long){name});").unwrap();
+        }
+    }
+    c.push_str("printf(\"pub const REAL_STATUS_SIZE: usize = %lu;\\n\", (unsigned long)sizeof(MPI_Status));\n");
+    c.push_str("printf(\"pub const REAL_HANDLE_SIZE: usize = %lu;\\n\", (unsigned long)sizeof(MPI_Comm));\n");
+    c.push_str("return 0;}\n");
+    let src = out.join("probe.c");
+    let exe = out.join("probe");
+    fs::write(&src, c).unwrap();
+    let cc = env::var("CC").unwrap_or_else(|_| "cc".into());
+    let mut cmd = Command::new(cc);
+    for d in incdirs {
+        cmd.arg(format!("-I{d}"));
+    }
+    let st = cmd.arg(&src).arg("-o").arg(&exe).status().expect("cannot run the C compiler");
+    assert!(st.success(), "compiling the real-MPI constant probe failed");
+    let o = Command::new(&exe).output().expect("cannot run the probe");
+    fs::write(out.join("real_consts.rs"), o.stdout).unwrap();
+}
+
+/// Turns our header's constant lines into Rust constants (see headers/mpi.h for the format):
+/// `#define NAME ((MPI_Type)0xHEX)` -> usize handle constants; `NAME = VALUE,` enum lines ->
+/// i32; `#define NAME 123` -> i32.
+fn abi_consts(text: &str) -> String {
+    let mut s = String::from("// Generated by build.rs from headers/mpi.h. Do not edit.\n");
+    let mut seen = std::collections::HashSet::new();
+    for line in text.lines() {
+        let l = line.trim();
+        if let Some(rest) = l.strip_prefix("#define ") {
+            let mut it = rest.splitn(2, char::is_whitespace);
+            let (Some(name), Some(val)) = (it.next(), it.next()) else {
+                continue;
+            };
+            let val = val.split("/*").next().unwrap().split("//").next().unwrap().trim();
+            if !(name.starts_with("MPI_") || name.starts_with("TOUCAN_")) || name.contains('(') {
+                continue;
+            }
+            if let Some(h) = val.strip_prefix("((MPI_").and_then(|v| v.split_once(")0x")) {
+                let hex = h.1.trim_end_matches(')');
+                if let Ok(v) = usize::from_str_radix(hex, 16) {
+                    if seen.insert(name.to_string()) {
+                        writeln!(s, "pub const {name}: usize = {v:#x};").unwrap();
+                    }
+                }
+            } else if let Some(n) = val
+                .strip_prefix("((")
+                .and_then(|v| v.split_once("*)"))
+                .map(|x| x.1.trim_end_matches(')'))
+            {
+                // Pointer sentinels such as MPI_IN_PLACE ((void*)1): their address value.
+                if let Ok(v) = n.trim().parse::<usize>() {
+                    if seen.insert(format!("{name}_ADDR")) {
+                        writeln!(s, "pub const {name}_ADDR: usize = {v};").unwrap();
+                    }
+                }
+            } else if let Ok(v) = val.trim_matches(|c| c == '(' || c == ')').parse::<i64>() {
+                if seen.insert(name.to_string()) {
+                    writeln!(s, "pub const {name}: i32 = {v};").unwrap();
+                }
+            }
+        } else if l.starts_with("MPI_") && l.contains('=') && !l.contains('(') {
+            let (name, val) = l.split_once('=').unwrap();
+            let name = name.trim();
+            let val = val.split("//").next().unwrap().split("/*").next().unwrap();
+            let val = val.trim().trim_end_matches(',').trim();
+            let v = if let Some(h) = val.strip_prefix("0x") {
+                i64::from_str_radix(h, 16).ok()
+            } else {
+                val.parse::<i64>().ok()
+            };
+            if let Some(v) = v {
+                if name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && seen.insert(name.to_string()) {
+                    writeln!(s, "pub const {name}: i32 = {v};").unwrap();
+                }
+            }
+        }
+    }
+    s
+}

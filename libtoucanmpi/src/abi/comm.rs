@@ -1,0 +1,398 @@
+//! Communicators, groups, attributes and error handlers.
+
+use super::consts as c;
+use super::env::put_string;
+use super::handles::{self as hd, comm, comm_handle, comm_in, group_index, me};
+use crate::core::coll::{Buf, Coll};
+use crate::core::comm::{derive_ctx, CommRef, Group, GROUP_HANDLE_BASE};
+use crate::core::datatype;
+use crate::core::error::{class_text, err, is_valid_class, MpiError, MpiResult};
+use crate::core::state;
+use std::os::raw::{c_char, c_int, c_void};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Arc;
+
+mpi_fn!(MPI_Comm_rank, PMPI_Comm_rank, |comm_h: usize, rank: *mut c_int| errcomm = comm_h, {
+    let (_, cm) = comm(comm_h)?;
+    if rank.is_null() {
+        return err(c::MPI_ERR_ARG, "null rank pointer");
+    }
+    *rank = cm.rank;
+    Ok(())
+});
+
+mpi_fn!(MPI_Comm_size, PMPI_Comm_size, |comm_h: usize, size: *mut c_int| errcomm = comm_h, {
+    let (_, cm) = comm(comm_h)?;
+    if size.is_null() {
+        return err(c::MPI_ERR_ARG, "null size pointer");
+    }
+    *size = cm.size();
+    Ok(())
+});
+
+/// Adds a communicator to subrank `sub`'s table; returns its handle.
+fn add_comm(sub: usize, cm: CommRef) -> MpiResult<usize> {
+    state::with(|s| {
+        let t = &mut s.locals[sub].comms;
+        t.push(Some(cm));
+        comm_handle(t.len() - 1)
+    })
+}
+
+/// Takes the next creation sequence number of the parent handle (members agree on it).
+fn next_seq(sub: usize, h: usize) -> MpiResult<u64> {
+    state::with(|s| -> MpiResult<u64> {
+        let i = hd::comm_index(h).ok_or_else(|| MpiError::new(c::MPI_ERR_COMM, "invalid communicator"))?;
+        let cr = s.locals[sub].comms[i]
+            .as_mut()
+            .ok_or_else(|| MpiError::new(c::MPI_ERR_COMM, "invalid communicator"))?;
+        cr.seq += 1;
+        Ok(cr.seq)
+    })?
+}
+
+mpi_fn!(
+    MPI_Comm_dup,
+    PMPI_Comm_dup,
+    |comm_h: usize, newcomm: *mut usize| errcomm = comm_h,
+    {
+        let (sub, cm) = comm(comm_h)?;
+        if newcomm.is_null() {
+            return err(c::MPI_ERR_ARG, "null newcomm pointer");
+        }
+        let seq = next_seq(sub, comm_h)?;
+        let mut n = CommRef::new(derive_ctx(cm.ctx, seq, -1), cm.group.clone(), cm.rank, "");
+        n.errhandler = cm.errhandler;
+        *newcomm = add_comm(sub, n)?;
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Comm_split,
+    PMPI_Comm_split,
+    |comm_h: usize, color: c_int, key: c_int, newcomm: *mut usize| errcomm = comm_h,
+    {
+        let (sub, cm) = comm(comm_h)?;
+        if newcomm.is_null() {
+            return err(c::MPI_ERR_ARG, "null newcomm pointer");
+        }
+        if color < 0 && color != c::MPI_UNDEFINED {
+            return err(c::MPI_ERR_ARG, format!("invalid color {color} (must be >= 0 or MPI_UNDEFINED)"));
+        }
+        let seq = next_seq(sub, comm_h)?;
+        let n = cm.size() as usize;
+        let mut mine = [color, key];
+        let mut all = vec![0i32; 2 * n];
+        let int = datatype::lookup(c::MPI_INT)?;
+        let parts: Vec<Buf> = (0..n)
+            .map(|i| Buf::new(all.as_mut_ptr().wrapping_add(2 * i) as *mut u8, 2, int.clone()))
+            .collect();
+        Coll {
+            sub,
+            comm: &cm,
+            handle: comm_h,
+        }
+        .allgatherv(Some(&Buf::new(mine.as_mut_ptr() as *mut u8, 2, int.clone())), &parts)?;
+        if color == c::MPI_UNDEFINED {
+            *newcomm = c::MPI_COMM_NULL;
+            return Ok(());
+        }
+        let mut members: Vec<(i32, usize)> = (0..n).filter(|&i| all[2 * i] == color).map(|i| (all[2 * i + 1], i)).collect();
+        members.sort();
+        let ranks: Vec<u32> = members.iter().map(|&(_, i)| cm.world_of(i as i32)).collect();
+        let my = members
+            .iter()
+            .position(|&(_, i)| i as i32 == cm.rank)
+            .expect("the caller is a member of its color") as i32;
+        let mut nc = CommRef::new(derive_ctx(cm.ctx, seq, color as i64), Arc::new(Group { ranks }), my, "");
+        nc.errhandler = cm.errhandler;
+        *newcomm = add_comm(sub, nc)?;
+        Ok(())
+    }
+);
+
+mpi_fn!(MPI_Comm_free, PMPI_Comm_free, |p: *mut usize| errcomm = c::MPI_COMM_WORLD, {
+    let sub = me()?;
+    if p.is_null() {
+        return err(c::MPI_ERR_ARG, "null communicator pointer");
+    }
+    let h = *p;
+    if h == c::MPI_COMM_WORLD || h == c::MPI_COMM_SELF {
+        return err(c::MPI_ERR_COMM, "predefined communicators cannot be freed");
+    }
+    state::with(|s| -> MpiResult<()> {
+        comm_in(s, sub, h)?;
+        let i = hd::comm_index(h).expect("checked by comm_in");
+        s.locals[sub].comms[i] = None;
+        Ok(())
+    })??;
+    *p = c::MPI_COMM_NULL;
+    Ok(())
+});
+
+fn same_members(a: &Group, b: &Group) -> bool {
+    let (mut x, mut y) = (a.ranks.clone(), b.ranks.clone());
+    x.sort_unstable();
+    y.sort_unstable();
+    x == y
+}
+
+mpi_fn!(
+    MPI_Comm_compare,
+    PMPI_Comm_compare,
+    |c1: usize, c2: usize, result: *mut c_int| errcomm = c1,
+    {
+        let (_, a) = comm(c1)?;
+        let (_, b) = comm(c2)?;
+        *result = if c1 == c2 {
+            c::MPI_IDENT
+        } else if a.group.ranks == b.group.ranks {
+            c::MPI_CONGRUENT
+        } else if same_members(&a.group, &b.group) {
+            c::MPI_SIMILAR
+        } else {
+            c::MPI_UNEQUAL
+        };
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Comm_set_name,
+    PMPI_Comm_set_name,
+    |comm_h: usize, name: *const c_char| errcomm = comm_h,
+    {
+        let (sub, _) = comm(comm_h)?;
+        if name.is_null() {
+            return err(c::MPI_ERR_ARG, "null name");
+        }
+        let n = std::ffi::CStr::from_ptr(name).to_string_lossy().to_string();
+        let n: String = n.chars().take(c::MPI_MAX_OBJECT_NAME as usize - 1).collect();
+        state::with(|s| {
+            if let Some(Some(cr)) = hd::comm_index(comm_h).map(|i| s.locals[sub].comms[i].as_mut()) {
+                cr.name = n.as_str().into();
+            }
+        })?;
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Comm_get_name,
+    PMPI_Comm_get_name,
+    |comm_h: usize, name: *mut c_char, len: *mut c_int| errcomm = comm_h,
+    {
+        let (_, cm) = comm(comm_h)?;
+        put_string(&cm.name, name, len, c::MPI_MAX_OBJECT_NAME as usize)
+    }
+);
+
+// ---- groups ----
+
+fn add_group(sub: usize, g: Arc<Group>) -> MpiResult<usize> {
+    state::with(|s| {
+        let t = &mut s.locals[sub].groups;
+        t.push(Some(g));
+        GROUP_HANDLE_BASE + t.len() - 1
+    })
+}
+
+fn group(h: usize) -> MpiResult<(usize, Arc<Group>)> {
+    let sub = me()?;
+    if h == c::MPI_GROUP_EMPTY {
+        return Ok((sub, Arc::new(Group { ranks: vec![] })));
+    }
+    if h == c::MPI_GROUP_NULL {
+        return err(c::MPI_ERR_GROUP, "MPI_GROUP_NULL is not a valid group");
+    }
+    let g = state::with(|s| group_index(h).and_then(|i| s.locals[sub].groups.get(i).cloned().flatten()))?;
+    g.map(|g| (sub, g))
+        .ok_or_else(|| MpiError::new(c::MPI_ERR_GROUP, format!("invalid group handle {h:#x}")))
+}
+
+mpi_fn!(MPI_Comm_group, PMPI_Comm_group, |comm_h: usize, g: *mut usize| errcomm = comm_h, {
+    let (sub, cm) = comm(comm_h)?;
+    *g = add_group(sub, cm.group.clone())?;
+    Ok(())
+});
+
+mpi_fn!(
+    MPI_Group_size,
+    PMPI_Group_size,
+    |h: usize, size: *mut c_int| errcomm = c::MPI_COMM_WORLD,
+    {
+        let (_, g) = group(h)?;
+        *size = g.size() as c_int;
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Group_rank,
+    PMPI_Group_rank,
+    |h: usize, rank: *mut c_int| errcomm = c::MPI_COMM_WORLD,
+    {
+        let (sub, g) = group(h)?;
+        let w = state::with(|s| s.locals[sub].world_rank)?;
+        *rank = g.rank_of(w).map(|r| r as c_int).unwrap_or(c::MPI_UNDEFINED);
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Group_translate_ranks,
+    PMPI_Group_translate_ranks,
+    |g1: usize, n: c_int, r1: *const c_int, g2: usize, r2: *mut c_int| errcomm = c::MPI_COMM_WORLD,
+    {
+        let (_, a) = group(g1)?;
+        let (_, b) = group(g2)?;
+        let n = hd::count(n as i64)?;
+        let src = hd::ints(r1, n)?;
+        for (i, &r) in src.iter().enumerate() {
+            let out = if r == c::MPI_PROC_NULL {
+                c::MPI_PROC_NULL
+            } else if r < 0 || r as usize >= a.size() {
+                return err(c::MPI_ERR_RANK, format!("rank {r} is not in the first group (size {})", a.size()));
+            } else {
+                b.rank_of(a.ranks[r as usize]).map(|x| x as c_int).unwrap_or(c::MPI_UNDEFINED)
+            };
+            *r2.add(i) = out;
+        }
+        Ok(())
+    }
+);
+
+mpi_fn!(MPI_Group_free, PMPI_Group_free, |p: *mut usize| errcomm = c::MPI_COMM_WORLD, {
+    if p.is_null() {
+        return err(c::MPI_ERR_ARG, "null group pointer");
+    }
+    let h = *p;
+    let (sub, _) = group(h)?;
+    if h != c::MPI_GROUP_EMPTY {
+        state::with(|s| {
+            if let Some(i) = group_index(h) {
+                s.locals[sub].groups[i] = None;
+            }
+        })?;
+    }
+    *p = c::MPI_GROUP_NULL;
+    Ok(())
+});
+
+// ---- attributes ----
+
+static TAG_UB_VAL: AtomicI32 = AtomicI32::new(hd::TAG_UB);
+static HOST_VAL: AtomicI32 = AtomicI32::new(c::MPI_PROC_NULL);
+static IO_VAL: AtomicI32 = AtomicI32::new(c::MPI_ANY_SOURCE);
+static WTIME_GLOBAL_VAL: AtomicI32 = AtomicI32::new(0);
+static APPNUM_VAL: AtomicI32 = AtomicI32::new(0);
+static UNIVERSE_VAL: AtomicI32 = AtomicI32::new(0);
+static LASTCODE_VAL: AtomicI32 = AtomicI32::new(c::MPI_ERR_LASTCODE);
+
+mpi_fn!(
+    MPI_Comm_get_attr,
+    PMPI_Comm_get_attr,
+    |comm_h: usize, key: c_int, val: *mut c_void, flag: *mut c_int| errcomm = comm_h,
+    {
+        let (sub, _) = comm(comm_h)?;
+        if val.is_null() || flag.is_null() {
+            return err(c::MPI_ERR_ARG, "null argument");
+        }
+        let world = state::with(|s| s.world_size())? as i32;
+        UNIVERSE_VAL.store(world, Ordering::Relaxed);
+        let _ = sub;
+        let p: Option<&AtomicI32> = match key {
+            c::MPI_TAG_UB => Some(&TAG_UB_VAL),
+            c::MPI_HOST => Some(&HOST_VAL),
+            c::MPI_IO => Some(&IO_VAL),
+            c::MPI_WTIME_IS_GLOBAL => Some(&WTIME_GLOBAL_VAL),
+            c::MPI_APPNUM => Some(&APPNUM_VAL),
+            c::MPI_UNIVERSE_SIZE => Some(&UNIVERSE_VAL),
+            c::MPI_LASTUSEDCODE => Some(&LASTCODE_VAL),
+            _ => return err(c::MPI_ERR_KEYVAL, format!("invalid attribute key {key}")),
+        };
+        *flag = p.is_some() as c_int;
+        if let Some(p) = p {
+            // C sees the attribute as `int *`; AtomicI32 has the layout of an int.
+            *(val as *mut *const AtomicI32) = p as *const AtomicI32;
+        }
+        Ok(())
+    }
+);
+
+// ---- error handlers and error codes ----
+
+fn valid_errhandler(h: usize) -> bool {
+    h == c::MPI_ERRORS_ARE_FATAL || h == c::MPI_ERRORS_RETURN || h == c::MPI_ERRORS_ABORT
+}
+
+mpi_fn!(
+    MPI_Comm_set_errhandler,
+    PMPI_Comm_set_errhandler,
+    |comm_h: usize, eh: usize| errcomm = comm_h,
+    {
+        let (sub, _) = comm(comm_h)?;
+        if !valid_errhandler(eh) {
+            return err(c::MPI_ERR_ARG, format!("invalid error handler {eh:#x}"));
+        }
+        state::with(|s| {
+            if let Some(Some(cr)) = hd::comm_index(comm_h).map(|i| s.locals[sub].comms[i].as_mut()) {
+                cr.errhandler = eh;
+            }
+        })?;
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Comm_get_errhandler,
+    PMPI_Comm_get_errhandler,
+    |comm_h: usize, eh: *mut usize| errcomm = comm_h,
+    {
+        let (_, cm) = comm(comm_h)?;
+        if eh.is_null() {
+            return err(c::MPI_ERR_ARG, "null errhandler pointer");
+        }
+        *eh = cm.errhandler;
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Errhandler_free,
+    PMPI_Errhandler_free,
+    |eh: *mut usize| errcomm = c::MPI_COMM_WORLD,
+    {
+        if eh.is_null() || !valid_errhandler(*eh) {
+            return err(c::MPI_ERR_ARG, "invalid error handler");
+        }
+        *eh = c::MPI_ERRHANDLER_NULL;
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Error_class,
+    PMPI_Error_class,
+    |code: c_int, class: *mut c_int| errcomm = c::MPI_COMM_WORLD,
+    {
+        if !is_valid_class(code) {
+            return err(c::MPI_ERR_ARG, format!("invalid error code {code}"));
+        }
+        *class = code;
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Error_string,
+    PMPI_Error_string,
+    |code: c_int, s: *mut c_char, len: *mut c_int| errcomm = c::MPI_COMM_WORLD,
+    {
+        if !is_valid_class(code) {
+            return err(c::MPI_ERR_ARG, format!("invalid error code {code}"));
+        }
+        put_string(class_text(code), s, len, c::MPI_MAX_ERROR_STRING as usize)
+    }
+);

@@ -1,0 +1,172 @@
+//! Environment: init/finalize, abort, versions, time, processor name.
+
+use super::consts as c;
+use super::handles::{comm, me};
+use crate::core::error::{err, MpiResult};
+use crate::core::runtime;
+use crate::core::state;
+use std::os::raw::{c_char, c_int};
+
+/// Copies `s` into a C buffer of `max` bytes (NUL-terminated) and stores its length.
+///
+/// # Safety
+/// `buf` must have `max` bytes; `len` must be writable.
+pub unsafe fn put_string(s: &str, buf: *mut c_char, len: *mut c_int, max: usize) -> MpiResult<()> {
+    if buf.is_null() || len.is_null() {
+        return err(c::MPI_ERR_ARG, "null output argument");
+    }
+    let b = s.as_bytes();
+    let n = b.len().min(max.saturating_sub(1));
+    std::ptr::copy_nonoverlapping(b.as_ptr() as *const c_char, buf, n);
+    *buf.add(n) = 0;
+    *len = n as c_int;
+    Ok(())
+}
+
+unsafe fn init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> MpiResult<()> {
+    let sub = me()?;
+    let fin = state::with(|s| s.locals[sub].finalized).unwrap_or(false);
+    if fin {
+        return err(c::MPI_ERR_OTHER, "MPI_Init after MPI_Finalize");
+    }
+    runtime::init(sub, argc, argv as _)?;
+    let base = state::with(|s| s.myproc * s.cfg.v)?;
+    crate::sched::guard::set_rank_base(base);
+    // The real MPI's initialisation may have replaced our fault handler.
+    crate::sched::guard::install();
+    Ok(())
+}
+
+mpi_fn!(
+    MPI_Init,
+    PMPI_Init,
+    |argc: *mut c_int, argv: *mut *mut *mut c_char| errcomm = c::MPI_COMM_WORLD,
+    { init(argc, argv) }
+);
+
+mpi_fn!(
+    MPI_Init_thread,
+    PMPI_Init_thread,
+    |argc: *mut c_int, argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int| errcomm = c::MPI_COMM_WORLD,
+    {
+        init(argc, argv)?;
+        if !provided.is_null() {
+            // Subranks are user-level threads on one kernel thread: one thread calls MPI per rank.
+            *provided = required.min(c::MPI_THREAD_FUNNELED);
+        }
+        Ok(())
+    }
+);
+
+mpi_fn!(MPI_Initialized, PMPI_Initialized, |flag: *mut c_int| errcomm = c::MPI_COMM_WORLD, {
+    let sub = me()?;
+    *flag = state::with(|s| s.locals[sub].initialized).unwrap_or(false) as c_int;
+    Ok(())
+});
+
+mpi_fn!(MPI_Finalized, PMPI_Finalized, |flag: *mut c_int| errcomm = c::MPI_COMM_WORLD, {
+    let sub = me()?;
+    *flag = state::with(|s| s.locals[sub].finalized).unwrap_or(false) as c_int;
+    Ok(())
+});
+
+mpi_fn!(MPI_Finalize, PMPI_Finalize, || errcomm = c::MPI_COMM_WORLD, {
+    let (sub, world) = comm(c::MPI_COMM_WORLD)?;
+    // Like MPICH, finalize synchronises the world, so no rank leaves while others still
+    // need it; buffered sends drain first.
+    crate::core::blocking::block_on(|s| (s.locals[sub].bsend_used == 0).then_some(()))?;
+    crate::core::coll::Coll {
+        sub,
+        comm: &world,
+        handle: c::MPI_COMM_WORLD,
+    }
+    .barrier()?;
+    state::with(|s| s.locals[sub].finalized = true)?;
+    Ok(())
+});
+
+mpi_fn!(MPI_Abort, PMPI_Abort, |comm_h: usize, code: c_int| errcomm = c::MPI_COMM_WORLD, {
+    let _ = comm_h;
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    super::export::abort_job(code)
+});
+
+mpi_fn!(
+    MPI_Query_thread,
+    PMPI_Query_thread,
+    |provided: *mut c_int| errcomm = c::MPI_COMM_WORLD,
+    {
+        *provided = c::MPI_THREAD_FUNNELED;
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Is_thread_main,
+    PMPI_Is_thread_main,
+    |flag: *mut c_int| errcomm = c::MPI_COMM_WORLD,
+    {
+        // Every subrank is the main thread of its rank.
+        *flag = (crate::sched::current() != usize::MAX) as c_int;
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Get_version,
+    PMPI_Get_version,
+    |v: *mut c_int, sv: *mut c_int| errcomm = c::MPI_COMM_WORLD,
+    {
+        *v = c::MPI_VERSION;
+        *sv = c::MPI_SUBVERSION;
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Get_library_version,
+    PMPI_Get_library_version,
+    |buf: *mut c_char, len: *mut c_int| errcomm = c::MPI_COMM_WORLD,
+    {
+        let real = state::with(|s| s.real_version.clone()).unwrap_or_else(|_| "real MPI not loaded yet".into());
+        let v = runtime::config().v;
+        let text = format!("Toucan-MPI {} (V={v}) over {real}", env!("CARGO_PKG_VERSION"));
+        put_string(&text, buf, len, c::MPI_MAX_LIBRARY_VERSION_STRING as usize)
+    }
+);
+
+mpi_fn!(
+    MPI_Get_processor_name,
+    PMPI_Get_processor_name,
+    |buf: *mut c_char, len: *mut c_int| errcomm = c::MPI_COMM_WORLD,
+    {
+        let mut host = [0 as c_char; 256];
+        libc::gethostname(host.as_mut_ptr(), host.len() - 1);
+        let name = std::ffi::CStr::from_ptr(host.as_ptr()).to_string_lossy().to_string();
+        put_string(&name, buf, len, c::MPI_MAX_PROCESSOR_NAME as usize)
+    }
+);
+
+fn now() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+#[no_mangle]
+pub extern "C" fn PMPI_Wtime() -> f64 {
+    now()
+}
+#[no_mangle]
+pub extern "C" fn MPI_Wtime() -> f64 {
+    PMPI_Wtime()
+}
+#[no_mangle]
+pub extern "C" fn PMPI_Wtick() -> f64 {
+    1e-9
+}
+#[no_mangle]
+pub extern "C" fn MPI_Wtick() -> f64 {
+    PMPI_Wtick()
+}

@@ -1,0 +1,93 @@
+//! The export macro and error-handler dispatch.
+
+use super::consts as c;
+use crate::core::error::{class_name, MpiError};
+use crate::core::state;
+use crate::sched;
+use std::io::Write;
+use std::os::raw::c_int;
+
+/// Defines `PMPI_name` with the body and `MPI_name` forwarding to it (profiling interface).
+/// The body returns `MpiResult<()>`; an error goes to the error handler of `$errcomm`.
+macro_rules! mpi_fn {
+    ($name:ident, $pname:ident, || errcomm = $ec:expr, $body:block) => {
+        mpi_fn!($name, $pname, | | errcomm = $ec, $body);
+    };
+    ($name:ident, $pname:ident, |$($arg:ident : $ty:ty),* $(,)?| errcomm = $ec:expr, $body:block) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $pname($($arg: $ty),*) -> std::os::raw::c_int {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> $crate::core::error::MpiResult<()> { $body }));
+            match r {
+                Ok(Ok(())) => 0,
+                Ok(Err(e)) => $crate::abi::raise($ec, stringify!($name), e),
+                Err(p) => $crate::abi::raise(
+                    $crate::abi::consts::MPI_COMM_WORLD,
+                    stringify!($name),
+                    $crate::core::error::MpiError::new($crate::abi::consts::MPI_ERR_INTERN, $crate::abi::export::panic_text(&p)),
+                ),
+            }
+        }
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> std::os::raw::c_int {
+            $pname($($arg),*)
+        }
+    };
+}
+
+pub fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    let s = p
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned());
+    format!("internal error: {}", s.unwrap_or_else(|| "panic".into()))
+}
+
+/// "virtual rank R" of the running subrank (or of the process, outside one).
+pub fn who() -> String {
+    let sub = sched::current();
+    let v = crate::core::runtime::config().v;
+    match state::with(|s| s.myproc) {
+        Ok(p) if sub != usize::MAX => format!("virtual rank {}", p * v + sub),
+        Ok(p) => format!("process {p}"),
+        Err(_) if sub != usize::MAX => format!("subrank {sub} (before MPI_Init)"),
+        Err(_) => "toucan".into(),
+    }
+}
+
+/// Ends the whole job after printing `msg` (an unrecoverable runtime failure).
+pub fn fatal(msg: &str) -> ! {
+    let _ = writeln!(std::io::stderr(), "toucan: {}: {msg}", who());
+    abort_job(1)
+}
+
+/// Ends every process of the job with `code`.
+pub fn abort_job(code: i32) -> ! {
+    let _ = std::io::stdout().flush();
+    // try_lock: we may be called while the state lock is held (from inside progress).
+    crate::core::runtime::abort_real(code);
+    std::process::exit(if code == 0 { 1 } else { code })
+}
+
+/// Applies the error handler of communicator `comm` to error `e` raised by `call`.
+pub fn raise(comm: usize, call: &str, e: MpiError) -> c_int {
+    let sub = sched::current();
+    let handler = if sub == usize::MAX {
+        c::MPI_ERRORS_ARE_FATAL
+    } else {
+        let h = state::with(|s| {
+            let l = &s.locals[sub];
+            super::handles::comm_index(comm)
+                .and_then(|i| l.comms.get(i).and_then(|x| x.as_ref()))
+                .or(l.comms[0].as_ref())
+                .map(|cr| cr.errhandler)
+                .unwrap_or(c::MPI_ERRORS_ARE_FATAL)
+        });
+        h.unwrap_or(c::MPI_ERRORS_ARE_FATAL)
+    };
+    if handler == c::MPI_ERRORS_RETURN {
+        return e.class;
+    }
+    let _ = std::io::stdout().flush();
+    let _ = writeln!(std::io::stderr(), "toucan: {}: {call}: {} ({})", who(), e.msg, class_name(e.class));
+    abort_job(e.class.max(1))
+}

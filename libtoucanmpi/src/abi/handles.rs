@@ -1,0 +1,170 @@
+//! Handle values <-> objects, and the argument checks every call shares.
+
+use super::consts as c;
+use crate::core::comm::{CommRef, COMM_HANDLE_BASE, GROUP_HANDLE_BASE};
+use crate::core::datatype::{self, DtRef};
+use crate::core::error::{err, MpiError, MpiResult};
+use crate::core::op::OpKind;
+use crate::core::state::{self, State};
+use crate::sched;
+
+/// Index of a communicator handle in a subrank's table.
+pub fn comm_index(h: usize) -> Option<usize> {
+    match h {
+        c::MPI_COMM_WORLD => Some(0),
+        c::MPI_COMM_SELF => Some(1),
+        _ if (COMM_HANDLE_BASE + 2..GROUP_HANDLE_BASE).contains(&h) => Some(h - COMM_HANDLE_BASE),
+        _ => None,
+    }
+}
+
+pub fn comm_handle(idx: usize) -> usize {
+    match idx {
+        0 => c::MPI_COMM_WORLD,
+        1 => c::MPI_COMM_SELF,
+        i => COMM_HANDLE_BASE + i,
+    }
+}
+
+pub fn group_index(h: usize) -> Option<usize> {
+    (GROUP_HANDLE_BASE..GROUP_HANDLE_BASE + 0x1000_0000)
+        .contains(&h)
+        .then(|| h - GROUP_HANDLE_BASE)
+}
+
+/// The running subrank, or an error when called outside one.
+pub fn me() -> MpiResult<usize> {
+    let s = sched::current();
+    if s == usize::MAX {
+        return err(c::MPI_ERR_OTHER, "called outside an MPI rank (from a thread Toucan did not start?)");
+    }
+    Ok(s)
+}
+
+/// The subrank and its state must be between MPI_Init and MPI_Finalize.
+pub fn active(s: &State, sub: usize) -> MpiResult<()> {
+    let l = &s.locals[sub];
+    if !l.initialized {
+        return err(c::MPI_ERR_OTHER, "MPI is not initialized (call MPI_Init first)");
+    }
+    if l.finalized {
+        return err(c::MPI_ERR_OTHER, "MPI was already finalized");
+    }
+    Ok(())
+}
+
+/// Looks up communicator `h` of the running subrank.
+pub fn comm(h: usize) -> MpiResult<(usize, CommRef)> {
+    let sub = me()?;
+    let r = state::with(|s| {
+        active(s, sub)?;
+        comm_in(s, sub, h).cloned()
+    });
+    match r {
+        Ok(x) => Ok((sub, x?)),
+        Err(_) => err(c::MPI_ERR_OTHER, "MPI is not initialized (call MPI_Init first)"),
+    }
+}
+
+pub fn comm_in(s: &State, sub: usize, h: usize) -> MpiResult<&CommRef> {
+    if h == c::MPI_COMM_NULL {
+        return err(c::MPI_ERR_COMM, "MPI_COMM_NULL is not a valid communicator");
+    }
+    comm_index(h)
+        .and_then(|i| s.locals[sub].comms.get(i))
+        .and_then(|x| x.as_ref())
+        .ok_or_else(|| {
+            MpiError::new(
+                c::MPI_ERR_COMM,
+                format!("invalid communicator handle {h:#x} (freed, or not a communicator)"),
+            )
+        })
+}
+
+pub fn dtype(h: usize) -> MpiResult<DtRef> {
+    let d = datatype::lookup(h)?;
+    if !d.committed {
+        return err(c::MPI_ERR_TYPE, format!("datatype {} is not committed", d.name));
+    }
+    Ok(d)
+}
+
+pub fn count(n: i64) -> MpiResult<usize> {
+    if n < 0 {
+        return err(c::MPI_ERR_COUNT, format!("negative count {n}"));
+    }
+    Ok(n as usize)
+}
+
+pub fn buffer(p: *const u8, n: usize, d: &DtRef) -> MpiResult<()> {
+    if p.is_null() && n > 0 && d.size > 0 && d.lb == 0 {
+        return err(c::MPI_ERR_BUFFER, format!("null buffer with count {n}"));
+    }
+    Ok(())
+}
+
+/// A destination rank (or MPI_PROC_NULL).
+pub fn dest(cm: &CommRef, r: i32) -> MpiResult<()> {
+    if r == c::MPI_PROC_NULL || (0..cm.size()).contains(&r) {
+        Ok(())
+    } else {
+        err(c::MPI_ERR_RANK, format!("invalid rank {r} (communicator size {})", cm.size()))
+    }
+}
+
+/// A source rank (or MPI_ANY_SOURCE / MPI_PROC_NULL).
+pub fn source(cm: &CommRef, r: i32) -> MpiResult<()> {
+    if r == c::MPI_ANY_SOURCE {
+        Ok(())
+    } else {
+        dest(cm, r)
+    }
+}
+
+pub fn root(cm: &CommRef, r: i32) -> MpiResult<()> {
+    if (0..cm.size()).contains(&r) {
+        Ok(())
+    } else {
+        err(c::MPI_ERR_ROOT, format!("invalid root {r} (communicator size {})", cm.size()))
+    }
+}
+
+/// The user tag bound we support (and report as MPI_TAG_UB).
+pub const TAG_UB: i32 = i32::MAX;
+
+pub fn send_tag(t: i32) -> MpiResult<()> {
+    if (0..=TAG_UB).contains(&t) {
+        Ok(())
+    } else {
+        err(c::MPI_ERR_TAG, format!("invalid tag {t} (must be 0..{TAG_UB})"))
+    }
+}
+
+pub fn recv_tag(t: i32) -> MpiResult<()> {
+    if t == c::MPI_ANY_TAG {
+        Ok(())
+    } else {
+        send_tag(t)
+    }
+}
+
+pub fn op(h: usize) -> MpiResult<OpKind> {
+    if h == c::MPI_OP_NULL {
+        return err(c::MPI_ERR_OP, "MPI_OP_NULL is not a valid operation");
+    }
+    OpKind::from_handle(h).ok_or_else(|| MpiError::new(c::MPI_ERR_OP, format!("invalid operation handle {h:#x}")))
+}
+
+/// Reads a C int array of length n.
+///
+/// # Safety
+/// `p` must point to `n` ints (or be null with n = 0).
+pub unsafe fn ints<'a>(p: *const i32, n: usize) -> MpiResult<&'a [i32]> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return err(c::MPI_ERR_ARG, "null array argument");
+    }
+    Ok(std::slice::from_raw_parts(p, n))
+}

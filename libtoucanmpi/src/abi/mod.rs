@@ -1,0 +1,26 @@
+//! The C boundary: `MPI_*`/`PMPI_*` exports, argument checks, handles <-> objects, and error
+//! handlers. Every export goes through `mpi_fn!`, which catches panics (none crosses into C)
+//! and routes errors through the communicator's error handler.
+
+pub mod consts {
+    #![allow(dead_code)]
+    include!(concat!(env!("OUT_DIR"), "/abi_consts.rs"));
+}
+
+#[macro_use]
+mod export;
+mod coll;
+mod comm;
+mod env;
+pub mod handles;
+mod p2p;
+#[cfg(not(test))]
+mod start;
+mod status;
+
+pub use export::{fatal, raise};
+pub use status::MpiStatus;
+
+use std::os::raw::c_int;
+pub type Handle = usize;
+pub type CInt = c_int;

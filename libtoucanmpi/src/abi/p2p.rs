@@ -1,0 +1,1138 @@
+//! Point-to-point exports: send modes, receives, probes, requests and completion.
+
+use super::consts as c;
+use super::handles::{self as hd, comm, me};
+use super::status::{store, store_at, MpiStatus};
+use crate::core::blocking::{self, block_on, finish, is_done, status_result};
+use crate::core::comm::CommRef;
+use crate::core::datatype::DtRef;
+use crate::core::error::{err, MpiError, MpiResult};
+use crate::core::matching::Pattern;
+use crate::core::p2p::{SendData, SendMode};
+use crate::core::request::{Persist, RecvTarget, ReqId, Status};
+use crate::core::state::{self, State};
+use crate::sched;
+use std::cell::Cell;
+use std::os::raw::{c_int, c_void};
+
+type Req = usize;
+
+thread_local! {
+    /// Communicator whose error handler a request-completion error goes to.
+    static ERRCOMM: Cell<usize> = const { Cell::new(c::MPI_COMM_WORLD) };
+}
+fn errcomm() -> usize {
+    ERRCOMM.with(|e| e.get())
+}
+fn set_errcomm(s: &State, id: ReqId) {
+    if let Some(r) = s.reqs.get(id) {
+        ERRCOMM.with(|e| e.set(r.comm));
+    }
+}
+
+/// Checks the common send arguments; returns the resolved communicator and datatype.
+fn check_send(buf: *const c_void, count: i64, dt: usize, dest: i32, tag: i32, comm_h: usize) -> MpiResult<(usize, CommRef, DtRef, usize)> {
+    let (sub, cm) = comm(comm_h)?;
+    let n = hd::count(count)?;
+    let d = hd::dtype(dt)?;
+    hd::buffer(buf as *const u8, n, &d)?;
+    hd::dest(&cm, dest)?;
+    hd::send_tag(tag)?;
+    Ok((sub, cm, d, n))
+}
+
+fn check_recv(buf: *mut c_void, count: i64, dt: usize, src: i32, tag: i32, comm_h: usize) -> MpiResult<(usize, CommRef, DtRef, usize)> {
+    let (sub, cm) = comm(comm_h)?;
+    let n = hd::count(count)?;
+    let d = hd::dtype(dt)?;
+    hd::buffer(buf as *const u8, n, &d)?;
+    hd::source(&cm, src)?;
+    hd::recv_tag(tag)?;
+    Ok((sub, cm, d, n))
+}
+
+/// Starts a send in request `id` (already allocated), any mode.
+///
+/// # Safety
+/// `buf` holds `n` elements of `d` until the request completes.
+unsafe fn launch_send(
+    s: &mut State,
+    id: ReqId,
+    sub: usize,
+    cm: &CommRef,
+    buf: *const u8,
+    n: usize,
+    d: &DtRef,
+    dest: i32,
+    tag: i32,
+    mode: SendMode,
+) -> MpiResult<()> {
+    if dest == c::MPI_PROC_NULL {
+        if let Some(r) = s.reqs.get_mut(id) {
+            r.status = blocking::proc_null_status();
+        }
+        s.complete(id);
+        return Ok(());
+    }
+    if mode == SendMode::Buffered {
+        return bsend(s, id, sub, cm, buf, n, d, dest, tag);
+    }
+    let data = blocking::send_data(buf, n, d);
+    s.start_send(id, sub, cm.ctx, cm.rank, cm.world_of(dest), tag, data, mode)
+}
+
+/// Buffered send: the data is copied and accounted against the attached buffer; the user's
+/// request `id` completes at once, an internal one carries the message.
+unsafe fn bsend(
+    s: &mut State,
+    id: ReqId,
+    sub: usize,
+    cm: &CommRef,
+    buf: *const u8,
+    n: usize,
+    d: &DtRef,
+    dest: i32,
+    tag: i32,
+) -> MpiResult<()> {
+    let mut v = Vec::with_capacity(n * d.size);
+    d.pack(buf, n, &mut v);
+    let need = v.len() + c::MPI_BSEND_OVERHEAD as usize;
+    let l = &mut s.locals[sub];
+    let Some((_, size)) = l.bsend else {
+        return err(
+            c::MPI_ERR_BUFFER,
+            "buffered send without an attached buffer (call MPI_Buffer_attach)",
+        );
+    };
+    if l.bsend_used + need > size {
+        return err(
+            c::MPI_ERR_BUFFER,
+            format!(
+                "the attached buffer is too small: {need} bytes needed, {} free",
+                size - l.bsend_used
+            ),
+        );
+    }
+    l.bsend_used += need;
+    let comm_h = s.reqs.get(id).map(|r| r.comm).unwrap_or(c::MPI_COMM_WORLD);
+    let inner = s.new_request(sub, comm_h);
+    if let Some(r) = s.reqs.get_mut(inner) {
+        r.freed = true;
+        r.bsend_bytes = need;
+    }
+    let data = SendData {
+        ptr: v.as_ptr(),
+        len: v.len(),
+        owned: Some(v),
+    };
+    s.start_send(inner, sub, cm.ctx, cm.rank, cm.world_of(dest), tag, data, SendMode::Standard)?;
+    s.complete(id);
+    Ok(())
+}
+
+unsafe fn isend(buf: *const c_void, count: c_int, dt: usize, dest: c_int, tag: c_int, comm_h: usize, mode: SendMode) -> MpiResult<ReqId> {
+    let (sub, cm, d, n) = check_send(buf, count as i64, dt, dest, tag, comm_h)?;
+    state::with(|s| {
+        let id = s.new_request(sub, comm_h);
+        match launch_send(s, id, sub, &cm, buf as *const u8, n, &d, dest, tag, mode) {
+            Ok(()) => Ok(id),
+            Err(e) => {
+                s.reqs.remove(id);
+                Err(e)
+            }
+        }
+    })?
+}
+
+unsafe fn irecv(buf: *mut c_void, count: c_int, dt: usize, src: c_int, tag: c_int, comm_h: usize) -> MpiResult<ReqId> {
+    let (sub, cm, d, n) = check_recv(buf, count as i64, dt, src, tag, comm_h)?;
+    blocking::irecv(sub, comm_h, cm.ctx, buf as *mut u8, n, &d, src, tag)
+}
+
+/// Waits for `id` and returns its status, with a truncation turned into the call's error.
+fn wait_one(id: ReqId, what: &str) -> MpiResult<Status> {
+    let st = blocking::wait(id)?;
+    status_result(st, what)
+}
+
+macro_rules! send_fn {
+    ($name:ident, $pname:ident, $mode:expr) => {
+        mpi_fn!(
+            $name,
+            $pname,
+            |buf: *const c_void, count: c_int, dt: usize, dest: c_int, tag: c_int, comm_h: usize| errcomm = comm_h,
+            {
+                let id = isend(buf, count, dt, dest, tag, comm_h, $mode)?;
+                wait_one(id, stringify!($name)).map(|_| ())
+            }
+        );
+    };
+}
+send_fn!(MPI_Send, PMPI_Send, SendMode::Standard);
+send_fn!(MPI_Ssend, PMPI_Ssend, SendMode::Sync);
+send_fn!(MPI_Rsend, PMPI_Rsend, SendMode::Ready);
+send_fn!(MPI_Bsend, PMPI_Bsend, SendMode::Buffered);
+
+macro_rules! isend_fn {
+    ($name:ident, $pname:ident, $mode:expr) => {
+        mpi_fn!(
+            $name,
+            $pname,
+            |buf: *const c_void, count: c_int, dt: usize, dest: c_int, tag: c_int, comm_h: usize, req: *mut Req| errcomm = comm_h,
+            {
+                if req.is_null() {
+                    return err(c::MPI_ERR_REQUEST, "null request pointer");
+                }
+                *req = isend(buf, count, dt, dest, tag, comm_h, $mode)? as Req;
+                Ok(())
+            }
+        );
+    };
+}
+isend_fn!(MPI_Isend, PMPI_Isend, SendMode::Standard);
+isend_fn!(MPI_Issend, PMPI_Issend, SendMode::Sync);
+isend_fn!(MPI_Irsend, PMPI_Irsend, SendMode::Ready);
+isend_fn!(MPI_Ibsend, PMPI_Ibsend, SendMode::Buffered);
+
+mpi_fn!(
+    MPI_Recv,
+    PMPI_Recv,
+    |buf: *mut c_void, count: c_int, dt: usize, src: c_int, tag: c_int, comm_h: usize, status: *mut MpiStatus| errcomm = comm_h,
+    {
+        let id = irecv(buf, count, dt, src, tag, comm_h)?;
+        let st = blocking::wait(id)?;
+        store(status, &st);
+        status_result(st, "MPI_Recv").map(|_| ())
+    }
+);
+
+mpi_fn!(
+    MPI_Irecv,
+    PMPI_Irecv,
+    |buf: *mut c_void, count: c_int, dt: usize, src: c_int, tag: c_int, comm_h: usize, req: *mut Req| errcomm = comm_h,
+    {
+        if req.is_null() {
+            return err(c::MPI_ERR_REQUEST, "null request pointer");
+        }
+        *req = irecv(buf, count, dt, src, tag, comm_h)? as Req;
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Sendrecv,
+    PMPI_Sendrecv,
+    |sbuf: *const c_void,
+     scount: c_int,
+     sdt: usize,
+     dest: c_int,
+     stag: c_int,
+     rbuf: *mut c_void,
+     rcount: c_int,
+     rdt: usize,
+     src: c_int,
+     rtag: c_int,
+     comm_h: usize,
+     status: *mut MpiStatus| errcomm = comm_h,
+    {
+        check_send(sbuf, scount as i64, sdt, dest, stag, comm_h)?;
+        let r = irecv(rbuf, rcount, rdt, src, rtag, comm_h)?;
+        let s = isend(sbuf, scount, sdt, dest, stag, comm_h, SendMode::Standard)?;
+        blocking::wait(s)?;
+        let st = blocking::wait(r)?;
+        store(status, &st);
+        status_result(st, "MPI_Sendrecv").map(|_| ())
+    }
+);
+
+mpi_fn!(
+    MPI_Sendrecv_replace,
+    PMPI_Sendrecv_replace,
+    |buf: *mut c_void,
+     count: c_int,
+     dt: usize,
+     dest: c_int,
+     stag: c_int,
+     src: c_int,
+     rtag: c_int,
+     comm_h: usize,
+     status: *mut MpiStatus| errcomm = comm_h,
+    {
+        let (sub, cm, d, n) = check_send(buf, count as i64, dt, dest, stag, comm_h)?;
+        hd::source(&cm, src)?;
+        hd::recv_tag(rtag)?;
+        let mut copy = Vec::with_capacity(n * d.size);
+        d.pack(buf as *const u8, n, &mut copy);
+        let bytes = crate::core::datatype::byte();
+        let s = blocking::isend(
+            sub,
+            &cm,
+            comm_h,
+            cm.ctx,
+            copy.as_ptr(),
+            copy.len(),
+            &bytes,
+            dest,
+            stag,
+            SendMode::Standard,
+        )?;
+        let r = blocking::irecv(sub, comm_h, cm.ctx, buf as *mut u8, n, &d, src, rtag)?;
+        let st = blocking::wait(r)?;
+        blocking::wait(s)?;
+        drop(copy);
+        store(status, &st);
+        status_result(st, "MPI_Sendrecv_replace").map(|_| ())
+    }
+);
+
+fn pattern(cm: &CommRef, src: i32, tag: i32) -> Pattern {
+    Pattern { ctx: cm.ctx, src, tag }
+}
+
+fn check_probe(src: i32, tag: i32, comm_h: usize) -> MpiResult<(usize, CommRef)> {
+    let (sub, cm) = comm(comm_h)?;
+    hd::source(&cm, src)?;
+    hd::recv_tag(tag)?;
+    Ok((sub, cm))
+}
+
+mpi_fn!(
+    MPI_Probe,
+    PMPI_Probe,
+    |src: c_int, tag: c_int, comm_h: usize, status: *mut MpiStatus| errcomm = comm_h,
+    {
+        let (sub, cm) = check_probe(src, tag, comm_h)?;
+        if src == c::MPI_PROC_NULL {
+            store(status, &blocking::proc_null_status());
+            return Ok(());
+        }
+        let st = blocking::probe(sub, pattern(&cm, src, tag))?;
+        store(status, &st);
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Iprobe,
+    PMPI_Iprobe,
+    |src: c_int, tag: c_int, comm_h: usize, flag: *mut c_int, status: *mut MpiStatus| errcomm = comm_h,
+    {
+        let (sub, cm) = check_probe(src, tag, comm_h)?;
+        if src == c::MPI_PROC_NULL {
+            *flag = 1;
+            store(status, &blocking::proc_null_status());
+            return Ok(());
+        }
+        let pat = pattern(&cm, src, tag);
+        let found = state::with(|s| {
+            s.probe(sub, &pat).or_else(|| {
+                s.progress();
+                s.probe(sub, &pat)
+            })
+        })?;
+        match found {
+            Some(st) => {
+                *flag = 1;
+                store(status, &st);
+            }
+            None => {
+                *flag = 0;
+                sched::yield_now();
+            }
+        }
+        Ok(())
+    }
+);
+
+const MSG_BASE: usize = 0x100_0000_0000;
+
+fn msg_handle(id: u64) -> usize {
+    MSG_BASE + id as usize
+}
+
+unsafe fn improbe_common(
+    src: c_int,
+    tag: c_int,
+    comm_h: usize,
+    block: bool,
+    flag: *mut c_int,
+    msg: *mut usize,
+    status: *mut MpiStatus,
+) -> MpiResult<()> {
+    let (sub, cm) = check_probe(src, tag, comm_h)?;
+    if msg.is_null() {
+        return err(c::MPI_ERR_ARG, "null message pointer");
+    }
+    if src == c::MPI_PROC_NULL {
+        if !flag.is_null() {
+            *flag = 1;
+        }
+        *msg = c::MPI_MESSAGE_NO_PROC;
+        store(status, &blocking::proc_null_status());
+        return Ok(());
+    }
+    let pat = pattern(&cm, src, tag);
+    let got = if block {
+        Some(block_on(|s| s.mprobe(sub, &pat))?)
+    } else {
+        let r = state::with(|s| {
+            s.mprobe(sub, &pat).or_else(|| {
+                s.progress();
+                s.mprobe(sub, &pat)
+            })
+        })?;
+        if r.is_none() {
+            sched::yield_now();
+        }
+        r
+    };
+    match got {
+        Some((id, st)) => {
+            if !flag.is_null() {
+                *flag = 1;
+            }
+            *msg = msg_handle(id);
+            store(status, &st);
+        }
+        None => *flag = 0,
+    }
+    Ok(())
+}
+
+mpi_fn!(
+    MPI_Mprobe,
+    PMPI_Mprobe,
+    |src: c_int, tag: c_int, comm_h: usize, msg: *mut usize, status: *mut MpiStatus| errcomm = comm_h,
+    { improbe_common(src, tag, comm_h, true, std::ptr::null_mut(), msg, status) }
+);
+
+mpi_fn!(
+    MPI_Improbe,
+    PMPI_Improbe,
+    |src: c_int, tag: c_int, comm_h: usize, flag: *mut c_int, msg: *mut usize, status: *mut MpiStatus| errcomm = comm_h,
+    {
+        if flag.is_null() {
+            return err(c::MPI_ERR_ARG, "null flag pointer");
+        }
+        improbe_common(src, tag, comm_h, false, flag, msg, status)
+    }
+);
+
+/// Starts receiving a message taken by MPI_Mprobe; returns its request.
+unsafe fn imrecv(buf: *mut c_void, count: c_int, dt: usize, msg: *mut usize) -> MpiResult<ReqId> {
+    let sub = me()?;
+    if msg.is_null() {
+        return err(c::MPI_ERR_ARG, "null message pointer");
+    }
+    let n = hd::count(count as i64)?;
+    let d = hd::dtype(dt)?;
+    hd::buffer(buf as *const u8, n, &d)?;
+    let h = *msg;
+    let id = state::with(|s| -> MpiResult<ReqId> {
+        let rid = s.new_request(sub, c::MPI_COMM_WORLD);
+        if h == c::MPI_MESSAGE_NO_PROC {
+            if let Some(r) = s.reqs.get_mut(rid) {
+                r.status = blocking::proc_null_status();
+            }
+            s.complete(rid);
+            return Ok(rid);
+        }
+        let key = h.wrapping_sub(MSG_BASE) as u64;
+        let Some(u) = (h >= MSG_BASE).then(|| s.locals[sub].messages.remove(&key)).flatten() else {
+            s.reqs.remove(rid);
+            return err(
+                c::MPI_ERR_REQUEST,
+                format!("invalid message handle {h:#x} (not from MPI_Mprobe, or already received)"),
+            );
+        };
+        if let Some(r) = s.reqs.get_mut(rid) {
+            r.recv = Some(RecvTarget {
+                buf: buf as *mut u8,
+                count: n,
+                dt: d.clone(),
+            });
+        }
+        s.deliver(rid, u);
+        Ok(rid)
+    })??;
+    *msg = c::MPI_MESSAGE_NULL;
+    Ok(id)
+}
+
+mpi_fn!(
+    MPI_Mrecv,
+    PMPI_Mrecv,
+    |buf: *mut c_void, count: c_int, dt: usize, msg: *mut usize, status: *mut MpiStatus| errcomm = c::MPI_COMM_WORLD,
+    {
+        let id = imrecv(buf, count, dt, msg)?;
+        let st = blocking::wait(id)?;
+        store(status, &st);
+        status_result(st, "MPI_Mrecv").map(|_| ())
+    }
+);
+
+mpi_fn!(
+    MPI_Imrecv,
+    PMPI_Imrecv,
+    |buf: *mut c_void, count: c_int, dt: usize, msg: *mut usize, req: *mut Req| errcomm = c::MPI_COMM_WORLD,
+    {
+        if req.is_null() {
+            return err(c::MPI_ERR_REQUEST, "null request pointer");
+        }
+        *req = imrecv(buf, count, dt, msg)? as Req;
+        Ok(())
+    }
+);
+
+// ---- completion ----
+
+fn bad_request(h: usize) -> MpiError {
+    MpiError::new(
+        c::MPI_ERR_REQUEST,
+        format!("invalid request handle {h:#x} (freed, completed, or never created)"),
+    )
+}
+
+/// Checks that `h` is MPI_REQUEST_NULL or a live request of this process.
+fn check_req(s: &State, h: usize) -> MpiResult<()> {
+    if h == c::MPI_REQUEST_NULL || s.reqs.get(h as ReqId).is_some() {
+        Ok(())
+    } else {
+        Err(bad_request(h))
+    }
+}
+
+/// Whether `h` needs waiting for: not null and an active request.
+fn live(s: &State, h: usize) -> bool {
+    h != c::MPI_REQUEST_NULL && s.reqs.get(h as ReqId).map(|r| r.active).unwrap_or(false)
+}
+
+/// Finishes request `*req` (complete): returns its status, and nulls a non-persistent handle.
+unsafe fn take(s: &mut State, req: *mut Req) -> Status {
+    let h = *req;
+    let persistent = s.reqs.get(h as ReqId).map(|r| r.persist.is_some()).unwrap_or(false);
+    set_errcomm(s, h as ReqId);
+    let st = finish(s, h as ReqId);
+    if !persistent {
+        *req = c::MPI_REQUEST_NULL;
+    }
+    st
+}
+
+mpi_fn!(MPI_Wait, PMPI_Wait, |req: *mut Req, status: *mut MpiStatus| errcomm = errcomm(), {
+    me()?;
+    if req.is_null() {
+        return err(c::MPI_ERR_REQUEST, "null request pointer");
+    }
+    let h = *req;
+    state::with(|s| check_req(s, h))??;
+    let st = block_on(|s| {
+        if !live(s, h) {
+            return Some(Status::empty());
+        }
+        is_done(s, h as ReqId).then(|| take(s, req))
+    })?;
+    store(status, &st);
+    status_result(st, "MPI_Wait").map(|_| ())
+});
+
+mpi_fn!(
+    MPI_Test,
+    PMPI_Test,
+    |req: *mut Req, flag: *mut c_int, status: *mut MpiStatus| errcomm = errcomm(),
+    {
+        me()?;
+        if req.is_null() || flag.is_null() {
+            return err(c::MPI_ERR_ARG, "null argument");
+        }
+        let h = *req;
+        let st = state::with(|s| -> MpiResult<Option<Status>> {
+            check_req(s, h)?;
+            if !live(s, h) {
+                return Ok(Some(Status::empty()));
+            }
+            if !is_done(s, h as ReqId) {
+                s.progress();
+            }
+            Ok(is_done(s, h as ReqId).then(|| take(s, req)))
+        })??;
+        match st {
+            Some(st) => {
+                *flag = 1;
+                store(status, &st);
+                status_result(st, "MPI_Test").map(|_| ())
+            }
+            None => {
+                *flag = 0;
+                sched::yield_now();
+                Ok(())
+            }
+        }
+    }
+);
+
+/// Shared by the all/any/some forms: checks every handle first.
+unsafe fn reqs<'a>(n: c_int, p: *mut Req) -> MpiResult<&'a mut [Req]> {
+    if n < 0 {
+        return err(c::MPI_ERR_COUNT, format!("negative request count {n}"));
+    }
+    if n == 0 {
+        return Ok(&mut []);
+    }
+    if p.is_null() {
+        return err(c::MPI_ERR_REQUEST, "null request array");
+    }
+    let v = std::slice::from_raw_parts_mut(p, n as usize);
+    state::with(|s| v.iter().try_for_each(|&h| check_req(s, h)))??;
+    Ok(v)
+}
+
+/// Finishes entries that are complete; returns how many were taken and whether any failed.
+unsafe fn take_done(s: &mut State, v: &mut [Req], statuses: *mut MpiStatus, only: Option<&mut Vec<usize>>) -> (usize, bool) {
+    let mut n = 0;
+    let mut failed = false;
+    let mut idx = Vec::new();
+    for (i, h) in v.iter_mut().enumerate() {
+        if live(s, *h) && is_done(s, *h as ReqId) {
+            let st = take(s, h);
+            failed |= st.error != c::MPI_SUCCESS;
+            let pos = if only.is_some() { idx.len() } else { i };
+            store_at(statuses, pos, &st);
+            idx.push(i);
+            n += 1;
+        }
+    }
+    if let Some(o) = only {
+        *o = idx;
+    }
+    (n, failed)
+}
+
+mpi_fn!(
+    MPI_Waitall,
+    PMPI_Waitall,
+    |n: c_int, p: *mut Req, statuses: *mut MpiStatus| errcomm = errcomm(),
+    {
+        me()?;
+        let v = reqs(n, p)?;
+        let mut failed = false;
+        // Requests with nothing to wait for report an empty status.
+        state::with(|s| {
+            for (i, &h) in v.iter().enumerate() {
+                if !live(s, h) {
+                    store_at(statuses, i, &Status::empty());
+                }
+            }
+        })?;
+        block_on(|s| {
+            failed |= take_done(s, v, statuses, None).1;
+            v.iter().all(|&h| !live(s, h)).then_some(())
+        })?;
+        if failed {
+            return err(c::MPI_ERR_IN_STATUS, "a request failed (see the statuses' MPI_ERROR fields)");
+        }
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Testall,
+    PMPI_Testall,
+    |n: c_int, p: *mut Req, flag: *mut c_int, statuses: *mut MpiStatus| errcomm = errcomm(),
+    {
+        me()?;
+        let v = reqs(n, p)?;
+        let all = state::with(|s| {
+            s.progress();
+            v.iter().all(|&h| !live(s, h) || is_done(s, h as ReqId))
+        })?;
+        if !all {
+            *flag = 0;
+            sched::yield_now();
+            return Ok(());
+        }
+        *flag = 1;
+        let failed = state::with(|s| {
+            for (i, &h) in v.iter().enumerate() {
+                if !live(s, h) {
+                    store_at(statuses, i, &Status::empty());
+                }
+            }
+            take_done(s, v, statuses, None).1
+        })?;
+        if failed {
+            return err(c::MPI_ERR_IN_STATUS, "a request failed (see the statuses' MPI_ERROR fields)");
+        }
+        Ok(())
+    }
+);
+
+unsafe fn any(v: &mut [Req], block: bool, index: *mut c_int, flag: *mut c_int, status: *mut MpiStatus) -> MpiResult<()> {
+    let mut step = |s: &mut State| -> Option<Option<(usize, Status)>> {
+        if v.iter().all(|&h| !live(s, h)) {
+            return Some(None);
+        }
+        for (i, h) in v.iter_mut().enumerate() {
+            if live(s, *h) && is_done(s, *h as ReqId) {
+                return Some(Some((i, take(s, h))));
+            }
+        }
+        None
+    };
+    let r = if block {
+        Some(block_on(step)?)
+    } else {
+        state::with(|s| {
+            s.progress();
+            step(s)
+        })?
+    };
+    match r {
+        None => {
+            *flag = 0;
+            *index = c::MPI_UNDEFINED;
+            sched::yield_now();
+            Ok(())
+        }
+        Some(None) => {
+            *flag = 1;
+            *index = c::MPI_UNDEFINED;
+            store(status, &Status::empty());
+            Ok(())
+        }
+        Some(Some((i, st))) => {
+            *flag = 1;
+            *index = i as c_int;
+            store(status, &st);
+            status_result(st, "completion").map(|_| ())
+        }
+    }
+}
+
+mpi_fn!(
+    MPI_Waitany,
+    PMPI_Waitany,
+    |n: c_int, p: *mut Req, index: *mut c_int, status: *mut MpiStatus| errcomm = errcomm(),
+    {
+        me()?;
+        let v = reqs(n, p)?;
+        let mut f = 0;
+        any(v, true, index, &mut f, status)
+    }
+);
+
+mpi_fn!(
+    MPI_Testany,
+    PMPI_Testany,
+    |n: c_int, p: *mut Req, index: *mut c_int, flag: *mut c_int, status: *mut MpiStatus| errcomm = errcomm(),
+    {
+        me()?;
+        let v = reqs(n, p)?;
+        any(v, false, index, flag, status)
+    }
+);
+
+unsafe fn some(v: &mut [Req], block: bool, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MpiStatus) -> MpiResult<()> {
+    let mut idx = Vec::new();
+    let mut failed = false;
+    let mut step = |s: &mut State, idx: &mut Vec<usize>, failed: &mut bool| -> Option<bool> {
+        if v.iter().all(|&h| !live(s, h)) {
+            return Some(false);
+        }
+        let (n, f) = take_done(s, v, statuses, Some(idx));
+        *failed |= f;
+        (n > 0).then_some(true)
+    };
+    let r = if block {
+        Some(block_on(|s| step(s, &mut idx, &mut failed))?)
+    } else {
+        state::with(|s| {
+            s.progress();
+            step(s, &mut idx, &mut failed)
+        })?
+    };
+    match r {
+        Some(false) => *outcount = c::MPI_UNDEFINED,
+        Some(true) => {
+            *outcount = idx.len() as c_int;
+            for (k, &i) in idx.iter().enumerate() {
+                *indices.add(k) = i as c_int;
+            }
+        }
+        None => {
+            *outcount = 0;
+            sched::yield_now();
+        }
+    }
+    if failed {
+        return err(c::MPI_ERR_IN_STATUS, "a request failed (see the statuses' MPI_ERROR fields)");
+    }
+    Ok(())
+}
+
+mpi_fn!(
+    MPI_Waitsome,
+    PMPI_Waitsome,
+    |n: c_int, p: *mut Req, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MpiStatus| errcomm = errcomm(),
+    {
+        me()?;
+        let v = reqs(n, p)?;
+        some(v, true, outcount, indices, statuses)
+    }
+);
+
+mpi_fn!(
+    MPI_Testsome,
+    PMPI_Testsome,
+    |n: c_int, p: *mut Req, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MpiStatus| errcomm = errcomm(),
+    {
+        me()?;
+        let v = reqs(n, p)?;
+        some(v, false, outcount, indices, statuses)
+    }
+);
+
+mpi_fn!(
+    MPI_Request_get_status,
+    PMPI_Request_get_status,
+    |h: Req, flag: *mut c_int, status: *mut MpiStatus| errcomm = errcomm(),
+    {
+        me()?;
+        let r = state::with(|s| -> MpiResult<Option<Status>> {
+            check_req(s, h)?;
+            if !live(s, h) {
+                return Ok(Some(Status::empty()));
+            }
+            if !is_done(s, h as ReqId) {
+                s.progress();
+            }
+            Ok(is_done(s, h as ReqId).then(|| s.status_of(h as ReqId).unwrap_or_else(Status::empty)))
+        })??;
+        match r {
+            Some(st) => {
+                *flag = 1;
+                store(status, &st);
+            }
+            None => {
+                *flag = 0;
+                sched::yield_now();
+            }
+        }
+        Ok(())
+    }
+);
+
+mpi_fn!(MPI_Request_free, PMPI_Request_free, |req: *mut Req| errcomm = errcomm(), {
+    me()?;
+    if req.is_null() || *req == c::MPI_REQUEST_NULL {
+        return err(c::MPI_ERR_REQUEST, "MPI_Request_free of MPI_REQUEST_NULL");
+    }
+    let h = *req as ReqId;
+    state::with(|s| -> MpiResult<()> {
+        let Some(r) = s.reqs.get_mut(h) else {
+            return Err(bad_request(h as usize));
+        };
+        if r.complete || !r.active {
+            s.reqs.remove(h);
+        } else {
+            r.freed = true;
+            r.persist = None;
+        }
+        Ok(())
+    })??;
+    *req = c::MPI_REQUEST_NULL;
+    Ok(())
+});
+
+mpi_fn!(MPI_Cancel, PMPI_Cancel, |req: *mut Req| errcomm = errcomm(), {
+    me()?;
+    if req.is_null() || *req == c::MPI_REQUEST_NULL {
+        return err(c::MPI_ERR_REQUEST, "MPI_Cancel of MPI_REQUEST_NULL");
+    }
+    let h = *req;
+    state::with(|s| -> MpiResult<()> {
+        check_req(s, h)?;
+        s.cancel(h as ReqId);
+        Ok(())
+    })??;
+    Ok(())
+});
+
+mpi_fn!(
+    MPI_Test_cancelled,
+    PMPI_Test_cancelled,
+    |status: *const MpiStatus, flag: *mut c_int| errcomm = c::MPI_COMM_WORLD,
+    {
+        if status.is_null() || flag.is_null() {
+            return err(c::MPI_ERR_ARG, "null argument");
+        }
+        *flag = (*status).cancelled() as c_int;
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Get_count,
+    PMPI_Get_count,
+    |status: *const MpiStatus, dt: usize, count: *mut c_int| errcomm = c::MPI_COMM_WORLD,
+    {
+        if status.is_null() || count.is_null() {
+            return err(c::MPI_ERR_ARG, "null argument");
+        }
+        let d = crate::core::datatype::lookup(dt)?;
+        let b = (*status).bytes();
+        *count = if d.size == 0 {
+            0
+        } else if !b.is_multiple_of(d.size as u64) {
+            c::MPI_UNDEFINED
+        } else {
+            (b / d.size as u64).min(i32::MAX as u64) as c_int
+        };
+        Ok(())
+    }
+);
+
+/// Basic elements in `bytes` of type `d` (MPI_Get_elements).
+fn elements(d: &DtRef, bytes: u64) -> i64 {
+    if d.size == 0 {
+        return 0;
+    }
+    let full = bytes / d.size as u64;
+    let mut rem = (bytes % d.size as u64) as usize;
+    let per = d.elements.max(1) as u64;
+    let mut n = full * per;
+    if rem > 0 {
+        // Count whole basic elements of the partial element, block by block.
+        let esize = (d.size / d.elements.max(1)).max(1);
+        for &(_, len) in &d.blocks {
+            let k = rem.min(len);
+            if k < len && k % esize != 0 {
+                return c::MPI_UNDEFINED as i64;
+            }
+            n += (k / esize) as u64;
+            rem -= k;
+            if rem == 0 {
+                break;
+            }
+        }
+    }
+    n as i64
+}
+
+mpi_fn!(
+    MPI_Get_elements,
+    PMPI_Get_elements,
+    |status: *const MpiStatus, dt: usize, count: *mut c_int| errcomm = c::MPI_COMM_WORLD,
+    {
+        if status.is_null() || count.is_null() {
+            return err(c::MPI_ERR_ARG, "null argument");
+        }
+        let d = crate::core::datatype::lookup(dt)?;
+        *count = elements(&d, (*status).bytes()).min(i32::MAX as i64) as c_int;
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Get_elements_x,
+    PMPI_Get_elements_x,
+    |status: *const MpiStatus, dt: usize, count: *mut i64| errcomm = c::MPI_COMM_WORLD,
+    {
+        if status.is_null() || count.is_null() {
+            return err(c::MPI_ERR_ARG, "null argument");
+        }
+        let d = crate::core::datatype::lookup(dt)?;
+        *count = elements(&d, (*status).bytes());
+        Ok(())
+    }
+);
+
+// ---- persistent requests ----
+
+unsafe fn persist(spec: Persist, comm_h: usize, req: *mut Req) -> MpiResult<()> {
+    if req.is_null() {
+        return err(c::MPI_ERR_REQUEST, "null request pointer");
+    }
+    let sub = me()?;
+    let id = state::with(|s| {
+        let id = s.new_request(sub, comm_h);
+        if let Some(r) = s.reqs.get_mut(id) {
+            r.persist = Some(Box::new(spec));
+            r.active = false;
+        }
+        id
+    })?;
+    *req = id as Req;
+    Ok(())
+}
+
+macro_rules! send_init_fn {
+    ($name:ident, $pname:ident, $mode:expr) => {
+        mpi_fn!(
+            $name,
+            $pname,
+            |buf: *const c_void, count: c_int, dt: usize, dest: c_int, tag: c_int, comm_h: usize, req: *mut Req| errcomm = comm_h,
+            {
+                let (_, _, d, n) = check_send(buf, count as i64, dt, dest, tag, comm_h)?;
+                persist(
+                    Persist::Send {
+                        buf: buf as *const u8,
+                        count: n,
+                        dt: d,
+                        dest,
+                        tag,
+                        comm: comm_h,
+                        mode: $mode,
+                    },
+                    comm_h,
+                    req,
+                )
+            }
+        );
+    };
+}
+send_init_fn!(MPI_Send_init, PMPI_Send_init, SendMode::Standard);
+send_init_fn!(MPI_Ssend_init, PMPI_Ssend_init, SendMode::Sync);
+send_init_fn!(MPI_Rsend_init, PMPI_Rsend_init, SendMode::Ready);
+send_init_fn!(MPI_Bsend_init, PMPI_Bsend_init, SendMode::Buffered);
+
+mpi_fn!(
+    MPI_Recv_init,
+    PMPI_Recv_init,
+    |buf: *mut c_void, count: c_int, dt: usize, src: c_int, tag: c_int, comm_h: usize, req: *mut Req| errcomm = comm_h,
+    {
+        let (_, _, d, n) = check_recv(buf, count as i64, dt, src, tag, comm_h)?;
+        persist(
+            Persist::Recv {
+                buf: buf as *mut u8,
+                count: n,
+                dt: d,
+                src,
+                tag,
+                comm: comm_h,
+            },
+            comm_h,
+            req,
+        )
+    }
+);
+
+unsafe fn start(h: Req) -> MpiResult<()> {
+    let sub = me()?;
+    let spec = state::with(|s| -> MpiResult<Persist> {
+        let r = s.reqs.get(h as ReqId).ok_or_else(|| bad_request(h))?;
+        let Some(p) = r.persist.as_ref() else {
+            return err(c::MPI_ERR_REQUEST, "MPI_Start on a request that is not persistent");
+        };
+        if r.active && !r.complete {
+            return err(c::MPI_ERR_REQUEST, "MPI_Start on a request that is still active");
+        }
+        Ok((**p).clone())
+    })??;
+    let comm_h = match &spec {
+        Persist::Send { comm, .. } | Persist::Recv { comm, .. } => *comm,
+    };
+    let (_, cm) = comm(comm_h)?;
+    state::with(|s| -> MpiResult<()> {
+        if let Some(r) = s.reqs.get_mut(h as ReqId) {
+            r.active = true;
+            r.complete = false;
+            r.pending = 0;
+            r.status = Status::empty();
+        }
+        match spec {
+            Persist::Send {
+                buf,
+                count,
+                dt,
+                dest,
+                tag,
+                mode,
+                ..
+            } => launch_send(s, h as ReqId, sub, &cm, buf, count, &dt, dest, tag, mode),
+            Persist::Recv {
+                buf, count, dt, src, tag, ..
+            } => {
+                if src == c::MPI_PROC_NULL {
+                    if let Some(r) = s.reqs.get_mut(h as ReqId) {
+                        r.status = blocking::proc_null_status();
+                    }
+                    s.complete(h as ReqId);
+                } else {
+                    s.start_recv(h as ReqId, sub, Pattern { ctx: cm.ctx, src, tag }, RecvTarget { buf, count, dt });
+                }
+                Ok(())
+            }
+        }
+    })?
+}
+
+mpi_fn!(MPI_Start, PMPI_Start, |req: *mut Req| errcomm = errcomm(), {
+    if req.is_null() {
+        return err(c::MPI_ERR_REQUEST, "null request pointer");
+    }
+    start(*req)
+});
+
+mpi_fn!(MPI_Startall, PMPI_Startall, |n: c_int, p: *mut Req| errcomm = errcomm(), {
+    me()?;
+    let v = reqs(n, p)?;
+    for &h in v.iter() {
+        start(h)?;
+    }
+    Ok(())
+});
+
+// ---- buffered-send buffer ----
+
+mpi_fn!(
+    MPI_Buffer_attach,
+    PMPI_Buffer_attach,
+    |buf: *mut c_void, size: c_int| errcomm = c::MPI_COMM_WORLD,
+    {
+        let sub = me()?;
+        if size < 0 {
+            return err(c::MPI_ERR_ARG, format!("negative buffer size {size}"));
+        }
+        state::with(|s| {
+            let l = &mut s.locals[sub];
+            if l.bsend.is_some() {
+                return err(c::MPI_ERR_BUFFER, "a buffer is already attached (detach it first)");
+            }
+            l.bsend = Some((buf as usize, size as usize));
+            Ok(())
+        })?
+    }
+);
+
+mpi_fn!(
+    MPI_Buffer_detach,
+    PMPI_Buffer_detach,
+    |addr: *mut *mut c_void, size: *mut c_int| errcomm = c::MPI_COMM_WORLD,
+    {
+        let sub = me()?;
+        // Detaching waits until every buffered message has left the buffer.
+        block_on(|s| (s.locals[sub].bsend_used == 0).then_some(()))?;
+        let b = state::with(|s| s.locals[sub].bsend.take())?;
+        match b {
+            Some((p, n)) => {
+                if !addr.is_null() {
+                    *addr = p as *mut c_void;
+                }
+                if !size.is_null() {
+                    *size = n as c_int;
+                }
+                Ok(())
+            }
+            None => {
+                if !addr.is_null() {
+                    *addr = std::ptr::null_mut();
+                }
+                if !size.is_null() {
+                    *size = 0;
+                }
+                Ok(())
+            }
+        }
+    }
+);

@@ -1,0 +1,85 @@
+//! Starting subranks with no source change: our library exports `__libc_start_main`, so the
+//! program's startup code hands us its `main`; we give the C library a trampoline that runs
+//! `main` once per subrank, each on its own coroutine.
+
+use crate::core::runtime;
+use crate::sched::{self, coroutine::Subrank};
+use std::io::Write;
+use std::os::raw::{c_char, c_int, c_void};
+
+type MainFn = unsafe extern "C" fn(c_int, *mut *mut c_char, *mut *mut c_char) -> c_int;
+type StartMain = unsafe extern "C" fn(MainFn, c_int, *mut *mut c_char, *const c_void, *const c_void, *const c_void, *mut c_void) -> c_int;
+
+static mut USER_MAIN: Option<MainFn> = None;
+
+/// The C library's startup entry point, interposed.
+///
+/// # Safety
+/// Called once by the program's `_start`, with the arguments the C library expects.
+#[no_mangle]
+pub unsafe extern "C" fn __libc_start_main(
+    main: MainFn,
+    argc: c_int,
+    argv: *mut *mut c_char,
+    init: *const c_void,
+    fini: *const c_void,
+    rtld_fini: *const c_void,
+    stack_end: *mut c_void,
+) -> c_int {
+    let real = libc::dlsym(libc::RTLD_NEXT, c"__libc_start_main".as_ptr());
+    if real.is_null() {
+        let _ = writeln!(std::io::stderr(), "toucan: cannot find the C library's __libc_start_main");
+        libc::_exit(127);
+    }
+    // SAFETY: written once, before any other thread exists, read by the trampoline.
+    USER_MAIN = Some(main);
+    let real: StartMain = std::mem::transmute(real);
+    real(trampoline, argc, argv, init, fini, rtld_fini, stack_end)
+}
+
+unsafe extern "C" fn trampoline(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut c_char) -> c_int {
+    let cfg = match runtime::load_config() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "toucan: {e}");
+            return 1;
+        }
+    };
+    // SAFETY: set by __libc_start_main before it called us.
+    let Some(main) = USER_MAIN else { return 127 };
+    let args: Vec<*mut c_char> = (0..argc as usize).map(|i| *argv.add(i)).collect();
+    let envp = envp as usize;
+    let mut subs = Vec::with_capacity(cfg.v);
+    for i in 0..cfg.v {
+        // Each subrank gets its own argv array (MPI_Init may rewrite it); strings are shared.
+        let mut own: Vec<*mut c_char> = args.clone();
+        own.push(std::ptr::null_mut());
+        let own = Box::leak(own.into_boxed_slice()).as_mut_ptr() as usize;
+        let body = Box::new(move || {
+            // SAFETY: calling the program's main as the C library would, with a valid argv.
+            unsafe { main(argc, own as *mut *mut c_char, envp as *mut *mut c_char) }
+        });
+        match Subrank::new(cfg.stack, body) {
+            Ok(s) => {
+                sched::guard::register(i, s.limit, s.base - s.limit);
+                subs.push(s);
+            }
+            Err(e) => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "toucan: cannot allocate a {}-byte stack for subrank {i}: {e} (set TOUCAN_STACK)",
+                    cfg.stack
+                );
+                return 1;
+            }
+        }
+    }
+    sched::guard::install();
+    let codes = sched::worker::run(subs, &mut crate::core::hooks::Progress);
+    let _ = std::io::stdout().flush();
+    if let Err(e) = runtime::process_exit() {
+        let _ = writeln!(std::io::stderr(), "toucan: {e}");
+        return 1;
+    }
+    codes.into_iter().find(|&c| c != 0).unwrap_or(0)
+}

@@ -1,0 +1,175 @@
+//! Operations that may block, run by a subrank: they take the state lock only for
+//! non-blocking steps and park the subrank (letting its siblings run) in between.
+
+use super::comm::CommRef;
+use super::datatype::DtRef;
+use super::error::{MpiError, MpiResult};
+use super::matching::Pattern;
+use super::p2p::{SendData, SendMode};
+use super::request::{RecvTarget, ReqId, Status};
+use super::state::{self, State};
+use crate::abi::consts as c;
+use crate::sched;
+
+/// Takes the result of a complete request: persistent ones become inactive, others are freed.
+pub fn finish(s: &mut State, id: ReqId) -> Status {
+    let Some(r) = s.reqs.get_mut(id) else { return Status::empty() };
+    let st = r.status;
+    if r.persist.is_some() {
+        r.active = false;
+        r.keep = None;
+    } else {
+        s.reqs.remove(id);
+    }
+    st
+}
+
+/// Whether request `id` is complete (or not a live active request).
+pub fn is_done(s: &State, id: ReqId) -> bool {
+    s.reqs.get(id).map(|r| r.complete || !r.active).unwrap_or(true)
+}
+
+/// Parks the running subrank until `f` (run under the lock, after a progress step when it
+/// first says no) returns `Some`.
+pub fn block_on<T>(mut f: impl FnMut(&mut State) -> Option<T>) -> MpiResult<T> {
+    loop {
+        let r = state::with(|s| {
+            if let Some(v) = f(s) {
+                return Some(v);
+            }
+            s.progress();
+            f(s)
+        })?;
+        if let Some(v) = r {
+            return Ok(v);
+        }
+        sched::park();
+    }
+}
+
+/// Waits for request `id` and finishes it.
+pub fn wait(id: ReqId) -> MpiResult<Status> {
+    block_on(|s| if is_done(s, id) { Some(finish(s, id)) } else { None })
+}
+
+/// Waits for all of `ids`; returns their statuses in order.
+pub fn wait_all(ids: &[ReqId]) -> MpiResult<Vec<Status>> {
+    let mut out = Vec::with_capacity(ids.len());
+    for &id in ids {
+        out.push(wait(id)?);
+    }
+    Ok(out)
+}
+
+/// Turns a status's error into the call's error (truncation etc.).
+pub fn status_result(st: Status, what: &str) -> MpiResult<Status> {
+    if st.error == c::MPI_SUCCESS {
+        Ok(st)
+    } else if st.error == c::MPI_ERR_TRUNCATE {
+        Err(MpiError::new(
+            c::MPI_ERR_TRUNCATE,
+            format!("{what}: message truncated: {} bytes arrived for a smaller buffer", st.bytes),
+        ))
+    } else {
+        Err(MpiError::new(st.error, format!("{what} failed")))
+    }
+}
+
+/// Packs a send buffer unless it can be sent in place.
+///
+/// # Safety
+/// `buf` must hold `count` elements of `dt`.
+pub unsafe fn send_data(buf: *const u8, count: usize, dt: &DtRef) -> SendData {
+    if dt.is_contiguous() {
+        SendData {
+            ptr: buf,
+            len: count * dt.size,
+            owned: None,
+        }
+    } else {
+        let mut v = Vec::with_capacity(count * dt.size);
+        dt.pack(buf, count, &mut v);
+        SendData {
+            ptr: v.as_ptr(),
+            len: v.len(),
+            owned: Some(v),
+        }
+    }
+}
+
+/// Starts a send of `count` elements to rank `dest` of `comm`, on context `ctx`.
+///
+/// # Safety
+/// `buf` must hold `count` elements of `dt` until the request completes.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn isend(
+    sub: usize,
+    comm: &CommRef,
+    handle: usize,
+    ctx: u64,
+    buf: *const u8,
+    count: usize,
+    dt: &DtRef,
+    dest: i32,
+    tag: i32,
+    mode: SendMode,
+) -> MpiResult<ReqId> {
+    let data = send_data(buf, count, dt);
+    state::with(|s| {
+        let id = s.new_request(sub, handle);
+        if dest == c::MPI_PROC_NULL {
+            if let Some(r) = s.reqs.get_mut(id) {
+                r.status = proc_null_status();
+            }
+            s.complete(id);
+            return Ok(id);
+        }
+        s.start_send(id, sub, ctx, comm.rank, comm.world_of(dest), tag, data, mode)?;
+        Ok(id)
+    })?
+}
+
+/// Starts a receive of up to `count` elements from rank `src` (or ANY_SOURCE) of `comm`.
+///
+/// # Safety
+/// `buf` must have room for `count` elements of `dt` until the request completes.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn irecv(sub: usize, handle: usize, ctx: u64, buf: *mut u8, count: usize, dt: &DtRef, src: i32, tag: i32) -> MpiResult<ReqId> {
+    state::with(|s| {
+        let id = s.new_request(sub, handle);
+        if src == c::MPI_PROC_NULL {
+            if let Some(r) = s.reqs.get_mut(id) {
+                r.status = proc_null_status();
+            }
+            s.complete(id);
+            return id;
+        }
+        s.start_recv(
+            id,
+            sub,
+            Pattern { ctx, src, tag },
+            RecvTarget {
+                buf,
+                count,
+                dt: dt.clone(),
+            },
+        );
+        id
+    })
+}
+
+/// The status of a communication with MPI_PROC_NULL.
+pub fn proc_null_status() -> Status {
+    Status {
+        source: c::MPI_PROC_NULL,
+        tag: c::MPI_ANY_TAG,
+        error: c::MPI_SUCCESS,
+        bytes: 0,
+        cancelled: false,
+    }
+}
+
+/// Blocks until a message matching `pat` is in `sub`'s queue; returns its status.
+pub fn probe(sub: usize, pat: Pattern) -> MpiResult<Status> {
+    block_on(|s| s.probe(sub, &pat))
+}

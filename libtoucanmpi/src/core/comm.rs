@@ -1,0 +1,112 @@
+//! Groups and communicators. A communicator handle is local to one subrank (each rank owns
+//! its handles, error handler and name); members of one communicator share its group and
+//! context id.
+
+use crate::abi::consts as c;
+use std::sync::Arc;
+
+/// An ordered set of world ranks.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Group {
+    pub ranks: Vec<u32>,
+}
+
+impl Group {
+    pub fn size(&self) -> usize {
+        self.ranks.len()
+    }
+    /// Rank in this group of world rank `w`.
+    pub fn rank_of(&self, w: u32) -> Option<usize> {
+        self.ranks.iter().position(|&r| r == w)
+    }
+}
+
+/// Context ids: the low bit separates point-to-point (0) from collective (1) traffic.
+pub const CTX_WORLD: u64 = 0x10;
+pub const CTX_SELF: u64 = 0x20;
+pub const CTX_COLL: u64 = 1;
+
+/// Context id of a communicator derived from `parent` by its members' `seq`-th collective
+/// creation call, for members with `color`. Every member computes the same value without
+/// communicating; distinct (parent, seq, color) give distinct ids except with probability
+/// about 2^-63 per pair.
+pub fn derive_ctx(parent: u64, seq: u64, color: i64) -> u64 {
+    let mut x = parent ^ seq.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (color as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    // splitmix64 finaliser
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^= x >> 31;
+    (x & !CTX_COLL) | 0x100
+}
+
+/// One subrank's view of a communicator.
+#[derive(Clone, Debug)]
+pub struct CommRef {
+    pub ctx: u64,
+    pub group: Arc<Group>,
+    /// This subrank's rank in it.
+    pub rank: i32,
+    pub errhandler: usize,
+    /// Communicators created from this one so far (collectively, so members agree).
+    pub seq: u64,
+    pub name: Arc<str>,
+}
+
+impl CommRef {
+    pub fn new(ctx: u64, group: Arc<Group>, rank: i32, name: &str) -> CommRef {
+        CommRef {
+            ctx,
+            group,
+            rank,
+            errhandler: c::MPI_ERRORS_ARE_FATAL,
+            seq: 0,
+            name: name.into(),
+        }
+    }
+    pub fn size(&self) -> i32 {
+        self.group.size() as i32
+    }
+    /// World rank of communicator rank `r`.
+    pub fn world_of(&self, r: i32) -> u32 {
+        self.group.ranks[r as usize]
+    }
+}
+
+/// Handle values: predefined ones are the ABI's; ours start above them.
+pub const COMM_HANDLE_BASE: usize = 0x10000;
+pub const GROUP_HANDLE_BASE: usize = 0x20000;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case(CTX_WORLD, 0, 0)]
+    #[case(CTX_WORLD, 1, 0)]
+    #[case(CTX_WORLD, 0, 1)]
+    #[case(CTX_SELF, 0, 0)]
+    fn derived_contexts_are_pt2pt_and_distinct(#[case] p: u64, #[case] s: u64, #[case] col: i64) {
+        let x = derive_ctx(p, s, col);
+        assert_eq!(x & CTX_COLL, 0);
+        assert_ne!(x, CTX_WORLD);
+        assert_ne!(x, CTX_SELF);
+        assert_eq!(x, derive_ctx(p, s, col));
+    }
+
+    #[test]
+    fn many_derivations_do_not_collide() {
+        let mut v: Vec<u64> = (0..64).flat_map(|s| (-4..64).map(move |c| derive_ctx(CTX_WORLD, s, c))).collect();
+        let n = v.len();
+        v.sort();
+        v.dedup();
+        assert_eq!(v.len(), n);
+    }
+
+    #[test]
+    fn group_rank_of() {
+        let g = Group { ranks: vec![5, 3, 9] };
+        assert_eq!(g.rank_of(9), Some(2));
+        assert_eq!(g.rank_of(4), None);
+    }
+}

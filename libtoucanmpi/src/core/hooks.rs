@@ -1,0 +1,12 @@
+//! What the worker calls between subranks: the progress engine.
+
+use super::state;
+use crate::sched::worker::Hooks;
+
+pub struct Progress;
+
+impl Hooks for Progress {
+    fn poll(&mut self) -> bool {
+        state::with(|s| s.progress()).unwrap_or(false)
+    }
+}

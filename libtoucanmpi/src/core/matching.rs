@@ -1,0 +1,147 @@
+//! Message envelopes and the per-subrank posted-receive and unexpected-message queues.
+//! Matching follows MPI exactly: (context, source or ANY_SOURCE, tag or ANY_TAG), first
+//! match in arrival order, so messages between a pair never overtake.
+
+use super::request::ReqId;
+use crate::abi::consts as c;
+use crate::transport::Payload;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Envelope {
+    pub ctx: u64,
+    /// Source rank in the communicator.
+    pub src: i32,
+    pub tag: i32,
+}
+
+/// A posted receive (or a probe's pattern).
+#[derive(Clone, Copy, Debug)]
+pub struct Pattern {
+    pub ctx: u64,
+    pub src: i32,
+    pub tag: i32,
+}
+
+impl Pattern {
+    pub fn matches(&self, e: &Envelope) -> bool {
+        self.ctx == e.ctx && (self.src == c::MPI_ANY_SOURCE || self.src == e.src) && (self.tag == c::MPI_ANY_TAG || self.tag == e.tag)
+    }
+}
+
+pub struct Posted {
+    pub pat: Pattern,
+    pub req: ReqId,
+}
+
+/// Where an unmatched message's bytes are.
+pub enum Body {
+    /// Copied already (inter-process eager, or an intra-process copy).
+    Eager(Payload),
+    /// In the sending sibling's memory; its request completes when a receive copies it.
+    Intra { sreq: ReqId, ptr: *const u8 },
+    /// Still in the sending process; fetched on the data communicator with `msgid`.
+    Inter { src_proc: usize, msgid: u32 },
+}
+
+/// Who must hear that a synchronous send was matched.
+#[derive(Clone, Copy, Debug)]
+pub enum SyncAck {
+    None,
+    Intra(ReqId),
+    Inter { proc: usize, sub: usize, token: u64 },
+}
+
+pub struct Unexp {
+    pub env: Envelope,
+    pub len: usize,
+    pub body: Body,
+    pub sync: SyncAck,
+}
+
+/// Index of the first posted receive matching `e`.
+pub fn find_posted<'a>(q: impl Iterator<Item = &'a Posted>, e: &Envelope) -> Option<usize> {
+    q.into_iter().position(|p| p.pat.matches(e))
+}
+
+/// Index of the first unexpected message matching `p`.
+pub fn find_unexpected<'a>(q: impl Iterator<Item = &'a Unexp>, p: &Pattern) -> Option<usize> {
+    q.into_iter().position(|u| p.matches(&u.env))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    const ANY_S: i32 = c::MPI_ANY_SOURCE;
+    const ANY_T: i32 = c::MPI_ANY_TAG;
+
+    #[rstest]
+    #[case(1, 2, 5, 1, 2, 5, true)]
+    #[case(1, ANY_S, 5, 1, 7, 5, true)]
+    #[case(1, 2, ANY_T, 1, 2, 99, true)]
+    #[case(1, ANY_S, ANY_T, 1, 0, 0, true)]
+    #[case(1, 2, 5, 3, 2, 5, false)]
+    #[case(1, 2, 5, 1, 3, 5, false)]
+    #[case(1, 2, 5, 1, 2, 6, false)]
+    #[case(1, ANY_S, ANY_T, 2, 0, 0, false)]
+    fn pattern_matching(
+        #[case] pc: u64,
+        #[case] ps: i32,
+        #[case] pt: i32,
+        #[case] ec: u64,
+        #[case] es: i32,
+        #[case] et: i32,
+        #[case] want: bool,
+    ) {
+        let p = Pattern { ctx: pc, src: ps, tag: pt };
+        assert_eq!(p.matches(&Envelope { ctx: ec, src: es, tag: et }), want);
+    }
+
+    #[test]
+    fn first_match_in_order() {
+        let q: Vec<Unexp> = [(0, 1), (1, 1), (0, 2)]
+            .iter()
+            .map(|&(s, t)| Unexp {
+                env: Envelope { ctx: 0, src: s, tag: t },
+                len: 0,
+                body: Body::Eager(Payload::from_vec(vec![])),
+                sync: SyncAck::None,
+            })
+            .collect();
+        assert_eq!(
+            find_unexpected(
+                q.iter(),
+                &Pattern {
+                    ctx: 0,
+                    src: ANY_S,
+                    tag: 1
+                }
+            ),
+            Some(0)
+        );
+        assert_eq!(
+            find_unexpected(
+                q.iter(),
+                &Pattern {
+                    ctx: 0,
+                    src: 1,
+                    tag: ANY_T
+                }
+            ),
+            Some(1)
+        );
+        assert_eq!(find_unexpected(q.iter(), &Pattern { ctx: 0, src: 0, tag: 2 }), Some(2));
+        assert_eq!(
+            find_unexpected(
+                q.iter(),
+                &Pattern {
+                    ctx: 0,
+                    src: 2,
+                    tag: ANY_T
+                }
+            ),
+            None
+        );
+    }
+}

@@ -1,0 +1,332 @@
+//! Point-to-point: starting sends and receives, matching them, and moving the bytes:
+//! one memcpy between siblings, the transport between processes.
+
+use super::error::MpiResult;
+use super::matching::{find_posted, find_unexpected, Body, Envelope, Pattern, Posted, SyncAck, Unexp};
+use super::request::{RecvTarget, ReqId, Status};
+use super::state::State;
+use crate::abi::consts as c;
+use crate::sched;
+use crate::transport::wire::{self, Header};
+use crate::transport::Payload;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendMode {
+    Standard,
+    Sync,
+    Ready,
+    Buffered,
+}
+
+/// Bytes of a send: a pointer into user memory or into `owned`.
+pub struct SendData {
+    pub ptr: *const u8,
+    pub len: usize,
+    pub owned: Option<Vec<u8>>,
+}
+
+/// # Safety
+/// `ptr..ptr+len` must be readable for the returned lifetime (or `len` zero).
+unsafe fn bytes<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
+    if len == 0 || ptr.is_null() {
+        &[]
+    } else {
+        std::slice::from_raw_parts(ptr, len)
+    }
+}
+
+fn fatal_transport(e: String) -> ! {
+    crate::abi::fatal(&format!("transport: {e}"))
+}
+
+impl State {
+    /// Starts a send in request `id` from local subrank `sub` (whose rank in the communicator
+    /// is `src_rank`) to world rank `dest`.
+    pub fn start_send(
+        &mut self,
+        id: ReqId,
+        sub: usize,
+        ctx: u64,
+        src_rank: i32,
+        dest: u32,
+        tag: i32,
+        data: SendData,
+        mode: SendMode,
+    ) -> MpiResult<()> {
+        let env = Envelope { ctx, src: src_rank, tag };
+        let (proc, dsub) = self.locate(dest);
+        if let Some(r) = self.reqs.get_mut(id) {
+            r.is_send = true;
+            r.status = Status {
+                source: c::MPI_ANY_SOURCE,
+                tag: c::MPI_ANY_TAG,
+                ..Status::default()
+            };
+        }
+        if proc == self.myproc {
+            self.send_intra(id, dsub, env, data, mode);
+            return Ok(());
+        }
+        let sync = mode == SendMode::Sync;
+        let mut hdr = Header {
+            kind: wire::KIND_EAGER,
+            flags: if sync { wire::FLAG_SYNC } else { 0 },
+            ctx,
+            src_rank,
+            tag,
+            len: data.len as u64,
+            token: id,
+            ..Default::default()
+        };
+        if data.len <= self.cfg.eager_max {
+            // SAFETY: the caller guarantees the send buffer holds `len` bytes.
+            let payload = unsafe { bytes(data.ptr, data.len) };
+            self.tp
+                .send_eager(proc, dsub, sub, &hdr, payload)
+                .unwrap_or_else(|e| fatal_transport(e));
+            if sync {
+                if let Some(r) = self.reqs.get_mut(id) {
+                    r.pending = 1;
+                }
+            } else {
+                self.complete(id);
+            }
+        } else {
+            hdr.kind = wire::KIND_RNDV;
+            if let Some(r) = self.reqs.get_mut(id) {
+                r.pending = 1 + sync as u32;
+            }
+            // SAFETY: user memory stays valid until the request completes (MPI's rule), and
+            // owned memory moves into the transport, which keeps it until SendDone.
+            unsafe { self.tp.send_rndv(proc, dsub, sub, hdr, data.ptr, data.owned, id) }.unwrap_or_else(|e| fatal_transport(e));
+        }
+        Ok(())
+    }
+
+    fn send_intra(&mut self, id: ReqId, dsub: usize, env: Envelope, data: SendData, mode: SendMode) {
+        if let Some(i) = find_posted(self.locals[dsub].posted.iter(), &env) {
+            let p = self.locals[dsub].posted.remove(i).expect("index from find_posted");
+            // SAFETY: the send buffer holds `len` bytes (caller's guarantee).
+            let src = unsafe { bytes(data.ptr, data.len) };
+            self.copy_into(p.req, env, src, data.len);
+            self.complete(p.req);
+            self.complete(id);
+            return;
+        }
+        let rendezvous = mode == SendMode::Sync || (data.len > self.cfg.intra_eager_max && data.owned.is_none());
+        let unexp = if rendezvous {
+            if let Some(r) = self.reqs.get_mut(id) {
+                r.pending = 1;
+                r.keep = data.owned;
+            }
+            Unexp {
+                env,
+                len: data.len,
+                body: Body::Intra { sreq: id, ptr: data.ptr },
+                sync: SyncAck::None,
+            }
+        } else {
+            let payload = match data.owned {
+                Some(v) => Payload::from_vec(v),
+                // SAFETY: as above.
+                None => Payload::from_vec(unsafe { bytes(data.ptr, data.len) }.to_vec()),
+            };
+            self.complete(id);
+            Unexp {
+                env,
+                len: data.len,
+                body: Body::Eager(payload),
+                sync: SyncAck::None,
+            }
+        };
+        self.locals[dsub].unexpected.push_back(unexp);
+        sched::wake(dsub);
+    }
+
+    /// Starts a receive in request `id` for local subrank `sub`.
+    pub fn start_recv(&mut self, id: ReqId, sub: usize, pat: Pattern, target: RecvTarget) {
+        if let Some(r) = self.reqs.get_mut(id) {
+            r.recv = Some(target);
+            r.is_send = false;
+            r.status = Status::empty();
+        }
+        if let Some(i) = find_unexpected(self.locals[sub].unexpected.iter(), &pat) {
+            let u = self.locals[sub].unexpected.remove(i).expect("index from find_unexpected");
+            self.deliver(id, u);
+        } else {
+            self.locals[sub].posted.push_back(Posted { pat, req: id });
+        }
+    }
+
+    /// Copies (unpacks) a message's bytes into receive `rid`'s buffer and fills its status.
+    fn copy_into(&mut self, rid: ReqId, env: Envelope, src: &[u8], len: usize) {
+        let Some(r) = self.reqs.get_mut(rid) else { return };
+        let t = r.recv.as_ref().expect("receive request has a target");
+        let cap = t.count * t.dt.size;
+        // SAFETY: the receive buffer holds `count` elements of its type (MPI's rule).
+        let n = unsafe { t.dt.unpack(src, t.buf, t.count) };
+        r.status.source = env.src;
+        r.status.tag = env.tag;
+        r.status.bytes = n as u64;
+        r.status.error = if len > cap { c::MPI_ERR_TRUNCATE } else { c::MPI_SUCCESS };
+    }
+
+    /// Hands a matched message to receive `rid`.
+    pub fn deliver(&mut self, rid: ReqId, u: Unexp) {
+        if let SyncAck::Inter { proc, sub, token } = u.sync {
+            let me = self.reqs.get(rid).map(|r| r.owner).unwrap_or(0);
+            self.tp.send_ack(proc, sub, me, token).unwrap_or_else(|e| fatal_transport(e));
+        }
+        match u.body {
+            Body::Eager(p) => {
+                self.copy_into(rid, u.env, p.as_slice(), u.len);
+                self.complete(rid);
+            }
+            Body::Intra { sreq, ptr } => {
+                // SAFETY: the sending sibling's buffer stays valid until its request completes,
+                // which happens just below, after the copy.
+                let src = unsafe { bytes(ptr, u.len) };
+                self.copy_into(rid, u.env, src, u.len);
+                self.complete(rid);
+                if let Some(r) = self.reqs.get_mut(sreq) {
+                    r.keep = None;
+                }
+                self.event_done(sreq);
+            }
+            Body::Inter { src_proc, msgid } => {
+                let Some(r) = self.reqs.get_mut(rid) else { return };
+                let t = r.recv.clone().expect("receive request has a target");
+                let cap = t.count * t.dt.size;
+                r.status.source = u.env.src;
+                r.status.tag = u.env.tag;
+                r.status.bytes = u.len.min(cap) as u64;
+                r.status.error = if u.len > cap { c::MPI_ERR_TRUNCATE } else { c::MPI_SUCCESS };
+                r.pending = 1;
+                let direct = t.dt.is_contiguous() && u.len <= cap;
+                let temp = if direct { None } else { Some(vec![0u8; u.len]) };
+                // SAFETY: a direct receive writes `len <= cap` bytes into the user's contiguous
+                // buffer, valid until the request completes; otherwise `temp` is used.
+                unsafe { self.tp.recv_rndv(src_proc, msgid, u.len, t.buf, temp, rid) }.unwrap_or_else(|e| fatal_transport(e));
+            }
+        }
+    }
+
+    /// A message from another process for local subrank `dst_sub`.
+    pub fn on_message(&mut self, dst_sub: usize, src_proc: usize, src_sub: usize, hdr: Header, payload: Payload) {
+        if dst_sub >= self.locals.len() {
+            crate::abi::fatal(&format!(
+                "a message for subrank {dst_sub} arrived, but this process runs {}",
+                self.locals.len()
+            ));
+        }
+        let env = Envelope {
+            ctx: hdr.ctx,
+            src: hdr.src_rank,
+            tag: hdr.tag,
+        };
+        let sync = if hdr.flags & wire::FLAG_SYNC != 0 {
+            SyncAck::Inter {
+                proc: src_proc,
+                sub: src_sub,
+                token: hdr.token,
+            }
+        } else {
+            SyncAck::None
+        };
+        let body = if hdr.kind == wire::KIND_EAGER {
+            Body::Eager(payload)
+        } else {
+            Body::Inter {
+                src_proc,
+                msgid: hdr.msgid,
+            }
+        };
+        let u = Unexp {
+            env,
+            len: hdr.len as usize,
+            body,
+            sync,
+        };
+        if let Some(i) = find_posted(self.locals[dst_sub].posted.iter(), &env) {
+            let p = self.locals[dst_sub].posted.remove(i).expect("index from find_posted");
+            self.deliver(p.req, u);
+        } else {
+            self.locals[dst_sub].unexpected.push_back(u);
+            sched::wake(dst_sub);
+        }
+    }
+
+    /// A rendezvous payload arrived for receive `rid`.
+    pub fn on_rndv_arrived(&mut self, rid: ReqId, temp: Option<Vec<u8>>) {
+        if let Some(buf) = temp {
+            if let Some(r) = self.reqs.get(rid) {
+                let t = r.recv.clone().expect("receive request has a target");
+                // SAFETY: the receive buffer holds `count` elements of its type.
+                unsafe { t.dt.unpack(&buf, t.buf, t.count) };
+            }
+        }
+        self.event_done(rid);
+    }
+
+    /// Status of the first unexpected message matching `pat`, if any (MPI_Iprobe).
+    pub fn probe(&self, sub: usize, pat: &Pattern) -> Option<Status> {
+        let i = find_unexpected(self.locals[sub].unexpected.iter(), pat)?;
+        let u = &self.locals[sub].unexpected[i];
+        Some(Status {
+            source: u.env.src,
+            tag: u.env.tag,
+            error: c::MPI_SUCCESS,
+            bytes: u.len as u64,
+            cancelled: false,
+        })
+    }
+
+    /// Takes the first matching message out of the queue (MPI_Improbe); returns its id.
+    pub fn mprobe(&mut self, sub: usize, pat: &Pattern) -> Option<(u64, Status)> {
+        let st = self.probe(sub, pat)?;
+        let i = find_unexpected(self.locals[sub].unexpected.iter(), pat)?;
+        let u = self.locals[sub].unexpected.remove(i)?;
+        let l = &mut self.locals[sub];
+        l.next_message += 1;
+        let id = l.next_message;
+        l.messages.insert(id, u);
+        Some((id, st))
+    }
+
+    /// Cancels request `id` if it has not been matched yet. Returns whether it was.
+    pub fn cancel(&mut self, id: ReqId) -> bool {
+        let Some(r) = self.reqs.get(id) else { return false };
+        if r.complete {
+            return false;
+        }
+        let owner = r.owner;
+        if !r.is_send {
+            if let Some(i) = self.locals[owner].posted.iter().position(|p| p.req == id) {
+                self.locals[owner].posted.remove(i);
+                if let Some(r) = self.reqs.get_mut(id) {
+                    r.status.cancelled = true;
+                }
+                self.complete(id);
+                return true;
+            }
+            return false;
+        }
+        for l in self.locals.iter_mut() {
+            if let Some(i) = l
+                .unexpected
+                .iter()
+                .position(|u| matches!(u.body, Body::Intra { sreq, .. } if sreq == id))
+            {
+                l.unexpected.remove(i);
+                if let Some(r) = self.reqs.get_mut(id) {
+                    r.status.cancelled = true;
+                    r.pending = 0;
+                    r.keep = None;
+                }
+                self.complete(id);
+                return true;
+            }
+        }
+        false
+    }
+}

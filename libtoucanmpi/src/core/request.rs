@@ -1,0 +1,179 @@
+//! Requests: one slab per process, handles with a generation so a freed handle is caught.
+
+use super::datatype::DtRef;
+use super::p2p::SendMode;
+
+/// What `MPI_Status` will say about a completed operation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Status {
+    pub source: i32,
+    pub tag: i32,
+    pub error: i32,
+    /// Bytes received (sent, for a send: 0).
+    pub bytes: u64,
+    pub cancelled: bool,
+}
+
+impl Status {
+    /// The status of a request with nothing to report (MPI_REQUEST_NULL, inactive persistent).
+    pub fn empty() -> Status {
+        use crate::abi::consts as c;
+        Status {
+            source: c::MPI_ANY_SOURCE,
+            tag: c::MPI_ANY_TAG,
+            error: c::MPI_SUCCESS,
+            bytes: 0,
+            cancelled: false,
+        }
+    }
+}
+
+/// Arguments of a persistent request, replayed by `MPI_Start`.
+#[derive(Clone)]
+pub enum Persist {
+    Send {
+        buf: *const u8,
+        count: usize,
+        dt: DtRef,
+        dest: i32,
+        tag: i32,
+        comm: usize,
+        mode: SendMode,
+    },
+    Recv {
+        buf: *mut u8,
+        count: usize,
+        dt: DtRef,
+        src: i32,
+        tag: i32,
+        comm: usize,
+    },
+}
+
+/// Where a receive puts its data.
+#[derive(Clone)]
+pub struct RecvTarget {
+    pub buf: *mut u8,
+    pub count: usize,
+    pub dt: DtRef,
+}
+
+pub struct Request {
+    /// Local subrank that owns it (woken on completion).
+    pub owner: usize,
+    pub complete: bool,
+    /// Events still awaited (payload sent, acknowledgement, ...).
+    pub pending: u32,
+    pub status: Status,
+    pub recv: Option<RecvTarget>,
+    pub is_send: bool,
+    /// Persistent requests survive completion (inactive until the next start).
+    pub persist: Option<Box<Persist>>,
+    pub active: bool,
+    /// `MPI_Request_free` was called: drop it as soon as it completes.
+    pub freed: bool,
+    /// Bytes of the attached Bsend buffer this (internal) send holds until it completes.
+    pub bsend_bytes: usize,
+    /// Communicator handle, for error reports.
+    pub comm: usize,
+    /// Packed or buffered send data the request owns until a sibling's receive copies it.
+    pub keep: Option<Vec<u8>>,
+}
+
+impl Request {
+    pub fn new(owner: usize, comm: usize) -> Request {
+        Request {
+            owner,
+            complete: false,
+            pending: 0,
+            status: Status::empty(),
+            recv: None,
+            is_send: false,
+            persist: None,
+            active: true,
+            freed: false,
+            bsend_bytes: 0,
+            comm,
+            keep: None,
+        }
+    }
+}
+
+const IDX_BITS: u32 = 24;
+/// User request handles live above the predefined range (MPI_REQUEST_NULL is 0x180).
+const HANDLE_BASE: u64 = 1 << 40;
+
+/// Slab of requests; a handle is `HANDLE_BASE | generation << 24 | index`.
+#[derive(Default)]
+pub struct Slab {
+    slots: Vec<(u32, Option<Request>)>,
+    free: Vec<usize>,
+}
+
+pub type ReqId = u64;
+
+impl Slab {
+    pub fn insert(&mut self, r: Request) -> ReqId {
+        let idx = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.slots.push((0, None));
+                self.slots.len() - 1
+            }
+        };
+        let slot = &mut self.slots[idx];
+        slot.0 = slot.0.wrapping_add(1) & 0xffff;
+        slot.1 = Some(r);
+        HANDLE_BASE | ((slot.0 as u64) << IDX_BITS) | idx as u64
+    }
+
+    fn locate(&self, id: ReqId) -> Option<usize> {
+        if id & HANDLE_BASE == 0 {
+            return None;
+        }
+        let idx = (id & ((1 << IDX_BITS) - 1)) as usize;
+        let gen = ((id >> IDX_BITS) & 0xffff) as u32;
+        match self.slots.get(idx) {
+            Some((g, Some(_))) if *g == gen => Some(idx),
+            _ => None,
+        }
+    }
+
+    pub fn get(&self, id: ReqId) -> Option<&Request> {
+        self.locate(id).and_then(|i| self.slots[i].1.as_ref())
+    }
+
+    pub fn get_mut(&mut self, id: ReqId) -> Option<&mut Request> {
+        self.locate(id).and_then(move |i| self.slots[i].1.as_mut())
+    }
+
+    pub fn remove(&mut self, id: ReqId) -> Option<Request> {
+        let i = self.locate(id)?;
+        self.free.push(i);
+        self.slots[i].1.take()
+    }
+
+    pub fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_handles_are_rejected() {
+        let mut s = Slab::default();
+        let a = s.insert(Request::new(0, 0));
+        assert!(s.get(a).is_some());
+        assert!(s.remove(a).is_some());
+        assert!(s.get(a).is_none());
+        let b = s.insert(Request::new(1, 0));
+        assert_ne!(a, b, "reused slot must get a new generation");
+        assert!(s.get(a).is_none());
+        assert_eq!(s.get(b).unwrap().owner, 1);
+        assert!(s.get(0x180).is_none());
+        assert_eq!(s.live(), 1);
+    }
+}

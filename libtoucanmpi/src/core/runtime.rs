@@ -1,0 +1,98 @@
+//! Launch configuration and the process-wide steps: bringing the real MPI up at the first
+//! `MPI_Init`, and down once every subrank has finalized.
+
+use super::error::{err, MpiResult};
+use super::state::{self, Config, State};
+use crate::abi::consts as c;
+use crate::transport::{real, Transport};
+use std::os::raw::c_int;
+use std::sync::OnceLock;
+
+static CONFIG: OnceLock<Config> = OnceLock::new();
+static ABORT: OnceLock<(unsafe extern "C" fn(real::RComm, c_int) -> c_int, real::RComm)> = OnceLock::new();
+
+fn env_usize(name: &str, default: usize, min: usize, max: usize) -> Result<usize, String> {
+    match std::env::var(name) {
+        Err(_) => Ok(default),
+        Ok(s) if s.trim().is_empty() => Ok(default),
+        Ok(s) => {
+            let t = s.trim();
+            let (num, mult) = match t.char_indices().last() {
+                Some((i, 'k' | 'K')) => (&t[..i], 1 << 10),
+                Some((i, 'm' | 'M')) => (&t[..i], 1 << 20),
+                Some((i, 'g' | 'G')) => (&t[..i], 1 << 30),
+                _ => (t, 1),
+            };
+            match num.parse::<usize>() {
+                Ok(v) if v * mult >= min && v * mult <= max => Ok(v * mult),
+                _ => Err(format!("{name}={s} is not valid: expected an integer from {min} to {max}")),
+            }
+        }
+    }
+}
+
+/// Reads the configuration from the environment (once).
+pub fn load_config() -> Result<Config, String> {
+    let cfg = Config {
+        v: env_usize("TOUCAN_V", 1, 1, 256)?,
+        stack: env_usize("TOUCAN_STACK", 8 << 20, 64 << 10, 1 << 40)?,
+        eager_max: env_usize("TOUCAN_EAGER", 16 << 10, 0, 1 << 30)?,
+        intra_eager_max: env_usize("TOUCAN_INTRA_EAGER", 64 << 10, 0, 1 << 30)?,
+    };
+    Ok(*CONFIG.get_or_init(|| cfg))
+}
+
+/// The configuration (defaults when the program did not start through our entry point).
+pub fn config() -> Config {
+    *CONFIG.get_or_init(|| Config {
+        v: 1,
+        stack: 8 << 20,
+        eager_max: 16 << 10,
+        intra_eager_max: 64 << 10,
+    })
+}
+
+/// Brings the real MPI up if no subrank has yet; marks `sub` initialized.
+///
+/// # Safety
+/// `argc`/`argv` must be null or the program's argument count and vector.
+pub unsafe fn init(sub: usize, argc: *mut c_int, argv: *mut *mut *mut i8) -> MpiResult<()> {
+    if !state::exists() {
+        let realmpi = real::load().map_err(|e| super::error::MpiError::new(c::MPI_ERR_OTHER, e))?;
+        let version = real::library_version(&realmpi);
+        let _ = ABORT.set((realmpi.PMPI_Abort, real::h(real::REAL_MPI_COMM_WORLD)));
+        let tp = Transport::init(realmpi, argc, argv).map_err(|e| super::error::MpiError::new(c::MPI_ERR_OTHER, e))?;
+        let cfg = config();
+        if tp.nproc * cfg.v > i32::MAX as usize / 2 {
+            return err(c::MPI_ERR_OTHER, "world too large");
+        }
+        state::install(State::new(cfg, tp, version));
+    }
+    state::with(|s| {
+        let l = &mut s.locals[sub];
+        if l.initialized {
+            return err(c::MPI_ERR_OTHER, "MPI_Init was already called by this rank");
+        }
+        l.initialized = true;
+        Ok(())
+    })?
+}
+
+/// Aborts the job through the real MPI when it is up; returns if it is not.
+pub fn abort_real(code: i32) {
+    if let Some((f, world)) = ABORT.get() {
+        // SAFETY: the pointer is the real MPI's PMPI_Abort, valid while the library is loaded
+        // (never unloaded); aborting is allowed from any state.
+        unsafe { f(*world, code) };
+    }
+}
+
+/// Called when every subrank of the process has ended: finalizes the real MPI if it is up.
+pub fn process_exit() -> Result<(), String> {
+    if let Some(mut s) = state::take() {
+        s.tp.finalize()?;
+        // The real MPI's library stays loaded (its atexit handlers may still run).
+        std::mem::forget(s);
+    }
+    Ok(())
+}

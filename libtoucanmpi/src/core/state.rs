@@ -1,0 +1,196 @@
+//! The process's MPI state: per-subrank queues and handle tables, the request slab and the
+//! transport, behind one lock. Nothing here blocks or yields: blocking lives in
+//! `core::blocking`, which releases the lock before parking the subrank.
+
+use super::comm::{CommRef, Group, CTX_SELF, CTX_WORLD};
+use super::error::{err, MpiResult};
+use super::matching::{Posted, Unexp};
+use super::request::{ReqId, Request, Slab, Status};
+use crate::abi::consts as c;
+use crate::sched;
+use crate::transport::{Event, Transport};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+/// Launch-time settings (from the environment).
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    pub v: usize,
+    pub stack: usize,
+    /// Largest inter-process message sent eagerly (header + payload in one real message).
+    pub eager_max: usize,
+    /// Largest unmatched intra-process message copied into the receiver's queue; larger ones
+    /// wait for the receive and are copied once, straight into its buffer.
+    pub intra_eager_max: usize,
+}
+
+/// One subrank's MPI state.
+pub struct Local {
+    pub world_rank: u32,
+    pub posted: VecDeque<Posted>,
+    pub unexpected: VecDeque<Unexp>,
+    /// Communicator handles: index 0 is MPI_COMM_WORLD, 1 MPI_COMM_SELF.
+    pub comms: Vec<Option<CommRef>>,
+    pub groups: Vec<Option<Arc<Group>>>,
+    /// Messages taken by MPI_Mprobe, waiting for MPI_Mrecv.
+    pub messages: HashMap<u64, Unexp>,
+    pub next_message: u64,
+    pub initialized: bool,
+    pub finalized: bool,
+    /// Attached buffer for buffered sends (address, size) and bytes in use.
+    pub bsend: Option<(usize, usize)>,
+    pub bsend_used: usize,
+}
+
+pub struct State {
+    pub cfg: Config,
+    pub myproc: usize,
+    pub nproc: usize,
+    pub locals: Vec<Local>,
+    pub reqs: Slab,
+    pub tp: Transport,
+    events: Vec<Event>,
+    pub real_version: String,
+}
+
+// SAFETY: the raw pointers State holds (receive targets, persistent arguments, a sibling's
+// send buffer) point into user buffers that MPI obliges the owning rank to keep valid until
+// the operation completes; State is only ever touched under the STATE mutex.
+unsafe impl Send for State {}
+
+static STATE: Mutex<Option<State>> = Mutex::new(None);
+
+/// Runs `f` on the process state. Never call `sched::park` inside `f`.
+pub fn with<R>(f: impl FnOnce(&mut State) -> R) -> MpiResult<R> {
+    let mut g = STATE.lock().unwrap_or_else(|e| e.into_inner());
+    match g.as_mut() {
+        Some(s) => Ok(f(s)),
+        None => err(c::MPI_ERR_OTHER, "MPI is not initialized"),
+    }
+}
+
+/// Whether the real MPI has been initialised in this process.
+pub fn exists() -> bool {
+    STATE.lock().map(|g| g.is_some()).unwrap_or(true)
+}
+
+/// Installs the state once the real MPI is up.
+pub fn install(s: State) {
+    *STATE.lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
+}
+
+/// Takes the state out (at process finalize).
+pub fn take() -> Option<State> {
+    STATE.lock().unwrap_or_else(|e| e.into_inner()).take()
+}
+
+impl State {
+    pub fn new(cfg: Config, tp: Transport, real_version: String) -> State {
+        let (myproc, nproc) = (tp.myproc, tp.nproc);
+        let world = Arc::new(Group {
+            ranks: (0..(nproc * cfg.v) as u32).collect(),
+        });
+        let locals = (0..cfg.v)
+            .map(|sub| {
+                let w = (myproc * cfg.v + sub) as u32;
+                let self_group = Arc::new(Group { ranks: vec![w] });
+                Local {
+                    world_rank: w,
+                    posted: VecDeque::new(),
+                    unexpected: VecDeque::new(),
+                    comms: vec![
+                        Some(CommRef::new(CTX_WORLD, world.clone(), w as i32, "MPI_COMM_WORLD")),
+                        Some(CommRef::new(CTX_SELF, self_group, 0, "MPI_COMM_SELF")),
+                    ],
+                    groups: Vec::new(),
+                    messages: HashMap::new(),
+                    next_message: 0,
+                    initialized: false,
+                    finalized: false,
+                    bsend: None,
+                    bsend_used: 0,
+                }
+            })
+            .collect();
+        State {
+            cfg,
+            myproc,
+            nproc,
+            locals,
+            reqs: Slab::default(),
+            tp,
+            events: Vec::new(),
+            real_version,
+        }
+    }
+
+    pub fn world_size(&self) -> usize {
+        self.nproc * self.cfg.v
+    }
+
+    /// (process, subrank) hosting world rank `w`: the block mapping, computed only here.
+    pub fn locate(&self, w: u32) -> (usize, usize) {
+        (w as usize / self.cfg.v, w as usize % self.cfg.v)
+    }
+
+    pub fn new_request(&mut self, owner: usize, comm: usize) -> ReqId {
+        self.reqs.insert(Request::new(owner, comm))
+    }
+
+    /// Marks a request complete and wakes its owner.
+    pub fn complete(&mut self, id: ReqId) {
+        let Some(r) = self.reqs.get_mut(id) else { return };
+        r.complete = true;
+        let owner = r.owner;
+        let (freed, bsend) = (r.freed, r.bsend_bytes);
+        if bsend > 0 {
+            self.locals[owner].bsend_used -= bsend;
+        }
+        if freed && r.persist.is_none() {
+            self.reqs.remove(id);
+        }
+        sched::wake(owner);
+    }
+
+    /// One awaited event of request `id` happened.
+    pub fn event_done(&mut self, id: ReqId) {
+        let Some(r) = self.reqs.get_mut(id) else { return };
+        r.pending = r.pending.saturating_sub(1);
+        if r.pending == 0 {
+            self.complete(id);
+        }
+    }
+
+    pub fn status_of(&self, id: ReqId) -> Option<Status> {
+        self.reqs.get(id).map(|r| r.status)
+    }
+
+    /// Drives the transport and hands what arrived to matching. Returns whether anything
+    /// happened. Errors of the real MPI end the job: they mean lost messages.
+    pub fn progress(&mut self) -> bool {
+        let mut ev = std::mem::take(&mut self.events);
+        let any = match self.tp.poll(&mut ev) {
+            Ok(a) => a,
+            Err(e) => crate::abi::fatal(&format!("progress engine: {e}")),
+        };
+        for e in ev.drain(..) {
+            match e {
+                Event::Msg {
+                    dst_sub,
+                    src_proc,
+                    src_sub,
+                    hdr,
+                    payload,
+                } => self.on_message(dst_sub, src_proc, src_sub, hdr, payload),
+                Event::Ack { token } | Event::SendDone { token } => {
+                    if token != 0 {
+                        self.event_done(token)
+                    }
+                }
+                Event::RecvDone { token, temp } => self.on_rndv_arrived(token, temp),
+            }
+        }
+        self.events = ev;
+        any
+    }
+}

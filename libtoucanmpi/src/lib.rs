@@ -1,0 +1,10 @@
+//! Toucan-MPI: an MPI library that runs V subranks (coroutines) per process, each a full MPI
+//! rank, over a real MPI underneath. See DESIGN.md for the layers:
+//! `abi` (C boundary) -> `core` (MPI semantics) -> `transport` (real MPI); `sched` runs subranks.
+
+#![allow(clippy::too_many_arguments)]
+
+pub mod abi;
+pub mod core;
+pub mod sched;
+pub mod transport;

@@ -1,0 +1,69 @@
+//! One subrank = one stackful coroutine (corosensei) on its own mmap'ed stack with a guard page.
+
+use corosensei::stack::{DefaultStack, Stack};
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+use std::cell::Cell;
+
+pub type Body = Box<dyn FnOnce() -> i32>;
+
+pub struct Subrank {
+    co: Coroutine<(), (), i32, DefaultStack>,
+    /// Lowest usable stack address (the guard page lies just below).
+    pub limit: usize,
+    pub base: usize,
+}
+
+thread_local! {
+    /// The yielder of the coroutine running on this thread, if any.
+    static YIELDER: Cell<*const Yielder<(), ()>> = const { Cell::new(std::ptr::null()) };
+}
+
+pub enum Resumed {
+    Suspended,
+    Finished(i32),
+}
+
+impl Subrank {
+    pub fn new(stack_bytes: usize, body: Body) -> std::io::Result<Subrank> {
+        let stack = DefaultStack::new(stack_bytes)?;
+        let (base, limit) = (stack.base().get(), stack.limit().get());
+        let co = Coroutine::with_stack(stack, move |y: &Yielder<(), ()>, ()| {
+            YIELDER.with(|c| c.set(y as *const _));
+            body()
+        });
+        Ok(Subrank { co, limit, base })
+    }
+
+    /// Runs the subrank until it suspends or returns.
+    pub fn resume(&mut self) -> Resumed {
+        let saved = YIELDER.with(|c| c.get());
+        let r = self.co.resume(());
+        YIELDER.with(|c| c.set(saved));
+        match r {
+            CoroutineResult::Yield(()) => Resumed::Suspended,
+            CoroutineResult::Return(code) => Resumed::Finished(code),
+        }
+    }
+}
+
+/// Whether the caller runs inside a subrank.
+pub fn in_subrank() -> bool {
+    YIELDER.with(|c| !c.get().is_null())
+}
+
+/// Suspends the running subrank back to its worker. Returns false (and does nothing) when
+/// called outside a subrank.
+pub fn suspend() -> bool {
+    let y = YIELDER.with(|c| c.get());
+    if y.is_null() {
+        return false;
+    }
+    // SAFETY: YIELDER is set by the running coroutine's body to its own yielder and restored by
+    // `resume` when it returns, so a non-null value always belongs to the coroutine executing
+    // on this thread right now, which stays alive while it runs.
+    unsafe { (*y).suspend(()) };
+    // After resumption the worker may have run other subranks which set YIELDER to theirs and
+    // restored it; ours is the one current again.
+    YIELDER.with(|c| c.set(y));
+    true
+}

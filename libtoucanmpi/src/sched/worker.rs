@@ -1,0 +1,100 @@
+//! The worker: runs subranks round-robin, polls progress between rounds, and backs off the
+//! core when every subrank is parked (so processes sharing a core are not starved).
+
+use super::coroutine::{Resumed, Subrank};
+use super::park::{self, State};
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+thread_local! {
+    static CURRENT: Cell<usize> = const { Cell::new(usize::MAX) };
+}
+
+/// Local index of the running subrank (usize::MAX outside any).
+pub fn current() -> usize {
+    CURRENT.with(|c| c.get())
+}
+
+/// Hooks the worker calls; `sched` knows nothing of what they do.
+pub trait Hooks {
+    /// Drives communication; returns whether anything happened.
+    fn poll(&mut self) -> bool;
+    /// Called when every subrank has been parked for `idle` (deadlock checks, reports).
+    fn idle(&mut self, _idle: Duration) {}
+}
+
+/// Runs `subs` to completion; returns each one's exit code.
+pub fn run(mut subs: Vec<Subrank>, hooks: &mut dyn Hooks) -> Vec<i32> {
+    let n = subs.len();
+    park::reset(n);
+    let mut codes = vec![0; n];
+    let mut idle_since: Option<Instant> = None;
+    let mut spins = 0u32;
+    loop {
+        let progressed = hooks.poll();
+        let batch: Vec<usize> = park::with_board(|b| b.ready.drain(..).collect());
+        if batch.is_empty() {
+            if park::with_board(|b| b.live) == 0 {
+                break;
+            }
+            if progressed {
+                spins = 0;
+                idle_since = None;
+                continue;
+            }
+            let since = *idle_since.get_or_insert_with(Instant::now);
+            spins += 1;
+            // Spin briefly, then give the core away, then sleep in short steps.
+            if spins > 200 {
+                let idle = since.elapsed();
+                if idle > Duration::from_millis(20) {
+                    std::thread::sleep(Duration::from_micros(50));
+                } else {
+                    std::thread::yield_now();
+                }
+                if spins.is_multiple_of(1024) {
+                    hooks.idle(idle);
+                }
+            }
+            continue;
+        }
+        spins = 0;
+        idle_since = None;
+        for id in batch {
+            CURRENT.with(|c| c.set(id));
+            let r = subs[id].resume();
+            CURRENT.with(|c| c.set(usize::MAX));
+            if let Resumed::Finished(code) = r {
+                codes[id] = code;
+                park::with_board(|b| {
+                    b.states[id] = State::Done;
+                    b.live -= 1;
+                });
+            }
+        }
+    }
+    // Finished coroutines are dropped normally (their stacks unmapped).
+    drop(subs);
+    codes
+}
+
+/// Blocks the running subrank until someone wakes it. Outside a subrank: returns at once.
+pub fn park() {
+    let id = current();
+    if id == usize::MAX {
+        return;
+    }
+    if park::prepare_park(id) {
+        super::coroutine::suspend();
+    }
+}
+
+/// Lets the other ready subranks run before the caller continues.
+pub fn yield_now() {
+    let id = current();
+    if id == usize::MAX {
+        return;
+    }
+    park::requeue(id);
+    super::coroutine::suspend();
+}

@@ -1,0 +1,380 @@
+//! The progress engine: the only code that drives the real MPI.
+//!
+//! It moves bytes between processes and reports what arrived or finished as [`Event`]s; it
+//! knows nothing of user handles, requests or matching (that is `core`'s job).
+
+use super::real::{self, h, RComm, RRequest, RealMpi, RealStatus};
+use super::wire::{self, Header, HDR_LEN};
+use std::os::raw::{c_int, c_void};
+use std::ptr;
+
+/// A received eager message: header followed by payload in one buffer.
+#[derive(Debug)]
+pub struct Payload {
+    buf: Vec<u8>,
+    off: usize,
+}
+
+impl Payload {
+    pub fn from_vec(buf: Vec<u8>) -> Payload {
+        Payload { buf, off: 0 }
+    }
+    pub fn as_slice(&self) -> &[u8] {
+        &self.buf[self.off..]
+    }
+    pub fn len(&self) -> usize {
+        self.buf.len() - self.off
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// What the progress engine reports upward.
+#[derive(Debug)]
+pub enum Event {
+    /// A message header (with its payload when eager) for local subrank `dst_sub`.
+    Msg {
+        dst_sub: usize,
+        src_proc: usize,
+        src_sub: usize,
+        hdr: Header,
+        payload: Payload,
+    },
+    /// The receiver matched our synchronous send `token`.
+    Ack { token: u64 },
+    /// A send's user buffer may be reused (`token` 0: internal, nothing to report).
+    SendDone { token: u64 },
+    /// A rendezvous payload arrived (into the user buffer, or into `temp`).
+    RecvDone { token: u64, temp: Option<Vec<u8>> },
+}
+
+enum Action {
+    Free,
+    Sent(u64),
+    Received(u64),
+}
+
+struct Pending {
+    req: RRequest,
+    action: Action,
+    /// Memory the real MPI reads or writes until completion.
+    buf: Option<Vec<u8>>,
+}
+
+pub struct Transport {
+    real: RealMpi,
+    pub nproc: usize,
+    pub myproc: usize,
+    ctrl: RComm,
+    data: RComm,
+    pending: Vec<Pending>,
+    reqs: Vec<RRequest>,
+    next_msgid: Vec<u32>,
+    msgid_limit: u32,
+    pub tag_ub: i64,
+}
+
+fn check(rc: c_int, what: &str) -> Result<(), String> {
+    if rc == real::REAL_MPI_SUCCESS as c_int {
+        Ok(())
+    } else {
+        Err(format!("the real MPI failed in {what} (error {rc})"))
+    }
+}
+
+impl Transport {
+    /// Initialises the real MPI and duplicates the two communicators we use.
+    ///
+    /// # Safety
+    /// `argc`/`argv` must be null or the program's argument count and vector.
+    pub unsafe fn init(real: RealMpi, argc: *mut c_int, argv: *mut *mut *mut i8) -> Result<Transport, String> {
+        let mut provided: c_int = 0;
+        // SAFETY: argc/argv are the program's (or null), as MPI_Init_thread allows.
+        check(
+            unsafe { real.PMPI_Init_thread(argc, argv as _, real::REAL_MPI_THREAD_FUNNELED as c_int, &mut provided) },
+            "MPI_Init_thread",
+        )?;
+        let world: RComm = h(real::REAL_MPI_COMM_WORLD);
+        let (mut ctrl, mut data): (RComm, RComm) = (h(real::REAL_MPI_COMM_NULL), h(real::REAL_MPI_COMM_NULL));
+        let (mut rank, mut size) = (0, 0);
+        let mut flag: c_int = 0;
+        let mut ub: *mut c_int = ptr::null_mut();
+        // SAFETY: plain calls on the real world communicator with valid out-pointers.
+        unsafe {
+            check(real.PMPI_Comm_dup(world, &mut ctrl), "MPI_Comm_dup")?;
+            check(real.PMPI_Comm_dup(world, &mut data), "MPI_Comm_dup")?;
+            check(real.PMPI_Comm_rank(world, &mut rank), "MPI_Comm_rank")?;
+            check(real.PMPI_Comm_size(world, &mut size), "MPI_Comm_size")?;
+            check(
+                real.PMPI_Comm_get_attr(world, real::REAL_MPI_TAG_UB as c_int, &mut ub as *mut _ as *mut c_void, &mut flag),
+                "MPI_Comm_get_attr",
+            )?;
+        }
+        // SAFETY: when flag is set, the attribute value points at the real MPI's tag bound.
+        let tag_ub = if flag != 0 && !ub.is_null() {
+            (unsafe { *ub }) as i64
+        } else {
+            32767
+        };
+        if tag_ub < (1 << 16) {
+            return Err(format!("the real MPI's MPI_TAG_UB ({tag_ub}) is below the 2^16 Toucan needs"));
+        }
+        Ok(Transport {
+            real,
+            nproc: size as usize,
+            myproc: rank as usize,
+            ctrl,
+            data,
+            pending: Vec::new(),
+            reqs: Vec::new(),
+            next_msgid: vec![0; size as usize],
+            msgid_limit: tag_ub.min(u32::MAX as i64 / 2) as u32,
+            tag_ub,
+        })
+    }
+
+    pub fn real(&self) -> &RealMpi {
+        &self.real
+    }
+
+    fn post(&mut self, req: RRequest, action: Action, buf: Option<Vec<u8>>) {
+        self.pending.push(Pending { req, action, buf });
+    }
+
+    fn isend_ctrl(&mut self, dst_proc: usize, tag: i32, buf: Vec<u8>, action: Action) -> Result<(), String> {
+        let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
+        // SAFETY: `buf` is kept alive in `pending` until the real request completes.
+        check(
+            unsafe {
+                self.real.PMPI_Isend(
+                    buf.as_ptr() as *const c_void,
+                    buf.len() as c_int,
+                    h(real::REAL_MPI_BYTE),
+                    dst_proc as c_int,
+                    tag,
+                    self.ctrl,
+                    &mut req,
+                )
+            },
+            "MPI_Isend",
+        )?;
+        self.post(req, action, Some(buf));
+        Ok(())
+    }
+
+    /// Header and payload in one real message; the payload is copied, so the caller's buffer
+    /// is free at once.
+    pub fn send_eager(&mut self, dst_proc: usize, dst_sub: usize, src_sub: usize, hdr: &Header, payload: &[u8]) -> Result<(), String> {
+        let mut buf = Vec::with_capacity(HDR_LEN + payload.len());
+        buf.extend_from_slice(&hdr.to_bytes());
+        buf.extend_from_slice(payload);
+        self.isend_ctrl(dst_proc, wire::ctrl_tag(dst_sub, src_sub), buf, Action::Free)
+    }
+
+    /// Header now, payload on the data communicator straight from `data` (no copy): the real
+    /// MPI's own rendezvous holds it until the receiver posts the matching receive.
+    /// `keep` owns the payload when it is not the user's memory. Completion: `SendDone(token)`.
+    ///
+    /// # Safety
+    /// `data..data+len` must stay valid and unchanged until `SendDone(token)` is reported.
+    pub unsafe fn send_rndv(
+        &mut self,
+        dst_proc: usize,
+        dst_sub: usize,
+        src_sub: usize,
+        mut hdr: Header,
+        data: *const u8,
+        keep: Option<Vec<u8>>,
+        token: u64,
+    ) -> Result<(), String> {
+        let msgid = self.next_msgid[dst_proc];
+        self.next_msgid[dst_proc] = (msgid + 1) % self.msgid_limit;
+        hdr.msgid = msgid;
+        hdr.kind = wire::KIND_RNDV;
+        self.send_eager(dst_proc, dst_sub, src_sub, &hdr, &[])?;
+        let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
+        check(
+            self.real.PMPI_Isend_c(
+                data as *const c_void,
+                hdr.len as _,
+                h(real::REAL_MPI_BYTE),
+                dst_proc as c_int,
+                msgid as c_int,
+                self.data,
+                &mut req,
+            ),
+            "MPI_Isend_c",
+        )?;
+        self.post(req, Action::Sent(token), keep);
+        Ok(())
+    }
+
+    /// Receives the payload of a matched rendezvous message into `into` (or into `temp`,
+    /// which then comes back in `RecvDone`).
+    ///
+    /// # Safety
+    /// `into..into+len` must stay valid until `RecvDone(token)` (unless `temp` is given, in
+    /// which case `into` is ignored).
+    pub unsafe fn recv_rndv(
+        &mut self,
+        src_proc: usize,
+        msgid: u32,
+        len: usize,
+        into: *mut u8,
+        temp: Option<Vec<u8>>,
+        token: u64,
+    ) -> Result<(), String> {
+        let mut temp = temp;
+        let dst = match temp.as_mut() {
+            Some(t) => t.as_mut_ptr(),
+            None => into,
+        };
+        let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
+        check(
+            self.real.PMPI_Irecv_c(
+                dst as *mut c_void,
+                len as _,
+                h(real::REAL_MPI_BYTE),
+                src_proc as c_int,
+                msgid as c_int,
+                self.data,
+                &mut req,
+            ),
+            "MPI_Irecv_c",
+        )?;
+        self.post(req, Action::Received(token), temp);
+        Ok(())
+    }
+
+    pub fn send_ack(&mut self, dst_proc: usize, dst_sub: usize, src_sub: usize, token: u64) -> Result<(), String> {
+        let hdr = Header {
+            kind: wire::KIND_ACK,
+            token,
+            ..Default::default()
+        };
+        self.send_eager(dst_proc, dst_sub, src_sub, &hdr, &[])
+    }
+
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Drives the real MPI once: receives arrived control messages and completes finished
+    /// real requests. Returns whether anything happened.
+    pub fn poll(&mut self, out: &mut Vec<Event>) -> Result<bool, String> {
+        let mut any = false;
+        for _ in 0..64 {
+            let mut flag: c_int = 0;
+            let mut msg: real::RMessage = h(real::REAL_MPI_MESSAGE_NULL);
+            let mut st: RealStatus = unsafe { std::mem::zeroed() };
+            // SAFETY: valid out-pointers; the control communicator lives until finalize.
+            check(
+                unsafe {
+                    self.real.PMPI_Improbe(
+                        real::REAL_MPI_ANY_SOURCE as c_int,
+                        real::REAL_MPI_ANY_TAG as c_int,
+                        self.ctrl,
+                        &mut flag,
+                        &mut msg,
+                        &mut st,
+                    )
+                },
+                "MPI_Improbe",
+            )?;
+            if flag == 0 {
+                break;
+            }
+            any = true;
+            let mut count: c_int = 0;
+            // SAFETY: `st` was filled by the probe.
+            unsafe { self.real.PMPI_Get_count(&st, h(real::REAL_MPI_BYTE), &mut count) };
+            let mut buf = vec![0u8; count.max(0) as usize];
+            // SAFETY: `buf` has exactly the probed size; `msg` is the probed message.
+            check(
+                unsafe {
+                    self.real.PMPI_Mrecv(
+                        buf.as_mut_ptr() as *mut c_void,
+                        count,
+                        h(real::REAL_MPI_BYTE),
+                        &mut msg,
+                        real::REAL_MPI_STATUS_IGNORE as *mut RealStatus,
+                    )
+                },
+                "MPI_Mrecv",
+            )?;
+            let hdr = Header::from_bytes(&buf).ok_or("a control message shorter than its header arrived")?;
+            let (dst_sub, src_sub) = wire::split_ctrl_tag(st.MPI_TAG);
+            if hdr.kind == wire::KIND_ACK {
+                out.push(Event::Ack { token: hdr.token });
+            } else {
+                out.push(Event::Msg {
+                    dst_sub,
+                    src_proc: st.MPI_SOURCE as usize,
+                    src_sub,
+                    hdr,
+                    payload: Payload { buf, off: HDR_LEN },
+                });
+            }
+        }
+        if !self.pending.is_empty() {
+            self.reqs.clear();
+            self.reqs.extend(self.pending.iter().map(|p| p.req));
+            let mut outcount: c_int = 0;
+            let mut idx = vec![0 as c_int; self.reqs.len()];
+            // SAFETY: `reqs` and `idx` have incount entries; statuses are ignored.
+            check(
+                unsafe {
+                    self.real.PMPI_Testsome(
+                        self.reqs.len() as c_int,
+                        self.reqs.as_mut_ptr(),
+                        &mut outcount,
+                        idx.as_mut_ptr(),
+                        real::REAL_MPI_STATUSES_IGNORE as *mut RealStatus,
+                    )
+                },
+                "MPI_Testsome",
+            )?;
+            if outcount > 0 && outcount != real::REAL_MPI_UNDEFINED as c_int {
+                any = true;
+                let mut done: Vec<usize> = idx[..outcount as usize].iter().map(|&i| i as usize).collect();
+                done.sort_unstable_by(|a, b| b.cmp(a));
+                for i in done {
+                    let p = self.pending.swap_remove(i);
+                    match p.action {
+                        Action::Free => {}
+                        Action::Sent(token) => out.push(Event::SendDone { token }),
+                        Action::Received(token) => out.push(Event::RecvDone { token, temp: p.buf }),
+                    }
+                }
+            }
+        }
+        Ok(any)
+    }
+
+    pub fn wtime(&self) -> f64 {
+        // SAFETY: no arguments.
+        unsafe { self.real.PMPI_Wtime() }
+    }
+
+    pub fn abort(&self, code: i32) -> ! {
+        // SAFETY: aborting the real world ends every process of the job.
+        unsafe { self.real.PMPI_Abort(h(real::REAL_MPI_COMM_WORLD), code) };
+        std::process::exit(code.max(1))
+    }
+
+    /// Completes every outstanding send, then finalizes the real MPI.
+    pub fn finalize(&mut self) -> Result<(), String> {
+        let mut ev = Vec::new();
+        while self.has_pending() {
+            self.poll(&mut ev)?;
+            ev.clear();
+        }
+        // SAFETY: both communicators were created by us and are no longer used.
+        unsafe {
+            self.real.PMPI_Comm_free(&mut self.ctrl);
+            self.real.PMPI_Comm_free(&mut self.data);
+            check(self.real.PMPI_Finalize(), "MPI_Finalize")
+        }
+    }
+}

@@ -1,0 +1,6 @@
+//! The real MPI underneath: loading it, the wire format, and the progress engine.
+pub mod engine;
+pub mod real;
+pub mod wire;
+
+pub use engine::{Event, Payload, Transport};
