@@ -46,11 +46,12 @@ pub fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
 pub fn who() -> String {
     let sub = sched::current();
     let v = crate::core::runtime::config().v;
-    match state::with(|s| s.myproc) {
-        Ok(p) if sub != usize::MAX => format!("virtual rank {}", p * v + sub),
-        Ok(p) => format!("process {p}"),
-        Err(_) if sub != usize::MAX => format!("subrank {sub} (before MPI_Init)"),
-        Err(_) => "toucan".into(),
+    let base = crate::sched::guard::rank_base();
+    match state::try_with(|s| s.myproc).map(|p| p * v).or(base) {
+        Some(b) if sub != usize::MAX => format!("virtual rank {}", b + sub),
+        Some(b) => format!("process {}", b / v.max(1)),
+        None if sub != usize::MAX => format!("subrank {sub} (before MPI_Init)"),
+        None => "toucan".into(),
     }
 }
 

@@ -4,7 +4,6 @@
 use super::basic::BasicType;
 use super::error::{err, MpiResult};
 use crate::abi::consts as c;
-use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 #[derive(Debug)]
@@ -98,23 +97,27 @@ fn pair_blocks(b: BasicType) -> Vec<(isize, usize)> {
     }
 }
 
-fn table() -> &'static HashMap<usize, DtRef> {
-    static T: OnceLock<HashMap<usize, DtRef>> = OnceLock::new();
+/// Predefined datatypes indexed by handle - PREDEF_BASE (handles 0x200..0x300).
+fn table() -> &'static [Option<DtRef>] {
+    static T: OnceLock<Vec<Option<DtRef>>> = OnceLock::new();
     T.get_or_init(|| {
-        (c::MPI_DATATYPE_NULL + 1..0x300)
-            .filter_map(|h| BasicType::from_handle(h).map(|b| (h, Arc::new(Datatype::predefined(b)))))
+        (PREDEF_BASE..PREDEF_END)
+            .map(|h| BasicType::from_handle(h).map(|b| Arc::new(Datatype::predefined(b))))
             .collect()
     })
 }
+
+const PREDEF_BASE: usize = c::MPI_DATATYPE_NULL;
+const PREDEF_END: usize = PREDEF_BASE + 0x100;
 
 /// The datatype a handle names.
 pub fn lookup(h: usize) -> MpiResult<DtRef> {
     if h == c::MPI_DATATYPE_NULL {
         return err(c::MPI_ERR_TYPE, "MPI_DATATYPE_NULL is not a valid datatype");
     }
-    match table().get(&h) {
-        Some(d) => Ok(d.clone()),
-        None => err(c::MPI_ERR_TYPE, format!("invalid datatype handle {h:#x}")),
+    match h.checked_sub(PREDEF_BASE).and_then(|i| table().get(i)) {
+        Some(Some(d)) => Ok(d.clone()),
+        _ => err(c::MPI_ERR_TYPE, format!("invalid datatype handle {h:#x}")),
     }
 }
 

@@ -8,9 +8,10 @@ use super::matching::{Posted, Unexp};
 use super::request::{ReqId, Request, Slab, Status};
 use crate::abi::consts as c;
 use crate::sched;
+use crate::sched::lock::Lock;
 use crate::transport::{Event, Transport};
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Launch-time settings (from the environment).
 #[derive(Clone, Copy, Debug)]
@@ -55,33 +56,40 @@ pub struct State {
 
 // SAFETY: the raw pointers State holds (receive targets, persistent arguments, a sibling's
 // send buffer) point into user buffers that MPI obliges the owning rank to keep valid until
-// the operation completes; State is only ever touched under the STATE mutex.
+// the operation completes; State is only ever touched under the STATE lock.
 unsafe impl Send for State {}
 
-static STATE: Mutex<Option<State>> = Mutex::new(None);
+static STATE: Lock<Option<State>> = Lock::new(None);
 
 /// Runs `f` on the process state. Never call `sched::park` inside `f`.
 pub fn with<R>(f: impl FnOnce(&mut State) -> R) -> MpiResult<R> {
-    let mut g = STATE.lock().unwrap_or_else(|e| e.into_inner());
+    let mut g = STATE.lock();
     match g.as_mut() {
         Some(s) => Ok(f(s)),
         None => err(c::MPI_ERR_OTHER, "MPI is not initialized"),
     }
 }
 
+/// Like `with`, but gives up (None) when the lock is held: for fatal-error paths that may
+/// run inside a locked section.
+pub fn try_with<R>(f: impl FnOnce(&mut State) -> R) -> Option<R> {
+    let mut g = STATE.try_lock()?;
+    g.as_mut().map(f)
+}
+
 /// Whether the real MPI has been initialised in this process.
 pub fn exists() -> bool {
-    STATE.lock().map(|g| g.is_some()).unwrap_or(true)
+    STATE.lock().is_some()
 }
 
 /// Installs the state once the real MPI is up.
 pub fn install(s: State) {
-    *STATE.lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
+    *STATE.lock() = Some(s);
 }
 
 /// Takes the state out (at process finalize).
 pub fn take() -> Option<State> {
-    STATE.lock().unwrap_or_else(|e| e.into_inner()).take()
+    STATE.lock().take()
 }
 
 impl State {
@@ -149,7 +157,10 @@ impl State {
         if freed && r.persist.is_none() {
             self.reqs.remove(id);
         }
-        sched::wake(owner);
+        // The running subrank needs no wake-up (it checks its requests before parking).
+        if owner != sched::current() {
+            sched::wake(owner);
+        }
     }
 
     /// One awaited event of request `id` happened.

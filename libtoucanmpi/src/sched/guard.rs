@@ -26,6 +26,11 @@ pub fn set_rank_base(base: usize) {
     RANK_BASE.store(base, Ordering::SeqCst);
 }
 
+/// World rank of subrank 0, once known.
+pub fn rank_base() -> Option<usize> {
+    Some(RANK_BASE.load(Ordering::Relaxed)).filter(|&b| b != usize::MAX)
+}
+
 fn write_str(s: &[u8]) {
     // SAFETY: write(2) on stderr with a valid buffer; async-signal-safe.
     unsafe { libc::write(2, s.as_ptr() as *const libc::c_void, s.len()) };

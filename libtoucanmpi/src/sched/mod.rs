@@ -1,8 +1,9 @@
 //! Subranks as coroutines, the worker that runs them, and park/wake. Knows nothing of MPI.
 pub mod coroutine;
 pub mod guard;
+pub mod lock;
 pub mod park;
 pub mod worker;
 
-pub use park::wake;
+pub use park::{others_ready, wake};
 pub use worker::{current, park, yield_now};

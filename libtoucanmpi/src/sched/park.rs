@@ -2,8 +2,8 @@
 //! subranks (the progress engine's completions). Thread-safe so that several workers can
 //! share it later (SMP mode); today one worker per process uses it.
 
+use super::lock::Lock;
 use std::collections::VecDeque;
-use std::sync::Mutex;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
@@ -22,21 +22,26 @@ pub struct Board {
     pub live: usize,
 }
 
-static BOARD: Mutex<Option<Board>> = Mutex::new(None);
+static BOARD: Lock<Option<Board>> = Lock::new(None);
 
 pub fn with_board<R>(f: impl FnOnce(&mut Board) -> R) -> R {
-    let mut g = BOARD.lock().unwrap_or_else(|e| e.into_inner());
+    let mut g = BOARD.lock();
     f(g.as_mut().expect("scheduler not started"))
 }
 
 pub fn reset(n: usize) {
-    let mut g = BOARD.lock().unwrap_or_else(|e| e.into_inner());
+    let mut g = BOARD.lock();
     *g = Some(Board {
         states: vec![State::Ready; n],
         tokens: vec![false; n],
         ready: (0..n).collect(),
         live: n,
     });
+}
+
+/// Whether some subrank is waiting in the ready queue.
+pub fn others_ready() -> bool {
+    with_board(|b| !b.ready.is_empty())
 }
 
 /// Makes subrank `id` runnable (or leaves a token if it is not parked yet).

@@ -6,6 +6,9 @@ use super::park::{self, State};
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
+/// Rounds of subranks run between two polls of the progress engine while some are ready.
+const POLL_EVERY: u32 = 4;
+
 thread_local! {
     static CURRENT: Cell<usize> = const { Cell::new(usize::MAX) };
 }
@@ -30,9 +33,22 @@ pub fn run(mut subs: Vec<Subrank>, hooks: &mut dyn Hooks) -> Vec<i32> {
     let mut codes = vec![0; n];
     let mut idle_since: Option<Instant> = None;
     let mut spins = 0u32;
+    let mut batches_since_poll = 0u32;
+    let mut batch: Vec<usize> = Vec::with_capacity(n);
     loop {
-        let progressed = hooks.poll();
-        let batch: Vec<usize> = park::with_board(|b| b.ready.drain(..).collect());
+        // Poll when nobody can run, and every few rounds while subranks keep running (so
+        // arrivals are noticed while they compute); not before every round: a switch between
+        // siblings should not pay a call into the real MPI.
+        let idle = park::with_board(|b| b.ready.is_empty());
+        let progressed = if idle || batches_since_poll >= POLL_EVERY {
+            batches_since_poll = 0;
+            hooks.poll()
+        } else {
+            batches_since_poll += 1;
+            false
+        };
+        batch.clear();
+        park::with_board(|b| batch.extend(b.ready.drain(..)));
         if batch.is_empty() {
             if park::with_board(|b| b.live) == 0 {
                 break;
@@ -60,7 +76,7 @@ pub fn run(mut subs: Vec<Subrank>, hooks: &mut dyn Hooks) -> Vec<i32> {
         }
         spins = 0;
         idle_since = None;
-        for id in batch {
+        for &id in &batch {
             CURRENT.with(|c| c.set(id));
             let r = subs[id].resume();
             CURRENT.with(|c| c.set(usize::MAX));
