@@ -61,12 +61,12 @@ mpi_fn!(
     {
         let (sub, cm) = comm(comm_h)?;
         let (n, d) = typed(sbuf, count, dt)?;
-        let o = hd::op(op)?;
+        let o = crate::core::reduce::Reducer::new(op, &d, dt)?;
         hd::root(&cm, root)?;
         if in_place(sbuf) && cm.rank != root {
             return err(c::MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root");
         }
-        coll(sub, &cm, comm_h).reduce(sbuf as *const u8, rbuf as *mut u8, n, &d, o, root)
+        coll(sub, &cm, comm_h).reduce(sbuf as *const u8, rbuf as *mut u8, n, &d, &o, root)
     }
 );
 
@@ -77,8 +77,8 @@ mpi_fn!(
     {
         let (sub, cm) = comm(comm_h)?;
         let (n, d) = typed(rbuf, count, dt)?;
-        let o = hd::op(op)?;
-        coll(sub, &cm, comm_h).allreduce(sbuf as *const u8, rbuf as *mut u8, n, &d, o)
+        let o = crate::core::reduce::Reducer::new(op, &d, dt)?;
+        coll(sub, &cm, comm_h).allreduce(sbuf as *const u8, rbuf as *mut u8, n, &d, &o)
     }
 );
 
@@ -308,9 +308,9 @@ mpi_fn!(
     {
         let (sub, cm) = comm(comm_h)?;
         let (n, d) = typed(rbuf, rcount, dt)?;
-        let o = hd::op(op)?;
+        let o = crate::core::reduce::Reducer::new(op, &d, dt)?;
         let counts = vec![n; cm.size() as usize];
-        coll(sub, &cm, comm_h).reduce_scatter(sbuf as *const u8, rbuf as *mut u8, &counts, &d, o)
+        coll(sub, &cm, comm_h).reduce_scatter(sbuf as *const u8, rbuf as *mut u8, &counts, &d, &o)
     }
 );
 
@@ -321,12 +321,12 @@ mpi_fn!(
     {
         let (sub, cm) = comm(comm_h)?;
         let d = hd::dtype(dt)?;
-        let o = hd::op(op)?;
+        let o = crate::core::reduce::Reducer::new(op, &d, dt)?;
         let counts: Vec<usize> = hd::ints(rcounts, cm.size() as usize)?
             .iter()
             .map(|&k| hd::count(k as i64))
             .collect::<MpiResult<_>>()?;
-        coll(sub, &cm, comm_h).reduce_scatter(sbuf as *const u8, rbuf as *mut u8, &counts, &d, o)
+        coll(sub, &cm, comm_h).reduce_scatter(sbuf as *const u8, rbuf as *mut u8, &counts, &d, &o)
     }
 );
 
@@ -337,8 +337,8 @@ mpi_fn!(
     {
         let (sub, cm) = comm(comm_h)?;
         let (n, d) = typed(rbuf, count, dt)?;
-        let o = hd::op(op)?;
-        coll(sub, &cm, comm_h).scan(sbuf as *const u8, rbuf as *mut u8, n, &d, o, false)
+        let o = crate::core::reduce::Reducer::new(op, &d, dt)?;
+        coll(sub, &cm, comm_h).scan(sbuf as *const u8, rbuf as *mut u8, n, &d, &o, false)
     }
 );
 
@@ -349,7 +349,65 @@ mpi_fn!(
     {
         let (sub, cm) = comm(comm_h)?;
         let (n, d) = typed(rbuf, count, dt)?;
-        let o = hd::op(op)?;
-        coll(sub, &cm, comm_h).scan(sbuf as *const u8, rbuf as *mut u8, n, &d, o, true)
+        let o = crate::core::reduce::Reducer::new(op, &d, dt)?;
+        coll(sub, &cm, comm_h).scan(sbuf as *const u8, rbuf as *mut u8, n, &d, &o, true)
+    }
+);
+
+mpi_fn!(
+    MPI_Op_create,
+    PMPI_Op_create,
+    |f: Option<crate::core::reduce::UserFn>, commute: c_int, op: *mut usize| errcomm = c::MPI_COMM_WORLD,
+    {
+        let Some(f) = f else {
+            return err(c::MPI_ERR_ARG, "null user function");
+        };
+        if op.is_null() {
+            return err(c::MPI_ERR_ARG, "null op pointer");
+        }
+        *op = crate::core::reduce::create(f, commute != 0);
+        Ok(())
+    }
+);
+
+mpi_fn!(MPI_Op_free, PMPI_Op_free, |op: *mut usize| errcomm = c::MPI_COMM_WORLD, {
+    if op.is_null() {
+        return err(c::MPI_ERR_ARG, "null op pointer");
+    }
+    if !crate::core::reduce::free(*op) {
+        return err(
+            c::MPI_ERR_OP,
+            format!("cannot free operation {:#x} (predefined, or not an operation)", *op),
+        );
+    }
+    *op = c::MPI_OP_NULL;
+    Ok(())
+});
+
+mpi_fn!(
+    MPI_Op_commutative,
+    PMPI_Op_commutative,
+    |op: usize, flag: *mut c_int| errcomm = c::MPI_COMM_WORLD,
+    {
+        let Some(k) = crate::core::reduce::commutative(op) else {
+            return err(c::MPI_ERR_OP, format!("invalid operation {op:#x}"));
+        };
+        *flag = k as c_int;
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Reduce_local,
+    PMPI_Reduce_local,
+    |inbuf: *const c_void, inout: *mut c_void, count: c_int, dt: usize, op: usize| errcomm = c::MPI_COMM_WORLD,
+    {
+        let (n, d) = typed(inbuf, count, dt)?;
+        let red = crate::core::reduce::Reducer::new(op, &d, dt)?;
+        let a = red.load(inbuf as *const u8, n, &d);
+        let mut b = red.load(inout as *const u8, n, &d);
+        red.apply(&a, &mut b, n, &d);
+        red.store(&b, inout as *mut u8, n, &d);
+        Ok(())
     }
 );

@@ -2,10 +2,12 @@
 
 use super::consts as c;
 use super::env::put_string;
+use super::group::group;
 use super::handles::{self as hd, comm, comm_handle, comm_in, group_index, me};
 use crate::core::coll::{Buf, Coll};
-use crate::core::comm::{derive_ctx, CommRef, Group, GROUP_HANDLE_BASE};
+use crate::core::comm::{derive_ctx, CommRef, Group};
 use crate::core::datatype;
+use crate::core::errh;
 use crate::core::error::{class_text, err, is_valid_class, MpiError, MpiResult};
 use crate::core::state;
 use std::os::raw::{c_char, c_int, c_void};
@@ -40,7 +42,7 @@ fn add_comm(sub: usize, cm: CommRef) -> MpiResult<usize> {
 }
 
 /// Takes the next creation sequence number of the parent handle (members agree on it).
-fn next_seq(sub: usize, h: usize) -> MpiResult<u64> {
+pub fn next_seq(sub: usize, h: usize) -> MpiResult<u64> {
     state::with(|s| -> MpiResult<u64> {
         let i = hd::comm_index(h).ok_or_else(|| MpiError::new(c::MPI_ERR_COMM, "invalid communicator"))?;
         let cr = s.locals[sub].comms[i]
@@ -63,7 +65,9 @@ mpi_fn!(
         let seq = next_seq(sub, comm_h)?;
         let mut n = CommRef::new(derive_ctx(cm.ctx, seq, -1), cm.group.clone(), cm.rank, "");
         n.errhandler = cm.errhandler;
-        *newcomm = add_comm(sub, n)?;
+        let h = add_comm(sub, n)?;
+        super::attr::copy_all(sub, comm_h, h)?;
+        *newcomm = h;
         Ok(())
     }
 );
@@ -121,8 +125,9 @@ mpi_fn!(MPI_Comm_free, PMPI_Comm_free, |p: *mut usize| errcomm = c::MPI_COMM_WOR
     if h == c::MPI_COMM_WORLD || h == c::MPI_COMM_SELF {
         return err(c::MPI_ERR_COMM, "predefined communicators cannot be freed");
     }
+    state::with(|s| comm_in(s, sub, h).map(|_| ()))??;
+    super::attr::delete_all(sub, h)?;
     state::with(|s| -> MpiResult<()> {
-        comm_in(s, sub, h)?;
         let i = hd::comm_index(h).expect("checked by comm_in");
         s.locals[sub].comms[i] = None;
         Ok(())
@@ -190,30 +195,9 @@ mpi_fn!(
 
 // ---- groups ----
 
-fn add_group(sub: usize, g: Arc<Group>) -> MpiResult<usize> {
-    state::with(|s| {
-        let t = &mut s.locals[sub].groups;
-        t.push(Some(g));
-        GROUP_HANDLE_BASE + t.len() - 1
-    })
-}
-
-fn group(h: usize) -> MpiResult<(usize, Arc<Group>)> {
-    let sub = me()?;
-    if h == c::MPI_GROUP_EMPTY {
-        return Ok((sub, Arc::new(Group { ranks: vec![] })));
-    }
-    if h == c::MPI_GROUP_NULL {
-        return err(c::MPI_ERR_GROUP, "MPI_GROUP_NULL is not a valid group");
-    }
-    let g = state::with(|s| group_index(h).and_then(|i| s.locals[sub].groups.get(i).cloned().flatten()))?;
-    g.map(|g| (sub, g))
-        .ok_or_else(|| MpiError::new(c::MPI_ERR_GROUP, format!("invalid group handle {h:#x}")))
-}
-
 mpi_fn!(MPI_Comm_group, PMPI_Comm_group, |comm_h: usize, g: *mut usize| errcomm = comm_h, {
     let (sub, cm) = comm(comm_h)?;
-    *g = add_group(sub, cm.group.clone())?;
+    *g = super::group::add_group(sub, cm.group.ranks.clone())?;
     Ok(())
 });
 
@@ -290,42 +274,48 @@ static APPNUM_VAL: AtomicI32 = AtomicI32::new(0);
 static UNIVERSE_VAL: AtomicI32 = AtomicI32::new(0);
 static LASTCODE_VAL: AtomicI32 = AtomicI32::new(c::MPI_ERR_LASTCODE);
 
+/// MPI_Comm_get_attr: predefined keys, then the user's.
+pub unsafe fn get_attr(comm_h: usize, key: c_int, val: *mut c_void, flag: *mut c_int) -> MpiResult<()> {
+    let (sub, _) = comm(comm_h)?;
+    if val.is_null() || flag.is_null() {
+        return err(c::MPI_ERR_ARG, "null argument");
+    }
+    let world = state::with(|s| s.world_size())? as i32;
+    UNIVERSE_VAL.store(world, Ordering::Relaxed);
+    let p: Option<&AtomicI32> = match key {
+        c::MPI_TAG_UB => Some(&TAG_UB_VAL),
+        c::MPI_HOST => Some(&HOST_VAL),
+        c::MPI_IO => Some(&IO_VAL),
+        c::MPI_WTIME_IS_GLOBAL => Some(&WTIME_GLOBAL_VAL),
+        c::MPI_APPNUM => Some(&APPNUM_VAL),
+        c::MPI_UNIVERSE_SIZE => Some(&UNIVERSE_VAL),
+        c::MPI_LASTUSEDCODE => Some(&LASTCODE_VAL),
+        _ => None,
+    };
+    if let Some(p) = p {
+        *flag = 1;
+        // C sees the attribute as `int *`; AtomicI32 has the layout of an int.
+        *(val as *mut *const AtomicI32) = p as *const AtomicI32;
+        return Ok(());
+    }
+    match super::attr::get_user(sub, comm_h, key)? {
+        Some(v) => {
+            *flag = 1;
+            *(val as *mut usize) = v;
+        }
+        None => *flag = 0,
+    }
+    Ok(())
+}
+
 mpi_fn!(
     MPI_Comm_get_attr,
     PMPI_Comm_get_attr,
     |comm_h: usize, key: c_int, val: *mut c_void, flag: *mut c_int| errcomm = comm_h,
-    {
-        let (sub, _) = comm(comm_h)?;
-        if val.is_null() || flag.is_null() {
-            return err(c::MPI_ERR_ARG, "null argument");
-        }
-        let world = state::with(|s| s.world_size())? as i32;
-        UNIVERSE_VAL.store(world, Ordering::Relaxed);
-        let _ = sub;
-        let p: Option<&AtomicI32> = match key {
-            c::MPI_TAG_UB => Some(&TAG_UB_VAL),
-            c::MPI_HOST => Some(&HOST_VAL),
-            c::MPI_IO => Some(&IO_VAL),
-            c::MPI_WTIME_IS_GLOBAL => Some(&WTIME_GLOBAL_VAL),
-            c::MPI_APPNUM => Some(&APPNUM_VAL),
-            c::MPI_UNIVERSE_SIZE => Some(&UNIVERSE_VAL),
-            c::MPI_LASTUSEDCODE => Some(&LASTCODE_VAL),
-            _ => return err(c::MPI_ERR_KEYVAL, format!("invalid attribute key {key}")),
-        };
-        *flag = p.is_some() as c_int;
-        if let Some(p) = p {
-            // C sees the attribute as `int *`; AtomicI32 has the layout of an int.
-            *(val as *mut *const AtomicI32) = p as *const AtomicI32;
-        }
-        Ok(())
-    }
+    { get_attr(comm_h, key, val, flag) }
 );
 
 // ---- error handlers and error codes ----
-
-fn valid_errhandler(h: usize) -> bool {
-    h == c::MPI_ERRORS_ARE_FATAL || h == c::MPI_ERRORS_RETURN || h == c::MPI_ERRORS_ABORT
-}
 
 mpi_fn!(
     MPI_Comm_set_errhandler,
@@ -333,7 +323,7 @@ mpi_fn!(
     |comm_h: usize, eh: usize| errcomm = comm_h,
     {
         let (sub, _) = comm(comm_h)?;
-        if !valid_errhandler(eh) {
+        if !errh::is_valid(eh) {
             return err(c::MPI_ERR_ARG, format!("invalid error handler {eh:#x}"));
         }
         state::with(|s| {
@@ -360,27 +350,73 @@ mpi_fn!(
 );
 
 mpi_fn!(
+    MPI_Comm_create_errhandler,
+    PMPI_Comm_create_errhandler,
+    |f: Option<errh::ErrFn>, eh: *mut usize| errcomm = c::MPI_COMM_WORLD,
+    {
+        let Some(f) = f else {
+            return err(c::MPI_ERR_ARG, "null error handler function");
+        };
+        if eh.is_null() {
+            return err(c::MPI_ERR_ARG, "null errhandler pointer");
+        }
+        *eh = errh::create(f);
+        Ok(())
+    }
+);
+
+mpi_fn!(
     MPI_Errhandler_free,
     PMPI_Errhandler_free,
     |eh: *mut usize| errcomm = c::MPI_COMM_WORLD,
     {
-        if eh.is_null() || !valid_errhandler(*eh) {
+        if eh.is_null() || !errh::is_valid(*eh) {
             return err(c::MPI_ERR_ARG, "invalid error handler");
         }
+        // Handlers stay usable by communicators that still hold them, as MPI requires.
         *eh = c::MPI_ERRHANDLER_NULL;
         Ok(())
     }
 );
 
 mpi_fn!(
+    MPI_Comm_call_errhandler,
+    PMPI_Comm_call_errhandler,
+    |comm_h: usize, code: c_int| errcomm = comm_h,
+    {
+        let (_, cm) = comm(comm_h)?;
+        crate::abi::export::apply_handler(
+            cm.errhandler,
+            comm_h,
+            "MPI_Comm_call_errhandler",
+            code,
+            &format!("error code {code} raised by the application"),
+        );
+        Ok(())
+    }
+);
+
+/// The class of an error code: predefined classes are their own codes; added codes map to
+/// the class they were added to.
+fn class_of(sub: usize, code: c_int) -> Option<c_int> {
+    if is_valid_class(code) {
+        return Some(code);
+    }
+    state::with(|s| s.locals[sub].errors.iter().find(|e| e.0 == code).map(|e| e.1))
+        .ok()
+        .flatten()
+}
+
+mpi_fn!(
     MPI_Error_class,
     PMPI_Error_class,
     |code: c_int, class: *mut c_int| errcomm = c::MPI_COMM_WORLD,
     {
-        if !is_valid_class(code) {
+        let sub = me()?;
+        let Some(k) = class_of(sub, code) else {
             return err(c::MPI_ERR_ARG, format!("invalid error code {code}"));
-        }
-        *class = code;
+        };
+        *class = k;
         Ok(())
     }
 );
@@ -390,9 +426,81 @@ mpi_fn!(
     PMPI_Error_string,
     |code: c_int, s: *mut c_char, len: *mut c_int| errcomm = c::MPI_COMM_WORLD,
     {
-        if !is_valid_class(code) {
-            return err(c::MPI_ERR_ARG, format!("invalid error code {code}"));
+        let sub = me()?;
+        if is_valid_class(code) {
+            return put_string(class_text(code), s, len, c::MPI_MAX_ERROR_STRING as usize);
         }
-        put_string(class_text(code), s, len, c::MPI_MAX_ERROR_STRING as usize)
+        let text = state::with(|st| st.locals[sub].errors.iter().find(|e| e.0 == code).map(|e| e.2.clone()))?;
+        match text {
+            Some(t) => put_string(&t, s, len, c::MPI_MAX_ERROR_STRING as usize),
+            None => err(c::MPI_ERR_ARG, format!("invalid error code {code}")),
+        }
+    }
+);
+
+/// First code handed out by MPI_Add_error_class/code (above every predefined class).
+const FIRST_USER_CODE: c_int = c::MPI_ERR_LASTCODE + 1;
+
+fn add_code(sub: usize, class: Option<c_int>) -> MpiResult<c_int> {
+    state::with(|s| {
+        let l = &mut s.locals[sub];
+        let code = l.errors.last().map(|e| e.0 + 1).unwrap_or(FIRST_USER_CODE);
+        l.errors.push((code, class.unwrap_or(code), String::new()));
+        LASTCODE_VAL.store(code, Ordering::Relaxed);
+        code
+    })
+}
+
+mpi_fn!(
+    MPI_Add_error_class,
+    PMPI_Add_error_class,
+    |class: *mut c_int| errcomm = c::MPI_COMM_WORLD,
+    {
+        let sub = me()?;
+        *class = add_code(sub, None)?;
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Add_error_code,
+    PMPI_Add_error_code,
+    |class: c_int, code: *mut c_int| errcomm = c::MPI_COMM_WORLD,
+    {
+        let sub = me()?;
+        let user_class = state::with(|s| s.locals[sub].errors.iter().any(|e| e.0 == class && e.1 == class))?;
+        if !is_valid_class(class) && !user_class {
+            return err(c::MPI_ERR_ARG, format!("invalid error class {class}"));
+        }
+        *code = add_code(sub, Some(class))?;
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Add_error_string,
+    PMPI_Add_error_string,
+    |code: c_int, text: *const c_char| errcomm = c::MPI_COMM_WORLD,
+    {
+        let sub = me()?;
+        if text.is_null() {
+            return err(c::MPI_ERR_ARG, "null string");
+        }
+        let t = std::ffi::CStr::from_ptr(text).to_string_lossy().to_string();
+        let ok = state::with(|s| {
+            s.locals[sub]
+                .errors
+                .iter_mut()
+                .find(|e| e.0 == code)
+                .map(|e| e.2 = t.chars().take(c::MPI_MAX_ERROR_STRING as usize - 1).collect())
+                .is_some()
+        })?;
+        if !ok {
+            return err(
+                c::MPI_ERR_ARG,
+                format!("error code {code} was not added with MPI_Add_error_code/class"),
+            );
+        }
+        Ok(())
     }
 );

@@ -85,10 +85,23 @@ pub fn raise(comm: usize, call: &str, e: MpiError) -> c_int {
         });
         h.unwrap_or(c::MPI_ERRORS_ARE_FATAL)
     };
+    apply_handler(handler, comm, call, e.class, &e.msg)
+}
+
+/// Runs error handler `handler` for error `code` on communicator `comm`; returns the code
+/// when the program is to go on.
+pub fn apply_handler(handler: usize, comm: usize, call: &str, code: c_int, msg: &str) -> c_int {
     if handler == c::MPI_ERRORS_RETURN {
-        return e.class;
+        return code;
+    }
+    if let Some(f) = crate::core::errh::user(handler) {
+        let (mut cm, mut cd) = (comm, code);
+        // SAFETY: the application registered `f` as an MPI_Comm_errhandler_function, which
+        // takes pointers to the communicator and the code (and ignores further arguments).
+        unsafe { f(&mut cm, &mut cd) };
+        return code;
     }
     let _ = std::io::stdout().flush();
-    let _ = writeln!(std::io::stderr(), "toucan: {}: {call}: {} ({})", who(), e.msg, class_name(e.class));
-    abort_job(e.class.max(1))
+    let _ = writeln!(std::io::stderr(), "toucan: {}: {call}: {msg} ({})", who(), class_name(code));
+    abort_job(code.clamp(1, 255))
 }

@@ -9,9 +9,11 @@ pub mod consts {
 
 #[macro_use]
 mod export;
+mod attr;
 mod coll;
 mod comm;
 mod env;
+mod group;
 pub mod handles;
 mod p2p;
 #[cfg(not(test))]

@@ -1136,3 +1136,46 @@ mpi_fn!(
         }
     }
 );
+
+mpi_fn!(
+    MPI_Status_set_elements,
+    PMPI_Status_set_elements,
+    |status: *mut MpiStatus, dt: usize, count: c_int| errcomm = c::MPI_COMM_WORLD,
+    { set_elements(status, dt, count as i64) }
+);
+
+mpi_fn!(
+    MPI_Status_set_elements_x,
+    PMPI_Status_set_elements_x,
+    |status: *mut MpiStatus, dt: usize, count: i64| errcomm = c::MPI_COMM_WORLD,
+    { set_elements(status, dt, count) }
+);
+
+/// Records `count` basic elements of `dt` in a status (as bytes, which Get_count/Get_elements
+/// read back).
+unsafe fn set_elements(status: *mut MpiStatus, dt: usize, count: i64) -> MpiResult<()> {
+    if status.is_null() {
+        return err(c::MPI_ERR_ARG, "null status");
+    }
+    let n = hd::count(count)?;
+    let d = crate::core::datatype::lookup(dt)?;
+    let per = (d.size / d.elements.max(1)).max(1);
+    let bytes = (n * per) as u64;
+    let st = &mut *status;
+    st.internal[0] = (bytes & 0xffff_ffff) as i32;
+    st.internal[1] = (bytes >> 32) as i32;
+    Ok(())
+}
+
+mpi_fn!(
+    MPI_Status_set_cancelled,
+    PMPI_Status_set_cancelled,
+    |status: *mut MpiStatus, flag: c_int| errcomm = c::MPI_COMM_WORLD,
+    {
+        if status.is_null() {
+            return err(c::MPI_ERR_ARG, "null status");
+        }
+        (*status).internal[2] = (flag != 0) as i32;
+        Ok(())
+    }
+);

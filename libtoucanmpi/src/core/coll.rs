@@ -6,8 +6,8 @@ use super::blocking::{irecv, isend, wait, wait_all};
 use super::comm::{CommRef, CTX_COLL};
 use super::datatype::DtRef;
 use super::error::{err, MpiResult};
-use super::op::{self, OpKind};
 use super::p2p::SendMode;
+use super::reduce::Reducer;
 use super::request::ReqId;
 use crate::abi::consts as c;
 
@@ -38,9 +38,6 @@ impl Buf {
             count,
             dt: self.dt.clone(),
         }
-    }
-    fn bytes_span(&self) -> usize {
-        self.count * self.dt.extent.max(0) as usize
     }
 }
 
@@ -142,66 +139,69 @@ impl Coll<'_> {
         wait_all(&sends).map(|_| ())
     }
 
-    fn check_op(&self, op: OpKind, dt: &DtRef) -> MpiResult<super::basic::BasicType> {
-        match dt.basic {
-            // REPLACE and NO_OP are for one-sided accumulates, not reductions.
-            Some(b) if op::valid(op, b) && !matches!(op, OpKind::Replace | OpKind::NoOp) => Ok(b),
-            _ => err(c::MPI_ERR_OP, format!("{} is not defined for datatype {}", op.name(), dt.name)),
-        }
-    }
-
-    /// Binomial-tree reduction of `send` (or, with `in_place`, of `recv`) into `recv` at root.
-    /// Operands are combined in rank order, so the result is the same as a left fold.
+    /// Reduction of `send` (or, with MPI_IN_PLACE, of `recv`) into `recv` at root.
+    /// Binomial tree over rank order: every step combines a lower rank range with the next
+    /// higher one, so non-commutative operations see operands in rank order.
     ///
     /// # Safety
     /// Buffers valid for `count` elements (recv only significant at root).
-    pub unsafe fn reduce(&self, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, op: OpKind, root: i32) -> MpiResult<()> {
-        let ty = self.check_op(op, dt)?;
-        let (n, r) = (self.size(), self.rank());
-        let span = count * dt.extent as usize;
-        // Accumulator over a contiguous rank range [r, r + 2^k), combined as rank order wants.
-        let mut acc = vec![0u8; span.max(1)];
+    pub unsafe fn reduce(&self, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer, root: i32) -> MpiResult<()> {
+        let acc = self.reduce_to_zero(send, recv, count, dt, red)?;
+        let r = self.rank();
+        let (n, w) = red.work(count, dt);
+        if root == 0 {
+            if let Some(a) = acc {
+                red.store(&a, recv, count, dt);
+            }
+        } else if r == 0 {
+            let mut a = acc.expect("rank 0 holds the result");
+            self.send(&Buf::new(a.as_mut_ptr(), n, w), root, TAG_REDUCE)?;
+        } else if r == root {
+            let mut a = vec![0u8; red.work_len(count, dt)];
+            self.recv(&Buf::new(a.as_mut_ptr(), n, w), 0, TAG_REDUCE)?;
+            red.store(&a, recv, count, dt);
+        }
+        Ok(())
+    }
+
+    /// The reduction's work buffer at rank 0 (None elsewhere).
+    unsafe fn reduce_to_zero(&self, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer) -> MpiResult<Option<Vec<u8>>> {
+        let (nr, r) = (self.size(), self.rank());
+        let (n, w) = red.work(count, dt);
         let src = if send == c::MPI_IN_PLACE_ADDR as *const u8 {
             recv as *const u8
         } else {
             send
         };
-        if span > 0 {
-            std::ptr::copy_nonoverlapping(src, acc.as_mut_ptr(), span);
-        }
-        let mut tmp = vec![0u8; span.max(1)];
-        // Reduce towards rank 0 over ranks in natural order, then move to root.
+        let mut acc = red.load(src, count, dt);
+        let mut tmp = vec![0u8; red.work_len(count, dt)];
         let mut mask = 1;
-        while mask < n {
+        while mask < nr {
             if r & mask != 0 {
-                self.send(&Buf::new(acc.as_mut_ptr(), count, dt.clone()), r - mask, TAG_REDUCE)?;
-                break;
+                self.send(&Buf::new(acc.as_mut_ptr(), n, w.clone()), r - mask, TAG_REDUCE)?;
+                return Ok(None);
             }
-            if r + mask < n {
-                self.recv(&Buf::new(tmp.as_mut_ptr(), count, dt.clone()), r + mask, TAG_REDUCE)?;
-                // acc covers lower ranks: acc = acc op tmp  (inout = in op inout with in = acc)
-                op::apply(op, ty, acc.as_ptr(), tmp.as_mut_ptr(), count);
+            if r + mask < nr {
+                self.recv(&Buf::new(tmp.as_mut_ptr(), n, w.clone()), r + mask, TAG_REDUCE)?;
+                // acc holds the lower ranks: result = acc op tmp (inout = in op inout).
+                red.apply(&acc, &mut tmp, count, dt);
                 std::mem::swap(&mut acc, &mut tmp);
             }
             mask <<= 1;
         }
-        if root == 0 {
-            if r == 0 && span > 0 {
-                std::ptr::copy_nonoverlapping(acc.as_ptr(), recv, span);
-            }
-        } else if r == 0 {
-            self.send(&Buf::new(acc.as_mut_ptr(), count, dt.clone()), root, TAG_REDUCE)?;
-        } else if r == root {
-            self.recv(&Buf::new(recv, count, dt.clone()), 0, TAG_REDUCE)?;
-        }
-        Ok(())
+        Ok(Some(acc))
     }
 
     /// # Safety
     /// Buffers valid for `count` elements.
-    pub unsafe fn allreduce(&self, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, op: OpKind) -> MpiResult<()> {
-        self.reduce(send, recv, count, dt, op, 0)?;
-        self.bcast(&Buf::new(recv, count, dt.clone()), 0)
+    pub unsafe fn allreduce(&self, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer) -> MpiResult<()> {
+        let (n, w) = red.work(count, dt);
+        let mut acc = self
+            .reduce_to_zero(send, recv, count, dt, red)?
+            .unwrap_or_else(|| vec![0u8; red.work_len(count, dt)]);
+        self.bcast(&Buf::new(acc.as_mut_ptr(), n, w), 0)?;
+        red.store(&acc, recv, count, dt);
+        Ok(())
     }
 
     /// Gatherv: `parts[i]` is where rank i's data goes at root. `send` None = in place.
@@ -300,34 +300,31 @@ impl Coll<'_> {
     ///
     /// # Safety
     /// Buffers valid for `count` elements.
-    pub unsafe fn scan(&self, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, op: OpKind, exclusive: bool) -> MpiResult<()> {
-        let ty = self.check_op(op, dt)?;
-        let (n, r) = (self.size(), self.rank());
-        let span = count * dt.extent as usize;
+    pub unsafe fn scan(&self, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer, exclusive: bool) -> MpiResult<()> {
+        let (nr, r) = (self.size(), self.rank());
+        let (n, w) = red.work(count, dt);
         let src = if send == c::MPI_IN_PLACE_ADDR as *const u8 {
             recv as *const u8
         } else {
             send
         };
-        let mut mine = vec![0u8; span.max(1)];
-        if span > 0 {
-            std::ptr::copy_nonoverlapping(src, mine.as_mut_ptr(), span);
-        }
-        let mut prefix = vec![0u8; span.max(1)];
+        let mine = red.load(src, count, dt);
+        let mut prefix = vec![0u8; red.work_len(count, dt)];
         if r > 0 {
-            self.recv(&Buf::new(prefix.as_mut_ptr(), count, dt.clone()), r - 1, TAG_SCAN)?;
+            self.recv(&Buf::new(prefix.as_mut_ptr(), n, w.clone()), r - 1, TAG_SCAN)?;
         }
         // Inclusive prefix through r: prefix(r-1) op mine.
-        let mut incl = mine.clone();
+        let mut incl = mine;
         if r > 0 {
-            op::apply(op, ty, prefix.as_ptr(), incl.as_mut_ptr(), count);
+            red.apply(&prefix, &mut incl, count, dt);
         }
-        if r + 1 < n {
-            self.send(&Buf::new(incl.as_mut_ptr(), count, dt.clone()), r + 1, TAG_SCAN)?;
+        if r + 1 < nr {
+            self.send(&Buf::new(incl.as_mut_ptr(), n, w), r + 1, TAG_SCAN)?;
         }
-        let out = if exclusive { &prefix } else { &incl };
-        if span > 0 && (!exclusive || r > 0) {
-            std::ptr::copy_nonoverlapping(out.as_ptr(), recv, span);
+        if !exclusive {
+            red.store(&incl, recv, count, dt);
+        } else if r > 0 {
+            red.store(&prefix, recv, count, dt);
         }
         Ok(())
     }
@@ -336,14 +333,14 @@ impl Coll<'_> {
     ///
     /// # Safety
     /// Buffers valid for the counts.
-    pub unsafe fn reduce_scatter(&self, send: *const u8, recv: *mut u8, counts: &[usize], dt: &DtRef, op: OpKind) -> MpiResult<()> {
+    pub unsafe fn reduce_scatter(&self, send: *const u8, recv: *mut u8, counts: &[usize], dt: &DtRef, red: &Reducer) -> MpiResult<()> {
         let total: usize = counts.iter().sum();
         let r = self.rank() as usize;
-        let ext = dt.extent as usize;
+        let ext = dt.extent.max(0) as usize;
         let mut full = vec![0u8; (total * ext).max(1)];
         let in_place = send == c::MPI_IN_PLACE_ADDR as *const u8;
         let src = if in_place { recv as *const u8 } else { send };
-        self.reduce(src, full.as_mut_ptr(), total, dt, op, 0)?;
+        self.reduce(src, full.as_mut_ptr(), total, dt, red, 0)?;
         let mut parts = Vec::with_capacity(counts.len());
         let mut off = 0;
         for &k in counts {
@@ -352,10 +349,5 @@ impl Coll<'_> {
         }
         let mine = Buf::new(recv, counts[r], dt.clone());
         self.scatterv(&parts, Some(&mine), 0)
-    }
-
-    #[allow(dead_code)]
-    fn span(b: &Buf) -> usize {
-        b.bytes_span()
     }
 }

@@ -61,7 +61,7 @@ pub unsafe fn init(sub: usize, argc: *mut c_int, argv: *mut *mut *mut i8) -> Mpi
         let realmpi = real::load().map_err(|e| super::error::MpiError::new(c::MPI_ERR_OTHER, e))?;
         let version = real::library_version(&realmpi);
         let _ = ABORT.set((realmpi.PMPI_Abort, real::h(real::REAL_MPI_COMM_WORLD)));
-        let tp = Transport::init(realmpi, argc, argv).map_err(|e| super::error::MpiError::new(c::MPI_ERR_OTHER, e))?;
+        let tp = Transport::init(realmpi, argc, argv, config().eager_max).map_err(|e| super::error::MpiError::new(c::MPI_ERR_OTHER, e))?;
         let cfg = config();
         if tp.nproc * cfg.v > i32::MAX as usize / 2 {
             return err(c::MPI_ERR_OTHER, "world too large");

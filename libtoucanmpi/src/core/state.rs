@@ -41,6 +41,24 @@ pub struct Local {
     /// Attached buffer for buffered sends (address, size) and bytes in use.
     pub bsend: Option<(usize, usize)>,
     pub bsend_used: usize,
+    /// MPI_Comm_create_group calls so far per (parent context, group hash, tag).
+    pub group_creations: HashMap<(u64, u64, i32), u64>,
+    /// Error codes added by MPI_Add_error_class/code: (code, class, string).
+    pub errors: Vec<(i32, i32, String)>,
+    /// Communicator keyvals (MPI_Comm_create_keyval), index = keyval - KEYVAL_BASE.
+    pub keyvals: Vec<Keyval>,
+    /// Attributes set on communicators: comm table index -> (keyval, value).
+    pub attrs: HashMap<usize, Vec<(i32, usize)>>,
+}
+
+/// A communicator attribute key: its callbacks (C function pointers, or the predefined
+/// 0 = NULL_COPY/NULL_DELETE and 1 = DUP) and extra state.
+#[derive(Clone, Copy, Debug)]
+pub struct Keyval {
+    pub copy: usize,
+    pub delete: usize,
+    pub extra: usize,
+    pub freed: bool,
 }
 
 pub struct State {
@@ -117,6 +135,10 @@ impl State {
                     finalized: false,
                     bsend: None,
                     bsend_used: 0,
+                    group_creations: HashMap::new(),
+                    errors: Vec::new(),
+                    keyvals: Vec::new(),
+                    attrs: HashMap::new(),
                 }
             })
             .collect();

@@ -73,7 +73,20 @@ pub struct Transport {
     next_msgid: Vec<u32>,
     msgid_limit: u32,
     pub tag_ub: i64,
+    /// Pre-posted wildcard receives for control messages, completed in posting order.
+    ring: Vec<Slot>,
+    head: usize,
+    slot_len: usize,
 }
+
+/// One pre-posted control receive.
+struct Slot {
+    req: RRequest,
+    buf: Vec<u8>,
+}
+
+/// Control receives kept posted (each HDR_LEN + eager_max bytes).
+const RING: usize = 32;
 
 fn check(rc: c_int, what: &str) -> Result<(), String> {
     if rc == real::REAL_MPI_SUCCESS as c_int {
@@ -88,7 +101,7 @@ impl Transport {
     ///
     /// # Safety
     /// `argc`/`argv` must be null or the program's argument count and vector.
-    pub unsafe fn init(real: RealMpi, argc: *mut c_int, argv: *mut *mut *mut i8) -> Result<Transport, String> {
+    pub unsafe fn init(real: RealMpi, argc: *mut c_int, argv: *mut *mut *mut i8, eager_max: usize) -> Result<Transport, String> {
         let mut provided: c_int = 0;
         // SAFETY: argc/argv are the program's (or null), as MPI_Init_thread allows.
         check(
@@ -120,7 +133,7 @@ impl Transport {
         if tag_ub < (1 << 16) {
             return Err(format!("the real MPI's MPI_TAG_UB ({tag_ub}) is below the 2^16 Toucan needs"));
         }
-        Ok(Transport {
+        let mut t = Transport {
             real,
             nproc: size as usize,
             myproc: rank as usize,
@@ -131,7 +144,38 @@ impl Transport {
             next_msgid: vec![0; size as usize],
             msgid_limit: tag_ub.min(u32::MAX as i64 / 2) as u32,
             tag_ub,
-        })
+            ring: Vec::new(),
+            head: 0,
+            slot_len: HDR_LEN + eager_max,
+        };
+        for _ in 0..RING {
+            let mut slot = Slot {
+                req: h(real::REAL_MPI_REQUEST_NULL),
+                buf: vec![0u8; t.slot_len],
+            };
+            t.post_slot(&mut slot)?;
+            t.ring.push(slot);
+        }
+        Ok(t)
+    }
+
+    fn post_slot(&self, slot: &mut Slot) -> Result<(), String> {
+        // SAFETY: the slot's buffer lives in the ring (never reallocated) until the receive
+        // completes or is cancelled at finalize.
+        check(
+            unsafe {
+                self.real.PMPI_Irecv(
+                    slot.buf.as_mut_ptr() as *mut c_void,
+                    self.slot_len as c_int,
+                    h(real::REAL_MPI_BYTE),
+                    real::REAL_MPI_ANY_SOURCE as c_int,
+                    real::REAL_MPI_ANY_TAG as c_int,
+                    self.ctrl,
+                    &mut slot.req,
+                )
+            },
+            "MPI_Irecv",
+        )
     }
 
     pub fn real(&self) -> &RealMpi {
@@ -159,7 +203,20 @@ impl Transport {
             },
             "MPI_Isend",
         )?;
-        self.post(req, action, Some(buf));
+        // Small sends usually complete at once: then the buffer is free without a trip
+        // through the pending list.
+        let mut done: c_int = 0;
+        // SAFETY: `req` is the request just started.
+        check(
+            unsafe {
+                self.real
+                    .PMPI_Test(&mut req, &mut done, real::REAL_MPI_STATUS_IGNORE as *mut RealStatus)
+            },
+            "MPI_Test",
+        )?;
+        if done == 0 {
+            self.post(req, action, Some(buf));
+        }
         Ok(())
     }
 
@@ -264,58 +321,49 @@ impl Transport {
     /// real requests. Returns whether anything happened.
     pub fn poll(&mut self, out: &mut Vec<Event>) -> Result<bool, String> {
         let mut any = false;
-        for _ in 0..64 {
+        for _ in 0..RING {
             let mut flag: c_int = 0;
-            let mut msg: real::RMessage = h(real::REAL_MPI_MESSAGE_NULL);
             let mut st: RealStatus = unsafe { std::mem::zeroed() };
-            // SAFETY: valid out-pointers; the control communicator lives until finalize.
+            let head = self.head;
+            // SAFETY: the head slot's request is a live receive posted by post_slot.
             check(
-                unsafe {
-                    self.real.PMPI_Improbe(
-                        real::REAL_MPI_ANY_SOURCE as c_int,
-                        real::REAL_MPI_ANY_TAG as c_int,
-                        self.ctrl,
-                        &mut flag,
-                        &mut msg,
-                        &mut st,
-                    )
-                },
-                "MPI_Improbe",
+                unsafe { self.real.PMPI_Test(&mut self.ring[head].req, &mut flag, &mut st) },
+                "MPI_Test",
             )?;
             if flag == 0 {
                 break;
             }
             any = true;
-            let mut count: c_int = 0;
-            // SAFETY: `st` was filled by the probe.
-            unsafe { self.real.PMPI_Get_count(&st, h(real::REAL_MPI_BYTE), &mut count) };
-            let mut buf = vec![0u8; count.max(0) as usize];
-            // SAFETY: `buf` has exactly the probed size; `msg` is the probed message.
-            check(
-                unsafe {
-                    self.real.PMPI_Mrecv(
-                        buf.as_mut_ptr() as *mut c_void,
-                        count,
-                        h(real::REAL_MPI_BYTE),
-                        &mut msg,
-                        real::REAL_MPI_STATUS_IGNORE as *mut RealStatus,
-                    )
-                },
-                "MPI_Mrecv",
-            )?;
-            let hdr = Header::from_bytes(&buf).ok_or("a control message shorter than its header arrived")?;
+            let hdr = Header::from_bytes(&self.ring[head].buf).ok_or("a control message shorter than its header arrived")?;
             let (dst_sub, src_sub) = wire::split_ctrl_tag(st.MPI_TAG);
             if hdr.kind == wire::KIND_ACK {
                 out.push(Event::Ack { token: hdr.token });
             } else {
+                let plen = if hdr.kind == wire::KIND_EAGER { hdr.len as usize } else { 0 };
+                if HDR_LEN + plen > self.slot_len {
+                    return Err(format!(
+                        "a {plen}-byte eager message exceeds this process's eager limit (all processes need the same TOUCAN_EAGER)"
+                    ));
+                }
+                let payload = self.ring[head].buf[HDR_LEN..HDR_LEN + plen].to_vec();
                 out.push(Event::Msg {
                     dst_sub,
                     src_proc: st.MPI_SOURCE as usize,
                     src_sub,
                     hdr,
-                    payload: Payload { buf, off: HDR_LEN },
+                    payload: Payload { buf: payload, off: 0 },
                 });
             }
+            let mut slot = std::mem::replace(
+                &mut self.ring[head],
+                Slot {
+                    req: h(real::REAL_MPI_REQUEST_NULL),
+                    buf: Vec::new(),
+                },
+            );
+            self.post_slot(&mut slot)?;
+            self.ring[head] = slot;
+            self.head = (head + 1) % RING;
         }
         if !self.pending.is_empty() {
             self.reqs.clear();
@@ -370,8 +418,13 @@ impl Transport {
             self.poll(&mut ev)?;
             ev.clear();
         }
-        // SAFETY: both communicators were created by us and are no longer used.
+        // SAFETY: the ring's receives are ours; cancelling then completing them frees them
+        // before their buffers go away. Both communicators were created by us.
         unsafe {
+            for slot in self.ring.iter_mut() {
+                self.real.PMPI_Cancel(&mut slot.req);
+                self.real.PMPI_Wait(&mut slot.req, real::REAL_MPI_STATUS_IGNORE as *mut RealStatus);
+            }
             self.real.PMPI_Comm_free(&mut self.ctrl);
             self.real.PMPI_Comm_free(&mut self.data);
             check(self.real.PMPI_Finalize(), "MPI_Finalize")

@@ -1,0 +1,151 @@
+//! Reductions: predefined operations on basic elements and user operations
+//! (MPI_Op_create) on the user's datatype, over a work buffer.
+//!
+//! Predefined ops run on a work buffer of basic elements laid out at their C extent (pair
+//! types keep their padding), whatever the user's datatype; user ops run on the datatype's
+//! own layout, as the user function expects.
+
+use super::basic::BasicType;
+use super::datatype::{self, DtRef};
+use super::error::{err, MpiResult};
+use super::op::{self, OpKind};
+use crate::abi::consts as c;
+use crate::sched::lock::Lock;
+use std::os::raw::{c_int, c_void};
+
+/// `MPI_User_function`: (invec, inoutvec, len, datatype).
+pub type UserFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut usize);
+
+/// Handles of user operations start here (predefined ones are below 0x100).
+pub const USER_OP_BASE: usize = 0x5000_0000;
+
+#[derive(Clone, Copy)]
+pub struct UserOp {
+    pub f: UserFn,
+    pub commute: bool,
+}
+
+static USER_OPS: Lock<Vec<Option<UserOp>>> = Lock::new(Vec::new());
+
+pub fn create(f: UserFn, commute: bool) -> usize {
+    let mut t = USER_OPS.lock();
+    t.push(Some(UserOp { f, commute }));
+    USER_OP_BASE + t.len() - 1
+}
+
+pub fn user(h: usize) -> Option<UserOp> {
+    h.checked_sub(USER_OP_BASE).and_then(|i| USER_OPS.lock().get(i).copied().flatten())
+}
+
+pub fn free(h: usize) -> bool {
+    match h.checked_sub(USER_OP_BASE) {
+        Some(i) => USER_OPS.lock().get_mut(i).map(|x| x.take().is_some()).unwrap_or(false),
+        None => false,
+    }
+}
+
+/// Whether an op handle is commutative (MPI_Op_commutative).
+pub fn commutative(h: usize) -> Option<bool> {
+    if OpKind::from_handle(h).is_some() {
+        return Some(true);
+    }
+    user(h).map(|u| u.commute)
+}
+
+/// An operation bound to the datatype it reduces.
+#[derive(Clone)]
+pub enum Reducer {
+    Builtin { op: OpKind, ty: BasicType, work_dt: DtRef },
+    User { op: UserOp, dt: DtRef, handle: usize },
+}
+
+impl Reducer {
+    /// Binds op handle `op_h` to datatype `dt` (handle `dt_h`), checking they fit.
+    pub fn new(op_h: usize, dt: &DtRef, dt_h: usize) -> MpiResult<Reducer> {
+        if let Some(u) = user(op_h) {
+            return Ok(Reducer::User {
+                op: u,
+                dt: dt.clone(),
+                handle: dt_h,
+            });
+        }
+        let Some(o) = OpKind::from_handle(op_h) else {
+            return err(c::MPI_ERR_OP, format!("invalid operation handle {op_h:#x}"));
+        };
+        match dt.basic {
+            // REPLACE and NO_OP are for one-sided accumulates, not reductions.
+            Some(b) if op::valid(o, b) && !matches!(o, OpKind::Replace | OpKind::NoOp) => Ok(Reducer::Builtin {
+                op: o,
+                ty: b,
+                work_dt: datatype::lookup(b.handle())?,
+            }),
+            _ => err(c::MPI_ERR_OP, format!("{} is not defined for datatype {}", o.name(), dt.name)),
+        }
+    }
+
+    pub fn commutative(&self) -> bool {
+        match self {
+            Reducer::Builtin { .. } => true,
+            Reducer::User { op, .. } => op.commute,
+        }
+    }
+
+    /// Work-buffer elements (and their datatype) for `count` elements of the user's type.
+    pub fn work(&self, count: usize, dt: &DtRef) -> (usize, DtRef) {
+        match self {
+            Reducer::Builtin { ty, work_dt, .. } => {
+                let per = if ty.is_pair() { 2 } else { 1 };
+                (count * dt.elements / per, work_dt.clone())
+            }
+            Reducer::User { dt, .. } => (count, dt.clone()),
+        }
+    }
+
+    /// Bytes of a work buffer for `count` user elements.
+    pub fn work_len(&self, count: usize, dt: &DtRef) -> usize {
+        let (n, w) = self.work(count, dt);
+        (n * w.extent.max(0) as usize + w.lb.max(0) as usize).max(1)
+    }
+
+    /// Copies `count` user elements at `src` into a new work buffer.
+    ///
+    /// # Safety
+    /// `src` must hold `count` elements of `dt`.
+    pub unsafe fn load(&self, src: *const u8, count: usize, dt: &DtRef) -> Vec<u8> {
+        let (n, w) = self.work(count, dt);
+        let mut out = vec![0u8; self.work_len(count, dt)];
+        let mut packed = Vec::with_capacity(count * dt.size);
+        dt.pack(src, count, &mut packed);
+        w.unpack(&packed, out.as_mut_ptr(), n);
+        out
+    }
+
+    /// Copies a work buffer back into `count` user elements at `dst`.
+    ///
+    /// # Safety
+    /// `dst` must have room for `count` elements of `dt`.
+    pub unsafe fn store(&self, work: &[u8], dst: *mut u8, count: usize, dt: &DtRef) {
+        let (n, w) = self.work(count, dt);
+        let mut packed = Vec::with_capacity(count * dt.size);
+        w.pack(work.as_ptr(), n, &mut packed);
+        dt.unpack(&packed, dst, count);
+    }
+
+    /// `inout = in op inout` over work buffers of `count` user elements.
+    ///
+    /// # Safety
+    /// Both buffers must be work buffers for `count` elements.
+    pub unsafe fn apply(&self, inp: &[u8], inout: &mut [u8], count: usize, dt: &DtRef) {
+        match self {
+            Reducer::Builtin { op, ty, .. } => {
+                let (n, _) = self.work(count, dt);
+                op::apply(*op, *ty, inp.as_ptr(), inout.as_mut_ptr(), n);
+            }
+            Reducer::User { op, handle, .. } => {
+                let mut len = count as c_int;
+                let mut h = *handle;
+                (op.f)(inp.as_ptr() as *mut c_void, inout.as_mut_ptr() as *mut c_void, &mut len, &mut h);
+            }
+        }
+    }
+}
