@@ -92,12 +92,7 @@ mpi_fn!(
         let parts: Vec<Buf> = (0..n)
             .map(|i| Buf::new(all.as_mut_ptr().wrapping_add(2 * i) as *mut u8, 2, int.clone()))
             .collect();
-        Coll {
-            sub,
-            comm: &cm,
-            handle: comm_h,
-        }
-        .allgatherv(Some(&Buf::new(mine.as_mut_ptr() as *mut u8, 2, int.clone())), &parts)?;
+        Coll::new(sub, &cm, comm_h)?.allgatherv(Some(&Buf::new(mine.as_mut_ptr() as *mut u8, 2, int.clone())), &parts)?;
         if color == c::MPI_UNDEFINED {
             *newcomm = c::MPI_COMM_NULL;
             return Ok(());

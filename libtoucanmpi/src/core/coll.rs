@@ -9,6 +9,7 @@ use super::error::{err, MpiResult};
 use super::p2p::SendMode;
 use super::reduce::Reducer;
 use super::request::ReqId;
+use super::state;
 use crate::abi::consts as c;
 
 const TAG_BARRIER: i32 = 1;
@@ -51,14 +52,34 @@ pub unsafe fn local_copy(src: &Buf, dst: &Buf) {
     dst.dt.unpack(&v, dst.ptr, dst.count);
 }
 
-/// One subrank's side of a collective on one communicator.
-pub struct Coll<'a> {
+/// One subrank's side of one collective call on one communicator.
+pub struct Coll {
     pub sub: usize,
-    pub comm: &'a CommRef,
+    pub comm: CommRef,
     pub handle: usize,
+    /// This call's number on the communicator, shifted into the tag.
+    tag_base: i32,
 }
 
-impl Coll<'_> {
+impl Coll {
+    /// Starts collective call number `comm.coll_seq` of subrank `sub` on communicator
+    /// `handle` (whose current view is `comm`).
+    pub fn new(sub: usize, comm: &CommRef, handle: usize) -> MpiResult<Coll> {
+        let seq = state::with(|s| {
+            let i = crate::abi::handles::comm_index(handle)?;
+            let c = s.locals[sub].comms.get_mut(i)?.as_mut()?;
+            c.coll_seq += 1;
+            Some(c.coll_seq)
+        })?
+        .unwrap_or(0);
+        Ok(Coll {
+            sub,
+            comm: comm.clone(),
+            handle,
+            tag_base: ((seq & 0x3ff_ffff) << 4) as i32,
+        })
+    }
+
     fn ctx(&self) -> u64 {
         self.comm.ctx | CTX_COLL
     }
@@ -71,19 +92,19 @@ impl Coll<'_> {
     unsafe fn isend(&self, b: &Buf, dest: i32, tag: i32) -> MpiResult<ReqId> {
         isend(
             self.sub,
-            self.comm,
+            &self.comm,
             self.handle,
             self.ctx(),
             b.ptr,
             b.count,
             &b.dt,
             dest,
-            tag,
+            self.tag_base | tag,
             SendMode::Standard,
         )
     }
     unsafe fn irecv(&self, b: &Buf, src: i32, tag: i32) -> MpiResult<ReqId> {
-        irecv(self.sub, self.handle, self.ctx(), b.ptr, b.count, &b.dt, src, tag)
+        irecv(self.sub, self.handle, self.ctx(), b.ptr, b.count, &b.dt, src, self.tag_base | tag)
     }
     unsafe fn send(&self, b: &Buf, dest: i32, tag: i32) -> MpiResult<()> {
         wait(self.isend(b, dest, tag)?).map(|_| ())

@@ -49,6 +49,10 @@ pub struct CommRef {
     pub errhandler: usize,
     /// Communicators created from this one so far (collectively, so members agree).
     pub seq: u64,
+    /// Collective calls made on it so far (members agree: collectives are called in order);
+    /// each call's messages carry its number in their tag, so overlapping nonblocking
+    /// collectives never match each other's messages.
+    pub coll_seq: u64,
     pub name: Arc<str>,
 }
 
@@ -60,6 +64,7 @@ impl CommRef {
             rank,
             errhandler: c::MPI_ERRORS_ARE_FATAL,
             seq: 0,
+            coll_seq: 0,
             name: name.into(),
         }
     }

@@ -59,8 +59,10 @@ pub struct RecvTarget {
 }
 
 pub struct Request {
-    /// Local subrank that owns it (woken on completion).
+    /// Local subrank that owns it.
     pub owner: usize,
+    /// Scheduler task to wake on completion (the owner, or a helper task working for it).
+    pub waiter: usize,
     pub complete: bool,
     /// Events still awaited (payload sent, acknowledgement, ...).
     pub pending: u32,
@@ -84,6 +86,7 @@ impl Request {
     pub fn new(owner: usize, comm: usize) -> Request {
         Request {
             owner,
+            waiter: owner,
             complete: false,
             pending: 0,
             status: Status::empty(),

@@ -164,14 +164,19 @@ impl State {
     }
 
     pub fn new_request(&mut self, owner: usize, comm: usize) -> ReqId {
-        self.reqs.insert(Request::new(owner, comm))
+        let mut r = Request::new(owner, comm);
+        let cur = sched::current();
+        if cur != usize::MAX {
+            r.waiter = cur;
+        }
+        self.reqs.insert(r)
     }
 
     /// Marks a request complete and wakes its owner.
     pub fn complete(&mut self, id: ReqId) {
         let Some(r) = self.reqs.get_mut(id) else { return };
         r.complete = true;
-        let owner = r.owner;
+        let (owner, waiter) = (r.owner, r.waiter);
         let (freed, bsend) = (r.freed, r.bsend_bytes);
         if bsend > 0 {
             self.locals[owner].bsend_used -= bsend;
@@ -180,8 +185,8 @@ impl State {
             self.reqs.remove(id);
         }
         // The running subrank needs no wake-up (it checks its requests before parking).
-        if owner != sched::current() {
-            sched::wake(owner);
+        if waiter != sched::current() {
+            sched::wake(waiter);
         }
     }
 

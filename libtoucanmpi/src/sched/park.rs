@@ -39,6 +39,25 @@ pub fn reset(n: usize) {
     });
 }
 
+/// Allocates a scheduler id for a new task (reusing finished helper ids), ready to run.
+pub fn add_task(first_helper: usize) -> usize {
+    with_board(|b| {
+        let id = match (first_helper..b.states.len()).find(|&i| b.states[i] == State::Done) {
+            Some(i) => i,
+            None => {
+                b.states.push(State::Done);
+                b.tokens.push(false);
+                b.states.len() - 1
+            }
+        };
+        b.states[id] = State::Ready;
+        b.tokens[id] = false;
+        b.ready.push_back(id);
+        b.live += 1;
+        id
+    })
+}
+
 /// Whether some subrank is waiting in the ready queue.
 pub fn others_ready() -> bool {
     with_board(|b| !b.ready.is_empty())

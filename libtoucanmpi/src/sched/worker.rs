@@ -3,7 +3,7 @@
 
 use super::coroutine::{Resumed, Subrank};
 use super::park::{self, State};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
 
 /// Rounds of subranks run between two polls of the progress engine while some are ready.
@@ -11,6 +11,22 @@ const POLL_EVERY: u32 = 4;
 
 thread_local! {
     static CURRENT: Cell<usize> = const { Cell::new(usize::MAX) };
+    /// Helper tasks started by running subranks, picked up by the worker between rounds.
+    static SPAWNED: RefCell<Vec<(usize, Subrank)>> = const { RefCell::new(Vec::new()) };
+    /// Number of subranks (ids below it); helper tasks get ids from here on.
+    static FIRST_HELPER: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Stack bytes of a helper task (committed lazily).
+const HELPER_STACK: usize = 1 << 20;
+
+/// Starts a helper task on this worker (e.g. one that runs a nonblocking collective); it is
+/// scheduled like a subrank. Returns its scheduler id.
+pub fn spawn(body: Box<dyn FnOnce() -> i32>) -> std::io::Result<usize> {
+    let task = Subrank::new(HELPER_STACK, body)?;
+    let id = park::add_task(FIRST_HELPER.with(|f| f.get()));
+    SPAWNED.with(|s| s.borrow_mut().push((id, task)));
+    Ok(id)
 }
 
 /// Local index of the running subrank (usize::MAX outside any).
@@ -27,8 +43,10 @@ pub trait Hooks {
 }
 
 /// Runs `subs` to completion; returns each one's exit code.
-pub fn run(mut subs: Vec<Subrank>, hooks: &mut dyn Hooks) -> Vec<i32> {
+pub fn run(subs: Vec<Subrank>, hooks: &mut dyn Hooks) -> Vec<i32> {
     let n = subs.len();
+    FIRST_HELPER.with(|f| f.set(n));
+    let mut subs: Vec<Option<Subrank>> = subs.into_iter().map(Some).collect();
     park::reset(n);
     let mut codes = vec![0; n];
     let mut idle_since: Option<Instant> = None;
@@ -47,6 +65,14 @@ pub fn run(mut subs: Vec<Subrank>, hooks: &mut dyn Hooks) -> Vec<i32> {
             batches_since_poll += 1;
             false
         };
+        SPAWNED.with(|sp| {
+            for (id, t) in sp.borrow_mut().drain(..) {
+                if id >= subs.len() {
+                    subs.resize_with(id + 1, || None);
+                }
+                subs[id] = Some(t);
+            }
+        });
         batch.clear();
         park::with_board(|b| batch.extend(b.ready.drain(..)));
         if batch.is_empty() {
@@ -78,10 +104,17 @@ pub fn run(mut subs: Vec<Subrank>, hooks: &mut dyn Hooks) -> Vec<i32> {
         idle_since = None;
         for &id in &batch {
             CURRENT.with(|c| c.set(id));
-            let r = subs[id].resume();
+            let r = match subs[id].as_mut() {
+                Some(t) => t.resume(),
+                None => continue,
+            };
             CURRENT.with(|c| c.set(usize::MAX));
             if let Resumed::Finished(code) = r {
-                codes[id] = code;
+                if id < n {
+                    codes[id] = code;
+                } else {
+                    subs[id] = None;
+                }
                 park::with_board(|b| {
                     b.states[id] = State::Done;
                     b.live -= 1;
