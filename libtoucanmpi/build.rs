@@ -22,6 +22,7 @@ const REAL_FUNCS: &[&str] = &[
     "Comm_free",
     "Comm_get_attr",
     "Comm_split_type",
+    "Send",
     "Isend",
     "Irecv",
     "Isend_c",

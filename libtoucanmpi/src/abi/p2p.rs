@@ -155,6 +155,60 @@ fn wait_one(id: ReqId, what: &str) -> MpiResult<Status> {
     status_result(st, what)
 }
 
+/// Standard-mode send of a predefined contiguous type that completes without a request,
+/// checked and done under one lock. Returns false when the general path must run.
+unsafe fn send_now(buf: *const c_void, count: c_int, dt: usize, dest: c_int, tag: c_int, comm_h: usize) -> MpiResult<bool> {
+    let sub = sched::current();
+    let Some(d) = crate::core::datatype::predefined(dt) else {
+        return Ok(false);
+    };
+    if sub == usize::MAX || count < 0 || !d.is_contiguous() || (buf.is_null() && count > 0) {
+        return Ok(false);
+    }
+    state::with(|s| -> MpiResult<bool> {
+        hd::active(s, sub)?;
+        let cm = hd::comm_in(s, sub, comm_h)?;
+        hd::dest(cm, dest)?;
+        hd::send_tag(tag)?;
+        if dest == c::MPI_PROC_NULL {
+            return Ok(true);
+        }
+        let (ctx, rank, w) = (cm.ctx, cm.rank, cm.world_of(dest));
+        Ok(s.try_send_now(sub, ctx, rank, w, tag, buf as *const u8, count as usize * d.size))
+    })?
+}
+
+/// Blocking receive of a predefined contiguous type without a request: the rank waits for
+/// a matching message to reach its queue and copies it out. Receives it posted earlier still
+/// match first (arrivals are matched against posted receives before they are queued). Returns
+/// None when the general path must run (e.g. a rendezvous from another process).
+unsafe fn recv_direct(buf: *mut c_void, count: c_int, dt: usize, src: c_int, tag: c_int, comm_h: usize) -> MpiResult<Option<Status>> {
+    let sub = sched::current();
+    let Some(d) = crate::core::datatype::predefined(dt) else {
+        return Ok(None);
+    };
+    if sub == usize::MAX || count < 0 || !d.is_contiguous() || (buf.is_null() && count > 0) {
+        return Ok(None);
+    }
+    let pat = state::with(|s| -> MpiResult<Option<Pattern>> {
+        hd::active(s, sub)?;
+        let cm = hd::comm_in(s, sub, comm_h)?;
+        hd::source(cm, src)?;
+        hd::recv_tag(tag)?;
+        Ok((src != c::MPI_PROC_NULL).then_some(Pattern { ctx: cm.ctx, src, tag }))
+    })??;
+    let Some(pat) = pat else {
+        return Ok(Some(blocking::proc_null_status()));
+    };
+    let cap = count as usize * d.size;
+    block_on(|s| match s.try_recv_now(sub, &pat, buf as *mut u8, cap) {
+        Some(st) => Some(Some(st)),
+        // A rendezvous message from another process needs a posted request.
+        None if s.probe(sub, &pat).is_some() => Some(None),
+        None => None,
+    })
+}
+
 macro_rules! send_fn {
     ($name:ident, $pname:ident, $mode:expr) => {
         mpi_fn!(
@@ -162,6 +216,9 @@ macro_rules! send_fn {
             $pname,
             |buf: *const c_void, count: c_int, dt: usize, dest: c_int, tag: c_int, comm_h: usize| errcomm = comm_h,
             {
+                if matches!($mode, SendMode::Standard | SendMode::Ready) && send_now(buf, count, dt, dest, tag, comm_h)? {
+                    return Ok(());
+                }
                 let id = isend(buf, count, dt, dest, tag, comm_h, $mode)?;
                 wait_one(id, stringify!($name)).map(|_| ())
             }
@@ -199,6 +256,10 @@ mpi_fn!(
     PMPI_Recv,
     |buf: *mut c_void, count: c_int, dt: usize, src: c_int, tag: c_int, comm_h: usize, status: *mut MpiStatus| errcomm = comm_h,
     {
+        if let Some(st) = recv_direct(buf, count, dt, src, tag, comm_h)? {
+            store(status, &st);
+            return status_result(st, "MPI_Recv").map(|_| ());
+        }
         let id = irecv(buf, count, dt, src, tag, comm_h)?;
         let st = blocking::wait(id)?;
         store(status, &st);

@@ -103,6 +103,93 @@ impl State {
         Ok(())
     }
 
+    /// Completes a standard-mode send of contiguous bytes at once when no request is needed:
+    /// an eager message to another process, a sibling's posted receive, or a small copy into
+    /// a sibling's queue. Returns false (having done nothing) otherwise.
+    pub fn try_send_now(&mut self, sub: usize, ctx: u64, src_rank: i32, dest: u32, tag: i32, ptr: *const u8, len: usize) -> bool {
+        let env = Envelope { ctx, src: src_rank, tag };
+        let (proc, dsub) = self.locate(dest);
+        // SAFETY: the caller's buffer holds `len` bytes for the duration of this call.
+        let data = unsafe { bytes(ptr, len) };
+        if proc != self.myproc {
+            if len > self.cfg.eager_max {
+                return false;
+            }
+            let hdr = Header {
+                kind: wire::KIND_EAGER,
+                ctx,
+                src_rank,
+                tag,
+                len: len as u64,
+                ..Default::default()
+            };
+            self.tp
+                .send_eager(proc, dsub, sub, &hdr, data)
+                .unwrap_or_else(|e| fatal_transport(e));
+            return true;
+        }
+        if let Some(i) = find_posted(self.locals[dsub].posted.iter(), &env) {
+            let p = self.locals[dsub].posted.remove(i).expect("index from find_posted");
+            self.copy_into(p.req, env, data, len);
+            self.complete(p.req);
+            return true;
+        }
+        if len > self.cfg.intra_eager_max {
+            return false;
+        }
+        let u = Unexp {
+            env,
+            len,
+            body: Body::Eager(Payload::from_vec(data.to_vec())),
+            sync: SyncAck::None,
+        };
+        self.locals[dsub].unexpected.push_back(u);
+        sched::wake(dsub);
+        true
+    }
+
+    /// Receives a message already queued for `sub` into a contiguous buffer without a
+    /// request, when its bytes are here (not a rendezvous from another process).
+    pub fn try_recv_now(&mut self, sub: usize, pat: &Pattern, buf: *mut u8, cap: usize) -> Option<Status> {
+        let i = find_unexpected(self.locals[sub].unexpected.iter(), pat)?;
+        if matches!(self.locals[sub].unexpected[i].body, Body::Inter { .. }) {
+            return None;
+        }
+        let u = self.locals[sub].unexpected.remove(i).expect("index from find_unexpected");
+        if let SyncAck::Inter { proc, sub: ssub, token } = u.sync {
+            self.tp.send_ack(proc, ssub, sub, token).unwrap_or_else(|e| fatal_transport(e));
+        }
+        let n = u.len.min(cap);
+        let mut st = Status {
+            source: u.env.src,
+            tag: u.env.tag,
+            error: c::MPI_SUCCESS,
+            bytes: n as u64,
+            cancelled: false,
+        };
+        if u.len > cap {
+            st.error = c::MPI_ERR_TRUNCATE;
+        }
+        let src = match &u.body {
+            Body::Eager(p) => p.as_slice().as_ptr(),
+            Body::Intra { ptr, .. } => *ptr,
+            Body::Inter { .. } => unreachable!("checked above"),
+        };
+        if n > 0 {
+            // SAFETY: the source holds `len >= n` bytes (a queued copy, or the sending
+            // sibling's buffer, valid until its request completes below); the receive buffer
+            // holds `cap >= n` bytes.
+            unsafe { std::ptr::copy_nonoverlapping(src, buf, n) };
+        }
+        if let Body::Intra { sreq, .. } = u.body {
+            if let Some(r) = self.reqs.get_mut(sreq) {
+                r.keep = None;
+            }
+            self.event_done(sreq);
+        }
+        Some(st)
+    }
+
     fn send_intra(&mut self, id: ReqId, dsub: usize, env: Envelope, data: SendData, mode: SendMode) {
         if let Some(i) = find_posted(self.locals[dsub].posted.iter(), &env) {
             let p = self.locals[dsub].posted.remove(i).expect("index from find_posted");

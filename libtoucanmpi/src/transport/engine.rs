@@ -85,6 +85,9 @@ struct Slot {
     buf: Vec<u8>,
 }
 
+/// Payloads up to this size go out with a blocking real send from a stack buffer.
+const TINY: usize = 256;
+
 /// Control receives kept posted (each HDR_LEN + eager_max bytes).
 const RING: usize = 32;
 
@@ -223,6 +226,28 @@ impl Transport {
     /// Header and payload in one real message; the payload is copied, so the caller's buffer
     /// is free at once.
     pub fn send_eager(&mut self, dst_proc: usize, dst_sub: usize, src_sub: usize, hdr: &Header, payload: &[u8]) -> Result<(), String> {
+        if payload.len() <= TINY {
+            // Tiny messages always travel with the real MPI's eager protocol, so a blocking
+            // send completes locally (it never waits for the receiver): no allocation, no
+            // request to track.
+            let mut buf = [0u8; HDR_LEN + TINY];
+            buf[..HDR_LEN].copy_from_slice(&hdr.to_bytes());
+            buf[HDR_LEN..HDR_LEN + payload.len()].copy_from_slice(payload);
+            // SAFETY: `buf` holds HDR_LEN + len initialised bytes for the duration of the call.
+            return check(
+                unsafe {
+                    self.real.PMPI_Send(
+                        buf.as_ptr() as *const c_void,
+                        (HDR_LEN + payload.len()) as c_int,
+                        h(real::REAL_MPI_BYTE),
+                        dst_proc as c_int,
+                        wire::ctrl_tag(dst_sub, src_sub),
+                        self.ctrl,
+                    )
+                },
+                "MPI_Send",
+            );
+        }
         let mut buf = Vec::with_capacity(HDR_LEN + payload.len());
         buf.extend_from_slice(&hdr.to_bytes());
         buf.extend_from_slice(payload);
