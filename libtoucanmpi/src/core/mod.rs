@@ -14,3 +14,4 @@ pub mod reduce;
 pub mod request;
 pub mod runtime;
 pub mod state;
+pub mod typemap;

@@ -106,7 +106,10 @@ impl State {
     /// Completes a standard-mode send of contiguous bytes at once when no request is needed:
     /// an eager message to another process, a sibling's posted receive, or a small copy into
     /// a sibling's queue. Returns false (having done nothing) otherwise.
-    pub fn try_send_now(&mut self, sub: usize, ctx: u64, src_rank: i32, dest: u32, tag: i32, ptr: *const u8, len: usize) -> bool {
+    ///
+    /// # Safety
+    /// `ptr..ptr+len` must be readable.
+    pub unsafe fn try_send_now(&mut self, sub: usize, ctx: u64, src_rank: i32, dest: u32, tag: i32, ptr: *const u8, len: usize) -> bool {
         let env = Envelope { ctx, src: src_rank, tag };
         let (proc, dsub) = self.locate(dest);
         // SAFETY: the caller's buffer holds `len` bytes for the duration of this call.
@@ -150,7 +153,10 @@ impl State {
 
     /// Receives a message already queued for `sub` into a contiguous buffer without a
     /// request, when its bytes are here (not a rendezvous from another process).
-    pub fn try_recv_now(&mut self, sub: usize, pat: &Pattern, buf: *mut u8, cap: usize) -> Option<Status> {
+    ///
+    /// # Safety
+    /// `buf..buf+cap` must be writable.
+    pub unsafe fn try_recv_now(&mut self, sub: usize, pat: &Pattern, buf: *mut u8, cap: usize) -> Option<Status> {
         let i = find_unexpected(self.locals[sub].unexpected.iter(), pat)?;
         if matches!(self.locals[sub].unexpected[i].body, Body::Inter { .. }) {
             return None;
