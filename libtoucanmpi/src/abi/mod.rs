@@ -16,6 +16,7 @@ mod env;
 mod group;
 pub mod handles;
 mod p2p;
+mod region;
 #[cfg(not(test))]
 mod start;
 mod status;

@@ -356,46 +356,43 @@ pub fn byte() -> DtRef {
 }
 
 /// `MPI_Type_match_size`: the predefined Fortran-sized type of a class and byte size, as MPICH
-/// answers (`MPI_INTEGERn`, `MPI_REALn`, `MPI_COMPLEXn`).
+/// answers (`MPI_INTEGERn`, `MPI_REALn`, `MPI_COMPLEXn`). Handles come from the header.
 pub fn match_size(class: i32, size: i32) -> MpiResult<usize> {
-    use BasicType::*;
-    let t = match (class, size) {
-        (c::MPI_TYPECLASS_INTEGER, 1) => Integer1,
-        (c::MPI_TYPECLASS_INTEGER, 2) => Integer2,
-        (c::MPI_TYPECLASS_INTEGER, 4) => Integer4,
-        (c::MPI_TYPECLASS_INTEGER, 8) => Integer8,
-        (c::MPI_TYPECLASS_INTEGER, 16) => Integer16,
-        (c::MPI_TYPECLASS_REAL, 4) => Real4,
-        (c::MPI_TYPECLASS_REAL, 8) => Real8,
-        (c::MPI_TYPECLASS_REAL, 16) => Real16,
-        (c::MPI_TYPECLASS_COMPLEX, 8) => Complex8,
-        (c::MPI_TYPECLASS_COMPLEX, 16) => Complex16,
-        (c::MPI_TYPECLASS_COMPLEX, 32) => Complex32,
+    let h = match (class, size) {
+        (c::MPI_TYPECLASS_INTEGER, 1) => c::MPI_INTEGER1,
+        (c::MPI_TYPECLASS_INTEGER, 2) => c::MPI_INTEGER2,
+        (c::MPI_TYPECLASS_INTEGER, 4) => c::MPI_INTEGER4,
+        (c::MPI_TYPECLASS_INTEGER, 8) => c::MPI_INTEGER8,
+        (c::MPI_TYPECLASS_INTEGER, 16) => c::MPI_INTEGER16,
+        (c::MPI_TYPECLASS_REAL, 4) => c::MPI_REAL4,
+        (c::MPI_TYPECLASS_REAL, 8) => c::MPI_REAL8,
+        (c::MPI_TYPECLASS_REAL, 16) => c::MPI_REAL16,
+        (c::MPI_TYPECLASS_COMPLEX, 8) => c::MPI_COMPLEX8,
+        (c::MPI_TYPECLASS_COMPLEX, 16) => c::MPI_COMPLEX16,
+        (c::MPI_TYPECLASS_COMPLEX, 32) => c::MPI_COMPLEX32,
         (c::MPI_TYPECLASS_INTEGER | c::MPI_TYPECLASS_REAL | c::MPI_TYPECLASS_COMPLEX, _) => {
             return err(c::MPI_ERR_ARG, format!("no predefined type of class {class} has size {size}"))
         }
         _ => return err(c::MPI_ERR_ARG, format!("invalid type class {class}")),
     };
-    Ok(t.handle())
+    Ok(h)
 }
 
 /// `MPI_Type_get_value_index`: the predefined pair type of a value and an index type, or
 /// `MPI_DATATYPE_NULL`.
 pub fn value_index(value: usize, index: usize) -> usize {
-    use BasicType::*;
-    let pair = match (BasicType::from_handle(value), BasicType::from_handle(index)) {
-        (Some(Float), Some(Int)) => FloatInt,
-        (Some(Double), Some(Int)) => DoubleInt,
-        (Some(Long), Some(Int)) => LongInt,
-        (Some(Int), Some(Int)) => TwoInt,
-        (Some(Short), Some(Int)) => ShortInt,
-        (Some(LongDouble), Some(Int)) => LongDoubleInt,
-        (Some(Real), Some(Real)) => TwoReal,
-        (Some(DoublePrecision), Some(DoublePrecision)) => TwoDoublePrecision,
-        (Some(Integer), Some(Integer)) => TwoInteger,
-        _ => return c::MPI_DATATYPE_NULL,
-    };
-    pair.handle()
+    match (value, index) {
+        (c::MPI_FLOAT, c::MPI_INT) => c::MPI_FLOAT_INT,
+        (c::MPI_DOUBLE, c::MPI_INT) => c::MPI_DOUBLE_INT,
+        (c::MPI_LONG, c::MPI_INT) => c::MPI_LONG_INT,
+        (c::MPI_INT, c::MPI_INT) => c::MPI_2INT,
+        (c::MPI_SHORT, c::MPI_INT) => c::MPI_SHORT_INT,
+        (c::MPI_LONG_DOUBLE, c::MPI_INT) => c::MPI_LONG_DOUBLE_INT,
+        (c::MPI_REAL, c::MPI_REAL) => c::MPI_2REAL,
+        (c::MPI_DOUBLE_PRECISION, c::MPI_DOUBLE_PRECISION) => c::MPI_2DOUBLE_PRECISION,
+        (c::MPI_INTEGER, c::MPI_INTEGER) => c::MPI_2INTEGER,
+        _ => c::MPI_DATATYPE_NULL,
+    }
 }
 
 #[cfg(test)]
