@@ -47,6 +47,12 @@ unsafe extern "C" fn trampoline(argc: c_int, argv: *mut *mut c_char, envp: *mut 
     };
     // SAFETY: set by __libc_start_main before it called us.
     let Some(main) = USER_MAIN else { return 127 };
+    // UCX (under MPICH) installs its own SIGSEGV/SIGBUS handlers, which print a backtrace
+    // and would hide our stack-overflow report; unless the user asked for them, leave the
+    // fault handling to us. Set before the real MPI is loaded, while single-threaded.
+    if std::env::var_os("UCX_HANDLE_ERRORS").is_none() {
+        std::env::set_var("UCX_HANDLE_ERRORS", "none");
+    }
     let args: Vec<*mut c_char> = (0..argc as usize).map(|i| *argv.add(i)).collect();
     let envp = envp as usize;
     let mut subs = Vec::with_capacity(cfg.v);

@@ -26,7 +26,11 @@ pub enum Resumed {
 impl Subrank {
     pub fn new(stack_bytes: usize, body: Body) -> std::io::Result<Subrank> {
         let stack = DefaultStack::new(stack_bytes)?;
-        let (base, limit) = (stack.base().get(), stack.limit().get());
+        // corosensei's limit() is the start of its mapping, guard page included: the lowest
+        // usable address is one page above.
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let (base, limit) = (stack.base().get(), stack.limit().get() + page);
         let co = Coroutine::with_stack(stack, move |y: &Yielder<(), ()>, ()| {
             YIELDER.with(|c| c.set(y as *const _));
             body()

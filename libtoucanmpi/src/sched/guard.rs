@@ -50,7 +50,16 @@ fn write_num(mut n: usize) {
     write_str(&buf[i..]);
 }
 
+/// Set on the first fault: a second one (e.g. a handler chain that loops back to us) goes
+/// straight to the default action.
+static IN_FAULT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    if IN_FAULT.swap(true, Ordering::SeqCst) {
+        // SAFETY: restoring the default action; returning re-raises the fault with it.
+        unsafe { libc::signal(sig, libc::SIG_DFL) };
+        return;
+    }
     // SAFETY: the kernel passes a valid siginfo for SA_SIGINFO handlers.
     let addr = unsafe { (*info).si_addr() } as usize;
     for (id, (l, s)) in STACKS.iter().enumerate() {
