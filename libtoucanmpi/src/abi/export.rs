@@ -16,6 +16,7 @@ macro_rules! mpi_fn {
     ($name:ident, $pname:ident, |$($arg:ident : $ty:ty),* $(,)?| errcomm = $ec:expr, $body:block) => {
         #[no_mangle]
         pub unsafe extern "C" fn $pname($($arg: $ty),*) -> std::os::raw::c_int {
+            $crate::core::deadlock::enter(stringify!($name));
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> $crate::core::error::MpiResult<()> { $body }));
             match r {
                 Ok(Ok(())) => 0,
@@ -57,13 +58,21 @@ pub fn who() -> String {
 
 /// Ends the whole job after printing `msg` (an unrecoverable runtime failure).
 pub fn fatal(msg: &str) -> ! {
-    let _ = writeln!(std::io::stderr(), "toucan: {}: {msg}", who());
+    say(&format!("toucan: {}: {msg}\n", who()));
     abort_job(1)
+}
+
+/// Writes a whole message to stderr in one write, so that a job abort right after it cannot
+/// cut it in pieces.
+pub fn say(line: &str) {
+    let _ = std::io::stderr().write_all(line.as_bytes());
 }
 
 /// Ends every process of the job with `code`.
 pub fn abort_job(code: i32) -> ! {
     let _ = std::io::stdout().flush();
+    // Give the launcher a moment to forward what was just written before it kills the job.
+    std::thread::sleep(std::time::Duration::from_millis(200));
     // try_lock: we may be called while the state lock is held (from inside progress).
     crate::core::runtime::abort_real(code);
     std::process::exit(if code == 0 { 1 } else { code })
@@ -102,6 +111,6 @@ pub fn apply_handler(handler: usize, comm: usize, call: &str, code: c_int, msg: 
         return code;
     }
     let _ = std::io::stdout().flush();
-    let _ = writeln!(std::io::stderr(), "toucan: {}: {call}: {msg} ({})", who(), class_name(code));
+    say(&format!("toucan: {}: {call}: {msg} ({})\n", who(), class_name(code)));
     abort_job(code.clamp(1, 255))
 }

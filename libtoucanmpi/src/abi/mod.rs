@@ -12,6 +12,7 @@ mod export;
 mod attr;
 mod coll;
 mod comm;
+mod datatype;
 mod env;
 mod group;
 pub mod handles;
@@ -21,7 +22,7 @@ mod region;
 mod start;
 mod status;
 
-pub use export::{fatal, raise};
+pub use export::{abort_job, fatal, raise, say};
 pub use status::MpiStatus;
 
 use std::os::raw::c_int;

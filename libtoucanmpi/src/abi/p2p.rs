@@ -201,12 +201,17 @@ unsafe fn recv_direct(buf: *mut c_void, count: c_int, dt: usize, src: c_int, tag
         return Ok(Some(blocking::proc_null_status()));
     };
     let cap = count as usize * d.size;
-    block_on(|s| match s.try_recv_now(sub, &pat, buf as *mut u8, cap) {
+    let r = block_on(|s| match s.try_recv_now(sub, &pat, buf as *mut u8, cap) {
         Some(st) => Some(Some(st)),
         // A rendezvous message from another process needs a posted request.
         None if s.probe(sub, &pat).is_some() => Some(None),
-        None => None,
-    })
+        None => {
+            s.locals[sub].waiting = Some(pat);
+            None
+        }
+    });
+    state::with(|s| s.locals[sub].waiting = None)?;
+    r
 }
 
 macro_rules! send_fn {

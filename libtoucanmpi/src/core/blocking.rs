@@ -187,5 +187,11 @@ pub fn proc_null_status() -> Status {
 
 /// Blocks until a message matching `pat` is in `sub`'s queue; returns its status.
 pub fn probe(sub: usize, pat: Pattern) -> MpiResult<Status> {
-    block_on(|s| s.probe(sub, &pat))
+    let r = block_on(|s| {
+        let st = s.probe(sub, &pat);
+        s.locals[sub].waiting = st.is_none().then_some(pat);
+        st
+    });
+    state::with(|s| s.locals[sub].waiting = None)?;
+    r
 }

@@ -4,6 +4,7 @@ pub mod blocking;
 pub mod coll;
 pub mod comm;
 pub mod datatype;
+pub mod deadlock;
 pub mod errh;
 pub mod error;
 pub mod hooks;

@@ -49,6 +49,8 @@ pub struct Local {
     pub keyvals: Vec<Keyval>,
     /// Attributes set on communicators: comm table index -> (keyval, value).
     pub attrs: HashMap<usize, Vec<(i32, usize)>>,
+    /// What a blocking receive or probe of this rank waits for (deadlock reports).
+    pub waiting: Option<super::matching::Pattern>,
 }
 
 /// A communicator attribute key: its callbacks (C function pointers, or the predefined
@@ -70,6 +72,7 @@ pub struct State {
     pub tp: Transport,
     events: Vec<Event>,
     pub real_version: String,
+    pub det: super::deadlock::Detector,
 }
 
 // SAFETY: the raw pointers State holds (receive targets, persistent arguments, a sibling's
@@ -139,6 +142,7 @@ impl State {
                     errors: Vec::new(),
                     keyvals: Vec::new(),
                     attrs: HashMap::new(),
+                    waiting: None,
                 }
             })
             .collect();
@@ -151,6 +155,7 @@ impl State {
             tp,
             events: Vec::new(),
             real_version,
+            det: super::deadlock::Detector::new(),
         }
     }
 

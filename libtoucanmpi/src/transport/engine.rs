@@ -68,6 +68,13 @@ pub struct Transport {
     pub myproc: usize,
     ctrl: RComm,
     data: RComm,
+    /// Third duplicate, for the deadlock detector's own messages (never counted below).
+    det: RComm,
+    det_req: RRequest,
+    det_buf: Box<[i64; DET_WORDS]>,
+    /// Control messages sent and received so far (job-wide sums agree when none is in flight).
+    pub ctrl_sent: u64,
+    pub ctrl_recvd: u64,
     pending: Vec<Pending>,
     reqs: Vec<RRequest>,
     next_msgid: Vec<u32>,
@@ -87,6 +94,9 @@ struct Slot {
 
 /// Payloads up to this size go out with a blocking real send from a stack buffer.
 const TINY: usize = 256;
+
+/// Words of a deadlock-detector message.
+pub const DET_WORDS: usize = 5;
 
 /// Control receives kept posted (each HDR_LEN + eager_max bytes).
 const RING: usize = 32;
@@ -112,7 +122,11 @@ impl Transport {
             "MPI_Init_thread",
         )?;
         let world: RComm = h(real::REAL_MPI_COMM_WORLD);
-        let (mut ctrl, mut data): (RComm, RComm) = (h(real::REAL_MPI_COMM_NULL), h(real::REAL_MPI_COMM_NULL));
+        let (mut ctrl, mut data, mut det): (RComm, RComm, RComm) = (
+            h(real::REAL_MPI_COMM_NULL),
+            h(real::REAL_MPI_COMM_NULL),
+            h(real::REAL_MPI_COMM_NULL),
+        );
         let (mut rank, mut size) = (0, 0);
         let mut flag: c_int = 0;
         let mut ub: *mut c_int = ptr::null_mut();
@@ -120,6 +134,7 @@ impl Transport {
         unsafe {
             check(real.PMPI_Comm_dup(world, &mut ctrl), "MPI_Comm_dup")?;
             check(real.PMPI_Comm_dup(world, &mut data), "MPI_Comm_dup")?;
+            check(real.PMPI_Comm_dup(world, &mut det), "MPI_Comm_dup")?;
             check(real.PMPI_Comm_rank(world, &mut rank), "MPI_Comm_rank")?;
             check(real.PMPI_Comm_size(world, &mut size), "MPI_Comm_size")?;
             check(
@@ -142,6 +157,11 @@ impl Transport {
             myproc: rank as usize,
             ctrl,
             data,
+            det,
+            det_req: h(real::REAL_MPI_REQUEST_NULL),
+            det_buf: Box::new([0; DET_WORDS]),
+            ctrl_sent: 0,
+            ctrl_recvd: 0,
             pending: Vec::new(),
             reqs: Vec::new(),
             next_msgid: vec![0; size as usize],
@@ -159,7 +179,58 @@ impl Transport {
             t.post_slot(&mut slot)?;
             t.ring.push(slot);
         }
+        t.post_det()?;
         Ok(t)
+    }
+
+    fn post_det(&mut self) -> Result<(), String> {
+        // SAFETY: det_buf is boxed (stable address) and lives until finalize cancels this.
+        check(
+            unsafe {
+                self.real.PMPI_Irecv(
+                    self.det_buf.as_mut_ptr() as *mut c_void,
+                    (DET_WORDS * 8) as c_int,
+                    h(real::REAL_MPI_BYTE),
+                    real::REAL_MPI_ANY_SOURCE as c_int,
+                    real::REAL_MPI_ANY_TAG as c_int,
+                    self.det,
+                    &mut self.det_req,
+                )
+            },
+            "MPI_Irecv",
+        )
+    }
+
+    /// A deadlock-detector message from another process, if one arrived: (source, words).
+    pub fn det_poll(&mut self) -> Result<Option<(usize, [i64; DET_WORDS])>, String> {
+        let mut flag: c_int = 0;
+        let mut st: RealStatus = unsafe { std::mem::zeroed() };
+        // SAFETY: det_req is the live receive posted by post_det.
+        check(unsafe { self.real.PMPI_Test(&mut self.det_req, &mut flag, &mut st) }, "MPI_Test")?;
+        if flag == 0 {
+            return Ok(None);
+        }
+        let msg = *self.det_buf;
+        self.post_det()?;
+        Ok(Some((st.MPI_SOURCE as usize, msg)))
+    }
+
+    /// Sends a deadlock-detector message (small: the real MPI completes it locally).
+    pub fn det_send(&mut self, dst: usize, msg: [i64; DET_WORDS]) -> Result<(), String> {
+        // SAFETY: `msg` is a local array valid for the duration of the blocking send.
+        check(
+            unsafe {
+                self.real.PMPI_Send(
+                    msg.as_ptr() as *const c_void,
+                    (DET_WORDS * 8) as c_int,
+                    h(real::REAL_MPI_BYTE),
+                    dst as c_int,
+                    0,
+                    self.det,
+                )
+            },
+            "MPI_Send",
+        )
     }
 
     fn post_slot(&self, slot: &mut Slot) -> Result<(), String> {
@@ -226,6 +297,7 @@ impl Transport {
     /// Header and payload in one real message; the payload is copied, so the caller's buffer
     /// is free at once.
     pub fn send_eager(&mut self, dst_proc: usize, dst_sub: usize, src_sub: usize, hdr: &Header, payload: &[u8]) -> Result<(), String> {
+        self.ctrl_sent += 1;
         if payload.len() <= TINY {
             // Tiny messages always travel with the real MPI's eager protocol, so a blocking
             // send completes locally (it never waits for the receiver): no allocation, no
@@ -359,6 +431,7 @@ impl Transport {
                 break;
             }
             any = true;
+            self.ctrl_recvd += 1;
             let hdr = Header::from_bytes(&self.ring[head].buf).ok_or("a control message shorter than its header arrived")?;
             let (dst_sub, src_sub) = wire::split_ctrl_tag(st.MPI_TAG);
             if hdr.kind == wire::KIND_ACK {
@@ -452,6 +525,10 @@ impl Transport {
             }
             self.real.PMPI_Comm_free(&mut self.ctrl);
             self.real.PMPI_Comm_free(&mut self.data);
+            self.real.PMPI_Cancel(&mut self.det_req);
+            self.real
+                .PMPI_Wait(&mut self.det_req, real::REAL_MPI_STATUS_IGNORE as *mut RealStatus);
+            self.real.PMPI_Comm_free(&mut self.det);
             check(self.real.PMPI_Finalize(), "MPI_Finalize")
         }
     }

@@ -1,0 +1,89 @@
+# shellcheck shell=bash disable=SC2034
+# compat-tests/lib.sh - shared by run.sh, run-all.sh and record-expected.sh.
+# Sourced, not executed.
+
+COMPAT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_DIR=$(cd "$COMPAT_DIR/.." && pwd)
+SRC_DIR=$COMPAT_DIR/src
+OUT_DIR=$COMPAT_DIR/out
+EXP_DIR=$COMPAT_DIR/expected
+
+MPICC=${MPICC:-mpicc}
+MPIRUN=${MPIRUN:-mpirun}
+TOUCANCC=${TOUCANCC:-$REPO_DIR/wrappers/toucancc}
+# Toucan jobs are started by the real mpirun with TOUCAN_V set (DESIGN.md).
+TOUCAN_LAUNCHER=${TOUCAN_COMPAT_LAUNCHER:-$MPIRUN}
+CFLAGS_COMPAT=${CFLAGS_COMPAT:--O2 -g -Wall -Wno-stringop-overflow}
+LIBS_COMPAT=${LIBS_COMPAT:--lm}
+
+# Symbols the C runtime itself puts in .data/.bss; anything else is a
+# writable global or static of the test program, which the rules forbid.
+CRT_DATA_SYMS='^(_DYNAMIC|_GLOBAL_OFFSET_TABLE_|__TMC_END__|__bss_start|__data_start|__do_global_dtors_aux_fini_array_entry|__dso_handle|__frame_dummy_init_array_entry|_edata|_end|completed\.[0-9]+|stdout|stderr|stdin)$'
+
+# All test names (src/*.c), filtered by TOUCAN_COMPAT_FILTER (an ERE).
+compat_all_names() {
+    local f n
+    for f in "$SRC_DIR"/*.c; do
+        n=$(basename "$f" .c)
+        if [[ -n "${TOUCAN_COMPAT_FILTER:-}" ]] && ! [[ "$n" =~ $TOUCAN_COMPAT_FILTER ]]; then
+            continue
+        fi
+        echo "$n"
+    done
+}
+
+# compat_check_globals NAME OBJ: fail if the object defines writable data.
+compat_check_globals() {
+    local name=$1 obj=$2 bad
+    bad=$(nm -P "$obj" | awk '$2 ~ /^[bBdDcCsSgG]$/ {print $1}' | sed 's/@.*//' |
+          grep -Ev "$CRT_DATA_SYMS" || true)
+    if [[ -n "$bad" ]]; then
+        echo "$name: writable global/static variables are not allowed: ${bad//$'\n'/ }"
+        return 1
+    fi
+    return 0
+}
+
+# compat_build KIND NAME -> builds out/KIND/NAME; KIND is mpich or toucan.
+# Prints the compiler output on failure. Returns non-zero on failure.
+compat_build() {
+    local kind=$1 name=$2 cc dir log
+    dir=$OUT_DIR/$kind
+    mkdir -p "$dir"
+    log=$dir/$name.build.log
+    if [[ $kind == mpich ]]; then
+        cc=$MPICC
+    else
+        cc=$TOUCANCC
+        if [[ ! -x $cc ]]; then
+            echo "$cc not found or not executable" >"$log"
+            cat "$log"
+            return 1
+        fi
+    fi
+    rm -f "$dir/$name" "$dir/$name.o"
+    # shellcheck disable=SC2086
+    if ! { $cc $CFLAGS_COMPAT -I"$SRC_DIR" -c -o "$dir/$name.o" "$SRC_DIR/$name.c" &&
+           $cc $CFLAGS_COMPAT -o "$dir/$name" "$dir/$name.o" $LIBS_COMPAT; } >"$log" 2>&1; then
+        echo "build of $name with $cc failed:"
+        head -40 "$log"
+        return 1
+    fi
+    if ! compat_check_globals "$name" "$dir/$name.o" >>"$log"; then
+        tail -1 "$log"
+        return 1
+    fi
+    return 0
+}
+
+# Every rank must have printed exactly one "rank R: OK" line.
+# compat_all_ok FILE WORLD
+compat_all_ok() {
+    local file=$1 world=$2 r
+    for ((r = 0; r < world; r++)); do
+        if [[ $(grep -c "^rank $r: OK\$" "$file") != 1 ]]; then
+            return 1
+        fi
+    done
+    return 0
+}

@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# compat-tests/run.sh [--quick] NAME...
+#
+# Builds each test program twice (mpicc -> out/mpich/NAME, wrappers/toucancc
+# -> out/toucan/NAME) and runs the Toucan build under TOUCAN_V=V mpirun -np n
+# for (n,V) in (2,1) (2,4) (3,3) (1,4) -- world sizes 2, 8, 9, 4 -- or only
+# (2,4) with --quick. Each run's stdout, sorted with LC_ALL=C, must equal
+# expected/NAME.np<world>.out (recorded from plain MPICH by
+# record-expected.sh) and the exit status must be 0; a src/NAME.expect file
+# replaces that comparison (see README.md).
+#
+# Environment:
+#   TOUCAN_COMPAT_FILTER=regex   only names matching the ERE
+#   TOUCAN_COMPAT_CONFIGS="2x1 2x4"  override the (n x V) list
+#   COMPAT_LIVE_MPICH=1          also run plain MPICH now at the same world
+#                                size and compare with it (slow when
+#                                oversubscribed)
+#   COMPAT_TIMEOUT=60            seconds per Toucan run
+#   COMPAT_MPICH_TIMEOUT=600     seconds per live MPICH run
+#   COMPAT_VERBOSE=1             show output of passing runs too
+#
+# Prints one line per test and, last, exactly one line
+#   compat: N passed, N failed
+# and exits 1 if anything failed. One test = one program at one (n,V).
+
+set -u
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+CONFIGS=${TOUCAN_COMPAT_CONFIGS:-"2x1 2x4 3x3 1x4"}
+names=()
+for a in "$@"; do
+    case $a in
+    --quick) CONFIGS=${TOUCAN_COMPAT_CONFIGS:-"2x4"} ;;
+    -h | --help)
+        sed -n '2,/^$/p' "$0" | sed 's/^# \{0,1\}//'
+        exit 0
+        ;;
+    -*)
+        echo "run.sh: unknown option $a" >&2
+        exit 2
+        ;;
+    *)
+        a=$(basename "$a" .c)
+        if [[ ! -f $SRC_DIR/$a.c ]]; then
+            echo "run.sh: no test $SRC_DIR/$a.c" >&2
+            exit 2
+        fi
+        if [[ -n "${TOUCAN_COMPAT_FILTER:-}" ]] && ! [[ "$a" =~ $TOUCAN_COMPAT_FILTER ]]; then
+            continue
+        fi
+        names+=("$a")
+        ;;
+    esac
+done
+if [[ ${#names[@]} -eq 0 ]]; then
+    echo "run.sh: no tests selected (give NAME..., or use run-all.sh)" >&2
+    echo "compat: 0 passed, 0 failed"
+    exit 1
+fi
+
+TIMEOUT=${COMPAT_TIMEOUT:-60}
+MPICH_TIMEOUT=${COMPAT_MPICH_TIMEOUT:-600}
+RUN_DIR=$OUT_DIR/runs
+mkdir -p "$RUN_DIR"
+# Let binaries find the library even if the wrapper sets no rpath.
+export LD_LIBRARY_PATH=$REPO_DIR/target/release${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+
+npass=0
+nfail=0
+
+show_output() { # FILE LABEL
+    local lines
+    lines=$(wc -l <"$1")
+    echo "    --- $2 ($lines lines, first 40) ---"
+    head -40 "$1" | sed 's/^/    | /'
+}
+
+# check_expect NAME OUT ERR RC -> prints failed expectations, returns 1 if any
+check_expect() {
+    local name=$1 out=$2 err=$3 rc=$4 line ok=0 what pat
+    while IFS= read -r line || [[ -n $line ]]; do
+        line=${line%$'\r'}
+        [[ -z ${line//[[:space:]]/} || $line == \#* ]] && continue
+        case $line in
+        'exit!=0') [[ $rc != 0 ]] || { echo "    expected a non-zero exit status, got 0"; ok=1; } ;;
+        'exit==0') [[ $rc == 0 ]] || { echo "    expected exit status 0, got $rc"; ok=1; } ;;
+        exit==*) [[ $rc == "${line#exit==}" ]] || { echo "    expected exit status ${line#exit==}, got $rc"; ok=1; } ;;
+        stdout~* | stderr~* | stdout!~* | stderr!~*)
+            what=${line:0:6}
+            if [[ ${line:6:2} == '!~' ]]; then
+                pat=${line:8}
+                if grep -Eq -- "$pat" "$([[ $what == stdout ]] && echo "$out" || echo "$err")"; then
+                    echo "    $what must not match /$pat/"
+                    ok=1
+                fi
+            else
+                pat=${line:7}
+                if ! grep -Eq -- "$pat" "$([[ $what == stdout ]] && echo "$out" || echo "$err")"; then
+                    echo "    $what does not match /$pat/"
+                    ok=1
+                fi
+            fi
+            ;;
+        *) echo "    $name.expect: unknown line '$line'"; ok=1 ;;
+        esac
+    done <"$SRC_DIR/$name.expect"
+    return $ok
+}
+
+for name in "${names[@]}"; do
+    build_err=""
+    if ! msg=$(compat_build mpich "$name"); then
+        build_err="mpicc build failed: $msg"
+    elif ! msg=$(compat_build toucan "$name"); then
+        build_err="toucancc build failed: $msg"
+    fi
+    for cfg in $CONFIGS; do
+        n=${cfg%x*}
+        v=${cfg#*x}
+        world=$((n * v))
+        label="$name (n=$n,V=$v, world $world)"
+        if [[ -n $build_err ]]; then
+            echo "FAIL $label"
+            echo "$build_err" | head -20 | sed 's/^/    /'
+            nfail=$((nfail + 1))
+            continue
+        fi
+        base=$RUN_DIR/$name.n${n}v$v
+        t0=$(date +%s.%N)
+        # shellcheck disable=SC2086 # the launcher may carry its own options
+        TOUCAN_V=$v timeout -k 5 "$TIMEOUT" $TOUCAN_LAUNCHER -np "$n" "$OUT_DIR/toucan/$name" \
+            >"$base.out" 2>"$base.err" </dev/null
+        rc=$?
+        t1=$(date +%s.%N)
+        secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+        LC_ALL=C sort "$base.out" >"$base.sorted"
+        problems=""
+        if [[ $rc == 124 || $rc == 137 ]]; then
+            problems="timed out after ${TIMEOUT}s"
+        elif [[ -f $SRC_DIR/$name.expect ]]; then
+            problems=$(check_expect "$name" "$base.out" "$base.err" "$rc")
+        else
+            exp=$EXP_DIR/$name.np$world.out
+            if [[ $rc != 0 ]]; then
+                problems="exit status $rc"
+            fi
+            if [[ ! -f $exp ]]; then
+                problems+="${problems:+; }no expected output $exp (run record-expected.sh)"
+            elif ! cmp -s "$exp" "$base.sorted"; then
+                problems+="${problems:+; }sorted output differs from MPICH (expected/${exp##*/})"
+                diff -u "$exp" "$base.sorted" | head -20 >"$base.diff"
+            fi
+            if [[ ${COMPAT_LIVE_MPICH:-0} == 1 ]]; then
+                timeout -k 5 "$MPICH_TIMEOUT" "$MPIRUN" -np "$world" "$OUT_DIR/mpich/$name" \
+                    >"$base.mpich.out" 2>"$base.mpich.err" </dev/null
+                mrc=$?
+                LC_ALL=C sort "$base.mpich.out" >"$base.mpich.sorted"
+                if [[ $mrc != 0 ]]; then
+                    problems+="${problems:+; }live MPICH run failed (exit $mrc)"
+                elif ! cmp -s "$base.mpich.sorted" "$base.sorted"; then
+                    problems+="${problems:+; }sorted output differs from live MPICH"
+                    diff -u "$base.mpich.sorted" "$base.sorted" | head -20 >"$base.livediff"
+                fi
+                if [[ -f $exp ]] && ! cmp -s "$exp" "$base.mpich.sorted"; then
+                    echo "WARN $name: live MPICH output differs from expected/${exp##*/}"
+                fi
+            fi
+        fi
+        if [[ -z $problems ]]; then
+            echo "PASS $label ${secs}s"
+            npass=$((npass + 1))
+            if [[ ${COMPAT_VERBOSE:-0} == 1 ]]; then
+                show_output "$base.out" stdout
+            fi
+        else
+            echo "FAIL $label ${secs}s: $(echo "$problems" | head -1 | sed 's/^ *//')"
+            echo "$problems" | tail -n +2
+            if [[ -s $base.diff ]]; then
+                echo "    --- diff expected vs toucan (sorted, first 20 lines) ---"
+                sed 's/^/    /' "$base.diff"
+            fi
+            if [[ -s $base.livediff ]]; then
+                echo "    --- diff live MPICH vs toucan (sorted, first 20 lines) ---"
+                sed 's/^/    /' "$base.livediff"
+            fi
+            if [[ $rc != 0 || ! -s $base.diff ]]; then
+                show_output "$base.out" stdout
+                show_output "$base.err" stderr
+            fi
+            nfail=$((nfail + 1))
+        fi
+        rm -f "$base.diff" "$base.livediff"
+    done
+done
+
+echo "compat: $npass passed, $nfail failed"
+[[ $nfail == 0 ]]

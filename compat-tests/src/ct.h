@@ -1,0 +1,92 @@
+/* ct.h - tiny helpers shared by the compatibility tests.
+ *
+ * Rules for every test program (see ../README.md):
+ *   - no writable global or static variables: all state lives in main's locals
+ *     (or malloc'd memory) and is passed down explicitly;
+ *   - every output line starts with "rank R: " and contains only values the MPI
+ *     standard defines, so the sorted output is identical under any MPI;
+ *   - each rank ends with "rank R: OK" or a FAILED line; exit status 0 or 1.
+ *
+ * CHECK() needs two locals in scope: `int rank` and `int errs`.  Helper
+ * functions that check things take `int rank, int *errp` and use CHECKP().
+ */
+#ifndef COMPAT_CT_H
+#define COMPAT_CT_H
+
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CT_MAX_REPORT 10
+
+static inline void ct_fail(int rank, int *errp, int line, const char *fmt, ...)
+{
+    char buf[600];
+    va_list ap;
+    (*errp)++;
+    if (*errp > CT_MAX_REPORT)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    printf("rank %d: FAIL line %d: %s\n", rank, line, buf);
+    fflush(stdout);
+}
+
+/* Print one line prefixed with the rank, flushed at once. */
+static inline void ct_say(int rank, const char *fmt, ...)
+{
+    char buf[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    printf("rank %d: %s\n", rank, buf);
+    fflush(stdout);
+}
+
+#define CHECK(cond, ...)                                        \
+    do {                                                        \
+        if (!(cond))                                            \
+            ct_fail(rank, &errs, __LINE__, __VA_ARGS__);        \
+    } while (0)
+
+#define CHECKP(cond, ...)                                       \
+    do {                                                        \
+        if (!(cond))                                            \
+            ct_fail(rank, errp, __LINE__, __VA_ARGS__);         \
+    } while (0)
+
+/* Class of an error code, as a plain int. */
+static inline int ct_class(int code)
+{
+    int cls = -1;
+    MPI_Error_class(code, &cls);
+    return cls;
+}
+
+/* Print the final verdict of this rank, finalize, and give main's exit code. */
+static inline int ct_finish(int rank, int errs)
+{
+    if (errs == 0)
+        printf("rank %d: OK\n", rank);
+    else
+        printf("rank %d: FAILED with %d errors\n", rank, errs);
+    fflush(stdout);
+    MPI_Finalize();
+    return errs ? 1 : 0;
+}
+
+static inline void *ct_malloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "out of memory (%zu bytes)\n", n);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return p;
+}
+
+#endif

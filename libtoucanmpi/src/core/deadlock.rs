@@ -1,0 +1,252 @@
+//! Job-wide deadlock detection: when every subrank of every process is blocked in MPI and
+//! the job-wide counts of control messages sent and received agree on two consecutive
+//! waves, nothing can ever wake anyone: report each rank's blocking call and end the job.
+//!
+//! Process 0 coordinates. A process answers a query only while it is idle (all its subranks
+//! parked, nothing in flight in its transport), from the worker's idle hook, so a process
+//! that is computing — however long — simply delays the wave: no false report. Detector
+//! messages travel on their own real communicator and are not counted.
+
+use super::matching::Pattern;
+use super::state::State;
+use crate::sched;
+use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+const QUERY: i64 = 1;
+const STATUS: i64 = 2;
+const REPORT: i64 = 3;
+const REPORTED: i64 = 4;
+
+/// Idle time before process 0 starts asking, and the pause between waves.
+const FIRST_WAVE: Duration = Duration::from_secs(2);
+const BETWEEN_WAVES: Duration = Duration::from_millis(500);
+
+const MAX_SUBS: usize = 256;
+/// The MPI function each subrank entered last (pointer and length of a &'static str).
+static CALL_PTR: [AtomicUsize; MAX_SUBS] = [const { AtomicUsize::new(0) }; MAX_SUBS];
+static CALL_LEN: [AtomicUsize; MAX_SUBS] = [const { AtomicUsize::new(0) }; MAX_SUBS];
+
+/// Records that the running subrank entered MPI function `name` (called by every export).
+#[inline]
+pub fn enter(name: &'static str) {
+    let s = sched::current();
+    if s < MAX_SUBS {
+        CALL_PTR[s].store(name.as_ptr() as usize, Ordering::Relaxed);
+        CALL_LEN[s].store(name.len(), Ordering::Relaxed);
+    }
+}
+
+fn call_of(sub: usize) -> &'static str {
+    if sub >= MAX_SUBS {
+        return "MPI";
+    }
+    let (p, n) = (CALL_PTR[sub].load(Ordering::Relaxed), CALL_LEN[sub].load(Ordering::Relaxed));
+    if p == 0 {
+        return "MPI";
+    }
+    // SAFETY: (p, n) was stored from a &'static str by `enter`.
+    unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(p as *const u8, n)) }
+}
+
+#[derive(Default)]
+pub struct Detector {
+    pub disabled: bool,
+    epoch: i64,
+    replies: Vec<Option<(i64, i64, i64)>>,
+    open: bool,
+    prev: Option<(i64, i64)>,
+    last_wave: Option<Instant>,
+    reporting: Option<(Instant, usize)>,
+}
+
+impl Detector {
+    pub fn new() -> Detector {
+        let disabled = std::env::var("TOUCAN_DEADLOCK").map(|v| v == "off" || v == "0").unwrap_or(false);
+        Detector {
+            disabled,
+            ..Default::default()
+        }
+    }
+}
+
+fn send(s: &mut State, dst: usize, m: [i64; 5]) {
+    if let Err(e) = s.tp.det_send(dst, m) {
+        crate::abi::fatal(&format!("deadlock detector: {e}"));
+    }
+}
+
+/// Called by the worker while every subrank of this process has been parked for `idle`.
+pub fn tick(s: &mut State, idle: Duration) {
+    if s.det.disabled {
+        return;
+    }
+    let quiet = !s.tp.has_pending();
+    loop {
+        let msg = match s.tp.det_poll() {
+            Ok(m) => m,
+            Err(e) => crate::abi::fatal(&format!("deadlock detector: {e}")),
+        };
+        let Some((src, m)) = msg else { break };
+        match m[0] {
+            QUERY => {
+                let (sent, recvd) = (s.tp.ctrl_sent as i64, s.tp.ctrl_recvd as i64);
+                send(s, 0, [STATUS, m[1], quiet as i64, sent, recvd]);
+            }
+            STATUS if m[1] == s.det.epoch && src < s.det.replies.len() => s.det.replies[src] = Some((m[2], m[3], m[4])),
+            REPORT => {
+                report(s);
+                send(s, 0, [REPORTED, 0, 0, 0, 0]);
+            }
+            REPORTED => {
+                if let Some((_, n)) = s.det.reporting.as_mut() {
+                    *n += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    if s.myproc != 0 {
+        return;
+    }
+    if let Some((since, n)) = s.det.reporting {
+        if n + 1 >= s.nproc || since.elapsed() > Duration::from_secs(3) {
+            let _ = std::io::stderr().flush();
+            crate::abi::abort_job(1);
+        }
+        return;
+    }
+    if idle < FIRST_WAVE {
+        return;
+    }
+    if !s.det.open {
+        if s.det.last_wave.is_some_and(|t| t.elapsed() < BETWEEN_WAVES) {
+            return;
+        }
+        s.det.epoch += 1;
+        s.det.replies = vec![None; s.nproc];
+        s.det.replies[0] = Some((quiet as i64, s.tp.ctrl_sent as i64, s.tp.ctrl_recvd as i64));
+        s.det.open = true;
+        s.det.last_wave = Some(Instant::now());
+        for p in 1..s.nproc {
+            send(s, p, [QUERY, s.det.epoch, 0, 0, 0]);
+        }
+        return;
+    }
+    if s.det.replies.iter().any(|r| r.is_none()) {
+        return;
+    }
+    s.det.open = false;
+    let all_idle = s.det.replies.iter().all(|r| r.is_some_and(|x| x.0 == 1));
+    let sent: i64 = s.det.replies.iter().map(|r| r.map_or(0, |x| x.1)).sum();
+    let recvd: i64 = s.det.replies.iter().map(|r| r.map_or(0, |x| x.2)).sum();
+    if !(all_idle && sent == recvd) {
+        s.det.prev = None;
+        return;
+    }
+    if s.det.prev != Some((sent, recvd)) {
+        s.det.prev = Some((sent, recvd));
+        return;
+    }
+    // Two consecutive waves saw the same quiescent state: deadlock.
+    crate::abi::say("toucan: deadlock: every rank is blocked in MPI and no message is in flight\n");
+    report(s);
+    s.det.reporting = Some((Instant::now(), 0));
+    for p in 1..s.nproc {
+        send(s, p, [REPORT, 0, 0, 0, 0]);
+    }
+}
+
+/// Prints this process's blocked ranks, one line per distinct call (ranks grouped).
+fn report(s: &State) {
+    let v = s.cfg.v;
+    let states = sched::park::with_board(|b| b.states.clone());
+    let mut lines: Vec<(String, Vec<usize>)> = Vec::new();
+    for sub in 0..v {
+        let w = s.myproc * v + sub;
+        let what = match states.get(sub) {
+            Some(sched::park::State::Done) => "finished (returned from main)".to_string(),
+            _ => format!("blocked in {}", describe(s, sub)),
+        };
+        match lines.iter_mut().find(|l| l.0 == what) {
+            Some(l) => l.1.push(w),
+            None => lines.push((what, vec![w])),
+        }
+    }
+    let mut text = String::new();
+    for (what, ranks) in lines {
+        let who = if ranks.len() == 1 {
+            format!("virtual rank {}", ranks[0])
+        } else {
+            format!("virtual ranks {}", ranges(&ranks))
+        };
+        text.push_str(&format!("toucan: deadlock: {who} {what}\n"));
+    }
+    crate::abi::say(&text);
+}
+
+/// "MPI_Recv(source=S, tag=T, comm=NAME)" from the call name and what the rank waits for.
+fn describe(s: &State, sub: usize) -> String {
+    let call = call_of(sub);
+    let l = &s.locals[sub];
+    let pat: Option<Pattern> = l.waiting.or_else(|| l.posted.front().map(|p| p.pat));
+    let Some(p) = pat else { return call.to_string() };
+    let comm = l
+        .comms
+        .iter()
+        .flatten()
+        .find(|c| c.ctx == p.ctx & !super::comm::CTX_COLL)
+        .map(|c| {
+            if c.name.is_empty() {
+                format!("{:#x}", c.ctx)
+            } else {
+                c.name.to_string()
+            }
+        })
+        .unwrap_or_else(|| format!("{:#x}", p.ctx));
+    let src = if p.src == crate::abi::consts::MPI_ANY_SOURCE {
+        "MPI_ANY_SOURCE".to_string()
+    } else {
+        p.src.to_string()
+    };
+    let tag = if p.tag == crate::abi::consts::MPI_ANY_TAG {
+        "MPI_ANY_TAG".to_string()
+    } else {
+        p.tag.to_string()
+    };
+    if p.ctx & super::comm::CTX_COLL != 0 {
+        format!("{call}(comm={comm})")
+    } else {
+        format!("{call}(source={src}, tag={tag}, comm={comm})")
+    }
+}
+
+/// "0-3,6" for sorted ranks.
+fn ranges(r: &[usize]) -> String {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < r.len() {
+        let mut j = i;
+        while j + 1 < r.len() && r[j + 1] == r[j] + 1 {
+            j += 1;
+        }
+        out.push(if i == j { r[i].to_string() } else { format!("{}-{}", r[i], r[j]) });
+        i = j + 1;
+    }
+    out.join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ranges;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case(&[0], "0")]
+    #[case(&[0, 1, 2, 3], "0-3")]
+    #[case(&[0, 1, 3, 5, 6], "0-1,3,5-6")]
+    fn rank_ranges(#[case] r: &[usize], #[case] want: &str) {
+        assert_eq!(ranges(r), want);
+    }
+}
