@@ -36,7 +36,6 @@ pub fn is_done(s: &State, id: ReqId) -> bool {
 /// polls the transport in place a few times first, which saves two context switches per
 /// message when a reply is about to arrive, then parks so the worker can back off the core.
 pub fn block_on<T>(mut f: impl FnMut(&mut State) -> Option<T>) -> MpiResult<T> {
-    let mut spins = 0;
     loop {
         let r = state::with(|s| {
             if let Some(v) = f(s) {
@@ -45,17 +44,23 @@ pub fn block_on<T>(mut f: impl FnMut(&mut State) -> Option<T>) -> MpiResult<T> {
             if sched::others_ready() {
                 return None;
             }
-            s.progress();
-            f(s)
+            // Nobody else can run: poll in place. Only an event can change `f`'s answer, and
+            // an event that woke a sibling means it is time to let the sibling run.
+            for _ in 0..SPIN_POLLS {
+                if s.progress() {
+                    if let Some(v) = f(s) {
+                        return Some(v);
+                    }
+                    if sched::others_ready() {
+                        return None;
+                    }
+                }
+            }
+            None
         })?;
         if let Some(v) = r {
             return Ok(v);
         }
-        spins += 1;
-        if spins < SPIN_POLLS && !sched::others_ready() {
-            continue;
-        }
-        spins = 0;
         sched::park();
     }
 }

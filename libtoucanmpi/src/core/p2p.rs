@@ -8,7 +8,7 @@ use super::state::State;
 use crate::abi::consts as c;
 use crate::sched;
 use crate::transport::wire::{self, Header};
-use crate::transport::Payload;
+use crate::transport::{Payload, RingBytes};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SendMode {
@@ -304,8 +304,10 @@ impl State {
         }
     }
 
-    /// A message from another process for local subrank `dst_sub`.
-    pub fn on_message(&mut self, dst_sub: usize, src_proc: usize, src_sub: usize, hdr: Header, payload: Payload) {
+    /// A message from another process for local subrank `dst_sub`. An eager payload is
+    /// borrowed from the transport's receive ring: copied straight into a matching posted
+    /// receive, or into the unexpected queue.
+    pub fn on_message(&mut self, dst_sub: usize, src_proc: usize, src_sub: usize, hdr: Header, payload: RingBytes) {
         if dst_sub >= self.locals.len() {
             crate::abi::fatal(&format!(
                 "a message for subrank {dst_sub} arrived, but this process runs {}",
@@ -326,8 +328,21 @@ impl State {
         } else {
             SyncAck::None
         };
-        let body = if hdr.kind == wire::KIND_EAGER {
-            Body::Eager(payload)
+        let posted = find_posted(self.locals[dst_sub].posted.iter(), &env);
+        let eager = hdr.kind == wire::KIND_EAGER;
+        if let (Some(i), true) = (posted, eager) {
+            let p = self.locals[dst_sub].posted.remove(i).expect("index from find_posted");
+            if let SyncAck::Inter { proc, sub, token } = sync {
+                self.tp.send_ack(proc, sub, dst_sub, token).unwrap_or_else(|e| fatal_transport(e));
+            }
+            // SAFETY: the ring slot stays untouched until the next poll of the transport.
+            self.copy_into(p.req, env, unsafe { payload.as_slice() }, hdr.len as usize);
+            self.complete(p.req);
+            return;
+        }
+        let body = if eager {
+            // SAFETY: as above.
+            Body::Eager(Payload::from_vec(unsafe { payload.as_slice() }.to_vec()))
         } else {
             Body::Inter {
                 src_proc,
@@ -340,7 +355,7 @@ impl State {
             body,
             sync,
         };
-        if let Some(i) = find_posted(self.locals[dst_sub].posted.iter(), &env) {
+        if let Some(i) = posted {
             let p = self.locals[dst_sub].posted.remove(i).expect("index from find_posted");
             self.deliver(p.req, u);
         } else {

@@ -58,6 +58,8 @@ pub struct Builder {
     align: usize,
     /// `None` before the first part, `Some(None)` once two parts disagree.
     basic: Option<Option<BasicType>>,
+    /// The same over parts without elements (used when no part has any).
+    empty_basic: Option<Option<BasicType>>,
 }
 
 impl Default for Builder {
@@ -76,6 +78,7 @@ impl Builder {
             true_bounds: None,
             align: 1,
             basic: None,
+            empty_basic: None,
         }
     }
 
@@ -114,9 +117,31 @@ impl Builder {
     /// Adds `count` copies of `t`, the first at byte displacement `disp`, the others `stride`
     /// bytes apart. A part with `count == 0` adds nothing, not even to the bounds.
     pub fn part(&mut self, t: &Datatype, disp: isize, count: usize, stride: isize) -> MpiResult<()> {
+        self.part_with(t, &t.runs(), disp, count, stride)
+    }
+
+    /// [`Builder::part`] with `t`'s runs already at hand (loops over many parts of one type).
+    pub fn part_with(&mut self, t: &Datatype, runs: &[Run], disp: isize, count: usize, stride: isize) -> MpiResult<()> {
         if count == 0 {
+            self.empty_basic(t);
             return Ok(());
         }
+        self.bounds_of(t, disp, count, stride)?;
+        self.tally(t, count)?;
+        self.append(runs, disp, count, stride)
+    }
+
+    /// Remembers the basic type of a part without elements, for a type that has none at all.
+    fn empty_basic(&mut self, t: &Datatype) {
+        self.empty_basic = Some(match self.empty_basic {
+            None => t.basic,
+            Some(b) if b == t.basic => b,
+            Some(_) => None,
+        });
+    }
+
+    /// Widens the bounds by those of `count` copies of `t` at `disp`, `stride` bytes apart.
+    fn bounds_of(&mut self, t: &Datatype, disp: isize, count: usize, stride: isize) -> MpiResult<()> {
         let span = mul(count as isize - 1, stride)?;
         let (lo, hi) = (span.min(0), span.max(0));
         let lb = add(disp, t.lb)?;
@@ -125,6 +150,11 @@ impl Builder {
             let tlb = add(disp, t.true_lb)?;
             Self::widen(&mut self.true_bounds, add(tlb, lo)?, add(add(tlb, t.true_extent)?, hi)?);
         }
+        Ok(())
+    }
+
+    /// Counts the data of `count` copies of `t`.
+    fn tally(&mut self, t: &Datatype, count: usize) -> MpiResult<()> {
         self.align = self.align.max(t.align);
         self.basic = Some(match self.basic {
             None => t.basic,
@@ -139,8 +169,12 @@ impl Builder {
             .checked_mul(t.elements)
             .and_then(|s| s.checked_add(self.elements))
             .ok_or_else(too_large)?;
-        let runs = t.runs();
-        match &runs[..] {
+        Ok(())
+    }
+
+    /// Appends the runs of `count` copies of a type whose runs are `runs`.
+    fn append(&mut self, runs: &[Run], disp: isize, count: usize, stride: isize) -> MpiResult<()> {
+        match runs {
             [] => {}
             // Copies that tile: one longer run (a contiguous of a contiguous stays one block).
             [r] if (r.n * r.ty.extent()) as isize == stride => self.push(Run {
@@ -180,7 +214,7 @@ impl Builder {
             }
         };
         let (tlb, tub) = self.true_bounds.unwrap_or((lb, ub));
-        let basic = self.basic.flatten();
+        let basic = self.basic.or(self.empty_basic).flatten();
         let blocks = blocks_of(&self.runs);
         let keep_runs = basic.is_none_or(|b| b.size() != b.extent() || b.is_pair());
         Ok(Datatype {
@@ -284,15 +318,27 @@ pub fn contiguous(count: usize, old: &Datatype) -> MpiResult<Datatype> {
 pub fn hvector(count: usize, blocklen: usize, stride: isize, old: &Datatype) -> MpiResult<Datatype> {
     let mut b = Builder::new();
     let blen = mul(blocklen as isize, old.extent)?;
-    if blocklen > 0 && stride == blen {
+    if count == 0 {
+        b.part(old, 0, 0, old.extent)?;
+    } else if blocklen > 0 && stride == blen {
         b.part(old, 0, count.checked_mul(blocklen).ok_or_else(too_large)?, old.extent)?;
     } else {
-        for i in 0..count {
-            let d = mul(i as isize, stride)?;
-            if blocklen == 0 {
-                b.touch(d + old.lb, d + old.lb);
+        // Bounds are reached by the first or the last block; data comes from every block.
+        let last = mul(count as isize - 1, stride)?;
+        if blocklen == 0 {
+            // As MPICH: empty blocks still span their start (vector(2, 0, 1, MPI_INT) has extent 4).
+            b.touch(add(last.min(0), old.lb)?, add(last.max(0), old.lb)?);
+            b.empty_basic(old);
+        } else {
+            b.bounds_of(old, 0, blocklen, old.extent)?;
+            b.bounds_of(old, last, blocklen, old.extent)?;
+            b.tally(old, count.checked_mul(blocklen).ok_or_else(too_large)?)?;
+            let runs = old.runs();
+            if !runs.is_empty() {
+                for i in 0..count {
+                    b.append(&runs, mul(i as isize, stride)?, blocklen, old.extent)?;
+                }
             }
-            b.part(old, d, blocklen, old.extent)?;
         }
     }
     b.finish(None, false)
@@ -301,8 +347,9 @@ pub fn hvector(count: usize, blocklen: usize, stride: isize, old: &Datatype) -> 
 /// Blocks of `blocklens[i]` copies of `old` at byte displacements `disps[i]`.
 pub fn hindexed(blocklens: &[usize], disps: &[isize], old: &Datatype) -> MpiResult<Datatype> {
     let mut b = Builder::new();
+    let runs = old.runs();
     for (&n, &d) in blocklens.iter().zip(disps) {
-        b.part(old, d, n, old.extent)?;
+        b.part_with(old, &runs, d, n, old.extent)?;
     }
     b.finish(None, false)
 }
@@ -362,13 +409,14 @@ fn grid(b: &mut Builder, old: &Datatype, dims: &[(isize, Vec<(usize, usize)>)]) 
         .map(|(_, segs)| segs.iter().flat_map(|&(s, n)| s..s + n).collect())
         .collect();
     let mut idx = vec![0usize; sel.len()];
+    let runs = old.runs();
     loop {
         let mut base = 0isize;
         for (k, (stride, _)) in outer.iter().enumerate() {
             base = add(base, mul(sel[k][idx[k]] as isize, *stride)?)?;
         }
         for &(s, n) in inner {
-            b.part(old, add(base, mul(s as isize, old.extent)?)?, n, old.extent)?;
+            b.part_with(old, &runs, add(base, mul(s as isize, old.extent)?)?, n, old.extent)?;
         }
         // Advance, innermost outer dimension fastest.
         let mut k = sel.len();
@@ -799,5 +847,13 @@ mod tests {
         let e = hvector(MAX_RUNS + 1, 1, 8, &int).unwrap_err();
         assert_eq!(e.class, c::MPI_ERR_NO_MEM);
         assert_eq!(hvector(usize::MAX / 2, 2, isize::MAX, &int).unwrap_err().class, c::MPI_ERR_ARG);
+        // No data: bounds only, however many blocks.
+        let empty = contiguous(0, &int).unwrap();
+        let v = hvector(1 << 40, 3, 8, &empty).unwrap();
+        assert_eq!((v.size, v.lb, v.extent, v.basic), (0, 0, (1 << 43) - 8, Some(BasicType::Int)));
+        assert_eq!(
+            shape(&hvector(1 << 40, 0, -4, &int).unwrap()),
+            (0, -(1 << 42) + 4, (1 << 42) - 4, -(1 << 42) + 4, (1 << 42) - 4)
+        );
     }
 }

@@ -15,6 +15,25 @@ pub struct Payload {
     off: usize,
 }
 
+/// An eager payload still in the receive ring: valid until the transport is polled again.
+#[derive(Clone, Copy, Debug)]
+pub struct RingBytes {
+    ptr: *const u8,
+    len: usize,
+}
+
+impl RingBytes {
+    /// # Safety
+    /// Only before the next `Transport::poll` (which may repost the slot).
+    pub unsafe fn as_slice<'a>(&self) -> &'a [u8] {
+        if self.len == 0 {
+            &[]
+        } else {
+            std::slice::from_raw_parts(self.ptr, self.len)
+        }
+    }
+}
+
 impl Payload {
     pub fn from_vec(buf: Vec<u8>) -> Payload {
         Payload { buf, off: 0 }
@@ -39,7 +58,7 @@ pub enum Event {
         src_proc: usize,
         src_sub: usize,
         hdr: Header,
-        payload: Payload,
+        payload: RingBytes,
     },
     /// The receiver matched our synchronous send `token`.
     Ack { token: u64 },
@@ -83,6 +102,8 @@ pub struct Transport {
     /// Pre-posted wildcard receives for control messages, completed in posting order.
     ring: Vec<Slot>,
     head: usize,
+    /// Slots consumed by the last poll, reposted at the start of the next.
+    repost: Vec<usize>,
     slot_len: usize,
 }
 
@@ -169,6 +190,7 @@ impl Transport {
             tag_ub,
             ring: Vec::new(),
             head: 0,
+            repost: Vec::with_capacity(RING),
             slot_len: HDR_LEN + eager_max,
         };
         for _ in 0..RING {
@@ -231,6 +253,27 @@ impl Transport {
             },
             "MPI_Send",
         )
+    }
+
+    /// Reposts, in ring order, the slots consumed by the previous poll (kept until now so
+    /// their payloads could be read in place; reposting in order keeps posting order = ring
+    /// order, which is the order the real MPI matches arrivals in).
+    fn flush_reposts(&mut self) -> Result<(), String> {
+        for k in 0..self.repost.len() {
+            let i = self.repost[k];
+            let mut slot = std::mem::replace(
+                &mut self.ring[i],
+                Slot {
+                    req: h(real::REAL_MPI_REQUEST_NULL),
+                    buf: Vec::new(),
+                },
+            );
+            let r = self.post_slot(&mut slot);
+            self.ring[i] = slot;
+            r?;
+        }
+        self.repost.clear();
+        Ok(())
     }
 
     fn post_slot(&self, slot: &mut Slot) -> Result<(), String> {
@@ -417,6 +460,7 @@ impl Transport {
     /// Drives the real MPI once: receives arrived control messages and completes finished
     /// real requests. Returns whether anything happened.
     pub fn poll(&mut self, out: &mut Vec<Event>) -> Result<bool, String> {
+        self.flush_reposts()?;
         let mut any = false;
         for _ in 0..RING {
             let mut flag: c_int = 0;
@@ -443,24 +487,20 @@ impl Transport {
                         "a {plen}-byte eager message exceeds this process's eager limit (all processes need the same TOUCAN_EAGER)"
                     ));
                 }
-                let payload = self.ring[head].buf[HDR_LEN..HDR_LEN + plen].to_vec();
+                // The slot is reposted at the next poll: its bytes stay valid until then.
+                let payload = RingBytes {
+                    ptr: self.ring[head].buf[HDR_LEN..].as_ptr(),
+                    len: plen,
+                };
                 out.push(Event::Msg {
                     dst_sub,
                     src_proc: st.MPI_SOURCE as usize,
                     src_sub,
                     hdr,
-                    payload: Payload { buf: payload, off: 0 },
+                    payload,
                 });
             }
-            let mut slot = std::mem::replace(
-                &mut self.ring[head],
-                Slot {
-                    req: h(real::REAL_MPI_REQUEST_NULL),
-                    buf: Vec::new(),
-                },
-            );
-            self.post_slot(&mut slot)?;
-            self.ring[head] = slot;
+            self.repost.push(head);
             self.head = (head + 1) % RING;
         }
         if !self.pending.is_empty() {
@@ -516,6 +556,7 @@ impl Transport {
             self.poll(&mut ev)?;
             ev.clear();
         }
+        self.flush_reposts()?;
         // SAFETY: the ring's receives are ours; cancelling then completing them frees them
         // before their buffers go away. Both communicators were created by us.
         unsafe {

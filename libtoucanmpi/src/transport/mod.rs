@@ -3,4 +3,4 @@ pub mod engine;
 pub mod real;
 pub mod wire;
 
-pub use engine::{Event, Payload, Transport};
+pub use engine::{Event, Payload, RingBytes, Transport};
