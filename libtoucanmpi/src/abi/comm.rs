@@ -53,50 +53,51 @@ pub fn next_seq(sub: usize, h: usize) -> MpiResult<u64> {
     })?
 }
 
+/// MPI_Comm_dup: same group, a new context, the error handler and copied attributes.
+pub fn dup(comm_h: usize, newcomm: *mut usize) -> MpiResult<()> {
+    let (sub, cm) = comm(comm_h)?;
+    if newcomm.is_null() {
+        return err(c::MPI_ERR_ARG, "null newcomm pointer");
+    }
+    let seq = next_seq(sub, comm_h)?;
+    let mut n = CommRef::new(derive_ctx(cm.ctx, seq, -1), cm.group.clone(), cm.rank, "");
+    n.errhandler = cm.errhandler;
+    let h = add_comm(sub, n)?;
+    super::attr::copy_all(sub, comm_h, h)?;
+    // SAFETY: checked non-null; the caller passes a writable MPI_Comm.
+    unsafe { *newcomm = h };
+    Ok(())
+}
+
 mpi_fn!(
     MPI_Comm_dup,
     PMPI_Comm_dup,
     |comm_h: usize, newcomm: *mut usize| errcomm = comm_h,
-    {
-        let (sub, cm) = comm(comm_h)?;
-        if newcomm.is_null() {
-            return err(c::MPI_ERR_ARG, "null newcomm pointer");
-        }
-        let seq = next_seq(sub, comm_h)?;
-        let mut n = CommRef::new(derive_ctx(cm.ctx, seq, -1), cm.group.clone(), cm.rank, "");
-        n.errhandler = cm.errhandler;
-        let h = add_comm(sub, n)?;
-        super::attr::copy_all(sub, comm_h, h)?;
-        *newcomm = h;
-        Ok(())
-    }
+    { dup(comm_h, newcomm) }
 );
 
-mpi_fn!(
-    MPI_Comm_split,
-    PMPI_Comm_split,
-    |comm_h: usize, color: c_int, key: c_int, newcomm: *mut usize| errcomm = comm_h,
-    {
-        let (sub, cm) = comm(comm_h)?;
-        if newcomm.is_null() {
-            return err(c::MPI_ERR_ARG, "null newcomm pointer");
-        }
-        if color < 0 && color != c::MPI_UNDEFINED {
-            return err(c::MPI_ERR_ARG, format!("invalid color {color} (must be >= 0 or MPI_UNDEFINED)"));
-        }
-        let seq = next_seq(sub, comm_h)?;
-        let n = cm.size() as usize;
-        let mut mine = [color, key];
-        let mut all = vec![0i32; 2 * n];
-        let int = datatype::lookup(c::MPI_INT)?;
-        let parts: Vec<Buf> = (0..n)
-            .map(|i| Buf::new(all.as_mut_ptr().wrapping_add(2 * i) as *mut u8, 2, int.clone()))
-            .collect();
-        Coll::new(sub, &cm, comm_h)?.allgatherv(Some(&Buf::new(mine.as_mut_ptr() as *mut u8, 2, int.clone())), &parts)?;
-        if color == c::MPI_UNDEFINED {
-            *newcomm = c::MPI_COMM_NULL;
-            return Ok(());
-        }
+/// MPI_Comm_split: members of one color, ordered by (key, old rank).
+pub fn split(comm_h: usize, color: c_int, key: c_int, newcomm: *mut usize) -> MpiResult<()> {
+    let (sub, cm) = comm(comm_h)?;
+    if newcomm.is_null() {
+        return err(c::MPI_ERR_ARG, "null newcomm pointer");
+    }
+    if color < 0 && color != c::MPI_UNDEFINED {
+        return err(c::MPI_ERR_ARG, format!("invalid color {color} (must be >= 0 or MPI_UNDEFINED)"));
+    }
+    let seq = next_seq(sub, comm_h)?;
+    let n = cm.size() as usize;
+    let mut mine = [color, key];
+    let mut all = vec![0i32; 2 * n];
+    let int = datatype::lookup(c::MPI_INT)?;
+    let parts: Vec<Buf> = (0..n)
+        .map(|i| Buf::new(all.as_mut_ptr().wrapping_add(2 * i) as *mut u8, 2, int.clone()))
+        .collect();
+    // SAFETY: `mine` and `all` outlive the blocking collective.
+    unsafe { Coll::new(sub, &cm, comm_h)?.allgatherv(Some(&Buf::new(mine.as_mut_ptr() as *mut u8, 2, int.clone())), &parts)? };
+    let out = if color == c::MPI_UNDEFINED {
+        c::MPI_COMM_NULL
+    } else {
         let mut members: Vec<(i32, usize)> = (0..n).filter(|&i| all[2 * i] == color).map(|i| (all[2 * i + 1], i)).collect();
         members.sort();
         let ranks: Vec<u32> = members.iter().map(|&(_, i)| cm.world_of(i as i32)).collect();
@@ -106,9 +107,18 @@ mpi_fn!(
             .expect("the caller is a member of its color") as i32;
         let mut nc = CommRef::new(derive_ctx(cm.ctx, seq, color as i64), Arc::new(Group { ranks }), my, "");
         nc.errhandler = cm.errhandler;
-        *newcomm = add_comm(sub, nc)?;
-        Ok(())
-    }
+        add_comm(sub, nc)?
+    };
+    // SAFETY: checked non-null.
+    unsafe { *newcomm = out };
+    Ok(())
+}
+
+mpi_fn!(
+    MPI_Comm_split,
+    PMPI_Comm_split,
+    |comm_h: usize, color: c_int, key: c_int, newcomm: *mut usize| errcomm = comm_h,
+    { split(comm_h, color, key, newcomm) }
 );
 
 mpi_fn!(MPI_Comm_free, PMPI_Comm_free, |p: *mut usize| errcomm = c::MPI_COMM_WORLD, {

@@ -16,6 +16,7 @@ mod datatype;
 mod env;
 mod group;
 pub mod handles;
+mod info;
 mod p2p;
 mod region;
 #[cfg(not(test))]
