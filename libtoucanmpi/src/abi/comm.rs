@@ -62,6 +62,7 @@ pub fn dup(comm_h: usize, newcomm: *mut usize) -> MpiResult<()> {
     let seq = next_seq(sub, comm_h)?;
     let mut n = CommRef::new(derive_ctx(cm.ctx, seq, -1), cm.group.clone(), cm.rank, "");
     n.errhandler = cm.errhandler;
+    n.remote = cm.remote.clone();
     let h = add_comm(sub, n)?;
     super::attr::copy_all(sub, comm_h, h)?;
     // SAFETY: checked non-null; the caller passes a writable MPI_Comm.

@@ -212,6 +212,12 @@ fn make_comm(sub: usize, parent: &CommRef, ctx: u64, ranks: Vec<u32>) -> MpiResu
 }
 
 fn check_subset(parent: &CommRef, g: &Group) -> MpiResult<()> {
+    if parent.is_inter() {
+        return err(
+            c::MPI_ERR_COMM,
+            "creating communicators from an inter-communicator is not supported yet",
+        );
+    }
     if let Some(w) = g.ranks.iter().find(|w| parent.group.rank_of(**w).is_none()) {
         return err(c::MPI_ERR_GROUP, format!("world rank {w} of the group is not in the communicator"));
     }

@@ -105,10 +105,10 @@ pub fn buffer(p: *const u8, n: usize, d: &DtRef) -> MpiResult<()> {
 
 /// A destination rank (or MPI_PROC_NULL).
 pub fn dest(cm: &CommRef, r: i32) -> MpiResult<()> {
-    if r == c::MPI_PROC_NULL || (0..cm.size()).contains(&r) {
+    if r == c::MPI_PROC_NULL || (0..cm.peer_size()).contains(&r) {
         Ok(())
     } else {
-        err(c::MPI_ERR_RANK, format!("invalid rank {r} (communicator size {})", cm.size()))
+        err(c::MPI_ERR_RANK, format!("invalid rank {r} (communicator size {})", cm.peer_size()))
     }
 }
 

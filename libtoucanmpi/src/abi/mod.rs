@@ -17,11 +17,13 @@ mod env;
 mod group;
 pub mod handles;
 mod info;
+mod inter;
 mod p2p;
 mod region;
 #[cfg(not(test))]
 mod start;
 mod status;
+mod topo;
 
 pub use export::{abort_job, fatal, raise, say};
 pub use status::MpiStatus;

@@ -65,6 +65,12 @@ impl Coll {
     /// Starts collective call number `comm.coll_seq` of subrank `sub` on communicator
     /// `handle` (whose current view is `comm`).
     pub fn new(sub: usize, comm: &CommRef, handle: usize) -> MpiResult<Coll> {
+        if comm.is_inter() {
+            return err(
+                c::MPI_ERR_COMM,
+                "collectives on inter-communicators are not supported yet (merge it with MPI_Intercomm_merge)",
+            );
+        }
         let seq = state::with(|s| {
             let i = crate::abi::handles::comm_index(handle)?;
             let c = s.locals[sub].comms.get_mut(i)?.as_mut()?;

@@ -54,6 +54,8 @@ pub struct CommRef {
     /// collectives never match each other's messages.
     pub coll_seq: u64,
     pub name: Arc<str>,
+    /// The remote group of an inter-communicator (point-to-point ranks name its members).
+    pub remote: Option<Arc<Group>>,
 }
 
 impl CommRef {
@@ -66,14 +68,31 @@ impl CommRef {
             seq: 0,
             coll_seq: 0,
             name: name.into(),
+            remote: None,
         }
     }
     pub fn size(&self) -> i32 {
         self.group.size() as i32
     }
-    /// World rank of communicator rank `r`.
+    /// World rank of the peer with rank `r` (in the remote group of an inter-communicator).
     pub fn world_of(&self, r: i32) -> u32 {
-        self.group.ranks[r as usize]
+        self.peers().ranks[r as usize]
+    }
+    /// The group point-to-point ranks refer to.
+    pub fn peers(&self) -> &Group {
+        self.remote.as_deref().unwrap_or(&self.group)
+    }
+    /// Number of valid destination ranks.
+    pub fn peer_size(&self) -> i32 {
+        self.peers().size() as i32
+    }
+    pub fn is_inter(&self) -> bool {
+        self.remote.is_some()
+    }
+    /// Context for traffic among the local group of an inter-communicator (never the same
+    /// as its own context, which carries traffic between the two groups).
+    pub fn local_ctx(&self) -> u64 {
+        derive_ctx(self.ctx, u64::MAX, -7)
     }
 }
 
