@@ -75,7 +75,9 @@ pub fn abort_job(code: i32) -> ! {
     std::thread::sleep(std::time::Duration::from_millis(200));
     // try_lock: we may be called while the state lock is held (from inside progress).
     crate::core::runtime::abort_real(code);
-    std::process::exit(if code == 0 { 1 } else { code })
+    // SAFETY: ending the process; stdout was flushed above. (Not `exit`: ours would
+    // treat a call from a subrank specially.)
+    unsafe { libc::_exit(if code == 0 { 1 } else { code }) }
 }
 
 /// Applies the error handler of communicator `comm` to error `e` raised by `call`.

@@ -14,6 +14,8 @@ mod coll;
 mod comm;
 mod datatype;
 mod env;
+#[cfg(not(test))]
+mod exit;
 mod group;
 pub mod handles;
 mod info;

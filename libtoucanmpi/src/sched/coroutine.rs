@@ -38,6 +38,11 @@ impl Subrank {
         Ok(Subrank { co, limit, base })
     }
 
+    /// Whether its body has returned.
+    pub fn finished(&self) -> bool {
+        self.co.done()
+    }
+
     /// Runs the subrank until it suspends or returns.
     pub fn resume(&mut self) -> Resumed {
         let saved = YIELDER.with(|c| c.get());

@@ -20,6 +20,8 @@ pub struct Board {
     pub tokens: Vec<bool>,
     pub ready: VecDeque<usize>,
     pub live: usize,
+    /// Exit status of subranks that left through `exit`.
+    pub exit_codes: Vec<Option<i32>>,
 }
 
 static BOARD: Lock<Option<Board>> = Lock::new(None);
@@ -35,6 +37,7 @@ pub fn reset(n: usize) {
         states: vec![State::Ready; n],
         tokens: vec![false; n],
         ready: (0..n).collect(),
+        exit_codes: Vec::new(),
         live: n,
     });
 }

@@ -122,9 +122,44 @@ pub fn run(subs: Vec<Subrank>, hooks: &mut dyn Hooks) -> Vec<i32> {
             }
         }
     }
-    // Finished coroutines are dropped normally (their stacks unmapped).
-    drop(subs);
+    // Finished coroutines are dropped normally (their stacks unmapped). A subrank that left
+    // with `exit` is suspended inside C frames: dropping it would unwind through them, so its
+    // stack is left to the process exit.
+    for (id, t) in subs.into_iter().enumerate() {
+        match t {
+            Some(t) if !t.finished() => {
+                if let Some(code) = park::with_board(|b| b.exit_codes.get(id).copied().flatten()) {
+                    if id < n {
+                        codes[id] = code;
+                    }
+                }
+                std::mem::forget(t);
+            }
+            _ => {}
+        }
+    }
     codes
+}
+
+/// Ends the running subrank as if its `main` had returned `code`, without returning to the
+/// caller (for `exit` called by a subrank while others still run). Returns false outside a
+/// subrank.
+pub fn retire(code: i32) -> bool {
+    let id = current();
+    if id == usize::MAX {
+        return false;
+    }
+    park::with_board(|b| {
+        if b.exit_codes.len() <= id {
+            b.exit_codes.resize(id + 1, None);
+        }
+        b.exit_codes[id] = Some(code);
+        b.states[id] = State::Done;
+        b.live -= 1;
+    });
+    // Never resumed: the worker only resumes subranks from the ready queue.
+    super::coroutine::suspend();
+    unreachable!("a retired subrank was resumed")
 }
 
 /// Blocks the running subrank until someone wakes it. Outside a subrank: returns at once.
