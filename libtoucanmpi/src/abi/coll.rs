@@ -14,7 +14,7 @@ use crate::core::state;
 use std::os::raw::{c_int, c_void};
 
 type Job = Box<dyn FnOnce(&Coll) -> MpiResult<()>>;
-type Prepared = (usize, CommRef, Job);
+pub(crate) type Prepared = (usize, CommRef, Job);
 
 fn in_place(p: *const c_void) -> bool {
     p as usize == c::MPI_IN_PLACE_ADDR
@@ -28,7 +28,7 @@ fn typed(buf: *const c_void, count: c_int, dt: usize) -> MpiResult<(usize, DtRef
 }
 
 /// Runs a prepared collective now (`req` null) or in a helper task completing `*req`.
-unsafe fn run(p: Prepared, comm_h: usize, req: Option<*mut usize>) -> MpiResult<()> {
+pub(crate) unsafe fn run(p: Prepared, comm_h: usize, req: Option<*mut usize>) -> MpiResult<()> {
     let (sub, cm, job) = p;
     let coll = Coll::new(sub, &cm, comm_h)?;
     let Some(req) = req else { return job(&coll) };

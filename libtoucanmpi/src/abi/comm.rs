@@ -65,6 +65,7 @@ pub fn dup(comm_h: usize, newcomm: *mut usize) -> MpiResult<()> {
     n.remote = cm.remote.clone();
     let h = add_comm(sub, n)?;
     super::attr::copy_all(sub, comm_h, h)?;
+    crate::core::topo::copy(sub, comm_h, h);
     // SAFETY: checked non-null; the caller passes a writable MPI_Comm.
     unsafe { *newcomm = h };
     Ok(())
@@ -133,6 +134,7 @@ mpi_fn!(MPI_Comm_free, PMPI_Comm_free, |p: *mut usize| errcomm = c::MPI_COMM_WOR
     }
     state::with(|s| comm_in(s, sub, h).map(|_| ()))??;
     super::attr::delete_all(sub, h)?;
+    crate::core::topo::forget(sub, h);
     state::with(|s| -> MpiResult<()> {
         let i = hd::comm_index(h).expect("checked by comm_in");
         s.locals[sub].comms[i] = None;

@@ -25,6 +25,7 @@ mod region;
 #[cfg(not(test))]
 mod start;
 mod status;
+mod topo;
 
 pub use export::{abort_job, fatal, raise, say};
 pub use status::MpiStatus;

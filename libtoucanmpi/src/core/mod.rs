@@ -15,4 +15,5 @@ pub mod reduce;
 pub mod request;
 pub mod runtime;
 pub mod state;
+pub mod topo;
 pub mod typemap;
