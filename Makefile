@@ -163,3 +163,7 @@ uninstall:
 clean:
 	$(CARGO) clean 2>/dev/null || rm -rf target
 	rm -rf build compat-tests/out bench/out
+
+.PHONY: bench
+bench: all
+	bench/run-pingpong.sh $(BENCH_ARGS)

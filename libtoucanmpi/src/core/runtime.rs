@@ -36,7 +36,7 @@ pub fn load_config() -> Result<Config, String> {
     let cfg = Config {
         v: env_usize("TOUCAN_V", 1, 1, 256)?,
         stack: env_usize("TOUCAN_STACK", 8 << 20, 64 << 10, 1 << 40)?,
-        eager_max: env_usize("TOUCAN_EAGER", 16 << 10, 0, 1 << 30)?,
+        eager_max: env_usize("TOUCAN_EAGER", 8 << 10, 0, 1 << 30)?,
         intra_eager_max: env_usize("TOUCAN_INTRA_EAGER", 64 << 10, 0, 1 << 30)?,
     };
     Ok(*CONFIG.get_or_init(|| cfg))
@@ -47,7 +47,7 @@ pub fn config() -> Config {
     *CONFIG.get_or_init(|| Config {
         v: 1,
         stack: 8 << 20,
-        eager_max: 16 << 10,
+        eager_max: 8 << 10,
         intra_eager_max: 64 << 10,
     })
 }
