@@ -9,22 +9,31 @@ OUT_DIR=$COMPAT_DIR/out
 EXP_DIR=$COMPAT_DIR/expected
 
 MPICC=${MPICC:-mpicc}
+MPICXX=${MPICXX:-mpicxx}
 MPIRUN=${MPIRUN:-mpirun}
 TOUCANCC=${TOUCANCC:-$REPO_DIR/wrappers/toucancc}
+TOUCANCXX=${TOUCANCXX:-$REPO_DIR/wrappers/toucancxx}
 # Toucan jobs are started by the real mpirun with TOUCAN_V set (DESIGN.md).
 TOUCAN_LAUNCHER=${TOUCAN_COMPAT_LAUNCHER:-$MPIRUN}
 CFLAGS_COMPAT=${CFLAGS_COMPAT:--O2 -g -Wall -Wno-stringop-overflow}
+CXXFLAGS_COMPAT=${CXXFLAGS_COMPAT:--O2 -g -Wall}
 LIBS_COMPAT=${LIBS_COMPAT:--lm}
 
 # Symbols the C runtime itself puts in .data/.bss; anything else is a
 # writable global or static of the test program, which the rules forbid.
 CRT_DATA_SYMS='^(_DYNAMIC|_GLOBAL_OFFSET_TABLE_|__TMC_END__|__bss_start|__data_start|__do_global_dtors_aux_fini_array_entry|__dso_handle|__frame_dummy_init_array_entry|_edata|_end|completed\.[0-9]+|stdout|stderr|stdin)$'
 
-# All test names (src/*.c), filtered by TOUCAN_COMPAT_FILTER (an ERE).
+# Tests allowed to define writable globals: they check privatization itself.
+GLOBALS_ALLOWED='^privatize_'
+
+# All test names (src/*.c, and src/*.cc in C++), filtered by
+# TOUCAN_COMPAT_FILTER (an ERE).
 compat_all_names() {
     local f n
-    for f in "$SRC_DIR"/*.c; do
-        n=$(basename "$f" .c)
+    for f in "$SRC_DIR"/*.c "$SRC_DIR"/*.cc; do
+        [[ -e $f ]] || continue
+        n=$(basename "$f")
+        n=${n%.*}
         if [[ -n "${TOUCAN_COMPAT_FILTER:-}" ]] && ! [[ "$n" =~ $TOUCAN_COMPAT_FILTER ]]; then
             continue
         fi
@@ -32,9 +41,22 @@ compat_all_names() {
     done
 }
 
-# compat_check_globals NAME OBJ: fail if the object defines writable data.
+# compat_src NAME: the source file of a test (src/NAME.c or src/NAME.cc).
+compat_src() {
+    if [[ -f $SRC_DIR/$1.cc ]]; then
+        echo "$SRC_DIR/$1.cc"
+    else
+        echo "$SRC_DIR/$1.c"
+    fi
+}
+
+# compat_check_globals NAME OBJ: fail if the object defines writable data
+# (unless NAME matches GLOBALS_ALLOWED).
 compat_check_globals() {
     local name=$1 obj=$2 bad
+    if [[ "$name" =~ $GLOBALS_ALLOWED ]]; then
+        return 0
+    fi
     bad=$(nm -P "$obj" | awk '$2 ~ /^[bBdDcCsSgG]$/ {print $1}' | sed 's/@.*//' |
           grep -Ev "$CRT_DATA_SYMS" || true)
     if [[ -n "$bad" ]]; then
@@ -47,14 +69,21 @@ compat_check_globals() {
 # compat_build KIND NAME -> builds out/KIND/NAME; KIND is mpich or toucan.
 # Prints the compiler output on failure. Returns non-zero on failure.
 compat_build() {
-    local kind=$1 name=$2 cc dir log
+    local kind=$1 name=$2 cc dir log src flags
     dir=$OUT_DIR/$kind
     mkdir -p "$dir"
     log=$dir/$name.build.log
+    src=$(compat_src "$name")
+    flags=$CFLAGS_COMPAT
+    if [[ $src == *.cc ]]; then
+        flags=$CXXFLAGS_COMPAT
+    fi
     if [[ $kind == mpich ]]; then
         cc=$MPICC
+        [[ $src == *.cc ]] && cc=$MPICXX
     else
         cc=$TOUCANCC
+        [[ $src == *.cc ]] && cc=$TOUCANCXX
         if [[ ! -x $cc ]]; then
             echo "$cc not found or not executable" >"$log"
             cat "$log"
@@ -63,8 +92,8 @@ compat_build() {
     fi
     rm -f "$dir/$name" "$dir/$name.o"
     # shellcheck disable=SC2086
-    if ! { $cc $CFLAGS_COMPAT -I"$SRC_DIR" -c -o "$dir/$name.o" "$SRC_DIR/$name.c" &&
-           $cc $CFLAGS_COMPAT -o "$dir/$name" "$dir/$name.o" $LIBS_COMPAT; } >"$log" 2>&1; then
+    if ! { $cc $flags -I"$SRC_DIR" -c -o "$dir/$name.o" "$src" &&
+           $cc $flags -o "$dir/$name" "$dir/$name.o" $LIBS_COMPAT; } >"$log" 2>&1; then
         echo "build of $name with $cc failed:"
         head -40 "$log"
         return 1

@@ -16,7 +16,11 @@ SIZES=${COMPAT_RECORD_SIZES:-"2 4 8 9"}
 TMO=${COMPAT_RECORD_TIMEOUT:-600}
 if [[ $# -gt 0 ]]; then
     names=()
-    for a in "$@"; do names+=("$(basename "$a" .c)"); done
+    for a in "$@"; do
+        a=$(basename "$a")
+        a=${a%.c}
+        names+=("${a%.cc}")
+    done
 else
     mapfile -t names < <(compat_all_names)
 fi

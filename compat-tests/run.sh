@@ -40,9 +40,11 @@ for a in "$@"; do
         exit 2
         ;;
     *)
-        a=$(basename "$a" .c)
-        if [[ ! -f $SRC_DIR/$a.c ]]; then
-            echo "run.sh: no test $SRC_DIR/$a.c" >&2
+        a=$(basename "$a")
+        a=${a%.c}
+        a=${a%.cc}
+        if [[ ! -f $SRC_DIR/$a.c && ! -f $SRC_DIR/$a.cc ]]; then
+            echo "run.sh: no test $SRC_DIR/$a.c or .cc" >&2
             exit 2
         fi
         if [[ -n "${TOUCAN_COMPAT_FILTER:-}" ]] && ! [[ "$a" =~ $TOUCAN_COMPAT_FILTER ]]; then

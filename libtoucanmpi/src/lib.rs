@@ -6,5 +6,6 @@
 
 pub mod abi;
 pub mod core;
+pub mod privatize;
 pub mod sched;
 pub mod transport;

@@ -1,13 +1,14 @@
 //! Starting subranks with no source change: our library exports `__libc_start_main`, so the
 //! program's startup code hands us its `main`; we give the C library a trampoline that runs
-//! `main` once per subrank, each on its own coroutine.
+//! `main` once per subrank, each on its own coroutine. With privatization (see `privatize`),
+//! subrank k > 0 runs `main` of its own copy of the executable.
 
 use crate::core::runtime;
+use crate::privatize::{self, MainFn};
 use crate::sched::{self, coroutine::Subrank};
 use std::io::Write;
 use std::os::raw::{c_char, c_int, c_void};
 
-type MainFn = unsafe extern "C" fn(c_int, *mut *mut c_char, *mut *mut c_char) -> c_int;
 type StartMain = unsafe extern "C" fn(MainFn, c_int, *mut *mut c_char, *const c_void, *const c_void, *const c_void, *mut c_void) -> c_int;
 
 static mut USER_MAIN: Option<MainFn> = None;
@@ -53,10 +54,18 @@ unsafe extern "C" fn trampoline(argc: c_int, argv: *mut *mut c_char, envp: *mut 
     if std::env::var_os("UCX_HANDLE_ERRORS").is_none() {
         std::env::set_var("UCX_HANDLE_ERRORS", "none");
     }
+    // One `main` per subrank: the program's own, or that of the subrank's copy of it.
+    let mains = match privatize::prepare(cfg.v, main, argc, argv, envp) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "toucan: {e}");
+            return 1;
+        }
+    };
     let args: Vec<*mut c_char> = (0..argc as usize).map(|i| *argv.add(i)).collect();
     let envp = envp as usize;
     let mut subs = Vec::with_capacity(cfg.v);
-    for i in 0..cfg.v {
+    for (i, main) in mains.into_iter().enumerate() {
         // Each subrank gets its own argv array (MPI_Init may rewrite it); strings are shared.
         let mut own: Vec<*mut c_char> = args.clone();
         own.push(std::ptr::null_mut());
