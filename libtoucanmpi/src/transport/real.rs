@@ -40,6 +40,7 @@ pub fn load() -> Result<RealMpi, String> {
         .ok()
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| env!("TOUCAN_REAL_MPI_DEFAULT").to_string());
+    share_environ();
     let flags = libc::RTLD_NOW | libc::RTLD_LOCAL | libc::RTLD_DEEPBIND;
     // SAFETY: loading a shared library runs its initialisers; the real MPI's are ordinary
     // constructors that do not call back into us (DEEPBIND keeps its symbol lookups inside it).
@@ -48,6 +49,30 @@ pub fn load() -> Result<RealMpi, String> {
     // SAFETY: the table's function types come from the same header the library was built with.
     unsafe { RealMpi::from_library(libloading::Library::from(lib)) }
         .map_err(|e| format!("the real MPI library {path} lacks an entry point we need: {e}"))
+}
+
+/// A program that references `environ` gets its own copy of it (a copy relocation) and
+/// libc's original is left NULL; with RTLD_DEEPBIND the real MPI's libraries read libc's
+/// original, so copy the live environment pointer into it before loading them.
+fn share_environ() {
+    extern "C" {
+        static mut environ: *mut *mut std::os::raw::c_char;
+    }
+    // SAFETY: RTLD_NOLOAD only looks up the already loaded C library; dlsym on its handle
+    // finds libc's own `environ` storage. Writing a pointer-sized value there is what libc
+    // itself does at start-up; we are single-threaded at this point (first MPI_Init).
+    unsafe {
+        let h = libc::dlopen(c"libc.so.6".as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD);
+        if h.is_null() {
+            return;
+        }
+        let libc_env = libc::dlsym(h, c"environ".as_ptr()) as *mut *mut *mut std::os::raw::c_char;
+        let live = std::ptr::addr_of!(environ).read();
+        if !libc_env.is_null() && !live.is_null() && (*libc_env).is_null() {
+            *libc_env = live;
+        }
+        libc::dlclose(h);
+    }
 }
 
 /// Name the real MPI reports for itself, for `MPI_Get_library_version`.
