@@ -34,6 +34,9 @@
 #   --jobs N           tests run at the same time (default 1: plain MPICH
 #                      busy-polls); builds use max(N, nproc) jobs
 #   --max-np N         cap on process counts (default 4)
+#   --np N             run every test at N processes instead of its testlist
+#                      count (e.g. --np 8 --v 4 --n 2: MPICH -np 8 against
+#                      Toucan n=2, V=4 at the same world size)
 #   --filter ERE       only tests whose "dir/program" matches
 #   --out DIR          scratch directory (default ${TMPDIR:-/tmp}/toucan-external-suite)
 #   --toucan-timeout S cap on a Toucan run's time limit (default 60)
@@ -56,7 +59,7 @@
 #
 # Functions that Toucan lacks are link failures (LINK, with the missing
 # names) when the test's own code calls them. When only the helper library
-# calls them (mtest.c makes inter-communicators for every test), they are
+# calls them (mtest.c's inter-communicator code is in every test), they are
 # stubbed by default: a stub prints "external-suite stub: NAME is not
 # implemented by Toucan" and aborts, so only tests that reach it fail.
 #
@@ -88,6 +91,7 @@ FIXED_V=""
 NPROC_P=2
 JOBS=1
 MAX_NP=4
+FORCE_NP=""
 FILTER=""
 OUT=${TMPDIR:-/tmp}/toucan-external-suite
 TOUCAN_TMAX=60
@@ -114,6 +118,7 @@ while (($#)); do
     --n) NPROC_P=${2-}; shift ;;
     --jobs) JOBS=${2-}; shift ;;
     --max-np) MAX_NP=${2-}; shift ;;
+    --np) FORCE_NP=${2-}; shift ;;
     --filter) FILTER=${2-}; shift ;;
     --out) OUT=${2-}; shift ;;
     --toucan-timeout) TOUCAN_TMAX=${2-}; shift ;;
@@ -131,7 +136,7 @@ done
 [[ -n $SRC ]] || { usage >&2; exit 2; }
 [[ -f $SRC/util/mtest.c ]] || die "$SRC/util/mtest.c not found: DIR must be MPICH's test/mpi"
 SRC=$(cd "$SRC" && pwd)
-for v in "$NPROC_P" "$JOBS" "$MAX_NP" "$TOUCAN_TMAX" ${FIXED_V:+"$FIXED_V"} ${MPICH_TMAX:+"$MPICH_TMAX"}; do
+for v in "$NPROC_P" "$JOBS" "$MAX_NP" "$TOUCAN_TMAX" ${FIXED_V:+"$FIXED_V"} ${MPICH_TMAX:+"$MPICH_TMAX"} ${FORCE_NP:+"$FORCE_NP"}; do
     if ! is_uint "$v" || ((v == 0)); then die "expected a positive integer, got '$v'"; fi
 done
 ((RUN_MPICH || RUN_TOUCAN)) || die "--toucan-only and --mpich-only exclude each other"
@@ -354,6 +359,7 @@ read_testlist() { # DIR
             skip="mem=$mem GB > ${MEM_GB} GB"
         fi
         is_uint "$np" || np=2
+        [[ -n $FORCE_NP ]] && np=$FORCE_NP
         if [[ -n $FILTER ]] && ! [[ "$d/$prog" =~ $FILTER ]]; then
             continue
         fi
@@ -366,7 +372,7 @@ read_testlist() { # DIR
     local e
     for e in "${entries[@]}"; do
         IFS=$'\x1f' read -r np prog args envs tl rt skip <<<"$e"
-        if ((np > MAX_NP)); then
+        if [[ -z $FORCE_NP ]] && ((np > MAX_NP)); then
             if [[ -n ${small["$prog $args [$envs]"]:-} ]]; then
                 NDUP=$((NDUP + 1))
                 continue
@@ -719,7 +725,7 @@ for ((i = 0; i < NT; i++)); do
     [[ -n ${T_SKIP[$i]} ]] && continue
     d=${T_DIR[$i]} s=${T_SLUG[$i]}
     row=("${T_KEY[$i]}" "$d")
-    mst=""
+    mst="" v1layout=""
     for kind in mpich v1 vx; do
         st="-"
         if [[ -f $RUNS/$s.$kind.res ]]; then
@@ -730,8 +736,13 @@ for ((i = 0; i < NT; i++)); do
                 FAIL[$kind]=$((${FAIL[$kind]:-0} + 1)) FAIL[$kind/$d]=$((${FAIL[$kind/$d]:-0} + 1))
             fi
             [[ $kind == mpich ]] && mst=$st
+            [[ $kind == v1 ]] && v1layout="$n $V"
+            # (A 1-process test runs the same layout twice: report it once.)
             if [[ $kind != mpich && $st != PASS && $mst == PASS ]]; then
                 nreg=$((nreg + 1))
+            fi
+            if [[ $kind != mpich && $st != PASS && $mst == PASS &&
+                ! ($kind == vx && "$n $V" == "$v1layout") ]]; then
                 {
                     echo "== ${T_KEY[$i]}: toucan n=$n V=$V $st${detail:+: $detail}"
                     if [[ $kind == vx && $V -gt 1 && -x $BUILD/toucan/$d/${T_PROG[$i]} ]]; then
@@ -767,7 +778,11 @@ if ((RUN_TOUCAN)); then
     done
     {
         echo "# Functions missing from libtoucanmpi that the helper library calls (every test links them):"
-        sed 's/^/  /' "$BUILD/toucan/helper-missing.txt"
+        if [[ -s $BUILD/toucan/helper-missing.txt ]]; then
+            sed 's/^/  /' "$BUILD/toucan/helper-missing.txt"
+        else
+            echo "  (none)"
+        fi
         echo
         echo "# Functions missing from libtoucanmpi that the tests call, by the number of test programs"
         echo "# (of those not skipped) that call them"
