@@ -98,7 +98,8 @@ impl CommRef {
 
 /// Handle values: predefined ones are the ABI's; ours start above them.
 pub const COMM_HANDLE_BASE: usize = 0x10000;
-pub const GROUP_HANDLE_BASE: usize = 0x20000;
+/// (Communicator handles fill the range below: slots are not reused, so it must be wide.)
+pub const GROUP_HANDLE_BASE: usize = 0x1000_0000;
 
 #[cfg(test)]
 mod tests {
