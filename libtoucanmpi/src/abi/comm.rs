@@ -64,7 +64,18 @@ pub fn dup(comm_h: usize, newcomm: *mut usize) -> MpiResult<()> {
     n.errhandler = cm.errhandler;
     n.remote = cm.remote.clone();
     let h = add_comm(sub, n)?;
-    super::attr::copy_all(sub, comm_h, h)?;
+    if let Err(e) = super::attr::copy_all(sub, comm_h, h) {
+        // A copy callback failed: no new communicator (MPI_COMM_NULL comes back).
+        let _ = super::attr::delete_all(sub, h);
+        state::with(|s| {
+            if let Some(i) = hd::comm_index(h) {
+                s.locals[sub].comms[i] = None;
+            }
+        })?;
+        // SAFETY: checked non-null above.
+        unsafe { *newcomm = c::MPI_COMM_NULL };
+        return Err(e);
+    }
     crate::core::topo::copy(sub, comm_h, h);
     // SAFETY: checked non-null; the caller passes a writable MPI_Comm.
     unsafe { *newcomm = h };
