@@ -78,6 +78,19 @@ fn same_parts(buf: *mut c_void, n: usize, each: usize, d: &DtRef) -> MpiResult<V
     unsafe { parts(buf, &vec![each as i32; n], None, each, d) }
 }
 
+/// The `n` per-rank parts of a buffer: from counts and displacements (the v-forms), or
+/// `count` elements each, back to back.
+fn buf_parts(buf: *mut c_void, counts: Option<&[i32]>, displs: Option<&[i32]>, count: c_int, dt: usize, n: usize) -> MpiResult<Vec<Buf>> {
+    match counts {
+        // SAFETY: only computes addresses from the user's counts and displacements.
+        Some(c) => unsafe { parts(buf, c, displs, 0, &hd::dtype(dt)?) },
+        None => {
+            let (k, d) = typed(buf, count, dt)?;
+            same_parts(buf, n, k, &d)
+        }
+    }
+}
+
 fn send_buf(sbuf: *const c_void, scount: c_int, sdt: usize) -> MpiResult<Buf> {
     let (n, d) = typed(sbuf, scount, sdt)?;
     Ok(Buf::new(sbuf as *mut u8, n, d))
@@ -148,14 +161,10 @@ fn prep_gather(
     } else {
         Some(send_buf(sbuf, scount, sdt)?)
     };
-    let ps = if !is_root {
-        Vec::new()
-    } else if let Some(rc) = rcounts {
-        // SAFETY: only computes addresses from the user's counts and displacements.
-        unsafe { parts(rbuf, rc, displs, 0, &hd::dtype(rdt)?)? }
+    let ps = if is_root {
+        buf_parts(rbuf, rcounts, displs, rcount, rdt, cm.size() as usize)?
     } else {
-        let (rn, rd) = typed(rbuf, rcount, rdt)?;
-        same_parts(rbuf, cm.size() as usize, rn, &rd)?
+        Vec::new()
     };
     Ok((sub, cm, Box::new(move |c: &Coll| unsafe { c.gatherv(send.as_ref(), &ps, root) })))
 }
@@ -180,14 +189,10 @@ fn prep_scatter(
     } else {
         Some(send_buf(rbuf, rcount, rdt)?)
     };
-    let ps = if !is_root {
-        Vec::new()
-    } else if let Some(sc) = scounts {
-        // SAFETY: only computes addresses.
-        unsafe { parts(sbuf as *mut c_void, sc, displs, 0, &hd::dtype(sdt)?)? }
+    let ps = if is_root {
+        buf_parts(sbuf as *mut c_void, scounts, displs, scount, sdt, cm.size() as usize)?
     } else {
-        let (sn, sd) = typed(sbuf, scount, sdt)?;
-        same_parts(sbuf as *mut c_void, cm.size() as usize, sn, &sd)?
+        Vec::new()
     };
     Ok((sub, cm, Box::new(move |c: &Coll| unsafe { c.scatterv(&ps, recv.as_ref(), root) })))
 }
@@ -205,14 +210,7 @@ fn prep_allgather(
 ) -> MpiResult<Prepared> {
     let (sub, cm) = comm(comm_h)?;
     let send = if in_place(sbuf) { None } else { Some(send_buf(sbuf, scount, sdt)?) };
-    let ps = match rcounts {
-        // SAFETY: only computes addresses.
-        Some(rc) => unsafe { parts(rbuf, rc, displs, 0, &hd::dtype(rdt)?)? },
-        None => {
-            let (rn, rd) = typed(rbuf, rcount, rdt)?;
-            same_parts(rbuf, cm.size() as usize, rn, &rd)?
-        }
-    };
+    let ps = buf_parts(rbuf, rcounts, displs, rcount, rdt, cm.size() as usize)?;
     Ok((sub, cm, Box::new(move |c: &Coll| unsafe { c.allgatherv(send.as_ref(), &ps) })))
 }
 
@@ -242,25 +240,18 @@ fn prep_alltoall(
 ) -> MpiResult<Prepared> {
     let (sub, cm) = comm(comm_h)?;
     let n = cm.size() as usize;
-    let rps = match rcounts {
-        // SAFETY: only computes addresses.
-        Some((rc, rd)) => unsafe { parts(rbuf, rc, Some(rd), 0, &hd::dtype(rdt)?)? },
-        None => {
-            let (rn, rd) = typed(rbuf, rcount, rdt)?;
-            same_parts(rbuf, n, rn, &rd)?
-        }
-    };
+    let rps = buf_parts(rbuf, rcounts.map(|x| x.0), rcounts.map(|x| x.1), rcount, rdt, n)?;
     let sps = if in_place(sbuf) {
         None
     } else {
-        Some(match scounts {
-            // SAFETY: only computes addresses.
-            Some((sc, sd)) => unsafe { parts(sbuf as *mut c_void, sc, Some(sd), 0, &hd::dtype(sdt)?)? },
-            None => {
-                let (sn, sd) = typed(sbuf, scount, sdt)?;
-                same_parts(sbuf as *mut c_void, n, sn, &sd)?
-            }
-        })
+        Some(buf_parts(
+            sbuf as *mut c_void,
+            scounts.map(|x| x.0),
+            scounts.map(|x| x.1),
+            scount,
+            sdt,
+            n,
+        )?)
     };
     Ok((
         sub,
