@@ -7,7 +7,7 @@ use crate::core::blocking::{self, block_on, finish, is_done, status_result};
 use crate::core::comm::CommRef;
 use crate::core::datatype::DtRef;
 use crate::core::error::{err, MpiError, MpiResult};
-use crate::core::matching::Pattern;
+use crate::core::matching::{Direct, Pattern};
 use crate::core::p2p::{SendData, SendMode};
 use crate::core::request::{Persist, RecvTarget, ReqId, Status};
 use crate::core::state::{self, State};
@@ -201,17 +201,35 @@ unsafe fn recv_direct(buf: *mut c_void, count: c_int, dt: usize, src: c_int, tag
         return Ok(Some(blocking::proc_null_status()));
     };
     let cap = count as usize * d.size;
-    let r = block_on(|s| match s.try_recv_now(sub, &pat, buf as *mut u8, cap) {
-        Some(st) => Some(Some(st)),
-        // A rendezvous message from another process needs a posted request.
-        None if s.probe(sub, &pat).is_some() => Some(None),
-        None => {
-            s.locals[sub].waiting = Some(pat);
-            None
+    block_on(|s| {
+        // An arrival may have been copied in already while this rank was parked.
+        let done = s.locals[sub].direct.and_then(|d| d.done);
+        let r = match done {
+            Some(st) => Some(Some(st)),
+            None => match s.try_recv_now(sub, &pat, buf as *mut u8, cap) {
+                Some(st) => Some(Some(st)),
+                // A rendezvous message from another process needs a posted request.
+                None if s.probe(sub, &pat).is_some() => Some(None),
+                None => {
+                    let l = &mut s.locals[sub];
+                    l.waiting = Some(pat);
+                    l.direct = Some(Direct {
+                        pat,
+                        buf: buf as *mut u8,
+                        cap,
+                        done: None,
+                    });
+                    None
+                }
+            },
+        };
+        if r.is_some() {
+            let l = &mut s.locals[sub];
+            l.waiting = None;
+            l.direct = None;
         }
-    });
-    state::with(|s| s.locals[sub].waiting = None)?;
-    r
+        r
+    })
 }
 
 macro_rules! send_fn {

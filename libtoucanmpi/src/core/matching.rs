@@ -2,7 +2,7 @@
 //! Matching follows MPI exactly: (context, source or ANY_SOURCE, tag or ANY_TAG), first
 //! match in arrival order, so messages between a pair never overtake.
 
-use super::request::ReqId;
+use super::request::{ReqId, Status};
 use crate::abi::consts as c;
 use crate::transport::Payload;
 
@@ -31,6 +31,17 @@ impl Pattern {
 pub struct Posted {
     pub pat: Pattern,
     pub req: ReqId,
+}
+
+/// A blocking receive waiting without a request (MPI_Recv's fast path): an eager message
+/// that matches it, and that no earlier posted receive takes, is copied straight into its
+/// buffer and leaves its status here for the parked receiver.
+#[derive(Clone, Copy, Debug)]
+pub struct Direct {
+    pub pat: Pattern,
+    pub buf: *mut u8,
+    pub cap: usize,
+    pub done: Option<Status>,
 }
 
 /// Where an unmatched message's bytes are.

@@ -137,6 +137,9 @@ impl State {
             self.complete(p.req);
             return true;
         }
+        if self.try_direct(dsub, &env, data, SyncAck::None) {
+            return true;
+        }
         if len > self.cfg.intra_eager_max {
             return false;
         }
@@ -147,6 +150,36 @@ impl State {
             sync: SyncAck::None,
         };
         self.locals[dsub].unexpected.push_back(u);
+        sched::wake(dsub);
+        true
+    }
+
+    /// Copies a message straight into `dsub`'s parked direct receive (see `Direct`) when it
+    /// matches; the caller has checked the posted receives, which come first. Returns
+    /// whether it did.
+    fn try_direct(&mut self, dsub: usize, env: &Envelope, data: &[u8], sync: SyncAck) -> bool {
+        let Some(d) = self.locals[dsub].direct.as_mut() else {
+            return false;
+        };
+        if d.done.is_some() || !d.pat.matches(env) {
+            return false;
+        }
+        let n = data.len().min(d.cap);
+        if n > 0 {
+            // SAFETY: the receiver registered `buf` with room for `cap` bytes and stays
+            // parked in its receive until it has taken `done`; `data` holds `n` bytes.
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), d.buf, n) };
+        }
+        d.done = Some(Status {
+            source: env.src,
+            tag: env.tag,
+            error: if data.len() > d.cap { c::MPI_ERR_TRUNCATE } else { c::MPI_SUCCESS },
+            bytes: n as u64,
+            cancelled: false,
+        });
+        if let SyncAck::Inter { proc, sub, token } = sync {
+            self.tp.send_ack(proc, sub, dsub, token).unwrap_or_else(|e| fatal_transport(e));
+        }
         sched::wake(dsub);
         true
     }
@@ -338,6 +371,10 @@ impl State {
             // SAFETY: the ring slot stays untouched until the next poll of the transport.
             self.copy_into(p.req, env, unsafe { payload.as_slice() }, hdr.len as usize);
             self.complete(p.req);
+            return;
+        }
+        // SAFETY: as above.
+        if eager && posted.is_none() && self.try_direct(dst_sub, &env, unsafe { payload.as_slice() }, sync) {
             return;
         }
         let body = if eager {

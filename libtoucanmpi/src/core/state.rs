@@ -51,6 +51,8 @@ pub struct Local {
     pub attrs: HashMap<usize, Vec<(i32, usize)>>,
     /// What a blocking receive or probe of this rank waits for (deadlock reports).
     pub waiting: Option<super::matching::Pattern>,
+    /// The blocking receive this rank is parked in, when it waits without a request.
+    pub direct: Option<super::matching::Direct>,
 }
 
 /// A communicator attribute key: its callbacks (C function pointers, or the predefined
@@ -143,6 +145,7 @@ impl State {
                     keyvals: Vec::new(),
                     attrs: HashMap::new(),
                     waiting: None,
+                    direct: None,
                 }
             })
             .collect();
@@ -164,8 +167,15 @@ impl State {
     }
 
     /// (process, subrank) hosting world rank `w`: the block mapping, computed only here.
+    #[inline]
     pub fn locate(&self, w: u32) -> (usize, usize) {
-        (w as usize / self.cfg.v, w as usize % self.cfg.v)
+        let v = self.cfg.v;
+        if v.is_power_of_two() {
+            // A shift and a mask instead of a division on every send.
+            (w as usize >> v.trailing_zeros(), w as usize & (v - 1))
+        } else {
+            (w as usize / v, w as usize % v)
+        }
     }
 
     pub fn new_request(&mut self, owner: usize, comm: usize) -> ReqId {

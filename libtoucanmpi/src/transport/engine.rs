@@ -345,10 +345,16 @@ impl Transport {
             // Tiny messages always travel with the real MPI's eager protocol, so a blocking
             // send completes locally (it never waits for the receiver): no allocation, no
             // request to track.
-            let mut buf = [0u8; HDR_LEN + TINY];
-            buf[..HDR_LEN].copy_from_slice(&hdr.to_bytes());
-            buf[HDR_LEN..HDR_LEN + payload.len()].copy_from_slice(payload);
-            // SAFETY: `buf` holds HDR_LEN + len initialised bytes for the duration of the call.
+            // Not zeroed: only the HDR_LEN + len bytes written below are sent.
+            let mut buf = std::mem::MaybeUninit::<[u8; HDR_LEN + TINY]>::uninit();
+            let p = buf.as_mut_ptr() as *mut u8;
+            // SAFETY: both copies stay inside the HDR_LEN + TINY bytes of `buf` (len <= TINY).
+            unsafe {
+                std::ptr::write_unaligned(p as *mut Header, *hdr);
+                std::ptr::copy_nonoverlapping(payload.as_ptr(), p.add(HDR_LEN), payload.len());
+            }
+            // SAFETY: the first HDR_LEN + len bytes of `buf` were written just above and stay
+            // valid for the duration of the call.
             return check(
                 unsafe {
                     self.real.PMPI_Send(
@@ -457,52 +463,60 @@ impl Transport {
         !self.pending.is_empty()
     }
 
-    /// Drives the real MPI once: receives arrived control messages and completes finished
+    /// Takes the next control message from the ring, if it arrived.
+    ///
+    /// One message per poll: testing the next slot too would run the real MPI's progress
+    /// engine once more (a failed MPI_Test costs about as much as a whole small receive)
+    /// before this message reaches its receiver. Slots the real MPI already completed are
+    /// picked up cheaply by the next polls.
+    fn poll_ring(&mut self, out: &mut Vec<Event>) -> Result<bool, String> {
+        let mut flag: c_int = 0;
+        // SAFETY: RealStatus is a plain C struct; all-zero is a valid value.
+        let mut st: RealStatus = unsafe { std::mem::zeroed() };
+        let head = self.head;
+        // SAFETY: the head slot's request is a live receive posted by post_slot.
+        check(
+            unsafe { self.real.PMPI_Test(&mut self.ring[head].req, &mut flag, &mut st) },
+            "MPI_Test",
+        )?;
+        if flag == 0 {
+            return Ok(false);
+        }
+        self.ctrl_recvd += 1;
+        let hdr = Header::from_bytes(&self.ring[head].buf).ok_or("a control message shorter than its header arrived")?;
+        let (dst_sub, src_sub) = wire::split_ctrl_tag(st.MPI_TAG);
+        if hdr.kind == wire::KIND_ACK {
+            out.push(Event::Ack { token: hdr.token });
+        } else {
+            let plen = if hdr.kind == wire::KIND_EAGER { hdr.len as usize } else { 0 };
+            if HDR_LEN + plen > self.slot_len {
+                return Err(format!(
+                    "a {plen}-byte eager message exceeds this process's eager limit (all processes need the same TOUCAN_EAGER)"
+                ));
+            }
+            // The slot is reposted at the next poll: its bytes stay valid until then.
+            let payload = RingBytes {
+                ptr: self.ring[head].buf[HDR_LEN..].as_ptr(),
+                len: plen,
+            };
+            out.push(Event::Msg {
+                dst_sub,
+                src_proc: st.MPI_SOURCE as usize,
+                src_sub,
+                hdr,
+                payload,
+            });
+        }
+        self.repost.push(head);
+        self.head = (head + 1) % RING;
+        Ok(true)
+    }
+
+    /// Drives the real MPI once: receives an arrived control message and completes finished
     /// real requests. Returns whether anything happened.
     pub fn poll(&mut self, out: &mut Vec<Event>) -> Result<bool, String> {
         self.flush_reposts()?;
-        let mut any = false;
-        for _ in 0..RING {
-            let mut flag: c_int = 0;
-            let mut st: RealStatus = unsafe { std::mem::zeroed() };
-            let head = self.head;
-            // SAFETY: the head slot's request is a live receive posted by post_slot.
-            check(
-                unsafe { self.real.PMPI_Test(&mut self.ring[head].req, &mut flag, &mut st) },
-                "MPI_Test",
-            )?;
-            if flag == 0 {
-                break;
-            }
-            any = true;
-            self.ctrl_recvd += 1;
-            let hdr = Header::from_bytes(&self.ring[head].buf).ok_or("a control message shorter than its header arrived")?;
-            let (dst_sub, src_sub) = wire::split_ctrl_tag(st.MPI_TAG);
-            if hdr.kind == wire::KIND_ACK {
-                out.push(Event::Ack { token: hdr.token });
-            } else {
-                let plen = if hdr.kind == wire::KIND_EAGER { hdr.len as usize } else { 0 };
-                if HDR_LEN + plen > self.slot_len {
-                    return Err(format!(
-                        "a {plen}-byte eager message exceeds this process's eager limit (all processes need the same TOUCAN_EAGER)"
-                    ));
-                }
-                // The slot is reposted at the next poll: its bytes stay valid until then.
-                let payload = RingBytes {
-                    ptr: self.ring[head].buf[HDR_LEN..].as_ptr(),
-                    len: plen,
-                };
-                out.push(Event::Msg {
-                    dst_sub,
-                    src_proc: st.MPI_SOURCE as usize,
-                    src_sub,
-                    hdr,
-                    payload,
-                });
-            }
-            self.repost.push(head);
-            self.head = (head + 1) % RING;
-        }
+        let mut any = self.poll_ring(out)?;
         if !self.pending.is_empty() {
             self.reqs.clear();
             self.reqs.extend(self.pending.iter().map(|p| p.req));
