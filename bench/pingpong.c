@@ -35,6 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common.h"
+
 /* MPICH's mpi.h declares MPI_Waitall's statuses as an array, and GCC (>= 11) then warns that
  * MPI_STATUSES_IGNORE (the pointer constant 1) points to too little memory. False positive. */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -97,43 +99,13 @@ static void usage(FILE *f)
 /* Returns 0 on success, 1 to exit quietly (help), -1 on a usage error. */
 static int parse_args(int argc, char **argv, struct options *o)
 {
-    double quick = 1.0, factor = 1.0;
-    o->do_lat = o->do_bw = o->do_rate = 1;
-    o->verbose = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-q")) {
-            quick = 0.1;
-        } else if (!strcmp(a, "-f") && i + 1 < argc) {
-            char *end;
-            factor = strtod(argv[++i], &end);
-            if (*end || !(factor > 0))
-                return -1;
-        } else if (!strcmp(a, "-t") && i + 1 < argc) {
-            char list[256];
-            snprintf(list, sizeof list, "%s", argv[++i]);
-            o->do_lat = o->do_bw = o->do_rate = 0;
-            char *save = NULL;
-            for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                if (!strcmp(tok, "lat"))
-                    o->do_lat = 1;
-                else if (!strcmp(tok, "bw"))
-                    o->do_bw = 1;
-                else if (!strcmp(tok, "rate"))
-                    o->do_rate = 1;
-                else
-                    return -1;
-            }
-        } else if (!strcmp(a, "-v")) {
-            o->verbose = 1;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            return 1;
-        } else {
-            return -1;
-        }
-    }
-    o->factor = quick * factor;
-    return 0;
+    static const char *const kinds[] = {"lat", "bw", "rate"};
+    int run[3];
+    int rc = bench_parse_args(argc, argv, kinds, 3, run, &o->factor, &o->verbose);
+    o->do_lat = run[0];
+    o->do_bw = run[1];
+    o->do_rate = run[2];
+    return rc;
 }
 
 static long clamp(double x, long lo, long hi)
@@ -266,14 +238,7 @@ static double window_exchange(const struct ctx *c, long size, long windows, long
 
 static void *xalloc(const struct ctx *c, size_t size)
 {
-    void *p = NULL;
-    /* Page-aligned, and never zero bytes (size-0 messages still pass a valid pointer). */
-    if (posix_memalign(&p, 4096, size ? size : 1)) {
-        fprintf(stderr, "pingpong: rank %d: cannot allocate %zu bytes\n", c->rank, size);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    memset(p, 0, size ? size : 1);
-    return p;
+    return bench_alloc("pingpong", c->rank, size);
 }
 
 static void run_latency(const struct ctx *c, const struct options *o, unsigned char *sbuf, unsigned char *rbuf)

@@ -40,169 +40,12 @@
 # run succeeded (after retries), 1 when some failed (the table is still printed), 2 on
 # usage or build errors.
 set -euo pipefail
-
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(dirname "$here")"
-out="$here/out/pingpong"
-results="$here/RESULTS.md"
-invoked=("$@")
-
-runs=5
-quick=no
-run_timeout=120
-retries=1
-update=no
-wait_quiet=0
-prog_args=()
-
-die() {
-    printf 'run-pingpong: error: %s\n' "$*" >&2
-    exit 2
-}
-
-usage() {
-    sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
-}
-
-join_by() { # join_by SEP WORDS...
-    local sep=$1 s=$2
-    shift 2
-    for w in "$@"; do s+="$sep$w"; done
-    printf '%s\n' "$s"
-}
-
-# need_int OPTION MIN VALUE: VALUE (the argument of OPTION) is an integer >= MIN.
-need_int() {
-    if [[ ! "$3" =~ ^[0-9]+$ ]] || (($3 < $2)); then
-        die "$1 needs an integer >= $2"
-    fi
-}
-
-while (($#)); do
-    case "$1" in
-    -r)
-        need_int "$1" 1 "${2-}"
-        runs=$2
-        shift 2
-        ;;
-    -q)
-        quick=yes
-        shift
-        ;;
-    -t)
-        need_int "$1" 1 "${2-}"
-        run_timeout=$2
-        shift 2
-        ;;
-    --retries)
-        need_int "$1" 0 "${2-}"
-        retries=$2
-        shift 2
-        ;;
-    --wait-quiet)
-        need_int "$1" 0 "${2-}"
-        wait_quiet=$2
-        shift 2
-        ;;
-    --update-results)
-        update=yes
-        shift
-        ;;
-    -h | --help)
-        usage
-        exit 0
-        ;;
-    --)
-        shift
-        prog_args=("$@")
-        break
-        ;;
-    *)
-        usage >&2
-        die "unknown argument '$1'"
-        ;;
-    esac
-done
-[[ "$quick" == yes ]] && prog_args=(-q "${prog_args[@]+"${prog_args[@]}"}")
-
-# ---------------------------------------------------------------------------- tools, library
-first_of() {
-    local c
-    for c in "$@"; do
-        if command -v "$c" >/dev/null 2>&1; then
-            echo "$c"
-            return 0
-        fi
-    done
-    return 1
-}
-MPICC="${MPICC:-$(first_of mpicc.mpich mpicc || true)}"
-MPIRUN="${MPIRUN:-$(first_of mpirun.mpich mpirun || true)}"
-TOUCANCC="${TOUCANCC:-$root/wrappers/toucancc}"
-[[ -n "$MPICC" ]] || die "no mpicc found (install MPICH, or set MPICC)"
-[[ -n "$MPIRUN" ]] || die "no mpirun found (install MPICH, or set MPIRUN)"
-[[ -x "$TOUCANCC" ]] || die "$TOUCANCC is missing or not executable"
-command -v timeout >/dev/null || die "timeout (coreutils) is missing"
-
-libdir="$("$TOUCANCC" -showme:libdirs)"
-if [[ ! -e "$libdir/libtoucanmpi.so" ]]; then
-    die "Toucan-MPI is not built: $libdir/libtoucanmpi.so does not exist (run 'make' or 'cargo build --release' in $root)"
-fi
-
-# ---------------------------------------------------------------------------- quiet machine
-# Busy CPU time of the whole machine, in clock ticks (user nice system irq softirq steal).
-cpu_busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
-if ((wait_quiet > 0)); then
-    echo "run-pingpong: waiting up to ${wait_quiet}s for a quiet machine" >&2
-    hz=$(getconf CLK_TCK)
-    quiet=0
-    waited=0
-    while ((quiet < 10 && waited < wait_quiet)); do
-        b0=$(cpu_busy_ticks)
-        sleep 1
-        waited=$((waited + 1))
-        if (($(cpu_busy_ticks) - b0 < hz * $(nproc) / 10)); then quiet=$((quiet + 1)); else quiet=0; fi
-    done
-    if ((quiet >= 10)); then
-        echo "run-pingpong: quiet after ${waited}s" >&2
-    else
-        echo "run-pingpong: still busy after ${waited}s; running anyway" >&2
-    fi
-fi
-
-# ---------------------------------------------------------------------------- build
-rm -rf "$out/runs"
-mkdir -p "$out/runs"
-build() { # build OUTPUT COMPILER...
-    local exe=$1
-    shift
-    if ! "$@" -O2 -Wall -o "$exe" "$here/pingpong.c" >"$exe.log" 2>&1; then
-        cat "$exe.log" >&2
-        die "build failed: $* -O2 -Wall -o $exe $here/pingpong.c"
-    fi
-}
-# The library may be rebuilt while the benchmark runs (cargo replaces the file). Every Toucan
-# run uses one snapshot of it, in $out/lib, to which the Toucan build is linked (rpath), so the
-# medians never mix two builds. Copy until the copy equals the original (not caught mid-write).
-snapshot_lib() {
-    local src="$libdir/libtoucanmpi.so" dst="$out/lib/libtoucanmpi.so" _
-    mkdir -p "$out/lib"
-    for _ in 1 2 3 4 5; do
-        lib_mtime="$(date -r "$src" '+%Y-%m-%d %H:%M:%S')"
-        if cp "$src" "$dst.tmp" 2>/dev/null && cmp -s "$src" "$dst.tmp"; then
-            mv -f "$dst.tmp" "$dst"
-            lib_sum="$(sha256sum "$dst" | cut -c1-12)"
-            return 0
-        fi
-        sleep 2
-    done
-    rm -f "$dst.tmp"
-    die "could not take a stable copy of $src (is it being rebuilt?)"
-}
-snapshot_lib
-
-build "$out/pingpong.mpich" "$MPICC"
-TOUCAN_LIBDIR="$out/lib" build "$out/pingpong.toucan" "$TOUCANCC"
+# shellcheck source=lib.sh source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_init pingpong "$@"
+bench_kinds='lat|bw|rate'
+bench_wait_quiet
+bench_build
 
 # ---------------------------------------------------------------------------- configurations
 configs=(mpich-2p toucan-inter toucan-sibling)
@@ -212,168 +55,24 @@ declare -A cfg_np=([mpich-2p]=2 [toucan-inter]=2 [toucan-sibling]=1)
 declare -A cfg_exe=([mpich-2p]="$out/pingpong.mpich" [toucan-inter]="$out/pingpong.toucan"
     [toucan-sibling]="$out/pingpong.toucan")
 
-# The command line of a configuration, for the report (paths relative to the repository).
-show_cmd() {
-    local cfg=$1 s="" a
-    [[ -n "${cfg_v[$cfg]}" ]] && s="TOUCAN_V=${cfg_v[$cfg]} "
-    s+="$(basename "$MPIRUN") -np ${cfg_np[$cfg]} ${cfg_exe[$cfg]#"$root"/}"
-    for a in "${prog_args[@]+"${prog_args[@]}"}"; do s+=" $(printf '%q' "$a")"; done
-    printf '%s\n' "$s"
-}
-
-# run_config CONFIG STDOUT STDERR [ARGS...]: one run, under the timeout, with the pingpong
-# arguments ARGS (default: those of the command line); returns its exit status.
-run_config() {
-    local cfg=$1 o=$2 e=$3 env_v=(-u TOUCAN_V) args=("${prog_args[@]+"${prog_args[@]}"}")
-    shift 3
-    (($#)) && args=("$@")
-    [[ -n "${cfg_v[$cfg]}" ]] && env_v=("TOUCAN_V=${cfg_v[$cfg]}")
-    timeout -k 10 "$run_timeout" env "${env_v[@]}" "$MPIRUN" -np "${cfg_np[$cfg]}" "${cfg_exe[$cfg]}" \
-        "${args[@]+"${args[@]}"}" >"$o" 2>"$e"
-}
-
-# check_output FILE: the run printed its closing "# end: N measurements" line and N
-# well-formed measurement lines before it.
-check_output() {
-    awk '
-        /^# end: [0-9]+ measurements$/ { end = $3; next }
-        /^#/ || NF == 0 { next }
-        $1 ~ /^(lat|bw|rate)$/ && $2 ~ /^[0-9]+$/ && $3 ~ /^[0-9.]+([eE][-+]?[0-9]+)?$/ && NF == 3 { c++; next }
-        { bad = 1 }
-        END { exit !(end != "" && c == end + 0 && c > 0 && !bad) }' "$1"
-}
-
-# ---------------------------------------------------------------------------- preflight
-# One short run per configuration (pingpong -q -t rate, well under a second), so that a broken
-# build fails in seconds rather than after every timeout. If a Toucan configuration fails and
-# the library has been rebuilt since the snapshot, take a new snapshot and try again, once.
-preflight_failed=()
-preflight() {
-    local cfg
-    preflight_failed=()
-    for cfg in "${configs[@]}"; do
-        if ! run_config "$cfg" "$out/runs/$cfg.preflight.out" "$out/runs/$cfg.preflight.err" -q -t rate ||
-            ! check_output "$out/runs/$cfg.preflight.out"; then
-            preflight_failed+=("$cfg")
-        fi
-    done
-}
-preflight
-if [[ " ${preflight_failed[*]} " == *" toucan-"* ]] && ! cmp -s "$libdir/libtoucanmpi.so" "$out/lib/libtoucanmpi.so"; then
-    echo "run-pingpong: ${preflight_failed[*]} failed a short run, and the library was rebuilt since; taking a new copy" >&2
-    snapshot_lib
-    TOUCAN_LIBDIR="$out/lib" build "$out/pingpong.toucan" "$TOUCANCC"
-    preflight
-fi
-run_configs=()
-for cfg in "${configs[@]}"; do
-    if [[ " ${preflight_failed[*]} " == *" $cfg "* ]]; then
-        echo "run-pingpong: error: $cfg fails even a short run, left out; output:" >&2
-        tail -n 5 "$out/runs/$cfg.preflight.out" "$out/runs/$cfg.preflight.err" | sed 's/^/    /' >&2
-    else
-        run_configs+=("$cfg")
-    fi
-done
-
-# ---------------------------------------------------------------------------- runs
-# Other work on the machine (builds, tests; MPICH busy-polls) makes these numbers noisy, and
-# more so for the two-process configurations than for the one-process one. Measured: the CPU
-# time that other processes used during the runs, i.e. all busy time in /proc/stat minus the
-# CPU time of this script's children (the runs), as a share of all CPUs over the elapsed time.
-children_ticks() { sed 's/.*) //' "/proc/$$/stat" | awk '{ print $14 + $15 }'; } # cutime + cstime
-start=$SECONDS
-start_ns=$(date +%s%N)
-busy0=$(cpu_busy_ticks)
-child0=$(children_ticks)
-load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
-raw="$out/raw.tsv"
-: >"$raw"
-failed=()
-for cfg in "${preflight_failed[@]+"${preflight_failed[@]}"}"; do failed+=("$cfg (every run: fails a short run)"); done
-echo "run-pingpong: libtoucanmpi.so of $lib_mtime (sha256 $lib_sum), copied to ${out#"$root"/}/lib" >&2
-echo "run-pingpong: $runs run(s) per configuration, timeout ${run_timeout}s, outputs in ${out#"$root"/}/runs" >&2
-for ((i = 1; i <= runs; i++)); do
-    for cfg in "${run_configs[@]+"${run_configs[@]}"}"; do
-        o="$out/runs/$cfg.$i.out"
-        e="$out/runs/$cfg.$i.err"
-        ok=no
-        for ((attempt = 0; attempt <= retries; attempt++)); do
-            t0=$SECONDS
-            rc=0
-            run_config "$cfg" "$o" "$e" || rc=$?
-            if ((rc == 0)) && check_output "$o"; then
-                ok=yes
-                break
-            fi
-            if ((rc == 124 || rc == 137)); then
-                why="timed out after ${run_timeout}s"
-            elif ((rc != 0)); then
-                why="exit status $rc"
-            else
-                why="incomplete or malformed output"
-            fi
-            printf 'run-pingpong: %s run %d (attempt %d) failed: %s; output:\n' "$cfg" "$i" $((attempt + 1)) "$why" >&2
-            tail -n 5 "$o" "$e" 2>/dev/null | sed 's/^/    /' >&2
-            cp "$o" "$o.attempt$((attempt + 1))" 2>/dev/null || true
-            cp "$e" "$e.attempt$((attempt + 1))" 2>/dev/null || true
-        done
-        if [[ "$ok" == yes ]]; then
-            printf 'run-pingpong: %-15s run %d/%d ok (%ds)\n' "$cfg" "$i" "$runs" $((SECONDS - t0)) >&2
-            awk -v cfg="$cfg" -v run="$i" '!/^#/ && NF == 3 { print cfg "\t" run "\t" ++k "\t" $1 "\t" $2 "\t" $3 }' "$o" >>"$raw"
-        else
-            failed+=("$cfg run $i")
-        fi
-    done
-done
-load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
-elapsed=$((SECONDS - start))
-others_pct=$(awk -v b="$(($(cpu_busy_ticks) - busy0))" -v c="$(($(children_ticks) - child0))" \
-    -v ns="$(($(date +%s%N) - start_ns))" -v hz="$(getconf CLK_TCK)" -v n="$(nproc)" \
-    'BEGIN { p = 100 * (b - c) / hz / (ns / 1e9) / n; printf "%.0f", p < 0 ? 0 : p }')
-busy_note=""
-if ((others_pct >= 10)); then
-    busy_note="other processes used ${others_pct}% of the CPU time during the runs: results are disturbed, rerun on a quiet machine"
-    echo "run-pingpong: warning: $busy_note" >&2
-fi
+# One short run per configuration (pingpong -q -t rate, well under a second) first.
+bench_preflight -q -t rate
+# Other work on the machine disturbs the two-process configurations more than the
+# one-process one; bench_runs measures how much CPU time it took.
+bench_runs
 
 # ---------------------------------------------------------------------------- table
-# Medians per (config, measurement): sort the values, then take the middle one (the mean of
-# the two middle ones for an even count). Output: config line kind size median n min max.
-medians() {
-    sort -t$'\t' -k1,1 -k3,3n -k6,6g "$raw" | awk -F'\t' -v OFS='\t' '
-        function flush() {
-            if (n == 0) return
-            m = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-            print key_cfg, key_line, key_kind, key_size, m, n, v[1], v[n]
-            n = 0
-        }
-        { k = $1 SUBSEP $3 }
-        k != prev { flush(); prev = k; key_cfg = $1; key_line = $3; key_kind = $4; key_size = $5 }
-        { v[++n] = $6 }
-        END { flush() }'
-}
-
-# Markdown table of the medians; then one line on the run-to-run spread.
+# Markdown table of the medians (from bench_medians on stdin).
 make_table() {
-    medians | LC_ALL=C awk -F'\t' -v runs="$runs" '
-        # Pad to w characters (UTF-8: continuation bytes take no column).
-        function lpad(s, w,   t, n) { t = s; n = w - (length(s) - gsub(/[\200-\277]/, "", t)); return s sprintf("%*s", n > 0 ? n : 0, "") }
-        function human(s) {
-            if (s >= 1048576 && s % 1048576 == 0) return (s / 1048576) " MiB"
-            if (s >= 1024 && s % 1024 == 0) return (s / 1024) " KiB"
-            return s " B"
-        }
+    LC_ALL=C awk -F'\t' -v runs="$runs" "$bench_awk_lib"'
         function fmt(kind, x) {
             if (x == "") return "failed"
             return kind == "lat" ? sprintf("%.2f", x) : sprintf("%.0f", x)
         }
-        function ratio(a, b) { return (a == "" || b == "" || b == 0) ? "-" : sprintf("%.2f", a / b) }
         {
             key = $3 " " $4
             if (!(key in order)) { order[key] = $2; keys[$2] = key; kind[key] = $3; size[key] = $4 }
             med[$1, key] = $5
-            spread = ($5 > 0) ? ($8 - $7) / $5 : 0
-            if (!($1 in worst) || spread > worst[$1]) { worst[$1] = spread; worst_at[$1] = key }
             if ($2 > nlines) nlines = $2
         }
         END {
@@ -392,44 +91,14 @@ make_table() {
                 printf "| %s | %10s | %12s | %11s | %14s | %13s |\n", lpad(name, 20), fmt(kd, m), fmt(kd, ti), \
                        ratio(ti, m), fmt(kd, ts), ratio(ts, m)
             }
-            if (runs < 2) exit
-            printf "\nRun-to-run spread, (max - min)/median, largest per configuration:"
-            n = split("mpich-2p toucan-inter toucan-sibling", cfgs, " ")
-            for (i = 1; i <= n; i++) {
-                c = cfgs[i]
-                if (c in worst) {
-                    split(worst_at[c], p, " ")
-                    printf " %s %.0f%% (%s %s)%s", c, 100 * worst[c], p[1], human(p[2]), (i < n) ? ";" : "."
-                } else {
-                    printf " %s -%s", c, (i < n) ? ";" : "."
-                }
-            }
-            printf "\n"
         }'
 }
 
-if [[ -s "$raw" ]]; then
-    table="$(make_table)"
-else
-    table="No successful run: no table (see the run outputs in ${out#"$root"/}/runs)."
-fi
-printf '\n%s\n\n' "$table"
-if ((${#failed[@]})); then
-    printf 'run-pingpong: FAILED runs (not in the medians): %s\n' "$(join_by ', ' "${failed[@]}")" >&2
-fi
-printf 'run-pingpong: %d runs in %d s; other processes used %d%% of the CPU time; load average before %s, after %s\n' \
-    $((runs * ${#run_configs[@]})) "$elapsed" "$others_pct" "$load_before" "$load_after" >&2
+table="$(bench_medians | make_table; bench_medians | bench_spread "${configs[@]}")"
 
-# ---------------------------------------------------------------------------- RESULTS.md
-if [[ "$update" == yes ]]; then
-    if [[ ! -f "$results" ]]; then
-        cat >"$results" <<'EOF'
-# Benchmark results
-
-Results of the benchmarks in `bench/` (how to run them: `bench/README.md`). Each section
-between `<!-- NAME:begin -->` and `<!-- NAME:end -->` is rewritten by its script when run with
-`--update-results`; edit only outside those markers.
-
+# ---------------------------------------------------------------------------- report
+# What the benchmark measures, above its section when RESULTS.md has none yet.
+IFS= read -r -d '' intro <<'EOF' || true
 ## Point-to-point: pingpong
 
 `bench/pingpong.c`, the same source built with `mpicc` and with `wrappers/toucancc`, measures
@@ -447,44 +116,6 @@ Configurations:
   MPICH.
 
 EOF
-    fi
-    cmdline="bench/run-pingpong.sh"
-    for a in "${invoked[@]+"${invoked[@]}"}"; do cmdline+=" $(printf '%q' "$a")"; done
-    commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-    if [[ -n "$(git -C "$root" status --porcelain --untracked-files=no -- libtoucanmpi 2>/dev/null)" ]]; then
-        commit+=" + uncommitted changes in libtoucanmpi/"
-    fi
-    section="$out/section.md"
-    {
-        echo "Produced by \`$cmdline\` (from the repository root) on $(date '+%Y-%m-%d %H:%M %Z')."
-        echo
-        echo "- Machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1);" \
-            "$(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*/MPICH /p')" \
-            "($(mpichversion 2>/dev/null | sed -n 's/^MPICH Device:[[:space:]]*//p'))."
-        echo "- Toucan-MPI: commit $commit; libtoucanmpi.so built $lib_mtime (sha256 $lib_sum; all runs used this one copy)."
-        echo "- Other processes used ${others_pct}% of the CPU time during the runs; load average" \
-            "(1, 5, 15 min) before: $load_before, after: $load_after. Total time: ${elapsed} s."
-        echo "- Runs (interleaved, $runs of each, timeout ${run_timeout} s):"
-        for cfg in "${configs[@]}"; do echo "  - \`$(show_cmd "$cfg")\` ($cfg)"; done
-        [[ -n "$busy_note" ]] && echo "- **Warning:** $busy_note."
-        if ((${#failed[@]})); then
-            echo "- **Failed runs, left out of the medians:** $(join_by ', ' "${failed[@]}")."
-        fi
-        echo
-        echo "$table"
-    } >"$section"
-    tmp="$(mktemp "$results.XXXXXX")"
-    awk -v section="$section" '
-        function emit() { while ((getline line < section) > 0) print line; close(section) }
-        /^<!-- pingpong:begin -->$/ { print; emit(); skip = 1; found = 1; next }
-        /^<!-- pingpong:end -->$/ { skip = 0 }
-        !skip { print }
-        END {
-            if (!found) { print "<!-- pingpong:begin -->"; emit(); print "<!-- pingpong:end -->" }
-        }' "$results" >"$tmp"
-    cat "$tmp" >"$results" # keeps the file's permissions
-    rm -f "$tmp"
-    echo "run-pingpong: updated ${results#"$root"/}" >&2
-fi
+bench_report "$table" "$intro"
 
 ((${#failed[@]} == 0))
