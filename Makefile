@@ -3,11 +3,13 @@
 #   make / make all          system deps (scripts/ensure-deps.sh), cargo build --release, wrappers
 #   make demo                examples/hello_ring.c under plain MPICH and under Toucan-MPI, compared
 #   make test                cargo test, clippy, rustfmt check, then the compat tests
+#   make bench               bench/run-pingpong.sh and bench/run-collectives.sh (BENCH_ARGS)
 #   make install PREFIX=dir  bin/ lib/ include/ lib/pkgconfig/toucanmpi.pc under dir (DESTDIR too)
 #   make uninstall PREFIX=dir
 #   make clean
 #
-# Variables you may set: CARGO, MPICC, MPIRUN, DEMO_NP, DEMO_V, DEMO_TIMEOUT, PREFIX, DESTDIR.
+# Variables you may set: CARGO, MPICC, MPIRUN, DEMO_NP, DEMO_V, DEMO_TIMEOUT, BENCH_ARGS, PREFIX,
+# DESTDIR.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -164,6 +166,11 @@ clean:
 	$(CARGO) clean 2>/dev/null || rm -rf target
 	rm -rf build compat-tests/out bench/out
 
-.PHONY: bench
-bench: all
+# Both benchmarks, MPICH and Toucan-MPI side by side (bench/README.md); e.g.
+# make bench BENCH_ARGS="-q -r 3", or BENCH_ARGS="--wait-quiet 900 --update-results".
+.PHONY: bench bench-pingpong bench-collectives
+bench: bench-pingpong bench-collectives
+bench-pingpong: all
 	bench/run-pingpong.sh $(BENCH_ARGS)
+bench-collectives: all
+	bench/run-collectives.sh $(BENCH_ARGS)
