@@ -1,6 +1,8 @@
-//! Collectives over point-to-point, correct for any communicator (hierarchical and
-//! nonblocking versions come later). Traffic runs on the communicator's collective context,
-//! so it never matches user messages.
+//! Collectives over point-to-point, correct for any communicator. Traffic runs on the
+//! communicator's collective context, so it never matches user messages. Barrier, Bcast,
+//! Reduce and Allreduce first try the two-level versions of `hier` (members that share a
+//! process meet in memory); the flat algorithms here also serve its inter-process level,
+//! through a view of one representative per process.
 
 use super::blocking::{irecv, isend, wait, wait_all};
 use super::comm::{CommRef, CTX_COLL};
@@ -11,6 +13,7 @@ use super::reduce::Reducer;
 use super::request::ReqId;
 use super::state;
 use crate::abi::consts as c;
+use std::sync::Arc;
 
 const TAG_BARRIER: i32 = 1;
 const TAG_BCAST: i32 = 2;
@@ -52,13 +55,30 @@ pub unsafe fn local_copy(src: &Buf, dst: &Buf) {
     dst.dt.unpack(&v, dst.ptr, dst.count);
 }
 
+/// The send operand of a reduction: `recv` itself under MPI_IN_PLACE.
+fn in_place(send: *const u8, recv: *mut u8) -> *const u8 {
+    if send == c::MPI_IN_PLACE_ADDR as *const u8 {
+        recv as *const u8
+    } else {
+        send
+    }
+}
+
 /// One subrank's side of one collective call on one communicator.
 pub struct Coll {
     pub sub: usize,
     pub comm: CommRef,
     pub handle: usize,
-    /// This call's number on the communicator, shifted into the tag.
+    /// This call's number on the communicator.
+    pub seq: u64,
+    /// This call's number, shifted into the tag.
     tag_base: i32,
+    /// When set, the algorithms run among these communicator ranks only (index = rank in
+    /// the view), e.g. one representative per process.
+    view: Option<(Arc<[i32]>, i32)>,
+    /// Two-level steps taken so far in this call (one call may run several, e.g. the
+    /// broadcasts of an allgather); every member takes them in the same order.
+    steps: std::cell::Cell<u32>,
 }
 
 impl Coll {
@@ -82,18 +102,66 @@ impl Coll {
             sub,
             comm: comm.clone(),
             handle,
+            seq,
             tag_base: ((seq & 0x3ff_ffff) << 4) as i32,
+            view: None,
+            steps: Default::default(),
         })
+    }
+
+    /// Numbers the next two-level step of this call.
+    pub fn next_step(&self) -> u32 {
+        let k = self.steps.get();
+        self.steps.set(k + 1);
+        k
+    }
+
+    /// The same call restricted to `ranks` (which must hold this rank): its rank and size
+    /// are those of the view, and the view's index i names communicator rank `ranks[i]`.
+    pub fn view(&self, ranks: Arc<[i32]>) -> Coll {
+        let me = ranks.iter().position(|&r| r == self.comm.rank).expect("a view holds its own rank") as i32;
+        Coll {
+            sub: self.sub,
+            comm: self.comm.clone(),
+            handle: self.handle,
+            seq: self.seq,
+            tag_base: self.tag_base,
+            view: Some((ranks, me)),
+            steps: Default::default(),
+        }
+    }
+
+    /// Whether the two-level algorithms may run (not inside a view already).
+    pub fn flat_only(&self) -> bool {
+        self.view.is_some()
+    }
+
+    pub fn ctx_coll(&self) -> u64 {
+        self.ctx()
+    }
+
+    /// Communicator rank of view rank `r`.
+    fn peer(&self, r: i32) -> i32 {
+        match &self.view {
+            Some((v, _)) => v[r as usize],
+            None => r,
+        }
     }
 
     fn ctx(&self) -> u64 {
         self.comm.ctx | CTX_COLL
     }
-    fn rank(&self) -> i32 {
-        self.comm.rank
+    pub fn rank(&self) -> i32 {
+        match &self.view {
+            Some((_, me)) => *me,
+            None => self.comm.rank,
+        }
     }
-    fn size(&self) -> i32 {
-        self.comm.size()
+    pub fn size(&self) -> i32 {
+        match &self.view {
+            Some((v, _)) => v.len() as i32,
+            None => self.comm.size(),
+        }
     }
     unsafe fn isend(&self, b: &Buf, dest: i32, tag: i32) -> MpiResult<ReqId> {
         isend(
@@ -104,13 +172,22 @@ impl Coll {
             b.ptr,
             b.count,
             &b.dt,
-            dest,
+            self.peer(dest),
             self.tag_base | tag,
             SendMode::Standard,
         )
     }
     unsafe fn irecv(&self, b: &Buf, src: i32, tag: i32) -> MpiResult<ReqId> {
-        irecv(self.sub, self.handle, self.ctx(), b.ptr, b.count, &b.dt, src, self.tag_base | tag)
+        irecv(
+            self.sub,
+            self.handle,
+            self.ctx(),
+            b.ptr,
+            b.count,
+            &b.dt,
+            self.peer(src),
+            self.tag_base | tag,
+        )
     }
     unsafe fn send(&self, b: &Buf, dest: i32, tag: i32) -> MpiResult<()> {
         wait(self.isend(b, dest, tag)?).map(|_| ())
@@ -125,6 +202,9 @@ impl Coll {
 
     /// Dissemination barrier: ceil(log2 n) rounds.
     pub fn barrier(&self) -> MpiResult<()> {
+        if let Some(r) = super::hier::barrier(self) {
+            return r;
+        }
         let (n, r) = (self.size(), self.rank());
         let empty = Buf::new(std::ptr::null_mut(), 0, super::datatype::byte());
         let mut k = 1;
@@ -145,6 +225,9 @@ impl Coll {
     /// # Safety
     /// `b` must be valid on every rank for its count.
     pub unsafe fn bcast(&self, b: &Buf, root: i32) -> MpiResult<()> {
+        if let Some(r) = super::hier::bcast(self, b, root) {
+            return r;
+        }
         let (n, r) = (self.size(), self.rank());
         let rel = (r - root + n) % n;
         let mut mask = 1;
@@ -167,40 +250,49 @@ impl Coll {
     }
 
     /// Reduction of `send` (or, with MPI_IN_PLACE, of `recv`) into `recv` at root.
-    /// Binomial tree over rank order: every step combines a lower rank range with the next
-    /// higher one, so non-commutative operations see operands in rank order.
     ///
     /// # Safety
     /// Buffers valid for `count` elements (recv only significant at root).
     pub unsafe fn reduce(&self, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer, root: i32) -> MpiResult<()> {
-        let acc = self.reduce_to_zero(send, recv, count, dt, red)?;
-        let r = self.rank();
-        let (n, w) = red.work(count, dt);
-        if root == 0 {
-            if let Some(a) = acc {
-                red.store(&a, recv, count, dt);
-            }
-        } else if r == 0 {
-            let mut a = acc.expect("rank 0 holds the result");
-            self.send(&Buf::new(a.as_mut_ptr(), n, w), root, TAG_REDUCE)?;
-        } else if r == root {
-            let mut a = vec![0u8; red.work_len(count, dt)];
-            self.recv(&Buf::new(a.as_mut_ptr(), n, w), 0, TAG_REDUCE)?;
+        if let Some(r) = super::hier::reduce(self, send, recv, count, dt, red, root) {
+            return r;
+        }
+        let mine = red.load(in_place(send, recv), count, dt);
+        if let Some(a) = self.reduce_work(mine, count, dt, red, root)? {
             red.store(&a, recv, count, dt);
         }
         Ok(())
     }
 
+    /// Reduces work buffers (this rank's operand in `acc`) to `root`, where the result
+    /// comes back (None elsewhere). Binomial tree over rank order: every step combines a
+    /// lower rank range with the next higher one, so non-commutative operations see their
+    /// operands in rank order.
+    ///
+    /// # Safety
+    /// `acc` is a work buffer for `count` elements of `dt`.
+    pub unsafe fn reduce_work(&self, acc: Vec<u8>, count: usize, dt: &DtRef, red: &Reducer, root: i32) -> MpiResult<Option<Vec<u8>>> {
+        let acc = self.reduce_to_zero(acc, count, dt, red)?;
+        let r = self.rank();
+        let (n, w) = red.work(count, dt);
+        if root == 0 {
+            return Ok(acc);
+        }
+        if r == 0 {
+            let mut a = acc.expect("rank 0 holds the result");
+            self.send(&Buf::new(a.as_mut_ptr(), n, w), root, TAG_REDUCE)?;
+        } else if r == root {
+            let mut a = vec![0u8; red.work_len(count, dt)];
+            self.recv(&Buf::new(a.as_mut_ptr(), n, w), 0, TAG_REDUCE)?;
+            return Ok(Some(a));
+        }
+        Ok(None)
+    }
+
     /// The reduction's work buffer at rank 0 (None elsewhere).
-    unsafe fn reduce_to_zero(&self, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer) -> MpiResult<Option<Vec<u8>>> {
+    unsafe fn reduce_to_zero(&self, mut acc: Vec<u8>, count: usize, dt: &DtRef, red: &Reducer) -> MpiResult<Option<Vec<u8>>> {
         let (nr, r) = (self.size(), self.rank());
         let (n, w) = red.work(count, dt);
-        let src = if send == c::MPI_IN_PLACE_ADDR as *const u8 {
-            recv as *const u8
-        } else {
-            send
-        };
-        let mut acc = red.load(src, count, dt);
         let mut tmp = vec![0u8; red.work_len(count, dt)];
         let mut mask = 1;
         while mask < nr {
@@ -222,13 +314,25 @@ impl Coll {
     /// # Safety
     /// Buffers valid for `count` elements.
     pub unsafe fn allreduce(&self, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer) -> MpiResult<()> {
-        let (n, w) = red.work(count, dt);
-        let mut acc = self
-            .reduce_to_zero(send, recv, count, dt, red)?
-            .unwrap_or_else(|| vec![0u8; red.work_len(count, dt)]);
-        self.bcast(&Buf::new(acc.as_mut_ptr(), n, w), 0)?;
+        if let Some(r) = super::hier::allreduce(self, send, recv, count, dt, red) {
+            return r;
+        }
+        let acc = self.allreduce_work(red.load(in_place(send, recv), count, dt), count, dt, red)?;
         red.store(&acc, recv, count, dt);
         Ok(())
+    }
+
+    /// Allreduce of work buffers: reduce to rank 0, then broadcast.
+    ///
+    /// # Safety
+    /// `acc` is a work buffer for `count` elements of `dt`.
+    pub unsafe fn allreduce_work(&self, acc: Vec<u8>, count: usize, dt: &DtRef, red: &Reducer) -> MpiResult<Vec<u8>> {
+        let (n, w) = red.work(count, dt);
+        let mut acc = self
+            .reduce_to_zero(acc, count, dt, red)?
+            .unwrap_or_else(|| vec![0u8; red.work_len(count, dt)]);
+        self.bcast(&Buf::new(acc.as_mut_ptr(), n, w), 0)?;
+        Ok(acc)
     }
 
     /// Gatherv: `parts[i]` is where rank i's data goes at root. `send` None = in place.
@@ -330,12 +434,7 @@ impl Coll {
     pub unsafe fn scan(&self, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer, exclusive: bool) -> MpiResult<()> {
         let (nr, r) = (self.size(), self.rank());
         let (n, w) = red.work(count, dt);
-        let src = if send == c::MPI_IN_PLACE_ADDR as *const u8 {
-            recv as *const u8
-        } else {
-            send
-        };
-        let mine = red.load(src, count, dt);
+        let mine = red.load(in_place(send, recv), count, dt);
         let mut prefix = vec![0u8; red.work_len(count, dt)];
         if r > 0 {
             self.recv(&Buf::new(prefix.as_mut_ptr(), n, w.clone()), r - 1, TAG_SCAN)?;

@@ -75,6 +75,8 @@ pub struct State {
     events: Vec<Event>,
     pub real_version: String,
     pub det: super::deadlock::Detector,
+    /// Meeting points of the two-level collectives.
+    pub meets: super::hier::Meets,
 }
 
 // SAFETY: the raw pointers State holds (receive targets, persistent arguments, a sibling's
@@ -159,6 +161,7 @@ impl State {
             events: Vec::new(),
             real_version,
             det: super::deadlock::Detector::new(),
+            meets: Default::default(),
         }
     }
 

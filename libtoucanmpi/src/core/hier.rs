@@ -1,0 +1,420 @@
+//! Two-level collectives. The members of a communicator that live in one process meet in
+//! memory (a `Meet` in the process state): each registers its buffers and parks, one
+//! representative per process combines or copies the local operands directly, runs the flat
+//! algorithm of `coll` among the representatives only (one message per process and step
+//! instead of one per member), then writes every local member's result and releases them.
+//! Between two processes this saves every intra-process message, queue search and most
+//! context switches of the flat algorithms.
+//!
+//! Every member takes the same decision from the communicator's group alone, so the levels
+//! always match across processes. Non-commutative reductions go two-level only when each
+//! process holds a contiguous block of ranks (then process order is rank order).
+
+use super::blocking::block_on;
+use super::coll::{local_copy, Buf, Coll};
+use super::comm::Group;
+use super::datatype::DtRef;
+use super::error::{MpiError, MpiResult};
+use super::reduce::Reducer;
+use super::state::{self, State};
+use crate::abi::consts as c;
+use crate::sched;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Where the members of a communicator live, as seen from this process.
+#[derive(Debug, PartialEq)]
+pub struct NodeMap {
+    /// Communicator ranks on this process, ascending.
+    pub local: Vec<i32>,
+    /// The lowest communicator rank of every process holding members, ordered by it.
+    pub reps: Arc<[i32]>,
+    /// For each communicator rank, its process's index in `reps`.
+    pub owner: Vec<u32>,
+    /// This process's index in `reps`.
+    pub me: usize,
+    /// Each process holds a contiguous block of ranks.
+    pub contiguous: bool,
+}
+
+impl NodeMap {
+    /// The map of `group` (world ranks) for process `myproc`, `locate` giving the process of
+    /// a world rank.
+    pub fn build(group: &Group, myproc: usize, locate: impl Fn(u32) -> usize) -> NodeMap {
+        let mut index: HashMap<usize, u32> = HashMap::new();
+        let mut reps = Vec::new();
+        let mut owner = Vec::with_capacity(group.size());
+        let mut local = Vec::new();
+        let mut contiguous = true;
+        for (r, &w) in group.ranks.iter().enumerate() {
+            let p = locate(w);
+            let i = *index.entry(p).or_insert_with(|| {
+                reps.push(r as i32);
+                (reps.len() - 1) as u32
+            });
+            if let Some(&prev) = owner.last() {
+                contiguous &= i == prev || (i == prev + 1 && i as usize == reps.len() - 1);
+            }
+            owner.push(i);
+            if p == myproc {
+                local.push(r as i32);
+            }
+        }
+        let me = index.get(&myproc).map_or(0, |&i| i as usize);
+        NodeMap {
+            local,
+            reps: reps.into(),
+            owner,
+            me,
+            contiguous,
+        }
+    }
+
+    /// Whether some process holds several members (otherwise two levels are one).
+    pub fn shared(&self) -> bool {
+        self.reps.len() < self.owner.len()
+    }
+
+    /// The representatives when `root` must represent its own process.
+    fn reps_with(&self, root: i32) -> Arc<[i32]> {
+        let mut v = self.reps.to_vec();
+        v[self.owner[root as usize] as usize] = root;
+        v.into()
+    }
+
+    /// This process's representative when `root` represents its own process.
+    fn my_rep(&self, root: i32) -> i32 {
+        if self.owner[root as usize] as usize == self.me {
+            root
+        } else {
+            self.local[0]
+        }
+    }
+}
+
+/// One local member's part in a two-level call.
+#[derive(Clone)]
+pub struct Member {
+    pub rank: i32,
+    /// Scheduler task to wake (a subrank, or the helper running a nonblocking collective).
+    task: usize,
+    send: *const u8,
+    buf: Option<Buf>,
+}
+
+/// The meeting point of the local members of one collective call.
+#[derive(Default)]
+pub struct Meet {
+    members: Vec<Member>,
+    rep_task: Option<usize>,
+    released: bool,
+    error: Option<MpiError>,
+    left: usize,
+}
+
+/// A communicator's group as seen by the two-level collectives: (collective context, world
+/// rank of its rank 0, size). The context alone is not enough: the two sides of an
+/// inter-communicator run their local collectives on one context.
+type CommKey = (u64, u32, usize);
+
+fn comm_key(c: &Coll) -> CommKey {
+    let g = &c.comm.group;
+    (c.ctx_coll(), g.ranks.first().copied().unwrap_or(0), g.size())
+}
+
+/// Node maps kept at most (one per communicator in use).
+const MAX_MAPS: usize = 1024;
+
+/// A meeting point: (communicator, call number, step within the call).
+type Key = (CommKey, u64, u32);
+
+/// Per-process state of the two-level collectives.
+#[derive(Default)]
+pub struct Meets {
+    maps: HashMap<CommKey, Arc<NodeMap>>,
+    open: HashMap<Key, Meet>,
+}
+
+fn node_map(s: &mut State, c: &Coll) -> Arc<NodeMap> {
+    let (myproc, v) = (s.myproc, s.cfg.v);
+    let group = c.comm.group.clone();
+    // Derived data, rebuilt on demand: bounded so that programs creating communicators
+    // endlessly do not grow it.
+    if s.meets.maps.len() >= MAX_MAPS {
+        s.meets.maps.clear();
+    }
+    s.meets
+        .maps
+        .entry(comm_key(c))
+        .or_insert_with(|| Arc::new(NodeMap::build(&group, myproc, |w| w as usize / v)))
+        .clone()
+}
+
+/// The map and the meeting point when the two-level version applies to this step.
+fn plan(c: &Coll) -> Option<(Arc<NodeMap>, Key)> {
+    if c.flat_only() || c.comm.is_inter() {
+        return None;
+    }
+    let m = state::with(|s| node_map(s, c)).ok()?;
+    m.shared().then(|| (m, (comm_key(c), c.seq, c.next_step())))
+}
+
+/// Registers this member at the call's meeting point.
+fn arrive(key: Key, nm: &NodeMap, rank: i32, rep: bool, send: *const u8, buf: Option<Buf>) -> MpiResult<()> {
+    let task = sched::current();
+    state::with(|s| {
+        let m = s.meets.open.entry(key).or_default();
+        m.members.push(Member { rank, task, send, buf });
+        if rep {
+            m.rep_task = Some(task);
+        } else if m.members.len() == nm.local.len() {
+            if let Some(t) = m.rep_task {
+                sched::wake(t);
+            }
+        }
+    })
+}
+
+/// A member other than the representative: parks until released; the representative's
+/// error, if it met one, is this member's too.
+fn wait_release(key: Key, nm: &NodeMap) -> MpiResult<()> {
+    let n = nm.local.len();
+    block_on(|s| {
+        let m = s.meets.open.get_mut(&key)?;
+        if !m.released {
+            return None;
+        }
+        let e = m.error.clone();
+        depart(s, key, n);
+        Some(e)
+    })?
+    .map_or(Ok(()), Err)
+}
+
+fn depart(s: &mut State, key: Key, n: usize) {
+    if let Some(m) = s.meets.open.get_mut(&key) {
+        m.left += 1;
+        if m.left == n {
+            s.meets.open.remove(&key);
+        }
+    }
+}
+
+/// The representative: parks until every local member arrived; their parts by rank.
+fn members(key: Key, nm: &NodeMap) -> MpiResult<Vec<Member>> {
+    let n = nm.local.len();
+    let mut v = block_on(|s| {
+        let m = s.meets.open.get(&key)?;
+        (m.members.len() == n).then(|| m.members.clone())
+    })?;
+    v.sort_by_key(|m| m.rank);
+    Ok(v)
+}
+
+/// The representative: releases the local members with the outcome of the call.
+fn release(key: Key, nm: &NodeMap, r: &MpiResult<()>) {
+    let me = sched::current();
+    let _ = state::with(|s| {
+        if let Some(m) = s.meets.open.get_mut(&key) {
+            m.released = true;
+            m.error = r.as_ref().err().cloned();
+            for t in m.members.iter().map(|x| x.task).filter(|&t| t != me) {
+                sched::wake(t);
+            }
+        }
+        depart(s, key, nm.local.len());
+    });
+}
+
+pub fn barrier(c: &Coll) -> Option<MpiResult<()>> {
+    let (nm, key) = plan(c)?;
+    Some((|| {
+        let rep = c.comm.rank == nm.local[0];
+        arrive(key, &nm, c.comm.rank, rep, std::ptr::null(), None)?;
+        if !rep {
+            return wait_release(key, &nm);
+        }
+        members(key, &nm)?;
+        let r = if nm.reps.len() > 1 {
+            c.view(nm.reps.clone()).barrier()
+        } else {
+            Ok(())
+        };
+        release(key, &nm, &r);
+        r
+    })())
+}
+
+/// # Safety
+/// As `Coll::bcast`.
+pub unsafe fn bcast(c: &Coll, b: &Buf, root: i32) -> Option<MpiResult<()>> {
+    let (nm, key) = plan(c)?;
+    Some((|| {
+        let rep = c.comm.rank == nm.my_rep(root);
+        arrive(key, &nm, c.comm.rank, rep, std::ptr::null(), Some(b.clone()))?;
+        if !rep {
+            return wait_release(key, &nm);
+        }
+        // The data first reaches every process (the local members need not be here yet).
+        let r = if nm.reps.len() > 1 {
+            c.view(nm.reps_with(root)).bcast(b, nm.owner[root as usize] as i32)
+        } else {
+            Ok(())
+        };
+        let ms = members(key, &nm)?;
+        if r.is_ok() {
+            for m in ms.iter().filter(|m| m.rank != c.comm.rank) {
+                // SAFETY: every member's buffer stays valid while it is parked in this call.
+                unsafe { local_copy(b, m.buf.as_ref().expect("bcast members register a buffer")) };
+            }
+        }
+        release(key, &nm, &r);
+        r
+    })())
+}
+
+/// The representative's local step of a reduction: the members' operands combined in rank
+/// order into one work buffer.
+unsafe fn combine(ms: &[Member], count: usize, dt: &DtRef, red: &Reducer) -> Vec<u8> {
+    let mut acc = red.load(ms[0].send, count, dt);
+    for m in &ms[1..] {
+        let mut x = red.load(m.send, count, dt);
+        red.apply(&acc, &mut x, count, dt);
+        acc = x;
+    }
+    acc
+}
+
+fn reducible(nm: &NodeMap, red: &Reducer) -> bool {
+    red.commutative() || nm.contiguous
+}
+
+fn operand(send: *const u8, recv: *mut u8) -> *const u8 {
+    if send == c::MPI_IN_PLACE_ADDR as *const u8 {
+        recv as *const u8
+    } else {
+        send
+    }
+}
+
+/// # Safety
+/// As `Coll::allreduce`.
+pub unsafe fn allreduce(c: &Coll, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer) -> Option<MpiResult<()>> {
+    let (nm, key) = plan(c).filter(|(nm, _)| reducible(nm, red))?;
+    Some((|| {
+        let rep = c.comm.rank == nm.local[0];
+        arrive(
+            key,
+            &nm,
+            c.comm.rank,
+            rep,
+            operand(send, recv),
+            Some(Buf::new(recv, count, dt.clone())),
+        )?;
+        if !rep {
+            return wait_release(key, &nm);
+        }
+        let ms = members(key, &nm)?;
+        // SAFETY: the members' buffers stay valid while they are parked in this call; every
+        // operand is read before any result is written (MPI_IN_PLACE).
+        let r = unsafe {
+            let acc = combine(&ms, count, dt, red);
+            let acc = if nm.reps.len() > 1 {
+                c.view(nm.reps.clone()).allreduce_work(acc, count, dt, red)
+            } else {
+                Ok(acc)
+            };
+            acc.map(|a| {
+                for m in &ms {
+                    red.store(&a, m.buf.as_ref().expect("allreduce members register a buffer").ptr, count, dt);
+                }
+            })
+        };
+        release(key, &nm, &r);
+        r
+    })())
+}
+
+/// # Safety
+/// As `Coll::reduce`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn reduce(
+    c: &Coll,
+    send: *const u8,
+    recv: *mut u8,
+    count: usize,
+    dt: &DtRef,
+    red: &Reducer,
+    root: i32,
+) -> Option<MpiResult<()>> {
+    let (nm, key) = plan(c).filter(|(nm, _)| reducible(nm, red))?;
+    Some((|| {
+        let rep = c.comm.rank == nm.my_rep(root);
+        let operand = if c.comm.rank == root { operand(send, recv) } else { send };
+        arrive(key, &nm, c.comm.rank, rep, operand, None)?;
+        if !rep {
+            return wait_release(key, &nm);
+        }
+        let ms = members(key, &nm)?;
+        // SAFETY: as in allreduce; only the root's receive buffer is written.
+        let r = unsafe {
+            let acc = combine(&ms, count, dt, red);
+            let acc = if nm.reps.len() > 1 {
+                c.view(nm.reps_with(root))
+                    .reduce_work(acc, count, dt, red, nm.owner[root as usize] as i32)
+            } else {
+                Ok(Some(acc))
+            };
+            acc.map(|a| {
+                if let (Some(a), true) = (a, c.comm.rank == root) {
+                    red.store(&a, recv, count, dt);
+                }
+            })
+        };
+        release(key, &nm, &r);
+        r
+    })())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    fn map(ranks: &[u32], v: usize, myproc: usize) -> NodeMap {
+        NodeMap::build(&Group { ranks: ranks.to_vec() }, myproc, |w| w as usize / v)
+    }
+
+    #[rstest]
+    // world of 8 as 2 processes x 4
+    #[case(&[0, 1, 2, 3, 4, 5, 6, 7], 4, 1, &[4, 5, 6, 7], &[0, 4], true, true)]
+    // one rank per process: nothing shared
+    #[case(&[0, 4], 4, 0, &[0], &[0, 1], true, false)]
+    // interleaved ranks: processes not contiguous in rank order
+    #[case(&[0, 4, 1, 5], 4, 0, &[0, 2], &[0, 1], false, true)]
+    // a single process
+    #[case(&[2, 3], 4, 0, &[0, 1], &[0], true, true)]
+    fn builds(
+        #[case] ranks: &[u32],
+        #[case] v: usize,
+        #[case] me: usize,
+        #[case] local: &[i32],
+        #[case] reps: &[i32],
+        #[case] contiguous: bool,
+        #[case] shared: bool,
+    ) {
+        let m = map(ranks, v, me);
+        assert_eq!(m.local, local);
+        assert_eq!(&*m.reps, reps);
+        assert_eq!(m.contiguous, contiguous);
+        assert_eq!(m.shared(), shared);
+    }
+
+    #[test]
+    fn root_represents_its_process() {
+        let m = map(&[0, 1, 2, 3, 4, 5, 6, 7], 4, 1);
+        assert_eq!(&*m.reps_with(6), &[0, 6]);
+        assert_eq!(m.my_rep(6), 6);
+        assert_eq!(m.my_rep(2), 4);
+    }
+}
