@@ -4,21 +4,7 @@
  * Exscan; MPI_Op_commutative; MPI_Op_free. Also a user op on a derived
  * datatype (a struct of two ints). */
 #include "ct.h"
-
-static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    /* inout = in * inout, element by element (each element a 2x2 matrix of 4 ints) */
-    int *a = in, *b = inout, k;
-    (void) dt;
-    for (k = 0; k < *len; k++) {
-        int *x = a + 4 * k, *y = b + 4 * k, r[4];
-        r[0] = (x[0] * y[0] + x[1] * y[2]) % 1009;
-        r[1] = (x[0] * y[1] + x[1] * y[3]) % 1009;
-        r[2] = (x[2] * y[0] + x[3] * y[2]) % 1009;
-        r[3] = (x[2] * y[1] + x[3] * y[3]) % 1009;
-        memcpy(y, r, sizeof r);
-    }
-}
+#include "matrix_op.h"
 
 /* commutative: elementwise max of absolute values, on ints */
 static void absmax(void *in, void *inout, int *len, MPI_Datatype *dt)
@@ -29,14 +15,6 @@ static void absmax(void *in, void *inout, int *len, MPI_Datatype *dt)
         int x = a[k] < 0 ? -a[k] : a[k], y = b[k] < 0 ? -b[k] : b[k];
         b[k] = x > y ? x : y;
     }
-}
-
-static void mat_of(int r, int k, int *m)
-{
-    m[0] = (r + k) % 5 + 1;
-    m[1] = (r * 3 + k) % 7;
-    m[2] = (r * 2 + 1) % 4;
-    m[3] = (r + 2 * k) % 3 + 1;
 }
 
 /* product m(lo) * m(lo+1) * ... * m(hi) for element k */

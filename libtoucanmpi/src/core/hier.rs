@@ -226,51 +226,57 @@ fn release(key: Key, nm: &NodeMap, r: &MpiResult<()>) {
     });
 }
 
+/// One two-level step: a member registers its buffers and waits for its representative; the
+/// representative runs `work` (which fetches the local members when it needs them, waiting
+/// for the last to arrive) and releases everyone with its outcome.
+fn step(
+    key: Key,
+    nm: &NodeMap,
+    rank: i32,
+    rep: bool,
+    send: *const u8,
+    buf: Option<Buf>,
+    work: impl FnOnce(&dyn Fn() -> MpiResult<Vec<Member>>) -> MpiResult<()>,
+) -> MpiResult<()> {
+    arrive(key, nm, rank, rep, send, buf)?;
+    if !rep {
+        return wait_release(key, nm);
+    }
+    let r = work(&|| members(key, nm));
+    release(key, nm, &r);
+    r
+}
+
 pub fn barrier(c: &Coll) -> Option<MpiResult<()>> {
     let (nm, key) = plan(c)?;
-    Some((|| {
-        let rep = c.comm.rank == nm.local[0];
-        arrive(key, &nm, c.comm.rank, rep, std::ptr::null(), None)?;
-        if !rep {
-            return wait_release(key, &nm);
-        }
-        members(key, &nm)?;
-        let r = if nm.reps.len() > 1 {
+    let rep = c.comm.rank == nm.local[0];
+    Some(step(key, &nm, c.comm.rank, rep, std::ptr::null(), None, |members| {
+        members()?;
+        if nm.reps.len() > 1 {
             c.view(nm.reps.clone()).barrier()
         } else {
             Ok(())
-        };
-        release(key, &nm, &r);
-        r
-    })())
+        }
+    }))
 }
 
 /// # Safety
 /// As `Coll::bcast`.
 pub unsafe fn bcast(c: &Coll, b: &Buf, root: i32) -> Option<MpiResult<()>> {
     let (nm, key) = plan(c)?;
-    Some((|| {
-        let rep = c.comm.rank == nm.my_rep(root);
-        arrive(key, &nm, c.comm.rank, rep, std::ptr::null(), Some(b.clone()))?;
-        if !rep {
-            return wait_release(key, &nm);
-        }
+    let rep = c.comm.rank == nm.my_rep(root);
+    Some(step(key, &nm, c.comm.rank, rep, std::ptr::null(), Some(b.clone()), |members| {
         // The data first reaches every process (the local members need not be here yet).
-        let r = if nm.reps.len() > 1 {
-            c.view(nm.reps_with(root)).bcast(b, nm.owner[root as usize] as i32)
-        } else {
-            Ok(())
-        };
-        let ms = members(key, &nm)?;
-        if r.is_ok() {
-            for m in ms.iter().filter(|m| m.rank != c.comm.rank) {
-                // SAFETY: every member's buffer stays valid while it is parked in this call.
-                unsafe { local_copy(b, m.buf.as_ref().expect("bcast members register a buffer")) };
-            }
+        if nm.reps.len() > 1 {
+            // SAFETY: as the caller's.
+            unsafe { c.view(nm.reps_with(root)).bcast(b, nm.owner[root as usize] as i32)? };
         }
-        release(key, &nm, &r);
-        r
-    })())
+        for m in members()?.iter().filter(|m| m.rank != c.comm.rank) {
+            // SAFETY: every member's buffer stays valid while it is parked in this call.
+            unsafe { local_copy(b, m.buf.as_ref().expect("bcast members register a buffer")) };
+        }
+        Ok(())
+    }))
 }
 
 /// The representative's local step of a reduction: the members' operands combined in rank
@@ -301,38 +307,23 @@ fn operand(send: *const u8, recv: *mut u8) -> *const u8 {
 /// As `Coll::allreduce`.
 pub unsafe fn allreduce(c: &Coll, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer) -> Option<MpiResult<()>> {
     let (nm, key) = plan(c).filter(|(nm, _)| reducible(nm, red))?;
-    Some((|| {
-        let rep = c.comm.rank == nm.local[0];
-        arrive(
-            key,
-            &nm,
-            c.comm.rank,
-            rep,
-            operand(send, recv),
-            Some(Buf::new(recv, count, dt.clone())),
-        )?;
-        if !rep {
-            return wait_release(key, &nm);
-        }
-        let ms = members(key, &nm)?;
+    let rep = c.comm.rank == nm.local[0];
+    let buf = Some(Buf::new(recv, count, dt.clone()));
+    Some(step(key, &nm, c.comm.rank, rep, operand(send, recv), buf, |members| {
+        let ms = members()?;
         // SAFETY: the members' buffers stay valid while they are parked in this call; every
         // operand is read before any result is written (MPI_IN_PLACE).
-        let r = unsafe {
-            let acc = combine(&ms, count, dt, red);
-            let acc = if nm.reps.len() > 1 {
-                c.view(nm.reps.clone()).allreduce_work(acc, count, dt, red)
-            } else {
-                Ok(acc)
-            };
-            acc.map(|a| {
-                for m in &ms {
-                    red.store(&a, m.buf.as_ref().expect("allreduce members register a buffer").ptr, count, dt);
-                }
-            })
-        };
-        release(key, &nm, &r);
-        r
-    })())
+        unsafe {
+            let mut acc = combine(&ms, count, dt, red);
+            if nm.reps.len() > 1 {
+                acc = c.view(nm.reps.clone()).allreduce_work(acc, count, dt, red)?;
+            }
+            for m in &ms {
+                red.store(&acc, m.buf.as_ref().expect("allreduce members register a buffer").ptr, count, dt);
+            }
+        }
+        Ok(())
+    }))
 }
 
 /// # Safety
@@ -348,32 +339,25 @@ pub unsafe fn reduce(
     root: i32,
 ) -> Option<MpiResult<()>> {
     let (nm, key) = plan(c).filter(|(nm, _)| reducible(nm, red))?;
-    Some((|| {
-        let rep = c.comm.rank == nm.my_rep(root);
-        let operand = if c.comm.rank == root { operand(send, recv) } else { send };
-        arrive(key, &nm, c.comm.rank, rep, operand, None)?;
-        if !rep {
-            return wait_release(key, &nm);
-        }
-        let ms = members(key, &nm)?;
+    let rep = c.comm.rank == nm.my_rep(root);
+    let operand = if c.comm.rank == root { operand(send, recv) } else { send };
+    Some(step(key, &nm, c.comm.rank, rep, operand, None, |members| {
+        let ms = members()?;
         // SAFETY: as in allreduce; only the root's receive buffer is written.
-        let r = unsafe {
-            let acc = combine(&ms, count, dt, red);
-            let acc = if nm.reps.len() > 1 {
-                c.view(nm.reps_with(root))
-                    .reduce_work(acc, count, dt, red, nm.owner[root as usize] as i32)
-            } else {
-                Ok(Some(acc))
-            };
-            acc.map(|a| {
-                if let (Some(a), true) = (a, c.comm.rank == root) {
-                    red.store(&a, recv, count, dt);
-                }
-            })
-        };
-        release(key, &nm, &r);
-        r
-    })())
+        unsafe {
+            let mut acc = Some(combine(&ms, count, dt, red));
+            if nm.reps.len() > 1 {
+                let acc0 = acc.take().expect("combined");
+                acc = c
+                    .view(nm.reps_with(root))
+                    .reduce_work(acc0, count, dt, red, nm.owner[root as usize] as i32)?;
+            }
+            if let (Some(a), true) = (acc, c.comm.rank == root) {
+                red.store(&a, recv, count, dt);
+            }
+        }
+        Ok(())
+    }))
 }
 
 #[cfg(test)]
