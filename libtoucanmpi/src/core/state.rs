@@ -51,6 +51,8 @@ pub struct Local {
     pub attrs: HashMap<usize, Vec<(i32, usize)>>,
     /// What a blocking receive or probe of this rank waits for (deadlock reports).
     pub waiting: Option<super::matching::Pattern>,
+    /// Region state (`Toucan_Region`): the requests of the current superblock.
+    pub region: super::region::Superblock,
 }
 
 /// A communicator attribute key: its callbacks (C function pointers, or the predefined
@@ -143,6 +145,7 @@ impl State {
                     keyvals: Vec::new(),
                     attrs: HashMap::new(),
                     waiting: None,
+                    region: Default::default(),
                 }
             })
             .collect();
@@ -174,7 +177,11 @@ impl State {
         if cur != usize::MAX {
             r.waiter = cur;
         }
-        self.reqs.insert(r)
+        let id = self.reqs.insert(r);
+        if self.locals[owner].region.tracking {
+            super::region::track(self, owner, id);
+        }
+        id
     }
 
     /// Marks a request complete and wakes its owner.
