@@ -3,6 +3,7 @@
 #   make / make all          system deps (scripts/ensure-deps.sh), cargo build --release, wrappers
 #   make demo                examples/hello_ring.c under plain MPICH and under Toucan-MPI, compared
 #   make test                cargo test, clippy, rustfmt check, then the compat tests
+#   make bench-overlap      bench/run-overlap.py $(OVERLAP_ARGS): jacobi3d, cannon2d, overlap tables
 #   make install PREFIX=dir  bin/ lib/ include/ lib/pkgconfig/toucanmpi.pc under dir (DESTDIR too)
 #   make uninstall PREFIX=dir
 #   make clean
@@ -164,6 +165,12 @@ clean:
 	$(CARGO) clean 2>/dev/null || rm -rf target
 	rm -rf build compat-tests/out bench/out
 
-.PHONY: bench
+.PHONY: bench bench-overlap
 bench: all
 	bench/run-pingpong.sh $(BENCH_ARGS)
+
+# jacobi3d and cannon2d, every variant, MPICH / Toucan V=1,2,4,8 / AMPI, on emulated
+# interconnects (needs root for the network namespace; OVERLAP_ARGS=--rates none without).
+bench-overlap: all
+	@bash scripts/ensure-deps.sh --bench
+	python3 bench/run-overlap.py $(OVERLAP_ARGS)
