@@ -331,7 +331,31 @@ def tabulate(recs, rates, args):
                     )
                     if impl == "toucan" and scaling == "strong":
                         plot.setdefault((app, rate), []).append((v, hid["toucan"], hid["original"]))
+                if scaling == "strong":
+                    lines.append(acceptance(med, rate, app, args.vs))
     return "\n".join(lines), plot
+
+
+def acceptance(med, rate, app, vs):
+    """One line with the issue's acceptance measures for a strong-scaling table."""
+    m = lambda impl, v, var: med.get((rate, app, "strong", impl, v, var))  # noqa: E731
+    o, n, ov = m("mpich", 1, "original"), m("mpich", 1, "nocomm"), m("mpich", 1, "overlap")
+    if o is None:
+        return "\n(no MPICH reference: acceptance measures need it)"
+    parts = []
+    if n is not None:
+        parts.append(f"MPICH original spends {pct((o - n) / o)} of its time communicating (acceptance needs >= 30%)")
+    t1 = m("toucan", 1, "original")
+    if t1 is not None:
+        parts.append(f"Toucan V=1 original / MPICH original = {t1 / o:.3f} (within 3%: {'yes' if abs(t1 / o - 1) <= 0.03 else 'no'})")
+    cands = [(m("toucan", v, var), v, var) for v in vs for var in ("original", "toucan") if m("toucan", v, var) is not None]
+    if cands and n is not None and o - n > 0:
+        t, v, var = min(cands)
+        h = (o - t) / (o - n)
+        faster = "–" if ov is None else ("yes" if t < ov else "no")
+        parts.append(f"best Toucan: V={v} {var}, {t:.4f} s, hidden {pct(h)} (>= 50%: {'yes' if h >= 0.5 else 'no'}), "
+                     f"faster than MPICH overlap ({fmt(ov)} s): {faster}")
+    return "\nAcceptance measures: " + "; ".join(parts) + "."
 
 
 def make_plot(plot, path):

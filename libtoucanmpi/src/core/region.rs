@@ -138,13 +138,17 @@ fn gate_open(s: &mut State, sub: usize, defers: usize) -> bool {
     if deps_done(s, sub) {
         return true;
     }
-    if sched::park::undeferred_ready() {
-        // A sibling that has not reached its compute region yet (or was just woken).
+    let n = s.locals.len();
+    let gated = |t: usize| t < n && s.locals[t].region.gated;
+    // A runnable task that is not waiting at a gate: a sibling that has not posted its
+    // traffic yet, one just woken, a helper task. (Runnable = queued, deferred or later in
+    // the worker's current round.)
+    if sched::park::any_runnable(sub, |t| !gated(t)) {
         return false;
     }
-    // Every other runnable task waits at a gate: go after one whose messages are there.
-    let n = s.locals.len();
-    !sched::park::any_deferred(|t| t != sub && t < n && s.locals[t].region.gated && deps_done(s, t))
+    // Every other runnable task waits at a gate (a gated subrank is always runnable): go
+    // after one whose messages are there.
+    !(0..n).any(|t| t != sub && gated(t) && deps_done(s, t))
 }
 
 #[cfg(test)]

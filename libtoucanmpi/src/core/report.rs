@@ -14,9 +14,13 @@ pub enum Target {
     Json(String),
 }
 
-/// The report asked for by the environment, if any.
+/// The report asked for by the environment at start-up, if any (read once, so that a
+/// program changing its environment cannot make processes disagree about the exchange).
 pub fn wanted() -> Option<Target> {
-    parse(&std::env::var("TOUCAN_REPORT").unwrap_or_default())
+    static WANTED: std::sync::OnceLock<Option<Target>> = std::sync::OnceLock::new();
+    WANTED
+        .get_or_init(|| parse(&std::env::var("TOUCAN_REPORT").unwrap_or_default()))
+        .clone()
 }
 
 fn parse(v: &str) -> Option<Target> {

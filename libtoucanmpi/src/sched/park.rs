@@ -79,14 +79,10 @@ pub fn others_ready() -> bool {
     with_board(|b| !b.ready.is_empty() || !b.deferred.is_empty())
 }
 
-/// Whether some task is in the (non-deferred) ready queue.
-pub fn undeferred_ready() -> bool {
-    with_board(|b| !b.ready.is_empty())
-}
-
-/// Whether some task waiting in the deferred queue satisfies `pred`.
-pub fn any_deferred(pred: impl Fn(usize) -> bool) -> bool {
-    with_board(|b| b.deferred.iter().any(|&t| pred(t)))
+/// Whether some runnable task other than `me` (queued, deferred, or in the worker's current
+/// round) satisfies `pred`.
+pub fn any_runnable(me: usize, pred: impl Fn(usize) -> bool) -> bool {
+    with_board(|b| b.states.iter().enumerate().any(|(t, &st)| t != me && st == State::Ready && pred(t)))
 }
 
 /// Moves the next round into `batch`: the ready tasks, then the deferred ones, each group
