@@ -150,8 +150,14 @@ if [[ $check == yes ]]; then
 fi
 
 ((${#cmd[@]})) || exit 0
+# In the background, so that a signal to this script is handled at once (bash runs traps
+# only between commands, and `wait` is interruptible) and the namespace is removed.
+inns "${cmd[@]}" <&0 &
+child=$!
+trap 'kill -TERM "$child" 2>/dev/null; exit 130' INT
+trap 'kill -TERM "$child" 2>/dev/null; exit 143' TERM
 set +e
-inns "${cmd[@]}"
+wait "$child"
 rc=$?
 set -e
 exit $rc
