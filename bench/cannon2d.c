@@ -192,7 +192,7 @@ int main(int argc, char **argv)
                 long long cij = (long long) m.cblk[i * m.nb + j];
                 long gi = m.row * m.nb + i, gj = m.col * m.nb + j;
                 sums[0] += cij;
-                sums[1] += cij * ((gi + 2 * gj) % 13 + 1);
+                sums[1] += cij * ((gi * 31 + gj * 17) % 1009 + 1);
             }
     MPI_Reduce(sums, tot, 2, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {

@@ -65,7 +65,7 @@ SIZES = {
     ("jacobi3d", "strong"): "-g 160 -i 40 -w 2",
     ("jacobi3d", "weak"): "-l 64 -i 40 -w 2",
     ("cannon2d", "strong"): "-n 1536 -r 2 -w 1",
-    ("cannon2d", "weak"): "-l 768 -r 2 -w 1",
+    ("cannon2d", "weak"): "-l 512 -r 2 -w 1",
 }
 QUICK_SIZES = {
     ("jacobi3d", "strong"): "-g 48 -i 5 -w 1",
@@ -473,6 +473,7 @@ def main():
     results = os.path.join(OUT, "results.jsonl")
     if os.path.exists(results):
         os.remove(results)
+    shutil.rmtree(os.path.join(OUT, "runs"), ignore_errors=True)
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     load_before = os.getloadavg()
     failed_rates = []
