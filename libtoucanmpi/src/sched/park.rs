@@ -101,7 +101,11 @@ pub fn take_batch(batch: &mut Vec<usize>, home: u32) {
 /// Siblings (tasks whose home is `home`) before cousins, keeping the queue's round-robin
 /// order within each (a stable partition).
 pub fn order(tasks: &mut [usize], homes: &[u32], home: u32) {
-    tasks.sort_by_key(|&t| homes.get(t).copied().unwrap_or(home) != home);
+    let cousin = |t: usize| homes.get(t).copied().unwrap_or(home) != home;
+    // Usually every task is a sibling: no sort (a stable sort of many tasks allocates).
+    if tasks.iter().any(|&t| cousin(t)) {
+        tasks.sort_by_key(|&t| cousin(t));
+    }
 }
 
 /// Makes subrank `id` runnable (or leaves a token if it is not parked yet).
