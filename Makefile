@@ -4,6 +4,7 @@
 #   make demo                examples/hello_ring.c under plain MPICH and under Toucan-MPI, compared
 #   make test                cargo test, clippy, rustfmt check, then the compat tests
 #   make bench               bench/run-pingpong.sh and bench/run-collectives.sh (BENCH_ARGS)
+#   make bench-overlap       bench/run-overlap.py $(OVERLAP_ARGS): jacobi3d, cannon2d, overlap tables
 #   make install PREFIX=dir  bin/ lib/ include/ lib/pkgconfig/toucanmpi.pc under dir (DESTDIR too)
 #   make uninstall PREFIX=dir
 #   make clean
@@ -168,9 +169,15 @@ clean:
 
 # Both benchmarks, MPICH and Toucan-MPI side by side (bench/README.md); e.g.
 # make bench BENCH_ARGS="-q -r 3", or BENCH_ARGS="--wait-quiet 900 --update-results".
-.PHONY: bench bench-pingpong bench-collectives
+.PHONY: bench bench-pingpong bench-collectives bench-overlap
 bench: bench-pingpong bench-collectives
 bench-pingpong: all
 	bench/run-pingpong.sh $(BENCH_ARGS)
 bench-collectives: all
 	bench/run-collectives.sh $(BENCH_ARGS)
+
+# jacobi3d and cannon2d, every variant, MPICH / Toucan V=1,2,4,8 / AMPI, on emulated
+# interconnects (needs root for the network namespace; OVERLAP_ARGS=--rates none without).
+bench-overlap: all
+	@bash scripts/ensure-deps.sh --bench
+	python3 bench/run-overlap.py $(OVERLAP_ARGS)

@@ -19,6 +19,35 @@ CFLAGS_COMPAT=${CFLAGS_COMPAT:--O2 -g -Wall -Wno-stringop-overflow}
 CXXFLAGS_COMPAT=${CXXFLAGS_COMPAT:--O2 -g -Wall}
 LIBS_COMPAT=${LIBS_COMPAT:--lm}
 
+# AMPI (Charm++'s MPI), the reference for overdecomposition: `ampicc` on PATH or
+# $AMPI_HOME/bin/ampicc. Its jobs run as `$AMPIRUN +p<n> prog +vp<n*V>` (ampirun, else charmrun,
+# from the same directory); COMPAT_AMPI_RUN overrides that with a template such as
+# "{runner} +p{n} ++local {exe} +vp{nv}". Empty AMPICC: not found.
+AMPICC=${AMPICC:-$(command -v ampicc 2>/dev/null || true)}
+if [[ -z $AMPICC && -n ${AMPI_HOME:-} && -x $AMPI_HOME/bin/ampicc ]]; then
+    AMPICC=$AMPI_HOME/bin/ampicc
+fi
+AMPIRUN=
+if [[ -n $AMPICC ]]; then
+    for r in ampirun charmrun; do
+        if [[ -x $(dirname "$AMPICC")/$r ]]; then
+            AMPIRUN=$(dirname "$AMPICC")/$r
+            break
+        fi
+    done
+    AMPIRUN=${AMPIRUN:-$(command -v ampirun 2>/dev/null || command -v charmrun 2>/dev/null || echo charmrun)}
+fi
+
+# compat_ampi_cmd N WORLD EXE: the AMPI command line for N processes, WORLD virtual ranks.
+compat_ampi_cmd() {
+    local t=${COMPAT_AMPI_RUN:-"{runner} +p{n} {exe} +vp{nv}"}
+    t=${t//\{runner\}/$AMPIRUN}
+    t=${t//\{n\}/$1}
+    t=${t//\{nv\}/$2}
+    t=${t//\{exe\}/$3}
+    echo "$t"
+}
+
 # Symbols the C runtime itself puts in .data/.bss; anything else is a
 # writable global or static of the test program, which the rules forbid.
 CRT_DATA_SYMS='^(_DYNAMIC|_GLOBAL_OFFSET_TABLE_|__TMC_END__|__bss_start|__data_start|__do_global_dtors_aux_fini_array_entry|__dso_handle|__frame_dummy_init_array_entry|_edata|_end|completed\.[0-9]+|stdout|stderr|stdin)$'
@@ -66,7 +95,7 @@ compat_check_globals() {
     return 0
 }
 
-# compat_build KIND NAME -> builds out/KIND/NAME; KIND is mpich or toucan.
+# compat_build KIND NAME -> builds out/KIND/NAME; KIND is mpich, toucan or ampi.
 # Prints the compiler output on failure. Returns non-zero on failure.
 compat_build() {
     local kind=$1 name=$2 cc dir log src flags
@@ -81,6 +110,9 @@ compat_build() {
     if [[ $kind == mpich ]]; then
         cc=$MPICC
         [[ $src == *.cc ]] && cc=$MPICXX
+    elif [[ $kind == ampi ]]; then
+        cc=$AMPICC
+        [[ $src == *.cc ]] && cc=${AMPICXX:-$(dirname "$AMPICC")/ampicxx}
     else
         cc=$TOUCANCC
         [[ $src == *.cc ]] && cc=$TOUCANCXX

@@ -18,6 +18,11 @@
 #   COMPAT_TIMEOUT=60            seconds per Toucan run
 #   COMPAT_MPICH_TIMEOUT=600     seconds per live MPICH run
 #   COMPAT_VERBOSE=1             show output of passing runs too
+#   AMPI_HOME, COMPAT_AMPI_RUN   AMPI beside (see lib.sh): when ampicc is found, each test
+#                                is also built with it and run with the same (n,V) as
+#                                `ampirun +p<n> prog +vp<n*V>`; its results are listed as
+#                                "AMPI PASS/FAIL" and counted on an "ampi:" line of their
+#                                own (not in the final count)
 #
 # Prints one line per test and, last, exactly one line
 #   compat: N passed, N failed
@@ -69,6 +74,43 @@ export LD_LIBRARY_PATH=$REPO_DIR/target/release${LD_LIBRARY_PATH:+:$LD_LIBRARY_P
 
 npass=0
 nfail=0
+apass=0
+afail=0
+if [[ -n $AMPICC ]]; then
+    echo "compat: AMPI: $AMPICC, jobs run with $(compat_ampi_cmd N N*V PROG)"
+else
+    echo "compat: AMPI not found (no ampicc on PATH, AMPI_HOME unset): AMPI runs skipped"
+fi
+
+# run_ampi NAME N V BASE: runs the AMPI build and compares with the expected output.
+run_ampi() {
+    local name=$1 n=$2 v=$3 base=$4.ampi world=$(($2 * $3)) exp arc msg=""
+    local label="$name (AMPI +p$n +vp$world)"
+    if [[ -n $ampi_build_err ]]; then
+        echo "AMPI FAIL $label: $ampi_build_err" | head -3
+        afail=$((afail + 1))
+        return
+    fi
+    # shellcheck disable=SC2046 # the command is a template split into words
+    timeout -k 5 "$TIMEOUT" $(compat_ampi_cmd "$n" "$world" "$OUT_DIR/ampi/$name") >"$base.out" 2>"$base.err" </dev/null
+    arc=$?
+    LC_ALL=C sort "$base.out" | grep '^rank ' >"$base.sorted"
+    exp=$EXP_DIR/$name.np$world.out
+    if [[ $arc != 0 ]]; then
+        msg="exit status $arc"
+    elif [[ ! -f $exp ]]; then
+        msg="no expected output"
+    elif ! cmp -s "$exp" "$base.sorted"; then
+        msg="sorted output differs from MPICH"
+    fi
+    if [[ -z $msg ]]; then
+        echo "AMPI PASS $label"
+        apass=$((apass + 1))
+    else
+        echo "AMPI FAIL $label: $msg (output in ${base#"$COMPAT_DIR"/}.*)"
+        afail=$((afail + 1))
+    fi
+}
 
 show_output() { # FILE LABEL
     local lines
@@ -115,6 +157,10 @@ for name in "${names[@]}"; do
         build_err="mpicc build failed: $msg"
     elif ! msg=$(compat_build toucan "$name"); then
         build_err="toucancc build failed: $msg"
+    fi
+    ampi_build_err=""
+    if [[ -n $AMPICC && ! -f $SRC_DIR/$name.expect ]] && ! msg=$(compat_build ampi "$name"); then
+        ampi_build_err="ampicc build failed: $(echo "$msg" | head -2 | tr '\n' ' ')"
     fi
     for cfg in $CONFIGS; do
         n=${cfg%x*}
@@ -192,8 +238,15 @@ for name in "${names[@]}"; do
             nfail=$((nfail + 1))
         fi
         rm -f "$base.diff" "$base.livediff"
+        if [[ -n $AMPICC && ! -f $SRC_DIR/$name.expect ]]; then
+            run_ampi "$name" "$n" "$v" "$base"
+        fi
     done
 done
+
+if [[ -n $AMPICC ]]; then
+    echo "ampi: $apass passed, $afail failed (AMPI beside; not counted below)"
+fi
 
 echo "compat: $npass passed, $nfail failed"
 [[ $nfail == 0 ]]

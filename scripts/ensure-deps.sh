@@ -8,12 +8,26 @@
 # Also checks (never installs) the Rust toolchain: cargo, and clippy/rustfmt for `make test`;
 # if rustup is present it adds missing components.
 #
+# Options:
+#   --bench   also the packages the overlap benchmarks need (bench/run-overlap.py): a BLAS
+#             for cannon2d's dgemm (libopenblas-dev), gnuplot for the plot, python3
+#
 # Environment:
 #   TOUCAN_DEPS_QUIET=1   print nothing even when installing (apt output is kept in a log)
 #   TOUCAN_SKIP_DEPS=1    do nothing at all (for machines managed some other way)
 set -euo pipefail
 
 PACKAGES=(mpich libmpich-dev hwloc libhwloc-dev clang libclang-dev pkg-config)
+BENCH_PACKAGES=(libopenblas-dev gnuplot-nox python3)
+for arg in "$@"; do
+    case $arg in
+    --bench) PACKAGES+=("${BENCH_PACKAGES[@]}") ;;
+    *)
+        printf 'ensure-deps: unknown option %s (only --bench)\n' "$arg" >&2
+        exit 2
+        ;;
+    esac
+done
 
 say() { [[ "${TOUCAN_DEPS_QUIET:-0}" == 1 ]] || printf 'ensure-deps: %s\n' "$*" >&2; }
 die() {

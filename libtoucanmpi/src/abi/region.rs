@@ -1,9 +1,12 @@
-//! `Toucan_Region` (toucan.h): hints that mark receive / send / compute regions.
-//! Hints never change results. Today the scheduler uses one: when a rank enters a compute
-//! region it first lets its ready siblings run, so their receives and sends are posted
-//! before anyone computes (the paper's receive-send-compute pipeline, first step).
+//! `Toucan_Region` (toucan.h): hints that mark receive / send / compute regions, applied by
+//! `core::region`. Hints never change results. Outside `MPI_Init`..`MPI_Finalize` they do
+//! nothing; an unknown kind is an `MPI_ERR_ARG` error, raised on `MPI_COMM_WORLD`.
 
 use super::consts as c;
+use crate::core::error::err;
+use crate::core::region::{self, Hint};
+use crate::core::state;
+use crate::sched;
 use std::os::raw::c_int;
 
 const RECEIVE: c_int = 1;
@@ -11,23 +14,23 @@ const SEND: c_int = 2;
 const COMPUTE: c_int = 3;
 const END: c_int = 4;
 
-/// # Safety
-/// Callable from any rank; takes no pointers.
-#[no_mangle]
-pub unsafe extern "C" fn PToucan_Region(kind: c_int) -> c_int {
-    match kind {
-        COMPUTE => {
-            crate::sched::yield_now();
-            c::MPI_SUCCESS
+mpi_fn!(Toucan_Region, PToucan_Region, |kind: c_int| errcomm = c::MPI_COMM_WORLD, {
+    let hint = match kind {
+        RECEIVE => Hint::Receive,
+        SEND => Hint::Send,
+        COMPUTE => Hint::Compute,
+        END => Hint::End,
+        _ => {
+            return err(
+                c::MPI_ERR_ARG,
+                format!("unknown region kind {kind} (expected TOUCAN_RECEIVE, TOUCAN_SEND, TOUCAN_COMPUTE or TOUCAN_END)"),
+            )
         }
-        RECEIVE | SEND | END => c::MPI_SUCCESS,
-        _ => c::MPI_ERR_ARG,
+    };
+    let sub = sched::current();
+    let active = sub != usize::MAX && state::with(|s| s.locals[sub].initialized && !s.locals[sub].finalized).unwrap_or(false);
+    if active {
+        region::enter(sub, hint)?;
     }
-}
-
-/// # Safety
-/// As `PToucan_Region`.
-#[no_mangle]
-pub unsafe extern "C" fn Toucan_Region(kind: c_int) -> c_int {
-    PToucan_Region(kind)
-}
+    Ok(())
+});

@@ -26,7 +26,7 @@ pub fn finish(s: &mut State, id: ReqId) -> Status {
 
 /// Whether request `id` is complete (or not a live active request).
 pub fn is_done(s: &State, id: ReqId) -> bool {
-    s.reqs.get(id).map(|r| r.complete || !r.active).unwrap_or(true)
+    s.reqs.is_done(id)
 }
 
 /// Parks the running subrank until `f` (run under the lock, after a progress step when it
@@ -44,19 +44,11 @@ pub fn block_on<T>(mut f: impl FnMut(&mut State) -> Option<T>) -> MpiResult<T> {
             if sched::others_ready() {
                 return None;
             }
-            // Nobody else can run: poll in place. Only an event can change `f`'s answer, and
-            // an event that woke a sibling means it is time to let the sibling run.
-            for _ in 0..SPIN_POLLS {
-                if s.progress() {
-                    if let Some(v) = f(s) {
-                        return Some(v);
-                    }
-                    if sched::others_ready() {
-                        return None;
-                    }
-                }
-            }
-            None
+            let me = sched::current();
+            sched::metrics::spin_begin(me);
+            let r = spin(s, &mut f);
+            sched::metrics::spin_end(me);
+            r
         })?;
         if let Some(v) = r {
             return Ok(v);
@@ -67,6 +59,22 @@ pub fn block_on<T>(mut f: impl FnMut(&mut State) -> Option<T>) -> MpiResult<T> {
 
 /// Polls in place before parking when no sibling can run.
 const SPIN_POLLS: u32 = 64;
+
+/// Nobody else can run: polls in place. Only an event can change `f`'s answer, and an event
+/// that woke a sibling means it is time to let the sibling run.
+fn spin<T>(s: &mut State, f: &mut impl FnMut(&mut State) -> Option<T>) -> Option<T> {
+    for _ in 0..SPIN_POLLS {
+        if s.progress() {
+            if let Some(v) = f(s) {
+                return Some(v);
+            }
+            if sched::others_ready() {
+                return None;
+            }
+        }
+    }
+    None
+}
 
 /// Waits for request `id` and finishes it.
 pub fn wait(id: ReqId) -> MpiResult<Status> {

@@ -13,6 +13,8 @@ pub mod matching;
 pub mod op;
 pub mod p2p;
 pub mod reduce;
+pub mod region;
+pub mod report;
 pub mod request;
 pub mod runtime;
 pub mod state;

@@ -156,6 +156,11 @@ impl Slab {
         self.slots[i].1.take()
     }
 
+    /// Whether request `id` is complete (or not a live active request).
+    pub fn is_done(&self, id: ReqId) -> bool {
+        self.get(id).map(|r| r.complete || !r.active).unwrap_or(true)
+    }
+
     pub fn live(&self) -> usize {
         self.slots.len() - self.free.len()
     }

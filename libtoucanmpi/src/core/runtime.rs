@@ -90,6 +90,7 @@ pub fn abort_real(code: i32) {
 /// Called when every subrank of the process has ended: finalizes the real MPI if it is up.
 pub fn process_exit() -> Result<(), String> {
     if let Some(mut s) = state::take() {
+        super::report::finish(&mut s);
         s.tp.finalize()?;
         // The real MPI's library stays loaded (its atexit handlers may still run).
         std::mem::forget(s);

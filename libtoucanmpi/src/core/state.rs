@@ -53,6 +53,8 @@ pub struct Local {
     pub waiting: Option<super::matching::Pattern>,
     /// The blocking receive this rank is parked in, when it waits without a request.
     pub direct: Option<super::matching::Direct>,
+    /// Region state (`Toucan_Region`): the requests of the current superblock.
+    pub region: super::region::Superblock,
 }
 
 /// A communicator attribute key: its callbacks (C function pointers, or the predefined
@@ -148,6 +150,7 @@ impl State {
                     attrs: HashMap::new(),
                     waiting: None,
                     direct: None,
+                    region: Default::default(),
                 }
             })
             .collect();
@@ -187,7 +190,11 @@ impl State {
         if cur != usize::MAX {
             r.waiter = cur;
         }
-        self.reqs.insert(r)
+        let id = self.reqs.insert(r);
+        if self.locals[owner].region.tracking {
+            super::region::track(self, owner, id);
+        }
+        id
     }
 
     /// Marks a request complete and wakes its owner.

@@ -2,8 +2,9 @@
 pub mod coroutine;
 pub mod guard;
 pub mod lock;
+pub mod metrics;
 pub mod park;
 pub mod worker;
 
 pub use park::{others_ready, wake};
-pub use worker::{current, park, yield_now};
+pub use worker::{current, defer, park, yield_now};

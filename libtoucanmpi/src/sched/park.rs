@@ -1,6 +1,12 @@
-//! Park/wake bookkeeping and the ready queue, shared by the worker and the code that wakes
+//! Park/wake bookkeeping and the ready queues, shared by the worker and the code that wakes
 //! subranks (the progress engine's completions). Thread-safe so that several workers can
 //! share it later (SMP mode); today one worker per process uses it.
+//!
+//! Two ready queues: `ready` (FIFO, round-robin) and `deferred`, for tasks that could run but
+//! asked to go after every other ready task (a compute region whose messages are not there
+//! yet, see `core::region`). A round of the worker runs the ready tasks first, then the
+//! deferred ones, so a deferred task still gets its turn every round. Within each queue,
+//! siblings (tasks of the worker's own real rank) go before cousins (`order`).
 
 use super::lock::Lock;
 use std::collections::VecDeque;
@@ -19,6 +25,10 @@ pub struct Board {
     /// A wake-up that arrived while the subrank was not parked (consumed by the next park).
     pub tokens: Vec<bool>,
     pub ready: VecDeque<usize>,
+    /// Runnable tasks that yielded to every other ready one (served after `ready`).
+    pub deferred: VecDeque<usize>,
+    /// The real rank each task belongs to (all the same until SMP mode hosts cousins).
+    pub home: Vec<u32>,
     pub live: usize,
     /// Exit status of subranks that left through `exit`.
     pub exit_codes: Vec<Option<i32>>,
@@ -37,6 +47,8 @@ pub fn reset(n: usize) {
         states: vec![State::Ready; n],
         tokens: vec![false; n],
         ready: (0..n).collect(),
+        deferred: VecDeque::new(),
+        home: vec![0; n],
         exit_codes: Vec::new(),
         live: n,
     });
@@ -50,6 +62,7 @@ pub fn add_task(first_helper: usize) -> usize {
             None => {
                 b.states.push(State::Done);
                 b.tokens.push(false);
+                b.home.push(0);
                 b.states.len() - 1
             }
         };
@@ -61,9 +74,38 @@ pub fn add_task(first_helper: usize) -> usize {
     })
 }
 
-/// Whether some subrank is waiting in the ready queue.
+/// Whether some other task could run now (ready or deferred).
 pub fn others_ready() -> bool {
-    with_board(|b| !b.ready.is_empty())
+    with_board(|b| !b.ready.is_empty() || !b.deferred.is_empty())
+}
+
+/// Whether some runnable task other than `me` (queued, deferred, or in the worker's current
+/// round) satisfies `pred`.
+pub fn any_runnable(me: usize, pred: impl Fn(usize) -> bool) -> bool {
+    with_board(|b| b.states.iter().enumerate().any(|(t, &st)| t != me && st == State::Ready && pred(t)))
+}
+
+/// Moves the next round into `batch`: the ready tasks, then the deferred ones, each group
+/// ordered siblings of `home` first (see `order`).
+pub fn take_batch(batch: &mut Vec<usize>, home: u32) {
+    with_board(|b| {
+        let start = batch.len();
+        batch.extend(b.ready.drain(..));
+        order(&mut batch[start..], &b.home, home);
+        let mid = batch.len();
+        batch.extend(b.deferred.drain(..));
+        order(&mut batch[mid..], &b.home, home);
+    });
+}
+
+/// Siblings (tasks whose home is `home`) before cousins, keeping the queue's round-robin
+/// order within each (a stable partition).
+pub fn order(tasks: &mut [usize], homes: &[u32], home: u32) {
+    let cousin = |t: usize| homes.get(t).copied().unwrap_or(home) != home;
+    // Usually every task is a sibling: no sort (a stable sort of many tasks allocates).
+    if tasks.iter().any(|&t| cousin(t)) {
+        tasks.sort_by_key(|&t| cousin(t));
+    }
 }
 
 /// Makes subrank `id` runnable (or leaves a token if it is not parked yet).
@@ -72,6 +114,7 @@ pub fn wake(id: usize) {
         State::Parked => {
             b.states[id] = State::Ready;
             b.ready.push_back(id);
+            super::metrics::woken(id);
         }
         State::Ready => b.tokens[id] = true,
         State::Done => {}
@@ -85,6 +128,7 @@ pub fn prepare_park(id: usize) -> bool {
             false
         } else {
             b.states[id] = State::Parked;
+            super::metrics::parked(id);
             true
         }
     })
@@ -98,9 +142,29 @@ pub fn requeue(id: usize) {
     });
 }
 
+/// Puts `id` at the back of the deferred queue: it runs after every ready task.
+pub fn defer(id: usize) {
+    with_board(|b| {
+        b.tokens[id] = false;
+        b.deferred.push_back(id)
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case::all_siblings(&[3, 1, 2], &[0, 0, 0, 0], 0, &[3, 1, 2])]
+    #[case::cousins_last(&[0, 1, 2, 3], &[1, 0, 1, 0], 0, &[1, 3, 0, 2])]
+    #[case::other_home(&[0, 1, 2, 3], &[1, 0, 1, 0], 1, &[0, 2, 1, 3])]
+    #[case::unknown_home_is_sibling(&[5, 0], &[1], 0, &[5, 0])]
+    fn siblings_before_cousins(#[case] tasks: &[usize], #[case] homes: &[u32], #[case] home: u32, #[case] want: &[usize]) {
+        let mut t = tasks.to_vec();
+        order(&mut t, homes, home);
+        assert_eq!(t, want);
+    }
 
     #[test]
     fn token_prevents_lost_wakeup() {

@@ -2,6 +2,7 @@
 //! core when every subrank is parked (so processes sharing a core are not starved).
 
 use super::coroutine::{Resumed, Subrank};
+use super::metrics;
 use super::park::{self, State};
 use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
@@ -16,6 +17,10 @@ thread_local! {
     /// Number of subranks (ids below it); helper tasks get ids from here on.
     static FIRST_HELPER: Cell<usize> = const { Cell::new(0) };
 }
+
+/// The real rank whose subranks this worker runs, for the siblings-before-cousins order
+/// (one worker per process: every task is a sibling).
+const HOME: u32 = 0;
 
 /// Stack bytes of a helper task (committed lazily).
 const HELPER_STACK: usize = 1 << 20;
@@ -74,11 +79,12 @@ pub fn run(subs: Vec<Subrank>, hooks: &mut dyn Hooks) -> Vec<i32> {
             }
         });
         batch.clear();
-        park::with_board(|b| batch.extend(b.ready.drain(..)));
+        park::take_batch(&mut batch, HOME);
         if batch.is_empty() {
             if park::with_board(|b| b.live) == 0 {
                 break;
             }
+            metrics::idle_begin();
             if progressed {
                 spins = 0;
                 idle_since = None;
@@ -105,7 +111,12 @@ pub fn run(subs: Vec<Subrank>, hooks: &mut dyn Hooks) -> Vec<i32> {
         for &id in &batch {
             CURRENT.with(|c| c.set(id));
             let r = match subs[id].as_mut() {
-                Some(t) => t.resume(),
+                Some(t) => {
+                    let since = metrics::resuming(id);
+                    let r = t.resume();
+                    metrics::suspended(id, since);
+                    r
+                }
                 None => continue,
             };
             CURRENT.with(|c| c.set(usize::MAX));
@@ -122,6 +133,7 @@ pub fn run(subs: Vec<Subrank>, hooks: &mut dyn Hooks) -> Vec<i32> {
             }
         }
     }
+    metrics::stop();
     // Finished coroutines are dropped normally (their stacks unmapped). A subrank that left
     // with `exit` is suspended inside C frames: dropping it would unwind through them, so its
     // stack is left to the process exit.
@@ -180,5 +192,16 @@ pub fn yield_now() {
         return;
     }
     park::requeue(id);
+    super::coroutine::suspend();
+}
+
+/// Lets every other ready task run first, including those that yield meanwhile; the caller
+/// continues in the worker's next round at the latest (after the ready tasks of this one).
+pub fn defer() {
+    let id = current();
+    if id == usize::MAX {
+        return;
+    }
+    park::defer(id);
     super::coroutine::suspend();
 }

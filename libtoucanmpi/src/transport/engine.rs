@@ -552,6 +552,29 @@ impl Transport {
         Ok(any)
     }
 
+    /// Every process's `local` bytes (all the same length), in process order: one real
+    /// `MPI_Allgather` on the real world (for the end-of-run report; collective).
+    pub fn allgather(&self, local: &[u8]) -> Result<Vec<u8>, String> {
+        let mut out = vec![0u8; local.len() * self.nproc];
+        // SAFETY: `local` holds len bytes and `out` len * nproc bytes, as the call reads and
+        // writes; every process passes the same length.
+        check(
+            unsafe {
+                self.real.PMPI_Allgather(
+                    local.as_ptr() as *const c_void,
+                    local.len() as c_int,
+                    h(real::REAL_MPI_BYTE),
+                    out.as_mut_ptr() as *mut c_void,
+                    local.len() as c_int,
+                    h(real::REAL_MPI_BYTE),
+                    h(real::REAL_MPI_COMM_WORLD),
+                )
+            },
+            "MPI_Allgather",
+        )?;
+        Ok(out)
+    }
+
     pub fn wtime(&self) -> f64 {
         // SAFETY: no arguments.
         unsafe { self.real.PMPI_Wtime() }
