@@ -1,6 +1,7 @@
 //! Collectives over point-to-point, correct for any communicator (hierarchical and
 //! nonblocking versions come later). Traffic runs on the communicator's collective context,
-//! so it never matches user messages.
+//! so it never matches user messages. On an inter-communicator each public method hands over
+//! to its counterpart in `intercoll.rs`.
 
 use super::blocking::{irecv, isend, wait, wait_all};
 use super::comm::{CommRef, CTX_COLL};
@@ -52,6 +53,18 @@ pub unsafe fn local_copy(src: &Buf, dst: &Buf) {
     dst.dt.unpack(&v, dst.ptr, dst.count);
 }
 
+/// The work of one collective call, bound to its arguments.
+pub type CollJob = Box<dyn Fn(&Coll) -> MpiResult<()>>;
+
+/// A collective call ready to run: in a helper task for a nonblocking one, and again at each
+/// `MPI_Start` for a persistent one (which keeps the call number, hence the tags, it got at
+/// initialisation: successive starts are ordered on every rank, and messages between two
+/// ranks do not overtake each other, so each start's messages match its own receives).
+pub struct CollOp {
+    pub coll: Coll,
+    pub job: CollJob,
+}
+
 /// One subrank's side of one collective call on one communicator.
 pub struct Coll {
     pub sub: usize,
@@ -65,12 +78,6 @@ impl Coll {
     /// Starts collective call number `comm.coll_seq` of subrank `sub` on communicator
     /// `handle` (whose current view is `comm`).
     pub fn new(sub: usize, comm: &CommRef, handle: usize) -> MpiResult<Coll> {
-        if comm.is_inter() {
-            return err(
-                c::MPI_ERR_COMM,
-                "collectives on inter-communicators are not supported yet (merge it with MPI_Intercomm_merge)",
-            );
-        }
         let seq = state::with(|s| {
             let i = crate::abi::handles::comm_index(handle)?;
             let c = s.locals[sub].comms.get_mut(i)?.as_mut()?;
@@ -86,16 +93,30 @@ impl Coll {
         })
     }
 
+    /// The local group of an inter-communicator as an intra-communicator, for the phases of
+    /// an inter-communicator collective that stay inside one group. Same call (tag base), on
+    /// the local context, which the other group never uses towards this one.
+    pub fn local(&self) -> Coll {
+        let mut cm = CommRef::new(self.comm.local_ctx(), self.comm.group.clone(), self.comm.rank, "");
+        cm.errhandler = self.comm.errhandler;
+        Coll {
+            sub: self.sub,
+            comm: cm,
+            handle: self.handle,
+            tag_base: self.tag_base,
+        }
+    }
+
     fn ctx(&self) -> u64 {
         self.comm.ctx | CTX_COLL
     }
-    fn rank(&self) -> i32 {
+    pub(super) fn rank(&self) -> i32 {
         self.comm.rank
     }
     fn size(&self) -> i32 {
         self.comm.size()
     }
-    unsafe fn isend(&self, b: &Buf, dest: i32, tag: i32) -> MpiResult<ReqId> {
+    pub(super) unsafe fn isend(&self, b: &Buf, dest: i32, tag: i32) -> MpiResult<ReqId> {
         isend(
             self.sub,
             &self.comm,
@@ -109,13 +130,13 @@ impl Coll {
             SendMode::Standard,
         )
     }
-    unsafe fn irecv(&self, b: &Buf, src: i32, tag: i32) -> MpiResult<ReqId> {
+    pub(super) unsafe fn irecv(&self, b: &Buf, src: i32, tag: i32) -> MpiResult<ReqId> {
         irecv(self.sub, self.handle, self.ctx(), b.ptr, b.count, &b.dt, src, self.tag_base | tag)
     }
-    unsafe fn send(&self, b: &Buf, dest: i32, tag: i32) -> MpiResult<()> {
+    pub(super) unsafe fn send(&self, b: &Buf, dest: i32, tag: i32) -> MpiResult<()> {
         wait(self.isend(b, dest, tag)?).map(|_| ())
     }
-    unsafe fn recv(&self, b: &Buf, src: i32, tag: i32) -> MpiResult<()> {
+    pub(super) unsafe fn recv(&self, b: &Buf, src: i32, tag: i32) -> MpiResult<()> {
         let st = wait(self.irecv(b, src, tag)?)?;
         if st.error != c::MPI_SUCCESS {
             return err(st.error, "collective message did not fit the receive buffer (mismatched counts?)");
@@ -125,6 +146,9 @@ impl Coll {
 
     /// Dissemination barrier: ceil(log2 n) rounds.
     pub fn barrier(&self) -> MpiResult<()> {
+        if self.comm.is_inter() {
+            return self.inter_barrier();
+        }
         let (n, r) = (self.size(), self.rank());
         let empty = Buf::new(std::ptr::null_mut(), 0, super::datatype::byte());
         let mut k = 1;
@@ -145,6 +169,9 @@ impl Coll {
     /// # Safety
     /// `b` must be valid on every rank for its count.
     pub unsafe fn bcast(&self, b: &Buf, root: i32) -> MpiResult<()> {
+        if self.comm.is_inter() {
+            return self.inter_bcast(b, root);
+        }
         let (n, r) = (self.size(), self.rank());
         let rel = (r - root + n) % n;
         let mut mask = 1;
@@ -173,6 +200,9 @@ impl Coll {
     /// # Safety
     /// Buffers valid for `count` elements (recv only significant at root).
     pub unsafe fn reduce(&self, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer, root: i32) -> MpiResult<()> {
+        if self.comm.is_inter() {
+            return self.inter_reduce(send, recv, count, dt, red, root);
+        }
         let acc = self.reduce_to_zero(send, recv, count, dt, red)?;
         let r = self.rank();
         let (n, w) = red.work(count, dt);
@@ -192,7 +222,14 @@ impl Coll {
     }
 
     /// The reduction's work buffer at rank 0 (None elsewhere).
-    unsafe fn reduce_to_zero(&self, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer) -> MpiResult<Option<Vec<u8>>> {
+    pub(super) unsafe fn reduce_to_zero(
+        &self,
+        send: *const u8,
+        recv: *mut u8,
+        count: usize,
+        dt: &DtRef,
+        red: &Reducer,
+    ) -> MpiResult<Option<Vec<u8>>> {
         let (nr, r) = (self.size(), self.rank());
         let (n, w) = red.work(count, dt);
         let src = if send == c::MPI_IN_PLACE_ADDR as *const u8 {
@@ -222,6 +259,9 @@ impl Coll {
     /// # Safety
     /// Buffers valid for `count` elements.
     pub unsafe fn allreduce(&self, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer) -> MpiResult<()> {
+        if self.comm.is_inter() {
+            return self.inter_allreduce(send, recv, count, dt, red);
+        }
         let (n, w) = red.work(count, dt);
         let mut acc = self
             .reduce_to_zero(send, recv, count, dt, red)?
@@ -236,6 +276,9 @@ impl Coll {
     /// # Safety
     /// Buffers valid as described by the arguments.
     pub unsafe fn gatherv(&self, send: Option<&Buf>, parts: &[Buf], root: i32) -> MpiResult<()> {
+        if self.comm.is_inter() {
+            return self.inter_gatherv(send, parts, root);
+        }
         let r = self.rank();
         if r != root {
             return self.send(send.expect("non-root has a send buffer"), root, TAG_GATHER);
@@ -263,6 +306,9 @@ impl Coll {
     /// # Safety
     /// Buffers valid as described by the arguments.
     pub unsafe fn scatterv(&self, parts: &[Buf], recv: Option<&Buf>, root: i32) -> MpiResult<()> {
+        if self.comm.is_inter() {
+            return self.inter_scatterv(parts, recv, root);
+        }
         let r = self.rank();
         if r != root {
             return self.recv(recv.expect("non-root has a receive buffer"), root, TAG_SCATTER);
@@ -285,6 +331,9 @@ impl Coll {
     /// # Safety
     /// Buffers valid as described by the arguments.
     pub unsafe fn allgatherv(&self, send: Option<&Buf>, parts: &[Buf]) -> MpiResult<()> {
+        if self.comm.is_inter() {
+            return self.inter_allgatherv(send, parts);
+        }
         let r = self.rank() as usize;
         // In place: a non-root rank's own part is its contribution; rank 0's is already there.
         let own = match send {
@@ -304,6 +353,9 @@ impl Coll {
     /// # Safety
     /// Buffers valid as described by the arguments (sends must not alias recvs).
     pub unsafe fn alltoallv(&self, sends: &[Buf], recvs: &[Buf]) -> MpiResult<()> {
+        if self.comm.is_inter() {
+            return self.inter_alltoallv(sends, recvs);
+        }
         let (n, r) = (self.size(), self.rank());
         let mut reqs = Vec::new();
         for k in 1..n {
@@ -361,6 +413,9 @@ impl Coll {
     /// # Safety
     /// Buffers valid for the counts.
     pub unsafe fn reduce_scatter(&self, send: *const u8, recv: *mut u8, counts: &[usize], dt: &DtRef, red: &Reducer) -> MpiResult<()> {
+        if self.comm.is_inter() {
+            return self.inter_reduce_scatter(send, recv, counts, dt, red);
+        }
         let total: usize = counts.iter().sum();
         let r = self.rank() as usize;
         let ext = dt.extent.max(0) as usize;

@@ -8,6 +8,7 @@ pub mod deadlock;
 pub mod errh;
 pub mod error;
 pub mod hooks;
+pub mod intercoll;
 pub mod matching;
 pub mod op;
 pub mod p2p;
