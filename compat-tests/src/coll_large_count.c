@@ -1,8 +1,22 @@
 /* The large-count (_c) bindings of the collectives (MPI 4.0): MPI_Count counts and MPI_Aint
  * displacements, with ordinary sizes. Bcast, Reduce, Allreduce, Gatherv, Scatterv,
  * Allgatherv, Alltoallv, Alltoallw, Reduce_scatter(_block), Scan, Exscan, nonblocking
- * Ibcast_c/Iallreduce_c/Ialltoall_c, Neighbor_allgather_c on a ring, Reduce_local_c. */
+ * Ibcast_c/Iallreduce_c/Ialltoall_c, Neighbor_allgather_c on a ring, Reduce_local_c, and a
+ * user operation made by MPI_Op_create_c (its length argument is an MPI_Count). */
 #include "ct.h"
+
+/* Composition of affine maps x -> m*x + c, stored as (m, c) int pairs: inout = in o inout.
+ * Associative but not commutative, so the result shows the rank order. */
+static void compose(void *in, void *inout, MPI_Count *len, MPI_Datatype *dt)
+{
+    MPI_Count i;
+    int *a = in, *b = inout;
+    (void)dt;
+    for (i = 0; i + 1 < *len; i += 2) {
+        b[i + 1] = a[i] * b[i + 1] + a[i + 1];
+        b[i] = a[i] * b[i];
+    }
+}
 
 int main(int argc, char **argv)
 {
@@ -140,6 +154,19 @@ int main(int argc, char **argv)
         int in[3] = {1, 2, 3}, io[3] = {10, 20, 30};
         MPI_Reduce_local_c(in, io, 3, MPI_INT, MPI_PROD);
         CHECK(io[0] == 10 && io[1] == 40 && io[2] == 90, "reduce_local_c %d %d %d", io[0], io[1], io[2]);
+    }
+    /* MPI_Op_create_c: f_0 o f_1 o ... o f_(n-1) with f_r(x) = 2x + r */
+    {
+        MPI_Op op;
+        int x[2] = {2, rank}, r[2] = {-1, -1}, m = 1, c = 0;
+        MPI_Op_create_c(compose, 0, &op);
+        MPI_Allreduce_c(x, r, 2, MPI_INT, op, w);
+        for (j = 0; j < size; j++) {
+            c = m * j + c;
+            m = 2 * m;
+        }
+        CHECK(r[0] == m && r[1] == c, "Op_create_c allreduce (%d, %d), want (%d, %d)", r[0], r[1], m, c);
+        MPI_Op_free(&op);
     }
     free(cnt);
     free(cnt2);

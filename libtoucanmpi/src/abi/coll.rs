@@ -696,20 +696,30 @@ coll_family!(
     }
 );
 
+fn op_create(f: Option<crate::core::reduce::UserCall>, commute: c_int, op: *mut usize) -> MpiResult<()> {
+    let Some(f) = f else {
+        return err(c::MPI_ERR_ARG, "null user function");
+    };
+    if op.is_null() {
+        return err(c::MPI_ERR_ARG, "null op pointer");
+    }
+    // SAFETY: checked non-null; the caller passes a writable MPI_Op.
+    unsafe { *op = crate::core::reduce::create(f, commute != 0) };
+    Ok(())
+}
+
 mpi_fn!(
     MPI_Op_create,
     PMPI_Op_create,
     |f: Option<crate::core::reduce::UserFn>, commute: c_int, op: *mut usize| errcomm = c::MPI_COMM_WORLD,
-    {
-        let Some(f) = f else {
-            return err(c::MPI_ERR_ARG, "null user function");
-        };
-        if op.is_null() {
-            return err(c::MPI_ERR_ARG, "null op pointer");
-        }
-        *op = crate::core::reduce::create(f, commute != 0);
-        Ok(())
-    }
+    { op_create(f.map(crate::core::reduce::UserCall::Int), commute, op) }
+);
+
+mpi_fn!(
+    MPI_Op_create_c,
+    PMPI_Op_create_c,
+    |f: Option<crate::core::reduce::UserFnC>, commute: c_int, op: *mut usize| errcomm = c::MPI_COMM_WORLD,
+    { op_create(f.map(crate::core::reduce::UserCall::Count), commute, op) }
 );
 
 mpi_fn!(MPI_Op_free, PMPI_Op_free, |op: *mut usize| errcomm = c::MPI_COMM_WORLD, {
