@@ -143,14 +143,22 @@ impl Coll {
     /// Reduces this group's `count` elements at its leader, swaps the result with the other
     /// leader and broadcasts the other group's reduction here: returns it as a work buffer.
     unsafe fn remote_reduction(&self, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer) -> MpiResult<Vec<u8>> {
-        let local = self.local();
+        let mut theirs = self.leaders_reduce_swap(send, recv, count, dt, red)?;
+        let (n, w) = red.work(count, dt);
+        self.local().bcast(&Buf::new(theirs.as_mut_ptr(), n, w), 0)?;
+        Ok(theirs)
+    }
+
+    /// Reduces this group's `count` elements at its leader and swaps the result with the
+    /// other leader: returns the other group's reduction (a work buffer) at the leader, a
+    /// buffer of the same size elsewhere.
+    unsafe fn leaders_reduce_swap(&self, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer) -> MpiResult<Vec<u8>> {
         let (n, w) = red.work(count, dt);
         let mut theirs = vec![0u8; red.work_len(count, dt)];
-        if let Some(mut mine) = local.reduce_to_zero(send, recv, count, dt, red)? {
+        if let Some(mut mine) = self.local().reduce_to_zero(send, recv, count, dt, red)? {
             let tb = Buf::new(theirs.as_mut_ptr(), n, w.clone());
-            self.leaders_swap(&Buf::new(mine.as_mut_ptr(), n, w.clone()), &tb, TAG_REDUCE)?;
+            self.leaders_swap(&Buf::new(mine.as_mut_ptr(), n, w), &tb, TAG_REDUCE)?;
         }
-        local.bcast(&Buf::new(theirs.as_mut_ptr(), n, w), 0)?;
         Ok(theirs)
     }
 
@@ -168,12 +176,7 @@ impl Coll {
     ) -> MpiResult<()> {
         let total: usize = counts.iter().sum();
         let local = self.local();
-        let (n, w) = red.work(total, dt);
-        let mut theirs = vec![0u8; red.work_len(total, dt)];
-        if let Some(mut mine) = local.reduce_to_zero(send, recv, total, dt, red)? {
-            let tb = Buf::new(theirs.as_mut_ptr(), n, w.clone());
-            self.leaders_swap(&Buf::new(mine.as_mut_ptr(), n, w), &tb, TAG_REDUCE)?;
-        }
+        let theirs = self.leaders_reduce_swap(send, recv, total, dt, red)?;
         // The leader holds the result: lay it out in the user's type and scatter it.
         let ext = dt.extent.max(0) as usize;
         let mut full = vec![0u8; (total * ext).max(1)];
