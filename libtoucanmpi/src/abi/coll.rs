@@ -1,49 +1,105 @@
 //! Collective exports. Each collective has one `prep_*` function that checks the arguments
-//! (and resolves MPI_IN_PLACE) and returns the work as a job; the blocking form runs the job
-//! at once, the nonblocking form (`MPI_I*`) runs it in a helper task that progresses while
-//! the rank computes, and completes the request when done.
+//! (and resolves MPI_IN_PLACE and the caller's part in a rooted collective) and returns the
+//! work as a job; the blocking form runs the job at once, the nonblocking form (`MPI_I*`) runs
+//! it in a helper task that progresses while the rank computes and completes the request when
+//! done, and the persistent form (`*_init`) keeps it in an inactive request that every
+//! `MPI_Start` runs like a nonblocking one. `coll_family!` makes all of them, in the `int` and
+//! the large-count (`_c`) bindings, from one argument list.
 
 use super::consts as c;
 use super::handles::{self as hd, comm};
-use crate::core::coll::{Buf, Coll};
+use crate::core::coll::{Buf, Coll, CollJob, CollOp};
 use crate::core::comm::CommRef;
 use crate::core::datatype::DtRef;
 use crate::core::error::{err, MpiResult};
 use crate::core::reduce::Reducer;
+use crate::core::request::{Persist, ReqId};
 use crate::core::state;
 use std::os::raw::{c_int, c_void};
+use std::rc::Rc;
 
-type Job = Box<dyn FnOnce(&Coll) -> MpiResult<()>>;
-pub(crate) type Prepared = (usize, CommRef, Job);
+pub(crate) type Prepared = (usize, CommRef, CollJob);
 
 fn in_place(p: *const c_void) -> bool {
     p as usize == c::MPI_IN_PLACE_ADDR
 }
 
-fn typed(buf: *const c_void, count: c_int, dt: usize) -> MpiResult<(usize, DtRef)> {
-    let n = hd::count(count as i64)?;
+/// MPI_IN_PLACE is not allowed on inter-communicators.
+fn not_in_place(cm: &CommRef, p: *const c_void) -> MpiResult<()> {
+    if cm.is_inter() && in_place(p) {
+        return err(c::MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed on an inter-communicator");
+    }
+    Ok(())
+}
+
+/// A count of either binding (`int` or `MPI_Count`), widened.
+pub(crate) fn wide<T: Into<i64>>(n: T) -> i64 {
+    n.into()
+}
+
+fn typed(buf: *const c_void, count: i64, dt: usize) -> MpiResult<(usize, DtRef)> {
+    let n = hd::count(count)?;
     let d = hd::dtype(dt)?;
     hd::buffer(buf as *const u8, n, &d)?;
     Ok((n, d))
 }
 
-/// Runs a prepared collective now (`req` null) or in a helper task completing `*req`.
-pub(crate) unsafe fn run(p: Prepared, comm_h: usize, req: Option<*mut usize>) -> MpiResult<()> {
+fn send_buf(sbuf: *const c_void, scount: i64, sdt: usize) -> MpiResult<Buf> {
+    let (n, d) = typed(sbuf, scount, sdt)?;
+    Ok(Buf::new(sbuf as *mut u8, n, d))
+}
+
+/// How a collective runs: now, in the background (`MPI_I*`), or at each `MPI_Start`
+/// (`*_init`, with its info argument).
+pub(crate) enum Mode {
+    Now,
+    Start(*mut usize),
+    Init(usize, *mut usize),
+}
+
+/// Runs a prepared collective as `mode` says; the nonblocking and persistent forms store the
+/// request in `*req`.
+pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()> {
     let (sub, cm, job) = p;
-    let coll = Coll::new(sub, &cm, comm_h)?;
-    let Some(req) = req else { return job(&coll) };
+    let (req, persistent) = match mode {
+        Mode::Now => return job(&Coll::new(sub, &cm, comm_h)?),
+        Mode::Start(req) => (req, false),
+        Mode::Init(info, req) => {
+            super::info::check(info)?;
+            (req, true)
+        }
+    };
     if req.is_null() {
         return err(c::MPI_ERR_REQUEST, "null request pointer");
     }
-    let id = state::with(|s| {
-        let id = s.new_request(sub, comm_h);
+    let op = Rc::new(CollOp {
+        coll: Coll::new(sub, &cm, comm_h)?,
+        job,
+    });
+    let id = state::with(|s| s.new_request(sub, comm_h))?;
+    if persistent {
+        state::with(|s| {
+            if let Some(r) = s.reqs.get_mut(id) {
+                r.persist = Some(Box::new(Persist::Coll(op)));
+                r.active = false;
+            }
+        })?;
+    } else {
+        launch(id, op)?;
+    }
+    *req = id as usize;
+    Ok(())
+}
+
+/// Runs `op` in a helper task that completes request `id` when it is done.
+pub(crate) fn launch(id: ReqId, op: Rc<CollOp>) -> MpiResult<()> {
+    state::with(|s| {
         if let Some(r) = s.reqs.get_mut(id) {
             r.pending = 1;
         }
-        id
     })?;
     let body = Box::new(move || {
-        let res = job(&coll);
+        let res = (op.job)(&op.coll);
         let _ = state::with(|s| {
             if let (Err(e), Some(r)) = (&res, s.reqs.get_mut(id)) {
                 r.status.error = e.class;
@@ -55,45 +111,119 @@ pub(crate) unsafe fn run(p: Prepared, comm_h: usize, req: Option<*mut usize>) ->
     if let Err(e) = crate::sched::worker::spawn(body) {
         return err(c::MPI_ERR_NO_MEM, format!("cannot start a nonblocking collective: {e}"));
     }
-    *req = id as usize;
     Ok(())
 }
 
-/// `n` parts of a buffer, from counts and displacements (in elements).
-unsafe fn parts(buf: *mut c_void, counts: &[i32], displs: Option<&[i32]>, each: usize, d: &DtRef) -> MpiResult<Vec<Buf>> {
-    let mut v = Vec::with_capacity(counts.len());
-    for (i, &k) in counts.iter().enumerate() {
-        let k = hd::count(k as i64)?;
-        let off = match displs {
-            Some(ds) => ds[i] as isize,
-            None => (i * each) as isize,
-        };
-        v.push(Buf::new((buf as *mut u8).wrapping_offset(off * d.extent), k, d.clone()));
+/// A C array of counts or displacements: `int` in the classic binding, `MPI_Count` or
+/// `MPI_Aint` (64 bits) in the large-count one.
+#[derive(Clone, Copy)]
+pub(crate) struct CArr {
+    p: *const c_void,
+    wide: bool,
+}
+
+impl CArr {
+    pub(crate) fn of<T>(p: *const T) -> CArr {
+        CArr {
+            p: p as *const c_void,
+            wide: std::mem::size_of::<T>() == 8,
+        }
     }
-    Ok(v)
+
+    /// Its first `n` entries.
+    ///
+    /// # Safety
+    /// The array must have `n` entries (the standard obliges the caller).
+    pub(crate) unsafe fn read(self, n: usize) -> MpiResult<Vec<i64>> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        if self.p.is_null() {
+            return err(c::MPI_ERR_ARG, "null array argument");
+        }
+        Ok(if self.wide {
+            std::slice::from_raw_parts(self.p as *const i64, n).to_vec()
+        } else {
+            std::slice::from_raw_parts(self.p as *const i32, n)
+                .iter()
+                .map(|&x| x as i64)
+                .collect()
+        })
+    }
 }
 
-fn same_parts(buf: *mut c_void, n: usize, each: usize, d: &DtRef) -> MpiResult<Vec<Buf>> {
-    // SAFETY: only computes addresses.
-    unsafe { parts(buf, &vec![each as i32; n], None, each, d) }
+/// How a buffer splits into one block per peer.
+#[derive(Clone, Copy)]
+pub(crate) enum Layout {
+    /// `count` elements of the datatype each, back to back.
+    Equal(i64, usize),
+    /// Counts and displacements in extents of the datatype (the v-forms).
+    V(CArr, CArr, usize),
+    /// Counts, displacements in bytes and a datatype each (the w-forms).
+    W(CArr, CArr, *const usize),
 }
 
-/// The `n` per-rank parts of a buffer: from counts and displacements (the v-forms), or
-/// `count` elements each, back to back.
-fn buf_parts(buf: *mut c_void, counts: Option<&[i32]>, displs: Option<&[i32]>, count: c_int, dt: usize, n: usize) -> MpiResult<Vec<Buf>> {
-    match counts {
-        // SAFETY: only computes addresses from the user's counts and displacements.
-        Some(c) => unsafe { parts(buf, c, displs, 0, &hd::dtype(dt)?) },
-        None => {
-            let (k, d) = typed(buf, count, dt)?;
-            same_parts(buf, n, k, &d)
+/// The `n` blocks of `buf` laid out by `l`.
+///
+/// # Safety
+/// The arrays of `l` must have `n` entries; only addresses are computed from `buf`.
+pub(crate) unsafe fn blocks(buf: *const c_void, l: Layout, n: usize) -> MpiResult<Vec<Buf>> {
+    let at = |bytes: i64, k: i64, d: DtRef| -> MpiResult<Buf> {
+        Ok(Buf::new((buf as *mut u8).wrapping_offset(bytes as isize), hd::count(k)?, d))
+    };
+    match l {
+        Layout::Equal(k, dt) => {
+            let (k, d) = typed(buf, k, dt)?;
+            (0..n).map(|i| at((i * k) as i64 * d.extent as i64, k as i64, d.clone())).collect()
+        }
+        Layout::V(cs, ds, dt) => {
+            let d = hd::dtype(dt)?;
+            let (cs, ds) = (cs.read(n)?, ds.read(n)?);
+            (0..n).map(|i| at(ds[i] * d.extent as i64, cs[i], d.clone())).collect()
+        }
+        Layout::W(cs, ds, ts) => {
+            let (cs, ds) = (cs.read(n)?, ds.read(n)?);
+            if n > 0 && ts.is_null() {
+                return err(c::MPI_ERR_ARG, "null datatype array");
+            }
+            (0..n).map(|i| at(ds[i], cs[i], hd::dtype(*ts.add(i))?)).collect()
         }
     }
 }
 
-fn send_buf(sbuf: *const c_void, scount: c_int, sdt: usize) -> MpiResult<Buf> {
-    let (n, d) = typed(sbuf, scount, sdt)?;
-    Ok(Buf::new(sbuf as *mut u8, n, d))
+/// This rank's part in a rooted collective.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// The root (MPI_ROOT on an inter-communicator).
+    Root,
+    /// Sends to or receives from the root.
+    Leaf,
+    /// MPI_PROC_NULL: a rank of the root's group, other than the root, of an inter-communicator.
+    Idle,
+}
+
+fn role(cm: &CommRef, root: c_int) -> MpiResult<Role> {
+    if !cm.is_inter() {
+        hd::root(cm, root)?;
+        return Ok(if cm.rank == root { Role::Root } else { Role::Leaf });
+    }
+    match root {
+        c::MPI_ROOT => Ok(Role::Root),
+        c::MPI_PROC_NULL => Ok(Role::Idle),
+        r if (0..cm.peer_size()).contains(&r) => Ok(Role::Leaf),
+        _ => err(
+            c::MPI_ERR_ROOT,
+            format!(
+                "invalid root {root} on an inter-communicator (MPI_ROOT, MPI_PROC_NULL or a rank of the remote group of size {})",
+                cm.peer_size()
+            ),
+        ),
+    }
+}
+
+/// The job of a rank with no part in the collective.
+fn idle(sub: usize, cm: CommRef) -> Prepared {
+    (sub, cm, Box::new(|_: &Coll| Ok(())))
 }
 
 fn prep_barrier(comm_h: usize) -> MpiResult<Prepared> {
@@ -101,10 +231,12 @@ fn prep_barrier(comm_h: usize) -> MpiResult<Prepared> {
     Ok((sub, cm, Box::new(|c: &Coll| c.barrier())))
 }
 
-fn prep_bcast(buf: *mut c_void, count: c_int, dt: usize, root: c_int, comm_h: usize) -> MpiResult<Prepared> {
+fn prep_bcast(buf: *mut c_void, count: i64, dt: usize, root: c_int, comm_h: usize) -> MpiResult<Prepared> {
     let (sub, cm) = comm(comm_h)?;
+    if role(&cm, root)? == Role::Idle {
+        return Ok(idle(sub, cm));
+    }
     let (n, d) = typed(buf, count, dt)?;
-    hd::root(&cm, root)?;
     let b = Buf::new(buf as *mut u8, n, d);
     // SAFETY (job): MPI requires the buffer to stay valid until the collective completes.
     Ok((sub, cm, Box::new(move |c: &Coll| unsafe { c.bcast(&b, root) })))
@@ -113,21 +245,30 @@ fn prep_bcast(buf: *mut c_void, count: c_int, dt: usize, root: c_int, comm_h: us
 fn prep_reduce(
     sbuf: *const c_void,
     rbuf: *mut c_void,
-    count: c_int,
+    count: i64,
     dt: usize,
     op: usize,
     root: Option<c_int>,
     comm_h: usize,
 ) -> MpiResult<Prepared> {
     let (sub, cm) = comm(comm_h)?;
-    let (n, d) = typed(if in_place(sbuf) { rbuf } else { sbuf }, count, dt)?;
-    let red = Reducer::new(op, &d, dt)?;
-    if let Some(r) = root {
-        hd::root(&cm, r)?;
-        if in_place(sbuf) && cm.rank != r {
-            return err(c::MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root");
-        }
+    let part = match root {
+        Some(r) => role(&cm, r)?,
+        None => Role::Leaf,
+    };
+    if part == Role::Idle {
+        return Ok(idle(sub, cm));
     }
+    // The inter-communicator root only receives; everyone else sends.
+    let inter_root = cm.is_inter() && part == Role::Root;
+    if !inter_root {
+        not_in_place(&cm, sbuf)?;
+    }
+    if in_place(sbuf) && part == Role::Leaf && root.is_some() {
+        return err(c::MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root");
+    }
+    let (n, d) = typed(if inter_root || in_place(sbuf) { rbuf } else { sbuf }, count, dt)?;
+    let red = Reducer::new(op, &d, dt)?;
     let (s, r) = (sbuf as usize, rbuf as usize);
     Ok((
         sub,
@@ -141,76 +282,67 @@ fn prep_reduce(
     ))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn prep_gather(
     sbuf: *const c_void,
-    scount: c_int,
+    scount: i64,
     sdt: usize,
     rbuf: *mut c_void,
-    rcounts: Option<&[i32]>,
-    displs: Option<&[i32]>,
-    rcount: c_int,
-    rdt: usize,
+    rl: Layout,
     root: c_int,
     comm_h: usize,
 ) -> MpiResult<Prepared> {
     let (sub, cm) = comm(comm_h)?;
-    hd::root(&cm, root)?;
-    let is_root = cm.rank == root;
-    let send = if is_root && in_place(sbuf) {
-        None
-    } else {
-        Some(send_buf(sbuf, scount, sdt)?)
+    let part = role(&cm, root)?;
+    let send = match part {
+        Role::Idle => return Ok(idle(sub, cm)),
+        // The inter-communicator root only receives; the intra one may give MPI_IN_PLACE.
+        Role::Root if cm.is_inter() || in_place(sbuf) => None,
+        Role::Leaf if in_place(sbuf) => return err(c::MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root"),
+        _ => Some(send_buf(sbuf, scount, sdt)?),
     };
-    let ps = if is_root {
-        buf_parts(rbuf, rcounts, displs, rcount, rdt, cm.size() as usize)?
+    let ps = if part == Role::Root {
+        // SAFETY: the standard gives the arrays one entry per peer; only addresses are computed.
+        unsafe { blocks(rbuf, rl, cm.peer_size() as usize)? }
     } else {
         Vec::new()
     };
     Ok((sub, cm, Box::new(move |c: &Coll| unsafe { c.gatherv(send.as_ref(), &ps, root) })))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn prep_scatter(
     sbuf: *const c_void,
-    scounts: Option<&[i32]>,
-    displs: Option<&[i32]>,
-    scount: c_int,
-    sdt: usize,
+    sl: Layout,
     rbuf: *mut c_void,
-    rcount: c_int,
+    rcount: i64,
     rdt: usize,
     root: c_int,
     comm_h: usize,
 ) -> MpiResult<Prepared> {
     let (sub, cm) = comm(comm_h)?;
-    hd::root(&cm, root)?;
-    let is_root = cm.rank == root;
-    let recv = if is_root && in_place(rbuf) {
-        None
-    } else {
-        Some(send_buf(rbuf, rcount, rdt)?)
+    let part = role(&cm, root)?;
+    let recv = match part {
+        Role::Idle => return Ok(idle(sub, cm)),
+        Role::Root if cm.is_inter() || in_place(rbuf) => None,
+        Role::Leaf if in_place(rbuf) => return err(c::MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root"),
+        _ => Some(send_buf(rbuf, rcount, rdt)?),
     };
-    let ps = if is_root {
-        buf_parts(sbuf as *mut c_void, scounts, displs, scount, sdt, cm.size() as usize)?
+    let ps = if part == Role::Root {
+        // SAFETY: the standard gives the arrays one entry per peer; only addresses are computed.
+        unsafe { blocks(sbuf, sl, cm.peer_size() as usize)? }
     } else {
         Vec::new()
     };
     Ok((sub, cm, Box::new(move |c: &Coll| unsafe { c.scatterv(&ps, recv.as_ref(), root) })))
 }
 
-fn prep_allgather(
-    sbuf: *const c_void,
-    scount: c_int,
-    sdt: usize,
-    rbuf: *mut c_void,
-    rcounts: Option<&[i32]>,
-    displs: Option<&[i32]>,
-    rcount: c_int,
-    rdt: usize,
-    comm_h: usize,
-) -> MpiResult<Prepared> {
+fn prep_allgather(sbuf: *const c_void, scount: i64, sdt: usize, rbuf: *mut c_void, rl: Layout, comm_h: usize) -> MpiResult<Prepared> {
     let (sub, cm) = comm(comm_h)?;
+    not_in_place(&cm, sbuf)?;
     let send = if in_place(sbuf) { None } else { Some(send_buf(sbuf, scount, sdt)?) };
-    let ps = buf_parts(rbuf, rcounts, displs, rcount, rdt, cm.size() as usize)?;
+    // SAFETY: the standard gives the arrays one entry per peer; only addresses are computed.
+    let ps = unsafe { blocks(rbuf, rl, cm.peer_size() as usize)? };
     Ok((sub, cm, Box::new(move |c: &Coll| unsafe { c.allgatherv(send.as_ref(), &ps) })))
 }
 
@@ -227,38 +359,24 @@ unsafe fn snapshot(ps: &[Buf]) -> (Vec<Vec<u8>>, Vec<Buf>) {
     (keep, bufs)
 }
 
-fn prep_alltoall(
-    sbuf: *const c_void,
-    scounts: Option<(&[i32], &[i32])>,
-    scount: c_int,
-    sdt: usize,
-    rbuf: *mut c_void,
-    rcounts: Option<(&[i32], &[i32])>,
-    rcount: c_int,
-    rdt: usize,
-    comm_h: usize,
-) -> MpiResult<Prepared> {
+fn prep_alltoall(sbuf: *const c_void, sl: Layout, rbuf: *mut c_void, rl: Layout, comm_h: usize) -> MpiResult<Prepared> {
     let (sub, cm) = comm(comm_h)?;
-    let n = cm.size() as usize;
-    let rps = buf_parts(rbuf, rcounts.map(|x| x.0), rcounts.map(|x| x.1), rcount, rdt, n)?;
+    not_in_place(&cm, sbuf)?;
+    let n = cm.peer_size() as usize;
+    // SAFETY: the standard gives the arrays one entry per peer; only addresses are computed.
+    let rps = unsafe { blocks(rbuf, rl, n)? };
     let sps = if in_place(sbuf) {
         None
     } else {
-        Some(buf_parts(
-            sbuf as *mut c_void,
-            scounts.map(|x| x.0),
-            scounts.map(|x| x.1),
-            scount,
-            sdt,
-            n,
-        )?)
+        // SAFETY: as above.
+        Some(unsafe { blocks(sbuf, sl, n)? })
     };
     Ok((
         sub,
         cm,
         Box::new(move |c: &Coll| unsafe {
-            match sps {
-                Some(sps) => c.alltoallv(&sps, &rps),
+            match &sps {
+                Some(sps) => c.alltoallv(sps, &rps),
                 None => {
                     let (_keep, sps) = snapshot(&rps);
                     c.alltoallv(&sps, &rps)
@@ -268,15 +386,25 @@ fn prep_alltoall(
     ))
 }
 
+/// Reduce_scatter (`counts` per local rank) or Reduce_scatter_block (`count` each).
 fn prep_reduce_scatter(
     sbuf: *const c_void,
     rbuf: *mut c_void,
-    counts: Vec<usize>,
+    counts: Option<CArr>,
+    count: i64,
     dt: usize,
     op: usize,
     comm_h: usize,
 ) -> MpiResult<Prepared> {
     let (sub, cm) = comm(comm_h)?;
+    not_in_place(&cm, sbuf)?;
+    let n = cm.size() as usize;
+    let counts = match counts {
+        // SAFETY: the standard gives the array one entry per rank of the (local) group.
+        Some(a) => unsafe { a.read(n)? },
+        None => vec![count; n],
+    };
+    let counts = counts.into_iter().map(hd::count).collect::<MpiResult<Vec<usize>>>()?;
     let d = hd::dtype(dt)?;
     let red = Reducer::new(op, &d, dt)?;
     let (s, r) = (sbuf as usize, rbuf as usize);
@@ -290,13 +418,16 @@ fn prep_reduce_scatter(
 fn prep_scan(
     sbuf: *const c_void,
     rbuf: *mut c_void,
-    count: c_int,
+    count: i64,
     dt: usize,
     op: usize,
     exclusive: bool,
     comm_h: usize,
 ) -> MpiResult<Prepared> {
     let (sub, cm) = comm(comm_h)?;
+    if cm.is_inter() {
+        return err(c::MPI_ERR_COMM, "prefix reductions are not defined on inter-communicators");
+    }
     let (n, d) = typed(rbuf, count, dt)?;
     let red = Reducer::new(op, &d, dt)?;
     let (s, r) = (sbuf as usize, rbuf as usize);
@@ -307,290 +438,288 @@ fn prep_scan(
     ))
 }
 
-/// The communicator size, for reading count arrays.
-fn size_of(comm_h: usize) -> MpiResult<usize> {
-    Ok(comm(comm_h)?.1.size() as usize)
-}
-
-/// Defines the blocking export and its nonblocking twin from one argument list and one
-/// expression producing the `Prepared` job.
-macro_rules! coll_fns {
-    ($name:ident, $pname:ident, $iname:ident, $piname:ident, $cm:ident, |$($arg:ident : $ty:ty),*| $prep:expr) => {
-        mpi_fn!($name, $pname, |$($arg: $ty),*| errcomm = $cm, { run($prep, $cm, None) });
-        mpi_fn!($iname, $piname, |$($arg: $ty,)* req: *mut usize| errcomm = $cm, { run($prep, $cm, Some(req)) });
+/// Defines the blocking, nonblocking and persistent exports of one collective (names in that
+/// order, each with its PMPI twin) from one argument list and one expression producing the
+/// `Prepared` job.
+macro_rules! coll_forms {
+    ($cm:ident, [$name:ident $pname:ident $iname:ident $piname:ident $init:ident $pinit:ident], |$($arg:ident : $ty:ty),*| $prep:expr) => {
+        mpi_fn!($name, $pname, |$($arg: $ty),*| errcomm = $cm, {
+            $crate::abi::coll::run($prep, $cm, $crate::abi::coll::Mode::Now)
+        });
+        mpi_fn!($iname, $piname, |$($arg: $ty,)* req: *mut usize| errcomm = $cm, {
+            $crate::abi::coll::run($prep, $cm, $crate::abi::coll::Mode::Start(req))
+        });
+        mpi_fn!($init, $pinit, |$($arg: $ty,)* info: usize, req: *mut usize| errcomm = $cm, {
+            $crate::abi::coll::run($prep, $cm, $crate::abi::coll::Mode::Init(info, req))
+        });
     };
 }
 
-coll_fns!(MPI_Barrier, PMPI_Barrier, MPI_Ibarrier, PMPI_Ibarrier, comm_h, |comm_h: usize| {
-    prep_barrier(comm_h)?
-});
+/// `coll_forms!` for both bindings, in a module `$m`: in the argument list, `Count` is `int`
+/// for the first set of names and `MPI_Count` for the second (`_c`), `Displ` is `int` and
+/// `MPI_Aint`.
+macro_rules! coll_family {
+    ($m:ident, $cm:ident, $names:tt, $cnames:tt, |$($arg:ident : $ty:ty),*| $prep:expr) => {
+        mod $m {
+            use super::*;
+            mod int {
+                use super::*;
+                #[allow(dead_code)]
+                type Count = std::os::raw::c_int;
+                #[allow(dead_code)]
+                type Displ = std::os::raw::c_int;
+                coll_forms!($cm, $names, |$($arg: $ty),*| $prep);
+            }
+            mod large {
+                use super::*;
+                #[allow(dead_code)]
+                type Count = i64;
+                #[allow(dead_code)]
+                type Displ = isize;
+                coll_forms!($cm, $cnames, |$($arg: $ty),*| $prep);
+            }
+        }
+    };
+}
 
-coll_fns!(
-    MPI_Bcast,
-    PMPI_Bcast,
-    MPI_Ibcast,
-    PMPI_Ibcast,
+coll_forms!(
     comm_h,
-    |buf: *mut c_void, count: c_int, dt: usize, root: c_int, comm_h: usize| prep_bcast(buf, count, dt, root, comm_h)?
+    [MPI_Barrier PMPI_Barrier MPI_Ibarrier PMPI_Ibarrier MPI_Barrier_init PMPI_Barrier_init],
+    |comm_h: usize| prep_barrier(comm_h)?
 );
 
-coll_fns!(
-    MPI_Reduce,
-    PMPI_Reduce,
-    MPI_Ireduce,
-    PMPI_Ireduce,
+coll_family!(
+    bcast,
     comm_h,
-    |sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: usize, op: usize, root: c_int, comm_h: usize| {
-        prep_reduce(sbuf, rbuf, count, dt, op, Some(root), comm_h)?
+    [MPI_Bcast PMPI_Bcast MPI_Ibcast PMPI_Ibcast MPI_Bcast_init PMPI_Bcast_init],
+    [MPI_Bcast_c PMPI_Bcast_c MPI_Ibcast_c PMPI_Ibcast_c MPI_Bcast_init_c PMPI_Bcast_init_c],
+    |buf: *mut c_void, count: Count, dt: usize, root: c_int, comm_h: usize| prep_bcast(buf, wide(count), dt, root, comm_h)?
+);
+
+coll_family!(
+    reduce,
+    comm_h,
+    [MPI_Reduce PMPI_Reduce MPI_Ireduce PMPI_Ireduce MPI_Reduce_init PMPI_Reduce_init],
+    [MPI_Reduce_c PMPI_Reduce_c MPI_Ireduce_c PMPI_Ireduce_c MPI_Reduce_init_c PMPI_Reduce_init_c],
+    |sbuf: *const c_void, rbuf: *mut c_void, count: Count, dt: usize, op: usize, root: c_int, comm_h: usize| {
+        prep_reduce(sbuf, rbuf, wide(count), dt, op, Some(root), comm_h)?
     }
 );
 
-coll_fns!(
-    MPI_Allreduce,
-    PMPI_Allreduce,
-    MPI_Iallreduce,
-    PMPI_Iallreduce,
+coll_family!(
+    allreduce,
     comm_h,
-    |sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: usize, op: usize, comm_h: usize| {
-        prep_reduce(sbuf, rbuf, count, dt, op, None, comm_h)?
+    [MPI_Allreduce PMPI_Allreduce MPI_Iallreduce PMPI_Iallreduce MPI_Allreduce_init PMPI_Allreduce_init],
+    [MPI_Allreduce_c PMPI_Allreduce_c MPI_Iallreduce_c PMPI_Iallreduce_c MPI_Allreduce_init_c PMPI_Allreduce_init_c],
+    |sbuf: *const c_void, rbuf: *mut c_void, count: Count, dt: usize, op: usize, comm_h: usize| {
+        prep_reduce(sbuf, rbuf, wide(count), dt, op, None, comm_h)?
     }
 );
 
-coll_fns!(
-    MPI_Gather,
-    PMPI_Gather,
-    MPI_Igather,
-    PMPI_Igather,
+coll_family!(
+    gather,
     comm_h,
-    |sbuf: *const c_void, scount: c_int, sdt: usize, rbuf: *mut c_void, rcount: c_int, rdt: usize, root: c_int, comm_h: usize| {
-        prep_gather(sbuf, scount, sdt, rbuf, None, None, rcount, rdt, root, comm_h)?
+    [MPI_Gather PMPI_Gather MPI_Igather PMPI_Igather MPI_Gather_init PMPI_Gather_init],
+    [MPI_Gather_c PMPI_Gather_c MPI_Igather_c PMPI_Igather_c MPI_Gather_init_c PMPI_Gather_init_c],
+    |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, root: c_int, comm_h: usize| {
+        prep_gather(sbuf, wide(scount), sdt, rbuf, Layout::Equal(wide(rcount), rdt), root, comm_h)?
     }
 );
 
-coll_fns!(
-    MPI_Gatherv,
-    PMPI_Gatherv,
-    MPI_Igatherv,
-    PMPI_Igatherv,
+coll_family!(
+    gatherv,
     comm_h,
+    [MPI_Gatherv PMPI_Gatherv MPI_Igatherv PMPI_Igatherv MPI_Gatherv_init PMPI_Gatherv_init],
+    [MPI_Gatherv_c PMPI_Gatherv_c MPI_Igatherv_c PMPI_Igatherv_c MPI_Gatherv_init_c PMPI_Gatherv_init_c],
     |sbuf: *const c_void,
-     scount: c_int,
+     scount: Count,
      sdt: usize,
      rbuf: *mut c_void,
-     rcounts: *const c_int,
-     displs: *const c_int,
+     rcounts: *const Count,
+     displs: *const Displ,
      rdt: usize,
      root: c_int,
      comm_h: usize| {
-        let (_, cm) = comm(comm_h)?;
-        let n = if cm.rank == root { cm.size() as usize } else { 0 };
-        prep_gather(
-            sbuf,
-            scount,
-            sdt,
-            rbuf,
-            Some(hd::ints(rcounts, n)?),
-            Some(hd::ints(displs, n)?),
-            0,
-            rdt,
-            root,
-            comm_h,
-        )?
+        let rl = Layout::V(CArr::of(rcounts), CArr::of(displs), rdt);
+        prep_gather(sbuf, wide(scount), sdt, rbuf, rl, root, comm_h)?
     }
 );
 
-coll_fns!(
-    MPI_Scatter,
-    PMPI_Scatter,
-    MPI_Iscatter,
-    PMPI_Iscatter,
+coll_family!(
+    scatter,
     comm_h,
-    |sbuf: *const c_void, scount: c_int, sdt: usize, rbuf: *mut c_void, rcount: c_int, rdt: usize, root: c_int, comm_h: usize| {
-        prep_scatter(sbuf, None, None, scount, sdt, rbuf, rcount, rdt, root, comm_h)?
+    [MPI_Scatter PMPI_Scatter MPI_Iscatter PMPI_Iscatter MPI_Scatter_init PMPI_Scatter_init],
+    [MPI_Scatter_c PMPI_Scatter_c MPI_Iscatter_c PMPI_Iscatter_c MPI_Scatter_init_c PMPI_Scatter_init_c],
+    |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, root: c_int, comm_h: usize| {
+        prep_scatter(sbuf, Layout::Equal(wide(scount), sdt), rbuf, wide(rcount), rdt, root, comm_h)?
     }
 );
 
-coll_fns!(
-    MPI_Scatterv,
-    PMPI_Scatterv,
-    MPI_Iscatterv,
-    PMPI_Iscatterv,
+coll_family!(
+    scatterv,
     comm_h,
+    [MPI_Scatterv PMPI_Scatterv MPI_Iscatterv PMPI_Iscatterv MPI_Scatterv_init PMPI_Scatterv_init],
+    [MPI_Scatterv_c PMPI_Scatterv_c MPI_Iscatterv_c PMPI_Iscatterv_c MPI_Scatterv_init_c PMPI_Scatterv_init_c],
     |sbuf: *const c_void,
-     scounts: *const c_int,
-     displs: *const c_int,
+     scounts: *const Count,
+     displs: *const Displ,
      sdt: usize,
      rbuf: *mut c_void,
-     rcount: c_int,
+     rcount: Count,
      rdt: usize,
      root: c_int,
      comm_h: usize| {
-        let (_, cm) = comm(comm_h)?;
-        let n = if cm.rank == root { cm.size() as usize } else { 0 };
-        prep_scatter(
-            sbuf,
-            Some(hd::ints(scounts, n)?),
-            Some(hd::ints(displs, n)?),
-            0,
-            sdt,
-            rbuf,
-            rcount,
-            rdt,
-            root,
-            comm_h,
-        )?
+        let sl = Layout::V(CArr::of(scounts), CArr::of(displs), sdt);
+        prep_scatter(sbuf, sl, rbuf, wide(rcount), rdt, root, comm_h)?
     }
 );
 
-coll_fns!(
-    MPI_Allgather,
-    PMPI_Allgather,
-    MPI_Iallgather,
-    PMPI_Iallgather,
+coll_family!(
+    allgather,
     comm_h,
-    |sbuf: *const c_void, scount: c_int, sdt: usize, rbuf: *mut c_void, rcount: c_int, rdt: usize, comm_h: usize| {
-        prep_allgather(sbuf, scount, sdt, rbuf, None, None, rcount, rdt, comm_h)?
+    [MPI_Allgather PMPI_Allgather MPI_Iallgather PMPI_Iallgather MPI_Allgather_init PMPI_Allgather_init],
+    [MPI_Allgather_c PMPI_Allgather_c MPI_Iallgather_c PMPI_Iallgather_c MPI_Allgather_init_c PMPI_Allgather_init_c],
+    |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, comm_h: usize| {
+        prep_allgather(sbuf, wide(scount), sdt, rbuf, Layout::Equal(wide(rcount), rdt), comm_h)?
     }
 );
 
-coll_fns!(
-    MPI_Allgatherv,
-    PMPI_Allgatherv,
-    MPI_Iallgatherv,
-    PMPI_Iallgatherv,
+coll_family!(
+    allgatherv,
     comm_h,
+    [MPI_Allgatherv PMPI_Allgatherv MPI_Iallgatherv PMPI_Iallgatherv MPI_Allgatherv_init PMPI_Allgatherv_init],
+    [MPI_Allgatherv_c PMPI_Allgatherv_c MPI_Iallgatherv_c PMPI_Iallgatherv_c MPI_Allgatherv_init_c PMPI_Allgatherv_init_c],
     |sbuf: *const c_void,
-     scount: c_int,
+     scount: Count,
      sdt: usize,
      rbuf: *mut c_void,
-     rcounts: *const c_int,
-     displs: *const c_int,
+     rcounts: *const Count,
+     displs: *const Displ,
      rdt: usize,
      comm_h: usize| {
-        let n = size_of(comm_h)?;
-        prep_allgather(
-            sbuf,
-            scount,
-            sdt,
-            rbuf,
-            Some(hd::ints(rcounts, n)?),
-            Some(hd::ints(displs, n)?),
-            0,
-            rdt,
-            comm_h,
-        )?
+        let rl = Layout::V(CArr::of(rcounts), CArr::of(displs), rdt);
+        prep_allgather(sbuf, wide(scount), sdt, rbuf, rl, comm_h)?
     }
 );
 
-coll_fns!(
-    MPI_Alltoall,
-    PMPI_Alltoall,
-    MPI_Ialltoall,
-    PMPI_Ialltoall,
+coll_family!(
+    alltoall,
     comm_h,
-    |sbuf: *const c_void, scount: c_int, sdt: usize, rbuf: *mut c_void, rcount: c_int, rdt: usize, comm_h: usize| {
-        prep_alltoall(sbuf, None, scount, sdt, rbuf, None, rcount, rdt, comm_h)?
+    [MPI_Alltoall PMPI_Alltoall MPI_Ialltoall PMPI_Ialltoall MPI_Alltoall_init PMPI_Alltoall_init],
+    [MPI_Alltoall_c PMPI_Alltoall_c MPI_Ialltoall_c PMPI_Ialltoall_c MPI_Alltoall_init_c PMPI_Alltoall_init_c],
+    |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, comm_h: usize| {
+        let (sl, rl) = (Layout::Equal(wide(scount), sdt), Layout::Equal(wide(rcount), rdt));
+        prep_alltoall(sbuf, sl, rbuf, rl, comm_h)?
     }
 );
 
-coll_fns!(
-    MPI_Alltoallv,
-    PMPI_Alltoallv,
-    MPI_Ialltoallv,
-    PMPI_Ialltoallv,
+coll_family!(
+    alltoallv,
     comm_h,
+    [MPI_Alltoallv PMPI_Alltoallv MPI_Ialltoallv PMPI_Ialltoallv MPI_Alltoallv_init PMPI_Alltoallv_init],
+    [MPI_Alltoallv_c PMPI_Alltoallv_c MPI_Ialltoallv_c PMPI_Ialltoallv_c MPI_Alltoallv_init_c PMPI_Alltoallv_init_c],
     |sbuf: *const c_void,
-     scounts: *const c_int,
-     sdispls: *const c_int,
+     scounts: *const Count,
+     sdispls: *const Displ,
      sdt: usize,
      rbuf: *mut c_void,
-     rcounts: *const c_int,
-     rdispls: *const c_int,
+     rcounts: *const Count,
+     rdispls: *const Displ,
      rdt: usize,
      comm_h: usize| {
-        let n = size_of(comm_h)?;
-        let s = if in_place(sbuf) {
-            None
-        } else {
-            Some((hd::ints(scounts, n)?, hd::ints(sdispls, n)?))
-        };
-        prep_alltoall(
-            sbuf,
-            s,
-            0,
-            sdt,
-            rbuf,
-            Some((hd::ints(rcounts, n)?, hd::ints(rdispls, n)?)),
-            0,
-            rdt,
-            comm_h,
-        )?
+        let sl = Layout::V(CArr::of(scounts), CArr::of(sdispls), sdt);
+        let rl = Layout::V(CArr::of(rcounts), CArr::of(rdispls), rdt);
+        prep_alltoall(sbuf, sl, rbuf, rl, comm_h)?
     }
 );
 
-coll_fns!(
-    MPI_Reduce_scatter_block,
-    PMPI_Reduce_scatter_block,
-    MPI_Ireduce_scatter_block,
-    PMPI_Ireduce_scatter_block,
+coll_family!(
+    alltoallw,
     comm_h,
-    |sbuf: *const c_void, rbuf: *mut c_void, rcount: c_int, dt: usize, op: usize, comm_h: usize| {
-        let k = hd::count(rcount as i64)?;
-        prep_reduce_scatter(sbuf, rbuf, vec![k; size_of(comm_h)?], dt, op, comm_h)?
+    [MPI_Alltoallw PMPI_Alltoallw MPI_Ialltoallw PMPI_Ialltoallw MPI_Alltoallw_init PMPI_Alltoallw_init],
+    [MPI_Alltoallw_c PMPI_Alltoallw_c MPI_Ialltoallw_c PMPI_Ialltoallw_c MPI_Alltoallw_init_c PMPI_Alltoallw_init_c],
+    |sbuf: *const c_void,
+     scounts: *const Count,
+     sdispls: *const Displ,
+     sdts: *const usize,
+     rbuf: *mut c_void,
+     rcounts: *const Count,
+     rdispls: *const Displ,
+     rdts: *const usize,
+     comm_h: usize| {
+        let sl = Layout::W(CArr::of(scounts), CArr::of(sdispls), sdts);
+        let rl = Layout::W(CArr::of(rcounts), CArr::of(rdispls), rdts);
+        prep_alltoall(sbuf, sl, rbuf, rl, comm_h)?
     }
 );
 
-coll_fns!(
-    MPI_Reduce_scatter,
-    PMPI_Reduce_scatter,
-    MPI_Ireduce_scatter,
-    PMPI_Ireduce_scatter,
+coll_family!(
+    reduce_scatter_block,
     comm_h,
-    |sbuf: *const c_void, rbuf: *mut c_void, rcounts: *const c_int, dt: usize, op: usize, comm_h: usize| {
-        let counts = hd::ints(rcounts, size_of(comm_h)?)?
-            .iter()
-            .map(|&k| hd::count(k as i64))
-            .collect::<MpiResult<Vec<usize>>>()?;
-        prep_reduce_scatter(sbuf, rbuf, counts, dt, op, comm_h)?
+    [MPI_Reduce_scatter_block PMPI_Reduce_scatter_block MPI_Ireduce_scatter_block PMPI_Ireduce_scatter_block
+     MPI_Reduce_scatter_block_init PMPI_Reduce_scatter_block_init],
+    [MPI_Reduce_scatter_block_c PMPI_Reduce_scatter_block_c MPI_Ireduce_scatter_block_c PMPI_Ireduce_scatter_block_c
+     MPI_Reduce_scatter_block_init_c PMPI_Reduce_scatter_block_init_c],
+    |sbuf: *const c_void, rbuf: *mut c_void, rcount: Count, dt: usize, op: usize, comm_h: usize| {
+        prep_reduce_scatter(sbuf, rbuf, None, wide(rcount), dt, op, comm_h)?
     }
 );
 
-coll_fns!(
-    MPI_Scan,
-    PMPI_Scan,
-    MPI_Iscan,
-    PMPI_Iscan,
+coll_family!(
+    reduce_scatter,
     comm_h,
-    |sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: usize, op: usize, comm_h: usize| {
-        prep_scan(sbuf, rbuf, count, dt, op, false, comm_h)?
+    [MPI_Reduce_scatter PMPI_Reduce_scatter MPI_Ireduce_scatter PMPI_Ireduce_scatter MPI_Reduce_scatter_init PMPI_Reduce_scatter_init],
+    [MPI_Reduce_scatter_c PMPI_Reduce_scatter_c MPI_Ireduce_scatter_c PMPI_Ireduce_scatter_c MPI_Reduce_scatter_init_c
+     PMPI_Reduce_scatter_init_c],
+    |sbuf: *const c_void, rbuf: *mut c_void, rcounts: *const Count, dt: usize, op: usize, comm_h: usize| {
+        prep_reduce_scatter(sbuf, rbuf, Some(CArr::of(rcounts)), 0, dt, op, comm_h)?
     }
 );
 
-coll_fns!(
-    MPI_Exscan,
-    PMPI_Exscan,
-    MPI_Iexscan,
-    PMPI_Iexscan,
+coll_family!(
+    scan,
     comm_h,
-    |sbuf: *const c_void, rbuf: *mut c_void, count: c_int, dt: usize, op: usize, comm_h: usize| {
-        prep_scan(sbuf, rbuf, count, dt, op, true, comm_h)?
+    [MPI_Scan PMPI_Scan MPI_Iscan PMPI_Iscan MPI_Scan_init PMPI_Scan_init],
+    [MPI_Scan_c PMPI_Scan_c MPI_Iscan_c PMPI_Iscan_c MPI_Scan_init_c PMPI_Scan_init_c],
+    |sbuf: *const c_void, rbuf: *mut c_void, count: Count, dt: usize, op: usize, comm_h: usize| {
+        prep_scan(sbuf, rbuf, wide(count), dt, op, false, comm_h)?
     }
 );
+
+coll_family!(
+    exscan,
+    comm_h,
+    [MPI_Exscan PMPI_Exscan MPI_Iexscan PMPI_Iexscan MPI_Exscan_init PMPI_Exscan_init],
+    [MPI_Exscan_c PMPI_Exscan_c MPI_Iexscan_c PMPI_Iexscan_c MPI_Exscan_init_c PMPI_Exscan_init_c],
+    |sbuf: *const c_void, rbuf: *mut c_void, count: Count, dt: usize, op: usize, comm_h: usize| {
+        prep_scan(sbuf, rbuf, wide(count), dt, op, true, comm_h)?
+    }
+);
+
+fn op_create(f: Option<crate::core::reduce::UserCall>, commute: c_int, op: *mut usize) -> MpiResult<()> {
+    let Some(f) = f else {
+        return err(c::MPI_ERR_ARG, "null user function");
+    };
+    if op.is_null() {
+        return err(c::MPI_ERR_ARG, "null op pointer");
+    }
+    // SAFETY: checked non-null; the caller passes a writable MPI_Op.
+    unsafe { *op = crate::core::reduce::create(f, commute != 0) };
+    Ok(())
+}
 
 mpi_fn!(
     MPI_Op_create,
     PMPI_Op_create,
     |f: Option<crate::core::reduce::UserFn>, commute: c_int, op: *mut usize| errcomm = c::MPI_COMM_WORLD,
-    {
-        let Some(f) = f else {
-            return err(c::MPI_ERR_ARG, "null user function");
-        };
-        if op.is_null() {
-            return err(c::MPI_ERR_ARG, "null op pointer");
-        }
-        *op = crate::core::reduce::create(f, commute != 0);
-        Ok(())
-    }
+    { op_create(f.map(crate::core::reduce::UserCall::Int), commute, op) }
+);
+
+mpi_fn!(
+    MPI_Op_create_c,
+    PMPI_Op_create_c,
+    |f: Option<crate::core::reduce::UserFnC>, commute: c_int, op: *mut usize| errcomm = c::MPI_COMM_WORLD,
+    { op_create(f.map(crate::core::reduce::UserCall::Count), commute, op) }
 );
 
 mpi_fn!(MPI_Op_free, PMPI_Op_free, |op: *mut usize| errcomm = c::MPI_COMM_WORLD, {
@@ -620,17 +749,27 @@ mpi_fn!(
     }
 );
 
+/// MPI_Reduce_local: `inout = in op inout`.
+unsafe fn reduce_local(inbuf: *const c_void, inout: *mut c_void, count: i64, dt: usize, op: usize) -> MpiResult<()> {
+    let (n, d) = typed(inbuf, count, dt)?;
+    let red = Reducer::new(op, &d, dt)?;
+    let a = red.load(inbuf as *const u8, n, &d);
+    let mut b = red.load(inout as *const u8, n, &d);
+    red.apply(&a, &mut b, n, &d);
+    red.store(&b, inout as *mut u8, n, &d);
+    Ok(())
+}
+
 mpi_fn!(
     MPI_Reduce_local,
     PMPI_Reduce_local,
     |inbuf: *const c_void, inout: *mut c_void, count: c_int, dt: usize, op: usize| errcomm = c::MPI_COMM_WORLD,
-    {
-        let (n, d) = typed(inbuf, count, dt)?;
-        let red = crate::core::reduce::Reducer::new(op, &d, dt)?;
-        let a = red.load(inbuf as *const u8, n, &d);
-        let mut b = red.load(inout as *const u8, n, &d);
-        red.apply(&a, &mut b, n, &d);
-        red.store(&b, inout as *mut u8, n, &d);
-        Ok(())
-    }
+    { reduce_local(inbuf, inout, wide(count), dt, op) }
+);
+
+mpi_fn!(
+    MPI_Reduce_local_c,
+    PMPI_Reduce_local_c,
+    |inbuf: *const c_void, inout: *mut c_void, count: i64, dt: usize, op: usize| errcomm = c::MPI_COMM_WORLD,
+    { reduce_local(inbuf, inout, count, dt, op) }
 );

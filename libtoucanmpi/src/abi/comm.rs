@@ -89,7 +89,32 @@ mpi_fn!(
     { dup(comm_h, newcomm) }
 );
 
-/// MPI_Comm_split: members of one color, ordered by (key, old rank).
+/// The (colour, key) pairs of the `n` ranks that `c` reaches (its group, or the remote group
+/// of an inter-communicator), indexed by rank.
+unsafe fn colour_table(c: &Coll, n: usize, mine: [i32; 2]) -> MpiResult<Vec<i32>> {
+    let mut mine = mine;
+    let mut all = vec![0i32; 2 * n];
+    let int = datatype::lookup(c::MPI_INT)?;
+    let parts: Vec<Buf> = (0..n)
+        .map(|i| Buf::new(all.as_mut_ptr().wrapping_add(2 * i) as *mut u8, 2, int.clone()))
+        .collect();
+    c.allgatherv(Some(&Buf::new(mine.as_mut_ptr() as *mut u8, 2, int)), &parts)?;
+    Ok(all)
+}
+
+/// Ranks of a colour table with colour `color`, ordered by (key, rank).
+fn members(table: &[i32], color: c_int) -> Vec<usize> {
+    let mut m: Vec<(i32, usize)> = (0..table.len() / 2)
+        .filter(|&i| table[2 * i] == color)
+        .map(|i| (table[2 * i + 1], i))
+        .collect();
+    m.sort();
+    m.into_iter().map(|(_, i)| i).collect()
+}
+
+/// MPI_Comm_split: members of one color, ordered by (key, old rank). On an
+/// inter-communicator, the result joins the members of one colour in the local group with
+/// those of the same colour in the remote group (MPI_COMM_NULL when either side has none).
 pub fn split(comm_h: usize, color: c_int, key: c_int, newcomm: *mut usize) -> MpiResult<()> {
     let (sub, cm) = comm(comm_h)?;
     if newcomm.is_null() {
@@ -99,27 +124,34 @@ pub fn split(comm_h: usize, color: c_int, key: c_int, newcomm: *mut usize) -> Mp
         return err(c::MPI_ERR_ARG, format!("invalid color {color} (must be >= 0 or MPI_UNDEFINED)"));
     }
     let seq = next_seq(sub, comm_h)?;
-    let n = cm.size() as usize;
-    let mut mine = [color, key];
-    let mut all = vec![0i32; 2 * n];
-    let int = datatype::lookup(c::MPI_INT)?;
-    let parts: Vec<Buf> = (0..n)
-        .map(|i| Buf::new(all.as_mut_ptr().wrapping_add(2 * i) as *mut u8, 2, int.clone()))
-        .collect();
-    // SAFETY: `mine` and `all` outlive the blocking collective.
-    unsafe { Coll::new(sub, &cm, comm_h)?.allgatherv(Some(&Buf::new(mine.as_mut_ptr() as *mut u8, 2, int.clone())), &parts)? };
-    let out = if color == c::MPI_UNDEFINED {
+    let coll = Coll::new(sub, &cm, comm_h)?;
+    // SAFETY: blocking collectives on buffers they own.
+    let (local, remote) = unsafe {
+        match cm.is_inter() {
+            false => (colour_table(&coll, cm.size() as usize, [color, key])?, None),
+            true => (
+                colour_table(&coll.local(), cm.size() as usize, [color, key])?,
+                Some(colour_table(&coll, cm.peer_size() as usize, [color, key])?),
+            ),
+        }
+    };
+    let remote = remote.map(|t| members(&t, color));
+    let out = if color == c::MPI_UNDEFINED || remote.as_ref().is_some_and(|r| r.is_empty()) {
         c::MPI_COMM_NULL
     } else {
-        let mut members: Vec<(i32, usize)> = (0..n).filter(|&i| all[2 * i] == color).map(|i| (all[2 * i + 1], i)).collect();
-        members.sort();
-        let ranks: Vec<u32> = members.iter().map(|&(_, i)| cm.world_of(i as i32)).collect();
-        let my = members
+        let mine = members(&local, color);
+        let ranks: Vec<u32> = mine.iter().map(|&i| cm.group.ranks[i]).collect();
+        let my = mine
             .iter()
-            .position(|&(_, i)| i as i32 == cm.rank)
+            .position(|&i| i as i32 == cm.rank)
             .expect("the caller is a member of its color") as i32;
         let mut nc = CommRef::new(derive_ctx(cm.ctx, seq, color as i64), Arc::new(Group { ranks }), my, "");
         nc.errhandler = cm.errhandler;
+        nc.remote = remote.map(|r| {
+            Arc::new(Group {
+                ranks: r.iter().map(|&i| cm.peers().ranks[i]).collect(),
+            })
+        });
         add_comm(sub, nc)?
     };
     // SAFETY: checked non-null.
@@ -169,14 +201,26 @@ mpi_fn!(
     {
         let (_, a) = comm(c1)?;
         let (_, b) = comm(c2)?;
+        // Inter-communicators compare both groups (and never equal an intra-communicator).
+        let relation = |x: &Group, y: &Group| {
+            if x.ranks == y.ranks {
+                c::MPI_CONGRUENT
+            } else if same_members(x, y) {
+                c::MPI_SIMILAR
+            } else {
+                c::MPI_UNEQUAL
+            }
+        };
+        let remote = match (&a.remote, &b.remote) {
+            (None, None) => c::MPI_CONGRUENT,
+            (Some(x), Some(y)) => relation(x, y),
+            _ => c::MPI_UNEQUAL,
+        };
+        // MPI_CONGRUENT < MPI_SIMILAR < MPI_UNEQUAL in the ABI: the weaker relation wins.
         *result = if c1 == c2 {
             c::MPI_IDENT
-        } else if a.group.ranks == b.group.ranks {
-            c::MPI_CONGRUENT
-        } else if same_members(&a.group, &b.group) {
-            c::MPI_SIMILAR
         } else {
-            c::MPI_UNEQUAL
+            relation(&a.group, &b.group).max(remote)
         };
         Ok(())
     }

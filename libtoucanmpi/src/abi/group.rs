@@ -2,6 +2,7 @@
 
 use super::consts as c;
 use super::handles::{self as hd, comm};
+use crate::core::coll::Coll;
 use crate::core::comm::{derive_ctx, CommRef, Group, GROUP_HANDLE_BASE};
 use crate::core::error::{err, MpiError, MpiResult};
 use crate::core::state;
@@ -195,15 +196,16 @@ mpi_fn!(
     }
 );
 
-/// Registers a new communicator over `ranks` for this subrank, or returns MPI_COMM_NULL when
-/// it is not a member.
-fn make_comm(sub: usize, parent: &CommRef, ctx: u64, ranks: Vec<u32>) -> MpiResult<usize> {
+/// Registers a new communicator over `ranks` (with remote group `remote` for an
+/// inter-communicator) for this subrank, or returns MPI_COMM_NULL when it is not a member.
+fn make_comm(sub: usize, parent: &CommRef, ctx: u64, ranks: Vec<u32>, remote: Option<Vec<u32>>) -> MpiResult<usize> {
     let me = state::with(|s| s.locals[sub].world_rank)?;
     let Some(rank) = ranks.iter().position(|&w| w == me) else {
         return Ok(c::MPI_COMM_NULL);
     };
     let mut n = CommRef::new(ctx, Arc::new(Group { ranks }), rank as i32, "");
     n.errhandler = parent.errhandler;
+    n.remote = remote.map(|r| Arc::new(Group { ranks: r }));
     state::with(|s| {
         let t = &mut s.locals[sub].comms;
         t.push(Some(n));
@@ -211,17 +213,32 @@ fn make_comm(sub: usize, parent: &CommRef, ctx: u64, ranks: Vec<u32>) -> MpiResu
     })
 }
 
+/// Every world rank of `g` must be in the (local) group of `parent`.
 fn check_subset(parent: &CommRef, g: &Group) -> MpiResult<()> {
-    if parent.is_inter() {
-        return err(
-            c::MPI_ERR_COMM,
-            "creating communicators from an inter-communicator is not supported yet",
-        );
-    }
     if let Some(w) = g.ranks.iter().find(|w| parent.group.rank_of(**w).is_none()) {
         return err(c::MPI_ERR_GROUP, format!("world rank {w} of the group is not in the communicator"));
     }
     Ok(())
+}
+
+/// MPI_Comm_create on an inter-communicator: each side names a subset of its own group, the
+/// leaders swap them, and the result joins the two subsets (MPI_COMM_NULL for a rank outside
+/// its side's subset, and for everyone when either subset is empty).
+fn create_inter(sub: usize, comm_h: usize, cm: &CommRef, g: &Group) -> MpiResult<usize> {
+    let seq = super::comm::next_seq(sub, comm_h)?;
+    let mine: Vec<i32> = g.ranks.iter().map(|&w| w as i32).collect();
+    // SAFETY: a blocking collective on buffers it owns.
+    let theirs: Vec<u32> = unsafe { Coll::new(sub, cm, comm_h)?.swap_remote(&mine)? }
+        .into_iter()
+        .map(|w| w as u32)
+        .collect();
+    if theirs.is_empty() {
+        return Ok(c::MPI_COMM_NULL);
+    }
+    // Both sides derive the same context: the hash of the two subsets does not depend on which
+    // side is local.
+    let ctx = derive_ctx(cm.ctx, seq, (hash_ranks(&g.ranks) ^ hash_ranks(&theirs)) as i64);
+    make_comm(sub, cm, ctx, g.ranks.clone(), Some(theirs))
 }
 
 mpi_fn!(
@@ -232,9 +249,16 @@ mpi_fn!(
         let (sub, cm) = comm(comm_h)?;
         let (_, g) = group(gh)?;
         check_subset(&cm, &g)?;
+        if newcomm.is_null() {
+            return err(c::MPI_ERR_ARG, "null newcomm pointer");
+        }
+        if cm.is_inter() {
+            *newcomm = create_inter(sub, comm_h, &cm, &g)?;
+            return Ok(());
+        }
         let seq = super::comm::next_seq(sub, comm_h)?;
         let ctx = derive_ctx(cm.ctx, seq, hash_ranks(&g.ranks) as i64);
-        *newcomm = make_comm(sub, &cm, ctx, g.ranks.clone())?;
+        *newcomm = make_comm(sub, &cm, ctx, g.ranks.clone(), None)?;
         Ok(())
     }
 );
@@ -245,6 +269,9 @@ mpi_fn!(
     |comm_h: usize, gh: usize, tag: c_int, newcomm: *mut usize| errcomm = comm_h,
     {
         let (sub, cm) = comm(comm_h)?;
+        if cm.is_inter() {
+            return err(c::MPI_ERR_COMM, "MPI_Comm_create_group needs an intra-communicator");
+        }
         let (_, g) = group(gh)?;
         check_subset(&cm, &g)?;
         hd::send_tag(tag)?;
@@ -257,7 +284,7 @@ mpi_fn!(
             *e
         })?;
         let ctx = derive_ctx(cm.ctx ^ 0x5a5a_5a5a_0000_0000, n, (key.1 ^ tag as u64) as i64);
-        *newcomm = make_comm(sub, &cm, ctx, g.ranks.clone())?;
+        *newcomm = make_comm(sub, &cm, ctx, g.ranks.clone(), None)?;
         Ok(())
     }
 );

@@ -1,12 +1,12 @@
 //! Inter-communicators: creation from two intra-communicators, merging, and queries.
 //! Point-to-point on them works like on any communicator (ranks name the remote group);
-//! collectives on them are refused with MPI_ERR_COMM for now.
+//! their collectives are in `core::intercoll`.
 
 use super::consts as c;
 use super::handles::{self as hd, comm};
 use crate::core::blocking::{irecv, isend, wait};
 use crate::core::coll::{Buf, Coll};
-use crate::core::comm::{derive_ctx, CommRef, Group, CTX_COLL};
+use crate::core::comm::{derive_ctx, CommRef, Group};
 use crate::core::datatype;
 use crate::core::error::{err, MpiResult};
 use crate::core::p2p::SendMode;
@@ -127,15 +127,7 @@ mpi_fn!(
         if out.is_null() {
             return err(c::MPI_ERR_ARG, "null newintracomm pointer");
         }
-        // The local group as an intra-communicator of its own, for the broadcast below.
-        let mut local = CommRef::new(ic.local_ctx(), ic.group.clone(), ic.rank, "");
-        local.remote = None;
-        let coll = Coll::new(sub, &local, inter_h)?;
-        let mut theirs = vec![0i32];
-        if ic.rank == 0 {
-            theirs = swap_ints(sub, &ic, inter_h, ic.ctx | CTX_COLL, 0, 0x3fff_fff0, &[(high != 0) as i32])?;
-        }
-        bcast_ints(&coll, 0, &mut theirs)?;
+        let theirs = Coll::new(sub, &ic, inter_h)?.swap_remote(&[(high != 0) as i32])?;
         let (mine_high, their_high) = (high != 0, theirs.first().copied().unwrap_or(0) != 0);
         let local_first = if mine_high != their_high {
             !mine_high

@@ -10,6 +10,7 @@ pub mod consts {
 #[macro_use]
 mod export;
 mod attr;
+#[macro_use]
 mod coll;
 mod comm;
 mod datatype;

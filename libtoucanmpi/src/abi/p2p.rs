@@ -1115,6 +1115,16 @@ unsafe fn start(h: Req) -> MpiResult<()> {
     })??;
     let comm_h = match &spec {
         Persist::Send { comm, .. } | Persist::Recv { comm, .. } => *comm,
+        Persist::Coll(op) => {
+            state::with(|s| {
+                if let Some(r) = s.reqs.get_mut(h as ReqId) {
+                    r.active = true;
+                    r.complete = false;
+                    r.status = Status::empty();
+                }
+            })?;
+            return super::coll::launch(h as ReqId, op.clone());
+        }
     };
     let (_, cm) = comm(comm_h)?;
     state::with(|s| -> MpiResult<()> {
@@ -1147,6 +1157,7 @@ unsafe fn start(h: Req) -> MpiResult<()> {
                 }
                 Ok(())
             }
+            Persist::Coll(_) => unreachable!("started above"),
         }
     })?
 }

@@ -6,12 +6,11 @@
 //! of its own per kind of topology so they never collide with a dup or a split. Ranks are kept
 //! (`reorder` is accepted and ignored). The topology itself lives in `core::topo`.
 
-use super::coll::{run, Prepared};
+use super::coll::{blocks, wide, CArr, Layout, Prepared};
 use super::consts as c;
 use super::handles::{self as hd, comm};
-use crate::core::coll::{Buf, Coll};
+use crate::core::coll::Coll;
 use crate::core::comm::{derive_ctx, CommRef, Group};
-use crate::core::datatype::DtRef;
 use crate::core::error::{err, MpiResult};
 use crate::core::state;
 use crate::core::topo::{self, Neighbours, Plan, Topo};
@@ -600,21 +599,6 @@ fn in_place(p: *const c_void) -> MpiResult<()> {
     Ok(())
 }
 
-/// A checked (buffer, count, datatype).
-fn typed(buf: *const c_void, count: i64, dt: usize) -> MpiResult<Buf> {
-    in_place(buf)?;
-    let n = hd::count(count)?;
-    let d = hd::dtype(dt)?;
-    hd::buffer(buf as *const u8, n, &d)?;
-    Ok(Buf::new(buf as *mut u8, n, d))
-}
-
-/// The block of `count` elements of `d` at displacement `disp` (in extents of `d`) from `buf`.
-fn block(buf: *const c_void, count: i64, d: &DtRef, disp: isize) -> MpiResult<Buf> {
-    let n = hd::count(count)?;
-    Ok(Buf::new((buf as *mut u8).wrapping_offset(disp * d.extent), n, d.clone()))
-}
-
 /// The communicator of a neighbourhood collective, which must have a topology, and its neighbours.
 fn neighbourhood(comm_h: usize) -> MpiResult<(usize, CommRef, Neighbours)> {
     let (sub, cm, t) = with_topo(comm_h)?;
@@ -622,8 +606,28 @@ fn neighbourhood(comm_h: usize) -> MpiResult<(usize, CommRef, Neighbours)> {
     Ok((sub, cm, nb))
 }
 
-/// The job of a neighbourhood collective: `recvs[i]` from `sources[i]`, `sends[j]` to `dests[j]`.
-fn job(sub: usize, cm: CommRef, comm_h: usize, nb: Neighbours, recvs: Vec<Buf>, sends: Vec<Buf>) -> Prepared {
+/// A neighbourhood collective: `recvs` blocks of `rbuf`, one per in-neighbour (`sources[i]`),
+/// and `sends` blocks of `sbuf`, one per out-neighbour (`dests[j]`); `None` for the sends of
+/// an allgather, whose one send block goes to every out-neighbour.
+fn prep(
+    sbuf: *const c_void,
+    sends: Option<Layout>,
+    one: (i64, usize),
+    rbuf: *mut c_void,
+    recvs: Layout,
+    comm_h: usize,
+) -> MpiResult<Prepared> {
+    let (sub, cm, nb) = neighbourhood(comm_h)?;
+    in_place(sbuf)?;
+    in_place(rbuf)?;
+    // SAFETY: the standard gives the arrays one entry per neighbour; only addresses are computed.
+    let (sends, recvs) = unsafe {
+        let sends = match sends {
+            Some(l) => blocks(sbuf, l, nb.dests.len())?,
+            None => vec![blocks(sbuf, Layout::Equal(one.0, one.1), 1)?.remove(0); nb.dests.len()],
+        };
+        (sends, blocks(rbuf, recvs, nb.sources.len())?)
+    };
     let plan = Plan {
         recvs: nb.sources.into_iter().zip(recvs).collect(),
         sends: nb.dests.into_iter().zip(sends).collect(),
@@ -631,195 +635,99 @@ fn job(sub: usize, cm: CommRef, comm_h: usize, nb: Neighbours, recvs: Vec<Buf>, 
         call: topo::next_call(sub, comm_h),
     };
     // SAFETY (job): MPI requires the buffers to stay valid until the collective completes.
-    (
+    Ok((
         sub,
         cm,
         Box::new(move |c: &Coll| unsafe { topo::exchange(c.sub, &c.comm, c.handle, &plan) }),
-    )
+    ))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn prep_allgather(
-    sbuf: *const c_void,
-    scount: c_int,
-    sdt: usize,
-    rbuf: *mut c_void,
-    rcounts: Option<(*const c_int, *const c_int)>,
-    rcount: c_int,
-    rdt: usize,
-    comm_h: usize,
-) -> MpiResult<Prepared> {
-    let (sub, cm, nb) = neighbourhood(comm_h)?;
-    let s = typed(sbuf, scount as i64, sdt)?;
-    in_place(rbuf)?;
-    let rd = hd::dtype(rdt)?;
-    let k = nb.sources.len();
-    let recvs = match rcounts {
-        Some((counts, displs)) => {
-            // SAFETY: the standard gives these arrays one entry per in-neighbour.
-            let (rc, ds) = unsafe { (hd::ints(counts, k)?, hd::ints(displs, k)?) };
-            (0..k)
-                .map(|i| block(rbuf, rc[i] as i64, &rd, ds[i] as isize))
-                .collect::<MpiResult<_>>()?
-        }
-        None => {
-            typed(rbuf, rcount as i64, rdt)?;
-            (0..k)
-                .map(|i| block(rbuf, rcount as i64, &rd, (i * rcount.max(0) as usize) as isize))
-                .collect::<MpiResult<_>>()?
-        }
-    };
-    let sends = vec![s; nb.dests.len()];
-    Ok(job(sub, cm, comm_h, nb, recvs, sends))
-}
-
-/// Per-neighbour blocks of an alltoall(v) buffer.
-unsafe fn blocks(buf: *const c_void, k: usize, v: Option<(*const c_int, *const c_int)>, count: c_int, dt: usize) -> MpiResult<Vec<Buf>> {
-    in_place(buf)?;
-    let d = hd::dtype(dt)?;
-    match v {
-        Some((counts, displs)) => {
-            let (cs, ds) = (hd::ints(counts, k)?, hd::ints(displs, k)?);
-            (0..k).map(|i| block(buf, cs[i] as i64, &d, ds[i] as isize)).collect()
-        }
-        None => {
-            typed(buf, count as i64, dt)?;
-            (0..k)
-                .map(|i| block(buf, count as i64, &d, (i * count.max(0) as usize) as isize))
-                .collect()
-        }
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn prep_alltoall(
-    sbuf: *const c_void,
-    scounts: Option<(*const c_int, *const c_int)>,
-    scount: c_int,
-    sdt: usize,
-    rbuf: *mut c_void,
-    rcounts: Option<(*const c_int, *const c_int)>,
-    rcount: c_int,
-    rdt: usize,
-    comm_h: usize,
-) -> MpiResult<Prepared> {
-    let (sub, cm, nb) = neighbourhood(comm_h)?;
-    // SAFETY: the standard gives the arrays one entry per neighbour; only addresses are computed.
-    let sends = unsafe { blocks(sbuf, nb.dests.len(), scounts, scount, sdt)? };
-    let recvs = unsafe { blocks(rbuf, nb.sources.len(), rcounts, rcount, rdt)? };
-    Ok(job(sub, cm, comm_h, nb, recvs, sends))
-}
-
-/// Per-neighbour blocks of an alltoallw buffer: byte displacements, a datatype each.
-unsafe fn w_blocks(buf: *const c_void, k: usize, counts: *const c_int, displs: *const isize, types: *const usize) -> MpiResult<Vec<Buf>> {
-    in_place(buf)?;
-    let cs = hd::ints(counts, k)?;
-    if k > 0 && (displs.is_null() || types.is_null()) {
-        return err(c::MPI_ERR_ARG, "null displacement or datatype array");
-    }
-    (0..k)
-        .map(|i| {
-            let n = hd::count(cs[i] as i64)?;
-            let d = hd::dtype(*types.add(i))?;
-            Ok(Buf::new((buf as *mut u8).wrapping_offset(*displs.add(i)), n, d))
-        })
-        .collect()
-}
-
-/// Defines a blocking neighbourhood collective and its nonblocking twin from one argument list
-/// and one expression giving the `Prepared` job (run by abi::coll's `run`).
-macro_rules! neighbour_fns {
-    ($name:ident, $pname:ident, $iname:ident, $piname:ident, $cm:ident, |$($arg:ident : $ty:ty),*| $prep:expr) => {
-        mpi_fn!($name, $pname, |$($arg: $ty),*| errcomm = $cm, { run($prep, $cm, None) });
-        mpi_fn!($iname, $piname, |$($arg: $ty,)* req: *mut usize| errcomm = $cm, { run($prep, $cm, Some(req)) });
-    };
-}
-
-neighbour_fns!(
-    MPI_Neighbor_allgather,
-    PMPI_Neighbor_allgather,
-    MPI_Ineighbor_allgather,
-    PMPI_Ineighbor_allgather,
+coll_family!(
+    neighbor_allgather,
     comm_h,
-    |sbuf: *const c_void, scount: c_int, sdt: usize, rbuf: *mut c_void, rcount: c_int, rdt: usize, comm_h: usize| {
-        prep_allgather(sbuf, scount, sdt, rbuf, None, rcount, rdt, comm_h)?
+    [MPI_Neighbor_allgather PMPI_Neighbor_allgather MPI_Ineighbor_allgather PMPI_Ineighbor_allgather
+     MPI_Neighbor_allgather_init PMPI_Neighbor_allgather_init],
+    [MPI_Neighbor_allgather_c PMPI_Neighbor_allgather_c MPI_Ineighbor_allgather_c PMPI_Ineighbor_allgather_c
+     MPI_Neighbor_allgather_init_c PMPI_Neighbor_allgather_init_c],
+    |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, comm_h: usize| {
+        prep(sbuf, None, (wide(scount), sdt), rbuf, Layout::Equal(wide(rcount), rdt), comm_h)?
     }
 );
 
-neighbour_fns!(
-    MPI_Neighbor_allgatherv,
-    PMPI_Neighbor_allgatherv,
-    MPI_Ineighbor_allgatherv,
-    PMPI_Ineighbor_allgatherv,
+coll_family!(
+    neighbor_allgatherv,
     comm_h,
+    [MPI_Neighbor_allgatherv PMPI_Neighbor_allgatherv MPI_Ineighbor_allgatherv PMPI_Ineighbor_allgatherv
+     MPI_Neighbor_allgatherv_init PMPI_Neighbor_allgatherv_init],
+    [MPI_Neighbor_allgatherv_c PMPI_Neighbor_allgatherv_c MPI_Ineighbor_allgatherv_c PMPI_Ineighbor_allgatherv_c
+     MPI_Neighbor_allgatherv_init_c PMPI_Neighbor_allgatherv_init_c],
     |sbuf: *const c_void,
-     scount: c_int,
+     scount: Count,
      sdt: usize,
      rbuf: *mut c_void,
-     rcounts: *const c_int,
-     displs: *const c_int,
-     rdt: usize,
-     comm_h: usize| prep_allgather(sbuf, scount, sdt, rbuf, Some((rcounts, displs)), 0, rdt, comm_h)?
-);
-
-neighbour_fns!(
-    MPI_Neighbor_alltoall,
-    PMPI_Neighbor_alltoall,
-    MPI_Ineighbor_alltoall,
-    PMPI_Ineighbor_alltoall,
-    comm_h,
-    |sbuf: *const c_void, scount: c_int, sdt: usize, rbuf: *mut c_void, rcount: c_int, rdt: usize, comm_h: usize| {
-        prep_alltoall(sbuf, None, scount, sdt, rbuf, None, rcount, rdt, comm_h)?
-    }
-);
-
-neighbour_fns!(
-    MPI_Neighbor_alltoallv,
-    PMPI_Neighbor_alltoallv,
-    MPI_Ineighbor_alltoallv,
-    PMPI_Ineighbor_alltoallv,
-    comm_h,
-    |sbuf: *const c_void,
-     scounts: *const c_int,
-     sdispls: *const c_int,
-     sdt: usize,
-     rbuf: *mut c_void,
-     rcounts: *const c_int,
-     rdispls: *const c_int,
+     rcounts: *const Count,
+     displs: *const Displ,
      rdt: usize,
      comm_h: usize| {
-        prep_alltoall(
-            sbuf,
-            Some((scounts, sdispls)),
-            0,
-            sdt,
-            rbuf,
-            Some((rcounts, rdispls)),
-            0,
-            rdt,
-            comm_h,
-        )?
+        let rl = Layout::V(CArr::of(rcounts), CArr::of(displs), rdt);
+        prep(sbuf, None, (wide(scount), sdt), rbuf, rl, comm_h)?
     }
 );
 
-neighbour_fns!(
-    MPI_Neighbor_alltoallw,
-    PMPI_Neighbor_alltoallw,
-    MPI_Ineighbor_alltoallw,
-    PMPI_Ineighbor_alltoallw,
+coll_family!(
+    neighbor_alltoall,
     comm_h,
+    [MPI_Neighbor_alltoall PMPI_Neighbor_alltoall MPI_Ineighbor_alltoall PMPI_Ineighbor_alltoall
+     MPI_Neighbor_alltoall_init PMPI_Neighbor_alltoall_init],
+    [MPI_Neighbor_alltoall_c PMPI_Neighbor_alltoall_c MPI_Ineighbor_alltoall_c PMPI_Ineighbor_alltoall_c
+     MPI_Neighbor_alltoall_init_c PMPI_Neighbor_alltoall_init_c],
+    |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, comm_h: usize| {
+        let sl = Layout::Equal(wide(scount), sdt);
+        prep(sbuf, Some(sl), (0, sdt), rbuf, Layout::Equal(wide(rcount), rdt), comm_h)?
+    }
+);
+
+coll_family!(
+    neighbor_alltoallv,
+    comm_h,
+    [MPI_Neighbor_alltoallv PMPI_Neighbor_alltoallv MPI_Ineighbor_alltoallv PMPI_Ineighbor_alltoallv
+     MPI_Neighbor_alltoallv_init PMPI_Neighbor_alltoallv_init],
+    [MPI_Neighbor_alltoallv_c PMPI_Neighbor_alltoallv_c MPI_Ineighbor_alltoallv_c PMPI_Ineighbor_alltoallv_c
+     MPI_Neighbor_alltoallv_init_c PMPI_Neighbor_alltoallv_init_c],
     |sbuf: *const c_void,
-     scounts: *const c_int,
+     scounts: *const Count,
+     sdispls: *const Displ,
+     sdt: usize,
+     rbuf: *mut c_void,
+     rcounts: *const Count,
+     rdispls: *const Displ,
+     rdt: usize,
+     comm_h: usize| {
+        let sl = Layout::V(CArr::of(scounts), CArr::of(sdispls), sdt);
+        let rl = Layout::V(CArr::of(rcounts), CArr::of(rdispls), rdt);
+        prep(sbuf, Some(sl), (0, sdt), rbuf, rl, comm_h)?
+    }
+);
+
+// The w-form takes MPI_Aint displacements in both bindings.
+coll_family!(
+    neighbor_alltoallw,
+    comm_h,
+    [MPI_Neighbor_alltoallw PMPI_Neighbor_alltoallw MPI_Ineighbor_alltoallw PMPI_Ineighbor_alltoallw
+     MPI_Neighbor_alltoallw_init PMPI_Neighbor_alltoallw_init],
+    [MPI_Neighbor_alltoallw_c PMPI_Neighbor_alltoallw_c MPI_Ineighbor_alltoallw_c PMPI_Ineighbor_alltoallw_c
+     MPI_Neighbor_alltoallw_init_c PMPI_Neighbor_alltoallw_init_c],
+    |sbuf: *const c_void,
+     scounts: *const Count,
      sdispls: *const isize,
      sdts: *const usize,
      rbuf: *mut c_void,
-     rcounts: *const c_int,
+     rcounts: *const Count,
      rdispls: *const isize,
      rdts: *const usize,
      comm_h: usize| {
-        let (sub, cm, nb) = neighbourhood(comm_h)?;
-        let sends = w_blocks(sbuf, nb.dests.len(), scounts, sdispls, sdts)?;
-        let recvs = w_blocks(rbuf, nb.sources.len(), rcounts, rdispls, rdts)?;
-        job(sub, cm, comm_h, nb, recvs, sends)
+        let sl = Layout::W(CArr::of(scounts), CArr::of(sdispls), sdts);
+        let rl = Layout::W(CArr::of(rcounts), CArr::of(rdispls), rdts);
+        prep(sbuf, Some(sl), (0, 0), rbuf, rl, comm_h)?
     }
 );

@@ -1,8 +1,9 @@
 //! Collectives over point-to-point, correct for any communicator. Traffic runs on the
-//! communicator's collective context, so it never matches user messages. Barrier, Bcast,
-//! Reduce and Allreduce first try the two-level versions of `hier` (members that share a
-//! process meet in memory); the flat algorithms here also serve its inter-process level,
-//! through a view of one representative per process.
+//! communicator's collective context, so it never matches user messages. On an
+//! inter-communicator each public method hands over to its counterpart in `intercoll.rs`.
+//! On an intra-communicator, Barrier, Bcast, Reduce and Allreduce first try the two-level
+//! versions of `hier` (members that share a process meet in memory); the flat algorithms
+//! here also serve its inter-process level, through a view of one representative per process.
 
 use super::blocking::{irecv, isend, wait, wait_all};
 use super::comm::{CommRef, CTX_COLL};
@@ -13,6 +14,8 @@ use super::reduce::Reducer;
 use super::request::ReqId;
 use super::state;
 use crate::abi::consts as c;
+use std::cell::Cell;
+use std::rc::Rc;
 use std::sync::Arc;
 
 const TAG_BARRIER: i32 = 1;
@@ -56,12 +59,24 @@ pub unsafe fn local_copy(src: &Buf, dst: &Buf) {
 }
 
 /// The send operand of a reduction: `recv` itself under MPI_IN_PLACE.
-fn in_place(send: *const u8, recv: *mut u8) -> *const u8 {
+pub(super) fn in_place(send: *const u8, recv: *mut u8) -> *const u8 {
     if send == c::MPI_IN_PLACE_ADDR as *const u8 {
         recv as *const u8
     } else {
         send
     }
+}
+
+/// The work of one collective call, bound to its arguments.
+pub type CollJob = Box<dyn Fn(&Coll) -> MpiResult<()>>;
+
+/// A collective call ready to run: in a helper task for a nonblocking one, and again at each
+/// `MPI_Start` for a persistent one (which keeps the call number, hence the tags, it got at
+/// initialisation: successive starts are ordered on every rank, and messages between two
+/// ranks do not overtake each other, so each start's messages match its own receives).
+pub struct CollOp {
+    pub coll: Coll,
+    pub job: CollJob,
 }
 
 /// One subrank's side of one collective call on one communicator.
@@ -78,19 +93,13 @@ pub struct Coll {
     view: Option<(Arc<[i32]>, i32)>,
     /// Two-level steps taken so far in this call (one call may run several, e.g. the
     /// broadcasts of an allgather); every member takes them in the same order.
-    steps: std::cell::Cell<u32>,
+    steps: Rc<Cell<u32>>,
 }
 
 impl Coll {
     /// Starts collective call number `comm.coll_seq` of subrank `sub` on communicator
     /// `handle` (whose current view is `comm`).
     pub fn new(sub: usize, comm: &CommRef, handle: usize) -> MpiResult<Coll> {
-        if comm.is_inter() {
-            return err(
-                c::MPI_ERR_COMM,
-                "collectives on inter-communicators are not supported yet (merge it with MPI_Intercomm_merge)",
-            );
-        }
         let seq = state::with(|s| {
             let i = crate::abi::handles::comm_index(handle)?;
             let c = s.locals[sub].comms.get_mut(i)?.as_mut()?;
@@ -127,7 +136,7 @@ impl Coll {
             seq: self.seq,
             tag_base: self.tag_base,
             view: Some((ranks, me)),
-            steps: Default::default(),
+            steps: self.steps.clone(),
         }
     }
 
@@ -148,6 +157,23 @@ impl Coll {
         }
     }
 
+    /// The local group of an inter-communicator as an intra-communicator, for the phases of
+    /// an inter-communicator collective that stay inside one group. Same call (tag base), on
+    /// the local context, which the other group never uses towards this one.
+    pub fn local(&self) -> Coll {
+        let mut cm = CommRef::new(self.comm.local_ctx(), self.comm.group.clone(), self.comm.rank, "");
+        cm.errhandler = self.comm.errhandler;
+        Coll {
+            sub: self.sub,
+            comm: cm,
+            handle: self.handle,
+            seq: self.seq,
+            tag_base: self.tag_base,
+            view: None,
+            steps: self.steps.clone(),
+        }
+    }
+
     fn ctx(&self) -> u64 {
         self.comm.ctx | CTX_COLL
     }
@@ -163,7 +189,7 @@ impl Coll {
             None => self.comm.size(),
         }
     }
-    unsafe fn isend(&self, b: &Buf, dest: i32, tag: i32) -> MpiResult<ReqId> {
+    pub(super) unsafe fn isend(&self, b: &Buf, dest: i32, tag: i32) -> MpiResult<ReqId> {
         isend(
             self.sub,
             &self.comm,
@@ -177,7 +203,7 @@ impl Coll {
             SendMode::Standard,
         )
     }
-    unsafe fn irecv(&self, b: &Buf, src: i32, tag: i32) -> MpiResult<ReqId> {
+    pub(super) unsafe fn irecv(&self, b: &Buf, src: i32, tag: i32) -> MpiResult<ReqId> {
         irecv(
             self.sub,
             self.handle,
@@ -189,10 +215,10 @@ impl Coll {
             self.tag_base | tag,
         )
     }
-    unsafe fn send(&self, b: &Buf, dest: i32, tag: i32) -> MpiResult<()> {
+    pub(super) unsafe fn send(&self, b: &Buf, dest: i32, tag: i32) -> MpiResult<()> {
         wait(self.isend(b, dest, tag)?).map(|_| ())
     }
-    unsafe fn recv(&self, b: &Buf, src: i32, tag: i32) -> MpiResult<()> {
+    pub(super) unsafe fn recv(&self, b: &Buf, src: i32, tag: i32) -> MpiResult<()> {
         let st = wait(self.irecv(b, src, tag)?)?;
         if st.error != c::MPI_SUCCESS {
             return err(st.error, "collective message did not fit the receive buffer (mismatched counts?)");
@@ -202,6 +228,9 @@ impl Coll {
 
     /// Dissemination barrier: ceil(log2 n) rounds.
     pub fn barrier(&self) -> MpiResult<()> {
+        if self.comm.is_inter() {
+            return self.inter_barrier();
+        }
         if let Some(r) = super::hier::barrier(self) {
             return r;
         }
@@ -225,6 +254,9 @@ impl Coll {
     /// # Safety
     /// `b` must be valid on every rank for its count.
     pub unsafe fn bcast(&self, b: &Buf, root: i32) -> MpiResult<()> {
+        if self.comm.is_inter() {
+            return self.inter_bcast(b, root);
+        }
         if let Some(r) = super::hier::bcast(self, b, root) {
             return r;
         }
@@ -254,6 +286,9 @@ impl Coll {
     /// # Safety
     /// Buffers valid for `count` elements (recv only significant at root).
     pub unsafe fn reduce(&self, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer, root: i32) -> MpiResult<()> {
+        if self.comm.is_inter() {
+            return self.inter_reduce(send, recv, count, dt, red, root);
+        }
         if let Some(r) = super::hier::reduce(self, send, recv, count, dt, red, root) {
             return r;
         }
@@ -290,7 +325,7 @@ impl Coll {
     }
 
     /// The reduction's work buffer at rank 0 (None elsewhere).
-    unsafe fn reduce_to_zero(&self, mut acc: Vec<u8>, count: usize, dt: &DtRef, red: &Reducer) -> MpiResult<Option<Vec<u8>>> {
+    pub(super) unsafe fn reduce_to_zero(&self, mut acc: Vec<u8>, count: usize, dt: &DtRef, red: &Reducer) -> MpiResult<Option<Vec<u8>>> {
         let (nr, r) = (self.size(), self.rank());
         let (n, w) = red.work(count, dt);
         let mut tmp = vec![0u8; red.work_len(count, dt)];
@@ -314,6 +349,9 @@ impl Coll {
     /// # Safety
     /// Buffers valid for `count` elements.
     pub unsafe fn allreduce(&self, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer) -> MpiResult<()> {
+        if self.comm.is_inter() {
+            return self.inter_allreduce(send, recv, count, dt, red);
+        }
         if let Some(r) = super::hier::allreduce(self, send, recv, count, dt, red) {
             return r;
         }
@@ -340,6 +378,9 @@ impl Coll {
     /// # Safety
     /// Buffers valid as described by the arguments.
     pub unsafe fn gatherv(&self, send: Option<&Buf>, parts: &[Buf], root: i32) -> MpiResult<()> {
+        if self.comm.is_inter() {
+            return self.inter_gatherv(send, parts, root);
+        }
         let r = self.rank();
         if r != root {
             return self.send(send.expect("non-root has a send buffer"), root, TAG_GATHER);
@@ -367,6 +408,9 @@ impl Coll {
     /// # Safety
     /// Buffers valid as described by the arguments.
     pub unsafe fn scatterv(&self, parts: &[Buf], recv: Option<&Buf>, root: i32) -> MpiResult<()> {
+        if self.comm.is_inter() {
+            return self.inter_scatterv(parts, recv, root);
+        }
         let r = self.rank();
         if r != root {
             return self.recv(recv.expect("non-root has a receive buffer"), root, TAG_SCATTER);
@@ -389,6 +433,9 @@ impl Coll {
     /// # Safety
     /// Buffers valid as described by the arguments.
     pub unsafe fn allgatherv(&self, send: Option<&Buf>, parts: &[Buf]) -> MpiResult<()> {
+        if self.comm.is_inter() {
+            return self.inter_allgatherv(send, parts);
+        }
         let r = self.rank() as usize;
         // In place: a non-root rank's own part is its contribution; rank 0's is already there.
         let own = match send {
@@ -408,6 +455,9 @@ impl Coll {
     /// # Safety
     /// Buffers valid as described by the arguments (sends must not alias recvs).
     pub unsafe fn alltoallv(&self, sends: &[Buf], recvs: &[Buf]) -> MpiResult<()> {
+        if self.comm.is_inter() {
+            return self.inter_alltoallv(sends, recvs);
+        }
         let (n, r) = (self.size(), self.rank());
         let mut reqs = Vec::new();
         for k in 1..n {
@@ -460,6 +510,9 @@ impl Coll {
     /// # Safety
     /// Buffers valid for the counts.
     pub unsafe fn reduce_scatter(&self, send: *const u8, recv: *mut u8, counts: &[usize], dt: &DtRef, red: &Reducer) -> MpiResult<()> {
+        if self.comm.is_inter() {
+            return self.inter_reduce_scatter(send, recv, counts, dt, red);
+        }
         let total: usize = counts.iter().sum();
         let r = self.rank() as usize;
         let ext = dt.extent.max(0) as usize;

@@ -9,6 +9,7 @@ pub mod errh;
 pub mod error;
 pub mod hier;
 pub mod hooks;
+pub mod intercoll;
 pub mod matching;
 pub mod op;
 pub mod p2p;

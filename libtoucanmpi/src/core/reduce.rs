@@ -15,19 +15,28 @@ use std::os::raw::{c_int, c_void};
 
 /// `MPI_User_function`: (invec, inoutvec, len, datatype).
 pub type UserFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut usize);
+/// `MPI_User_function_c` (MPI_Op_create_c): the same with an `MPI_Count` length.
+pub type UserFnC = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut i64, *mut usize);
+
+/// A user function of either binding.
+#[derive(Clone, Copy)]
+pub enum UserCall {
+    Int(UserFn),
+    Count(UserFnC),
+}
 
 /// Handles of user operations start here (predefined ones are below 0x100).
 pub const USER_OP_BASE: usize = 0x5000_0000;
 
 #[derive(Clone, Copy)]
 pub struct UserOp {
-    pub f: UserFn,
+    pub f: UserCall,
     pub commute: bool,
 }
 
 static USER_OPS: Lock<Vec<Option<UserOp>>> = Lock::new(Vec::new());
 
-pub fn create(f: UserFn, commute: bool) -> usize {
+pub fn create(f: UserCall, commute: bool) -> usize {
     let mut t = USER_OPS.lock();
     t.push(Some(UserOp { f, commute }));
     USER_OP_BASE + t.len() - 1
@@ -142,9 +151,12 @@ impl Reducer {
                 op::apply(*op, *ty, inp.as_ptr(), inout.as_mut_ptr(), n);
             }
             Reducer::User { op, handle, .. } => {
-                let mut len = count as c_int;
                 let mut h = *handle;
-                (op.f)(inp.as_ptr() as *mut c_void, inout.as_mut_ptr() as *mut c_void, &mut len, &mut h);
+                let (a, b) = (inp.as_ptr() as *mut c_void, inout.as_mut_ptr() as *mut c_void);
+                match op.f {
+                    UserCall::Int(f) => f(a, b, &mut (count as c_int), &mut h),
+                    UserCall::Count(f) => f(a, b, &mut (count as i64), &mut h),
+                }
             }
         }
     }

@@ -48,6 +48,8 @@ pub enum Persist {
         tag: i32,
         comm: usize,
     },
+    /// A persistent collective (`MPI_Bcast_init`, ...).
+    Coll(std::rc::Rc<super::coll::CollOp>),
 }
 
 /// Where a receive puts its data.
