@@ -9,7 +9,7 @@ use crate::core::comm::{derive_ctx, CommRef, Group};
 use crate::core::datatype;
 use crate::core::errh;
 use crate::core::error::{class_text, err, is_valid_class, MpiError, MpiResult};
-use crate::core::state;
+use crate::core::state::{self, AttrKind};
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
@@ -64,9 +64,9 @@ pub fn dup(comm_h: usize, newcomm: *mut usize) -> MpiResult<()> {
     n.errhandler = cm.errhandler;
     n.remote = cm.remote.clone();
     let h = add_comm(sub, n)?;
-    if let Err(e) = super::attr::copy_all(sub, comm_h, h) {
+    if let Err(e) = super::attr::copy_all(sub, AttrKind::Comm, comm_h, h) {
         // A copy callback failed: no new communicator (MPI_COMM_NULL comes back).
-        let _ = super::attr::delete_all(sub, h);
+        let _ = super::attr::delete_all(sub, AttrKind::Comm, h);
         state::with(|s| {
             if let Some(i) = hd::comm_index(h) {
                 s.locals[sub].comms[i] = None;
@@ -144,7 +144,7 @@ mpi_fn!(MPI_Comm_free, PMPI_Comm_free, |p: *mut usize| errcomm = c::MPI_COMM_WOR
         return err(c::MPI_ERR_COMM, "predefined communicators cannot be freed");
     }
     state::with(|s| comm_in(s, sub, h).map(|_| ()))??;
-    super::attr::delete_all(sub, h)?;
+    super::attr::delete_all(sub, AttrKind::Comm, h)?;
     crate::core::topo::forget(sub, h);
     state::with(|s| -> MpiResult<()> {
         let i = hd::comm_index(h).expect("checked by comm_in");
@@ -317,7 +317,7 @@ pub unsafe fn get_attr(comm_h: usize, key: c_int, val: *mut c_void, flag: *mut c
         *(val as *mut *const AtomicI32) = p as *const AtomicI32;
         return Ok(());
     }
-    match super::attr::get_user(sub, comm_h, key)? {
+    match super::attr::get_user(sub, AttrKind::Comm, comm_h, key)? {
         Some(v) => {
             *flag = 1;
             *(val as *mut usize) = v;

@@ -300,12 +300,17 @@ pub fn register(d: DtRef) -> MpiResult<usize> {
     err(c::MPI_ERR_NO_MEM, "too many datatypes")
 }
 
-/// `MPI_Type_free`: the handle becomes invalid; operations that hold the type keep it alive.
-pub fn free(h: usize) -> MpiResult<()> {
+/// `h` names a datatype that `MPI_Type_free` may free.
+pub fn freeable(h: usize) -> MpiResult<()> {
     if is_predefined(h) {
         return err(c::MPI_ERR_TYPE, "predefined datatypes cannot be freed");
     }
-    lookup(h)?;
+    lookup(h).map(|_| ())
+}
+
+/// `MPI_Type_free`: the handle becomes invalid; operations that hold the type keep it alive.
+pub fn free(h: usize) -> MpiResult<()> {
+    freeable(h)?;
     USERS.lock().types.remove(&h).map(|_| ()).ok_or_else(|| bad_handle(h))
 }
 

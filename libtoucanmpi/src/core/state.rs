@@ -45,18 +45,26 @@ pub struct Local {
     pub group_creations: HashMap<(u64, u64, i32), u64>,
     /// Error codes added by MPI_Add_error_class/code: (code, class, string).
     pub errors: Vec<(i32, i32, String)>,
-    /// Communicator keyvals (MPI_Comm_create_keyval), index = keyval - KEYVAL_BASE.
+    /// Attribute keyvals (MPI_Comm/Type_create_keyval), index = keyval - KEYVAL_BASE.
     pub keyvals: Vec<Keyval>,
-    /// Attributes set on communicators: comm table index -> (keyval, value).
-    pub attrs: HashMap<usize, Vec<(i32, usize)>>,
+    /// Attributes set on objects: (kind, handle) -> (keyval, value), in the order set.
+    pub attrs: HashMap<(AttrKind, usize), Vec<(i32, usize)>>,
     /// What a blocking receive or probe of this rank waits for (deadlock reports).
     pub waiting: Option<super::matching::Pattern>,
 }
 
-/// A communicator attribute key: its callbacks (C function pointers, or the predefined
+/// The kind of object an attribute keyval is for (a keyval of one kind is invalid on another).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AttrKind {
+    Comm,
+    Type,
+}
+
+/// An attribute key: its kind, callbacks (C function pointers, or the predefined
 /// 0 = NULL_COPY/NULL_DELETE and 1 = DUP) and extra state.
 #[derive(Clone, Copy, Debug)]
 pub struct Keyval {
+    pub kind: AttrKind,
     pub copy: usize,
     pub delete: usize,
     pub extra: usize,
