@@ -16,6 +16,7 @@ mod datatype;
 mod env;
 #[cfg(not(test))]
 mod exit;
+mod external;
 mod group;
 pub mod handles;
 mod info;
