@@ -958,33 +958,6 @@ mpi_fn!(
     }
 );
 
-/// Basic elements in `bytes` of type `d` (MPI_Get_elements).
-fn elements(d: &DtRef, bytes: u64) -> i64 {
-    if d.size == 0 {
-        return 0;
-    }
-    let full = bytes / d.size as u64;
-    let mut rem = (bytes % d.size as u64) as usize;
-    let per = d.elements.max(1) as u64;
-    let mut n = full * per;
-    if rem > 0 {
-        // Count whole basic elements of the partial element, block by block.
-        let esize = (d.size / d.elements.max(1)).max(1);
-        for &(_, len) in &d.blocks {
-            let k = rem.min(len);
-            if k < len && k % esize != 0 {
-                return c::MPI_UNDEFINED as i64;
-            }
-            n += (k / esize) as u64;
-            rem -= k;
-            if rem == 0 {
-                break;
-            }
-        }
-    }
-    n as i64
-}
-
 mpi_fn!(
     MPI_Get_elements,
     PMPI_Get_elements,
@@ -994,7 +967,7 @@ mpi_fn!(
             return err(c::MPI_ERR_ARG, "null argument");
         }
         let d = crate::core::datatype::lookup(dt)?;
-        *count = elements(&d, (*status).bytes()).min(i32::MAX as i64) as c_int;
+        *count = d.elements_in((*status).bytes()).min(i32::MAX as i64) as c_int;
         Ok(())
     }
 );
@@ -1008,7 +981,7 @@ mpi_fn!(
             return err(c::MPI_ERR_ARG, "null argument");
         }
         let d = crate::core::datatype::lookup(dt)?;
-        *count = elements(&d, (*status).bytes());
+        *count = d.elements_in((*status).bytes());
         Ok(())
     }
 );
@@ -1211,6 +1184,13 @@ mpi_fn!(
 );
 
 mpi_fn!(
+    MPI_Status_set_elements_c,
+    PMPI_Status_set_elements_c,
+    |status: *mut MpiStatus, dt: usize, count: i64| errcomm = c::MPI_COMM_WORLD,
+    { set_elements(status, dt, count) }
+);
+
+mpi_fn!(
     MPI_Status_set_elements_x,
     PMPI_Status_set_elements_x,
     |status: *mut MpiStatus, dt: usize, count: i64| errcomm = c::MPI_COMM_WORLD,
@@ -1225,8 +1205,7 @@ unsafe fn set_elements(status: *mut MpiStatus, dt: usize, count: i64) -> MpiResu
     }
     let n = hd::count(count)?;
     let d = crate::core::datatype::lookup(dt)?;
-    let per = (d.size / d.elements.max(1)).max(1);
-    let bytes = (n * per) as u64;
+    let bytes = d.bytes_for_elements(n as u64);
     let st = &mut *status;
     st.internal[0] = (bytes & 0xffff_ffff) as i32;
     st.internal[1] = (bytes >> 32) as i32;
