@@ -17,6 +17,7 @@ mod env;
 #[cfg(not(test))]
 mod exit;
 mod external;
+pub(crate) mod greq;
 mod group;
 pub mod handles;
 mod info;

@@ -5,7 +5,7 @@
 use super::comm::{CommRef, Group, CTX_SELF, CTX_WORLD};
 use super::error::{err, MpiResult};
 use super::matching::{Posted, Unexp};
-use super::request::{ReqId, Request, Slab, Status};
+use super::request::{Greq, ReqId, Request, Slab, Status};
 use crate::abi::consts as c;
 use crate::sched;
 use crate::sched::lock::Lock;
@@ -51,6 +51,11 @@ pub struct Local {
     pub attrs: HashMap<(AttrKind, usize), Vec<(i32, usize)>>,
     /// What a blocking receive or probe of this rank waits for (deadlock reports).
     pub waiting: Option<super::matching::Pattern>,
+    /// Generalized requests the application completed (`MPI_Grequest_complete`) whose status
+    /// the query callback has not given yet; settled by `abi::greq::settle`.
+    pub greq_ready: Vec<ReqId>,
+    /// Free callbacks of generalized requests freed under the lock, to run outside it.
+    pub greq_frees: Vec<Greq>,
 }
 
 /// The kind of object an attribute keyval is for (a keyval of one kind is invalid on another).
@@ -151,6 +156,8 @@ impl State {
                     keyvals: Vec::new(),
                     attrs: HashMap::new(),
                     waiting: None,
+                    greq_ready: Vec::new(),
+                    greq_frees: Vec::new(),
                 }
             })
             .collect();
@@ -195,11 +202,18 @@ impl State {
             self.locals[owner].bsend_used -= bsend;
         }
         if freed && r.persist.is_none() {
-            self.reqs.remove(id);
+            self.drop_request(id);
         }
         // The running subrank needs no wake-up (it checks its requests before parking).
         if waiter != sched::current() {
             sched::wake(waiter);
+        }
+    }
+
+    /// Removes request `id`; a generalized request's free callback is queued for its owner.
+    pub fn drop_request(&mut self, id: ReqId) {
+        if let Some(Request { owner, greq: Some(g), .. }) = self.reqs.remove(id) {
+            self.locals[owner].greq_frees.push(g);
         }
     }
 
