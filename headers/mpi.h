@@ -1364,6 +1364,13 @@ int MPI_Remove_error_code(int errorcode);
 int PMPI_Remove_error_code(int errorcode);
 int MPI_Remove_error_string(int errorcode);
 int PMPI_Remove_error_string(int errorcode);
+/* MPICH 4.0's extension names of the three functions above */
+int MPIX_Delete_error_class(int errorclass);
+int PMPIX_Delete_error_class(int errorclass);
+int MPIX_Delete_error_code(int errorcode);
+int PMPIX_Delete_error_code(int errorcode);
+int MPIX_Delete_error_string(int errorcode);
+int PMPIX_Delete_error_string(int errorcode);
 
 /* ---- Info objects (chapter 10) ---- */
 int MPI_Info_create(MPI_Info *info);

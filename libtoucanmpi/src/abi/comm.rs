@@ -449,7 +449,13 @@ mpi_fn!(
         if is_valid_class(code) {
             return put_string(class_text(code), s, len, c::MPI_MAX_ERROR_STRING as usize);
         }
-        let text = state::with(|st| st.locals[sub].errors.iter().find(|e| e.0 == code).map(|e| e.2.clone()))?;
+        let text = state::with(|st| {
+            st.locals[sub]
+                .errors
+                .iter()
+                .find(|e| e.0 == code)
+                .map(|e| e.2.clone().unwrap_or_default())
+        })?;
         match text {
             Some(t) => put_string(&t, s, len, c::MPI_MAX_ERROR_STRING as usize),
             None => err(c::MPI_ERR_ARG, format!("invalid error code {code}")),
@@ -464,7 +470,7 @@ fn add_code(sub: usize, class: Option<c_int>) -> MpiResult<c_int> {
     state::with(|s| {
         let l = &mut s.locals[sub];
         let code = l.errors.last().map(|e| e.0 + 1).unwrap_or(FIRST_USER_CODE);
-        l.errors.push((code, class.unwrap_or(code), String::new()));
+        l.errors.push((code, class.unwrap_or(code), None));
         LASTCODE_VAL.store(code, Ordering::Relaxed);
         code
     })
@@ -511,7 +517,7 @@ mpi_fn!(
                 .errors
                 .iter_mut()
                 .find(|e| e.0 == code)
-                .map(|e| e.2 = t.chars().take(c::MPI_MAX_ERROR_STRING as usize - 1).collect())
+                .map(|e| e.2 = Some(t.chars().take(c::MPI_MAX_ERROR_STRING as usize - 1).collect()))
                 .is_some()
         })?;
         if !ok {
@@ -522,4 +528,84 @@ mpi_fn!(
         }
         Ok(())
     }
+);
+
+/// Removes what MPI_Add_error_class/code/string added (MPI 4.1): `what` picks the entry
+/// (class, code or string of `code`); an entry that still has dependents (a class with codes,
+/// a code with a string) cannot go.
+fn remove_error(code: c_int, what: ErrorPart) -> MpiResult<()> {
+    let sub = me()?;
+    state::with(|s| {
+        let errors = &mut s.locals[sub].errors;
+        let Some(i) = errors.iter().position(|e| e.0 == code) else {
+            return err(
+                c::MPI_ERR_ARG,
+                format!("error code {code} was not added with MPI_Add_error_class/code"),
+            );
+        };
+        let (is_class, has_string) = (errors[i].1 == code, errors[i].2.is_some());
+        match what {
+            ErrorPart::String if !has_string => err(c::MPI_ERR_ARG, format!("error code {code} has no string added")),
+            ErrorPart::String => {
+                errors[i].2 = None;
+                Ok(())
+            }
+            ErrorPart::Class if !is_class => err(c::MPI_ERR_ARG, format!("{code} is an error code, not a class")),
+            ErrorPart::Code if is_class => err(c::MPI_ERR_ARG, format!("{code} is an error class, not a code")),
+            ErrorPart::Class if errors.iter().any(|e| e.1 == code && e.0 != code) => err(
+                c::MPI_ERR_ARG,
+                format!("error class {code} still has error codes (remove them first)"),
+            ),
+            ErrorPart::Code if has_string => err(c::MPI_ERR_ARG, format!("error code {code} still has a string (remove it first)")),
+            ErrorPart::Class | ErrorPart::Code => {
+                errors.remove(i);
+                Ok(())
+            }
+        }
+    })?
+}
+
+#[derive(Clone, Copy)]
+enum ErrorPart {
+    Class,
+    Code,
+    String,
+}
+
+mpi_fn!(
+    MPI_Remove_error_class,
+    PMPI_Remove_error_class,
+    |class: c_int| errcomm = c::MPI_COMM_WORLD,
+    { remove_error(class, ErrorPart::Class) }
+);
+mpi_fn!(
+    MPI_Remove_error_code,
+    PMPI_Remove_error_code,
+    |code: c_int| errcomm = c::MPI_COMM_WORLD,
+    { remove_error(code, ErrorPart::Code) }
+);
+mpi_fn!(
+    MPI_Remove_error_string,
+    PMPI_Remove_error_string,
+    |code: c_int| errcomm = c::MPI_COMM_WORLD,
+    { remove_error(code, ErrorPart::String) }
+);
+// MPICH 4.0's extension names for the same functions (before MPI 4.1 named them Remove).
+mpi_fn!(
+    MPIX_Delete_error_class,
+    PMPIX_Delete_error_class,
+    |class: c_int| errcomm = c::MPI_COMM_WORLD,
+    { remove_error(class, ErrorPart::Class) }
+);
+mpi_fn!(
+    MPIX_Delete_error_code,
+    PMPIX_Delete_error_code,
+    |code: c_int| errcomm = c::MPI_COMM_WORLD,
+    { remove_error(code, ErrorPart::Code) }
+);
+mpi_fn!(
+    MPIX_Delete_error_string,
+    PMPIX_Delete_error_string,
+    |code: c_int| errcomm = c::MPI_COMM_WORLD,
+    { remove_error(code, ErrorPart::String) }
 );

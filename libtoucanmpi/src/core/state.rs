@@ -43,8 +43,8 @@ pub struct Local {
     pub bsend_used: usize,
     /// MPI_Comm_create_group calls so far per (parent context, group hash, tag).
     pub group_creations: HashMap<(u64, u64, i32), u64>,
-    /// Error codes added by MPI_Add_error_class/code: (code, class, string).
-    pub errors: Vec<(i32, i32, String)>,
+    /// Error codes added by MPI_Add_error_class/code: (code, class, string if one was added).
+    pub errors: Vec<(i32, i32, Option<String>)>,
     /// Attribute keyvals (MPI_Comm/Type_create_keyval), index = keyval - KEYVAL_BASE.
     pub keyvals: Vec<Keyval>,
     /// Attributes set on objects: (kind, handle) -> (keyval, value), in the order set.
