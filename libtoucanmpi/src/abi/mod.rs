@@ -12,6 +12,7 @@ mod export;
 mod attr;
 mod coll;
 mod comm;
+mod convert;
 mod datatype;
 mod env;
 #[cfg(not(test))]
