@@ -1,6 +1,7 @@
 /* MPI_Request_get_status: reports completion without freeing the request;
  * false while a receive cannot have matched; on MPI_REQUEST_NULL gives an
- * empty status. */
+ * empty status. Calls that complete one operation (Sendrecv, Mprobe, Mrecv,
+ * Wait, Test) leave the status's MPI_ERROR field alone. */
 #include "ct.h"
 
 int main(int argc, char **argv)
@@ -88,6 +89,31 @@ int main(int argc, char **argv)
             CHECK(rq != MPI_REQUEST_NULL, "get_status freed the Issend request");
             MPI_Wait(&rq, MPI_STATUS_IGNORE);
         }
+    }
+
+    /* MPI_ERROR stays as the caller left it after single completions */
+    {
+        int x = rank, y = -1, done = 0;
+        int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+        MPI_Message msg;
+        MPI_Request r2;
+        st.MPI_ERROR = MPI_ERR_DIMS;
+        MPI_Sendrecv(&x, 1, MPI_INT, next, 8, &y, 1, MPI_INT, prev, 8, MPI_COMM_WORLD, &st);
+        CHECK(st.MPI_ERROR == MPI_ERR_DIMS && y == prev, "Sendrecv changed MPI_ERROR");
+        MPI_Send(&x, 1, MPI_INT, next, 9, MPI_COMM_WORLD);
+        MPI_Mprobe(prev, 9, MPI_COMM_WORLD, &msg, &st);
+        CHECK(st.MPI_ERROR == MPI_ERR_DIMS, "Mprobe changed MPI_ERROR");
+        st.MPI_ERROR = MPI_ERR_TOPOLOGY;
+        MPI_Mrecv(&y, 1, MPI_INT, &msg, &st);
+        CHECK(st.MPI_ERROR == MPI_ERR_TOPOLOGY, "Mrecv changed MPI_ERROR");
+        MPI_Irecv(&y, 1, MPI_INT, prev, 10, MPI_COMM_WORLD, &rq);
+        MPI_Isend(&x, 1, MPI_INT, next, 10, MPI_COMM_WORLD, &r2);
+        while (!done)
+            MPI_Test(&rq, &done, &st);
+        CHECK(st.MPI_ERROR == MPI_ERR_TOPOLOGY, "Test changed MPI_ERROR");
+        st.MPI_ERROR = MPI_ERR_DIMS;
+        MPI_Wait(&r2, &st);
+        CHECK(st.MPI_ERROR == MPI_ERR_DIMS, "Wait changed MPI_ERROR");
     }
 
     return ct_finish(rank, errs);

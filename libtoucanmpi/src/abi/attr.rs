@@ -1,28 +1,40 @@
-//! Communicator attributes: keyvals with copy/delete callbacks, set/get/delete, and their
-//! behaviour on MPI_Comm_dup and MPI_Comm_free. Callbacks run outside the state lock (they
-//! may call MPI).
+//! Attributes on communicators and datatypes: keyvals with copy/delete callbacks,
+//! set/get/delete, and their behaviour when the object is duplicated (MPI_Comm_dup,
+//! MPI_Type_dup) or freed. Both kinds share one keyval table (a keyval remembers its kind)
+//! and one attribute store keyed by (kind, handle). Callbacks run outside the state lock
+//! (they may call MPI).
 
 use super::consts as c;
-use super::handles::{self as hd, comm, me};
-use crate::core::error::{err, MpiError, MpiResult};
-use crate::core::state::{self, Keyval};
+use super::handles::{comm, me};
+use crate::core::datatype as dt;
+use crate::core::error::{err, MpiResult};
+use crate::core::state::{self, AttrKind, Keyval};
 use std::os::raw::{c_int, c_void};
 
 /// User keyvals are numbered from here (predefined keys are below 1000).
 pub const KEYVAL_BASE: c_int = 0x10000;
 
+/// `MPI_Comm_copy_attr_function` and `MPI_Type_copy_attr_function`: the object handle is
+/// pointer-sized in both.
 type CopyFn = unsafe extern "C" fn(usize, c_int, *mut c_void, *mut c_void, *mut c_void, *mut c_int) -> c_int;
 type DeleteFn = unsafe extern "C" fn(usize, c_int, *mut c_void, *mut c_void) -> c_int;
 
-fn keyval(sub: usize, k: c_int) -> MpiResult<Keyval> {
+fn keyval(sub: usize, kind: AttrKind, k: c_int) -> MpiResult<Keyval> {
     let kv = state::with(|s| {
         k.checked_sub(KEYVAL_BASE)
             .and_then(|i| s.locals[sub].keyvals.get(i as usize).copied())
     })?;
-    kv.ok_or_else(|| MpiError::new(c::MPI_ERR_KEYVAL, format!("invalid keyval {k}")))
+    match kv {
+        Some(kv) if kv.kind == kind => Ok(kv),
+        Some(kv) => err(
+            c::MPI_ERR_KEYVAL,
+            format!("keyval {k} was made for {:?} attributes, not {kind:?}", kv.kind),
+        ),
+        None => err(c::MPI_ERR_KEYVAL, format!("invalid keyval {k}")),
+    }
 }
 
-fn create(copy: usize, delete: usize, out: *mut c_int, extra: *mut c_void) -> MpiResult<()> {
+fn create(kind: AttrKind, copy: usize, delete: usize, out: *mut c_int, extra: *mut c_void) -> MpiResult<()> {
     let sub = me()?;
     if out.is_null() {
         return err(c::MPI_ERR_ARG, "null keyval pointer");
@@ -30,6 +42,7 @@ fn create(copy: usize, delete: usize, out: *mut c_int, extra: *mut c_void) -> Mp
     let k = state::with(|s| {
         let t = &mut s.locals[sub].keyvals;
         t.push(Keyval {
+            kind,
             copy,
             delete,
             extra: extra as usize,
@@ -42,14 +55,14 @@ fn create(copy: usize, delete: usize, out: *mut c_int, extra: *mut c_void) -> Mp
     Ok(())
 }
 
-fn free_keyval(k: *mut c_int) -> MpiResult<()> {
+fn free_keyval(kind: AttrKind, k: *mut c_int) -> MpiResult<()> {
     let sub = me()?;
     if k.is_null() {
         return err(c::MPI_ERR_ARG, "null keyval pointer");
     }
     // SAFETY: checked non-null.
     let key = unsafe { *k };
-    keyval(sub, key)?;
+    keyval(sub, kind, key)?;
     // Attributes already set keep their callbacks; the key can no longer be set.
     state::with(|s| s.locals[sub].keyvals[(key - KEYVAL_BASE) as usize].freed = true)?;
     // SAFETY: as above.
@@ -57,11 +70,11 @@ fn free_keyval(k: *mut c_int) -> MpiResult<()> {
     Ok(())
 }
 
-/// Runs the delete callback of attribute (key, val) on communicator `h`.
-fn run_delete(sub: usize, h: usize, key: c_int, val: usize) -> MpiResult<()> {
-    let kv = keyval(sub, key)?;
+/// Runs the delete callback of attribute (key, val) on object `h`.
+fn run_delete(sub: usize, kind: AttrKind, h: usize, key: c_int, val: usize) -> MpiResult<()> {
+    let kv = keyval(sub, kind, key)?;
     if kv.delete > 1 {
-        // SAFETY: the application registered this pointer as a delete callback.
+        // SAFETY: the application registered this pointer as a delete callback of this kind.
         let f: DeleteFn = unsafe { std::mem::transmute(kv.delete) };
         let rc = unsafe { f(h, key, val as *mut c_void, kv.extra as *mut c_void) };
         if rc != c::MPI_SUCCESS {
@@ -71,24 +84,25 @@ fn run_delete(sub: usize, h: usize, key: c_int, val: usize) -> MpiResult<()> {
     Ok(())
 }
 
-fn set(h: usize, key: c_int, val: usize) -> MpiResult<()> {
-    let (sub, _) = comm(h)?;
-    let kv = keyval(sub, key)?;
+fn find(sub: usize, kind: AttrKind, h: usize, key: c_int) -> MpiResult<Option<usize>> {
+    state::with(|s| {
+        s.locals[sub]
+            .attrs
+            .get(&(kind, h))
+            .and_then(|v| v.iter().find(|a| a.0 == key).map(|a| a.1))
+    })
+}
+
+fn set(sub: usize, kind: AttrKind, h: usize, key: c_int, val: usize) -> MpiResult<()> {
+    let kv = keyval(sub, kind, key)?;
     if kv.freed {
         return err(c::MPI_ERR_KEYVAL, format!("keyval {key} was freed"));
     }
-    let idx = hd::comm_index(h).expect("valid communicator");
-    let old = state::with(|s| {
-        s.locals[sub]
-            .attrs
-            .get(&idx)
-            .and_then(|v| v.iter().find(|a| a.0 == key).map(|a| a.1))
-    })?;
-    if let Some(o) = old {
-        run_delete(sub, h, key, o)?;
+    if let Some(o) = find(sub, kind, h, key)? {
+        run_delete(sub, kind, h, key, o)?;
     }
     state::with(|s| {
-        let v = s.locals[sub].attrs.entry(idx).or_default();
+        let v = s.locals[sub].attrs.entry((kind, h)).or_default();
         v.retain(|a| a.0 != key);
         v.push((key, val));
     })?;
@@ -96,43 +110,34 @@ fn set(h: usize, key: c_int, val: usize) -> MpiResult<()> {
 }
 
 /// A user attribute's value, if set.
-pub fn get_user(sub: usize, h: usize, key: c_int) -> MpiResult<Option<usize>> {
-    keyval(sub, key)?;
-    let idx = hd::comm_index(h).expect("valid communicator");
-    state::with(|s| {
-        s.locals[sub]
-            .attrs
-            .get(&idx)
-            .and_then(|v| v.iter().find(|a| a.0 == key).map(|a| a.1))
-    })
+pub fn get_user(sub: usize, kind: AttrKind, h: usize, key: c_int) -> MpiResult<Option<usize>> {
+    keyval(sub, kind, key)?;
+    find(sub, kind, h, key)
 }
 
-fn delete(h: usize, key: c_int) -> MpiResult<()> {
-    let (sub, _) = comm(h)?;
-    let Some(v) = get_user(sub, h, key)? else {
-        return err(c::MPI_ERR_KEYVAL, format!("attribute {key} is not set on this communicator"));
+fn delete(sub: usize, kind: AttrKind, h: usize, key: c_int) -> MpiResult<()> {
+    let Some(v) = get_user(sub, kind, h, key)? else {
+        return err(c::MPI_ERR_KEYVAL, format!("attribute {key} is not set on this object"));
     };
-    run_delete(sub, h, key, v)?;
-    let idx = hd::comm_index(h).expect("valid communicator");
+    run_delete(sub, kind, h, key, v)?;
     state::with(|s| {
-        if let Some(a) = s.locals[sub].attrs.get_mut(&idx) {
+        if let Some(a) = s.locals[sub].attrs.get_mut(&(kind, h)) {
             a.retain(|x| x.0 != key)
         }
     })?;
     Ok(())
 }
 
-/// Copies the attributes of `old` to the new communicator `new` (MPI_Comm_dup).
-pub fn copy_all(sub: usize, old: usize, new: usize) -> MpiResult<()> {
-    let (oi, ni) = (hd::comm_index(old).expect("valid"), hd::comm_index(new).expect("valid"));
-    let attrs = state::with(|s| s.locals[sub].attrs.get(&oi).cloned().unwrap_or_default())?;
+/// Copies the attributes of `old` to the new object `new` (MPI_Comm_dup, MPI_Type_dup).
+pub fn copy_all(sub: usize, kind: AttrKind, old: usize, new: usize) -> MpiResult<()> {
+    let attrs = state::with(|s| s.locals[sub].attrs.get(&(kind, old)).cloned().unwrap_or_default())?;
     for (key, val) in attrs {
-        let kv = keyval(sub, key)?;
+        let kv = keyval(sub, kind, key)?;
         let copied = match kv.copy {
             0 => None,
             1 => Some(val),
             f => {
-                // SAFETY: the application registered this pointer as a copy callback.
+                // SAFETY: the application registered this pointer as a copy callback of this kind.
                 let f: CopyFn = unsafe { std::mem::transmute(f) };
                 let (mut out, mut flag): (usize, c_int) = (0, 0);
                 let rc = unsafe {
@@ -152,61 +157,141 @@ pub fn copy_all(sub: usize, old: usize, new: usize) -> MpiResult<()> {
             }
         };
         if let Some(v) = copied {
-            state::with(|s| s.locals[sub].attrs.entry(ni).or_default().push((key, v)))?;
+            state::with(|s| s.locals[sub].attrs.entry((kind, new)).or_default().push((key, v)))?;
         }
     }
     Ok(())
 }
 
-/// Runs the delete callbacks of every attribute of `h` (MPI_Comm_free).
-pub fn delete_all(sub: usize, h: usize) -> MpiResult<()> {
-    let idx = hd::comm_index(h).expect("valid");
-    let attrs = state::with(|s| s.locals[sub].attrs.remove(&idx).unwrap_or_default())?;
-    for (key, val) in attrs.into_iter().rev() {
-        run_delete(sub, h, key, val)?;
+/// Runs the delete callbacks of every attribute of `h`, last set first (MPI_Comm_free,
+/// MPI_Type_free). A failing callback stops there: the attributes not yet deleted stay.
+pub fn delete_all(sub: usize, kind: AttrKind, h: usize) -> MpiResult<()> {
+    let mut attrs = state::with(|s| s.locals[sub].attrs.remove(&(kind, h)).unwrap_or_default())?;
+    while let Some((key, val)) = attrs.pop() {
+        if let Err(e) = run_delete(sub, kind, h, key, val) {
+            attrs.push((key, val));
+            state::with(|s| s.locals[sub].attrs.insert((kind, h), attrs))?;
+            return Err(e);
+        }
     }
     Ok(())
+}
+
+/// The running subrank, with `h` a valid datatype.
+fn type_owner(h: usize) -> MpiResult<usize> {
+    let sub = me()?;
+    dt::lookup(h)?;
+    Ok(sub)
+}
+
+/// `MPI_Type_dup`'s attribute step: copies, and on a failing copy callback frees the new
+/// type again (deleting what was copied) and returns the callback's error. Outside a rank
+/// (the library's unit tests) no attribute can have been set.
+pub fn dup_type(old: usize, new: usize) -> MpiResult<()> {
+    let Ok(sub) = me() else { return Ok(()) };
+    copy_all(sub, AttrKind::Type, old, new).inspect_err(|_| {
+        let _ = delete_all(sub, AttrKind::Type, new);
+        let _ = dt::free(new);
+    })
+}
+
+/// `MPI_Type_free`'s attribute step (before the handle goes).
+pub fn free_type(h: usize) -> MpiResult<()> {
+    dt::freeable(h)?;
+    let Ok(sub) = me() else { return Ok(()) };
+    delete_all(sub, AttrKind::Type, h)
+}
+
+// ---- communicators ----
+
+fn comm_sub(h: usize) -> MpiResult<usize> {
+    comm(h).map(|(sub, _)| sub)
 }
 
 mpi_fn!(
     MPI_Comm_create_keyval,
     PMPI_Comm_create_keyval,
     |copy: usize, del: usize, k: *mut c_int, extra: *mut c_void| errcomm = c::MPI_COMM_WORLD,
-    { create(copy, del, k, extra) }
+    { create(AttrKind::Comm, copy, del, k, extra) }
 );
 mpi_fn!(
     MPI_Keyval_create,
     PMPI_Keyval_create,
     |copy: usize, del: usize, k: *mut c_int, extra: *mut c_void| errcomm = c::MPI_COMM_WORLD,
-    { create(copy, del, k, extra) }
+    { create(AttrKind::Comm, copy, del, k, extra) }
 );
 mpi_fn!(
     MPI_Comm_free_keyval,
     PMPI_Comm_free_keyval,
     |k: *mut c_int| errcomm = c::MPI_COMM_WORLD,
-    { free_keyval(k) }
+    { free_keyval(AttrKind::Comm, k) }
 );
 mpi_fn!(MPI_Keyval_free, PMPI_Keyval_free, |k: *mut c_int| errcomm = c::MPI_COMM_WORLD, {
-    free_keyval(k)
+    free_keyval(AttrKind::Comm, k)
 });
 mpi_fn!(
     MPI_Comm_set_attr,
     PMPI_Comm_set_attr,
     |h: usize, key: c_int, val: *mut c_void| errcomm = h,
-    { set(h, key, val as usize) }
+    { set(comm_sub(h)?, AttrKind::Comm, h, key, val as usize) }
 );
 mpi_fn!(MPI_Attr_put, PMPI_Attr_put, |h: usize, key: c_int, val: *mut c_void| errcomm = h, {
-    set(h, key, val as usize)
+    set(comm_sub(h)?, AttrKind::Comm, h, key, val as usize)
 });
 mpi_fn!(MPI_Comm_delete_attr, PMPI_Comm_delete_attr, |h: usize, key: c_int| errcomm = h, {
-    delete(h, key)
+    delete(comm_sub(h)?, AttrKind::Comm, h, key)
 });
 mpi_fn!(MPI_Attr_delete, PMPI_Attr_delete, |h: usize, key: c_int| errcomm = h, {
-    delete(h, key)
+    delete(comm_sub(h)?, AttrKind::Comm, h, key)
 });
 mpi_fn!(
     MPI_Attr_get,
     PMPI_Attr_get,
     |h: usize, key: c_int, val: *mut c_void, flag: *mut c_int| errcomm = h,
     { super::comm::get_attr(h, key, val, flag) }
+);
+
+// ---- datatypes ----
+
+mpi_fn!(
+    MPI_Type_create_keyval,
+    PMPI_Type_create_keyval,
+    |copy: usize, del: usize, k: *mut c_int, extra: *mut c_void| errcomm = c::MPI_COMM_WORLD,
+    { create(AttrKind::Type, copy, del, k, extra) }
+);
+mpi_fn!(
+    MPI_Type_free_keyval,
+    PMPI_Type_free_keyval,
+    |k: *mut c_int| errcomm = c::MPI_COMM_WORLD,
+    { free_keyval(AttrKind::Type, k) }
+);
+mpi_fn!(
+    MPI_Type_set_attr,
+    PMPI_Type_set_attr,
+    |h: usize, key: c_int, val: *mut c_void| errcomm = c::MPI_COMM_WORLD,
+    { set(type_owner(h)?, AttrKind::Type, h, key, val as usize) }
+);
+mpi_fn!(
+    MPI_Type_get_attr,
+    PMPI_Type_get_attr,
+    |h: usize, key: c_int, val: *mut c_void, flag: *mut c_int| errcomm = c::MPI_COMM_WORLD,
+    {
+        if val.is_null() || flag.is_null() {
+            return err(c::MPI_ERR_ARG, "null argument");
+        }
+        match get_user(type_owner(h)?, AttrKind::Type, h, key)? {
+            Some(v) => {
+                *flag = 1;
+                *(val as *mut usize) = v;
+            }
+            None => *flag = 0,
+        }
+        Ok(())
+    }
+);
+mpi_fn!(
+    MPI_Type_delete_attr,
+    PMPI_Type_delete_attr,
+    |h: usize, key: c_int| errcomm = c::MPI_COMM_WORLD,
+    { delete(type_owner(h)?, AttrKind::Type, h, key) }
 );

@@ -9,7 +9,7 @@ use crate::core::comm::{derive_ctx, CommRef, Group};
 use crate::core::datatype;
 use crate::core::errh;
 use crate::core::error::{class_text, err, is_valid_class, MpiError, MpiResult};
-use crate::core::state;
+use crate::core::state::{self, AttrKind};
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
@@ -64,9 +64,9 @@ pub fn dup(comm_h: usize, newcomm: *mut usize) -> MpiResult<()> {
     n.errhandler = cm.errhandler;
     n.remote = cm.remote.clone();
     let h = add_comm(sub, n)?;
-    if let Err(e) = super::attr::copy_all(sub, comm_h, h) {
+    if let Err(e) = super::attr::copy_all(sub, AttrKind::Comm, comm_h, h) {
         // A copy callback failed: no new communicator (MPI_COMM_NULL comes back).
-        let _ = super::attr::delete_all(sub, h);
+        let _ = super::attr::delete_all(sub, AttrKind::Comm, h);
         state::with(|s| {
             if let Some(i) = hd::comm_index(h) {
                 s.locals[sub].comms[i] = None;
@@ -176,7 +176,7 @@ mpi_fn!(MPI_Comm_free, PMPI_Comm_free, |p: *mut usize| errcomm = c::MPI_COMM_WOR
         return err(c::MPI_ERR_COMM, "predefined communicators cannot be freed");
     }
     state::with(|s| comm_in(s, sub, h).map(|_| ()))??;
-    super::attr::delete_all(sub, h)?;
+    super::attr::delete_all(sub, AttrKind::Comm, h)?;
     crate::core::topo::forget(sub, h);
     state::with(|s| -> MpiResult<()> {
         let i = hd::comm_index(h).expect("checked by comm_in");
@@ -361,7 +361,7 @@ pub unsafe fn get_attr(comm_h: usize, key: c_int, val: *mut c_void, flag: *mut c
         *(val as *mut *const AtomicI32) = p as *const AtomicI32;
         return Ok(());
     }
-    match super::attr::get_user(sub, comm_h, key)? {
+    match super::attr::get_user(sub, AttrKind::Comm, comm_h, key)? {
         Some(v) => {
             *flag = 1;
             *(val as *mut usize) = v;
@@ -493,7 +493,13 @@ mpi_fn!(
         if is_valid_class(code) {
             return put_string(class_text(code), s, len, c::MPI_MAX_ERROR_STRING as usize);
         }
-        let text = state::with(|st| st.locals[sub].errors.iter().find(|e| e.0 == code).map(|e| e.2.clone()))?;
+        let text = state::with(|st| {
+            st.locals[sub]
+                .errors
+                .iter()
+                .find(|e| e.0 == code)
+                .map(|e| e.2.clone().unwrap_or_default())
+        })?;
         match text {
             Some(t) => put_string(&t, s, len, c::MPI_MAX_ERROR_STRING as usize),
             None => err(c::MPI_ERR_ARG, format!("invalid error code {code}")),
@@ -508,7 +514,7 @@ fn add_code(sub: usize, class: Option<c_int>) -> MpiResult<c_int> {
     state::with(|s| {
         let l = &mut s.locals[sub];
         let code = l.errors.last().map(|e| e.0 + 1).unwrap_or(FIRST_USER_CODE);
-        l.errors.push((code, class.unwrap_or(code), String::new()));
+        l.errors.push((code, class.unwrap_or(code), None));
         LASTCODE_VAL.store(code, Ordering::Relaxed);
         code
     })
@@ -555,7 +561,7 @@ mpi_fn!(
                 .errors
                 .iter_mut()
                 .find(|e| e.0 == code)
-                .map(|e| e.2 = t.chars().take(c::MPI_MAX_ERROR_STRING as usize - 1).collect())
+                .map(|e| e.2 = Some(t.chars().take(c::MPI_MAX_ERROR_STRING as usize - 1).collect()))
                 .is_some()
         })?;
         if !ok {
@@ -566,4 +572,84 @@ mpi_fn!(
         }
         Ok(())
     }
+);
+
+/// Removes what MPI_Add_error_class/code/string added (MPI 4.1): `what` picks the entry
+/// (class, code or string of `code`); an entry that still has dependents (a class with codes,
+/// a code with a string) cannot go.
+fn remove_error(code: c_int, what: ErrorPart) -> MpiResult<()> {
+    let sub = me()?;
+    state::with(|s| {
+        let errors = &mut s.locals[sub].errors;
+        let Some(i) = errors.iter().position(|e| e.0 == code) else {
+            return err(
+                c::MPI_ERR_ARG,
+                format!("error code {code} was not added with MPI_Add_error_class/code"),
+            );
+        };
+        let (is_class, has_string) = (errors[i].1 == code, errors[i].2.is_some());
+        match what {
+            ErrorPart::String if !has_string => err(c::MPI_ERR_ARG, format!("error code {code} has no string added")),
+            ErrorPart::String => {
+                errors[i].2 = None;
+                Ok(())
+            }
+            ErrorPart::Class if !is_class => err(c::MPI_ERR_ARG, format!("{code} is an error code, not a class")),
+            ErrorPart::Code if is_class => err(c::MPI_ERR_ARG, format!("{code} is an error class, not a code")),
+            ErrorPart::Class if errors.iter().any(|e| e.1 == code && e.0 != code) => err(
+                c::MPI_ERR_ARG,
+                format!("error class {code} still has error codes (remove them first)"),
+            ),
+            ErrorPart::Code if has_string => err(c::MPI_ERR_ARG, format!("error code {code} still has a string (remove it first)")),
+            ErrorPart::Class | ErrorPart::Code => {
+                errors.remove(i);
+                Ok(())
+            }
+        }
+    })?
+}
+
+#[derive(Clone, Copy)]
+enum ErrorPart {
+    Class,
+    Code,
+    String,
+}
+
+mpi_fn!(
+    MPI_Remove_error_class,
+    PMPI_Remove_error_class,
+    |class: c_int| errcomm = c::MPI_COMM_WORLD,
+    { remove_error(class, ErrorPart::Class) }
+);
+mpi_fn!(
+    MPI_Remove_error_code,
+    PMPI_Remove_error_code,
+    |code: c_int| errcomm = c::MPI_COMM_WORLD,
+    { remove_error(code, ErrorPart::Code) }
+);
+mpi_fn!(
+    MPI_Remove_error_string,
+    PMPI_Remove_error_string,
+    |code: c_int| errcomm = c::MPI_COMM_WORLD,
+    { remove_error(code, ErrorPart::String) }
+);
+// MPICH 4.0's extension names for the same functions (before MPI 4.1 named them Remove).
+mpi_fn!(
+    MPIX_Delete_error_class,
+    PMPIX_Delete_error_class,
+    |class: c_int| errcomm = c::MPI_COMM_WORLD,
+    { remove_error(class, ErrorPart::Class) }
+);
+mpi_fn!(
+    MPIX_Delete_error_code,
+    PMPIX_Delete_error_code,
+    |code: c_int| errcomm = c::MPI_COMM_WORLD,
+    { remove_error(code, ErrorPart::Code) }
+);
+mpi_fn!(
+    MPIX_Delete_error_string,
+    PMPIX_Delete_error_string,
+    |code: c_int| errcomm = c::MPI_COMM_WORLD,
+    { remove_error(code, ErrorPart::String) }
 );

@@ -582,7 +582,9 @@ mpi_fn!(
                 ..o.derived_copy()
             };
             Ok((d, contents(c::MPI_COMBINER_DUP, vec![], vec![], vec![], vec![o])))
-        })
+        })?;
+        // A failing copy callback leaves no new type (MPI_DATATYPE_NULL comes back).
+        super::attr::dup_type(oldtype, *newtype).inspect_err(|_| *newtype = c::MPI_DATATYPE_NULL)
     }
 );
 
@@ -610,6 +612,7 @@ mpi_fn!(MPI_Type_free, PMPI_Type_free, |datatype: *mut usize| errcomm = WORLD, {
     if datatype.is_null() {
         return err(c::MPI_ERR_ARG, "null datatype argument");
     }
+    super::attr::free_type(*datatype)?;
     dt::free(*datatype)?;
     *datatype = c::MPI_DATATYPE_NULL;
     Ok(())

@@ -74,7 +74,7 @@ mpi_fn!(MPI_Finalize, PMPI_Finalize, || errcomm = c::MPI_COMM_WORLD, {
     let (sub, world) = comm(c::MPI_COMM_WORLD)?;
     // MPI_Finalize first deletes MPI_COMM_SELF's attributes, running their delete callbacks
     // (applications use this as a finalize hook).
-    super::attr::delete_all(sub, c::MPI_COMM_SELF)?;
+    super::attr::delete_all(sub, crate::core::state::AttrKind::Comm, c::MPI_COMM_SELF)?;
     // Like MPICH, finalize synchronises the world, so no rank leaves while others still
     // need it; buffered sends drain first.
     crate::core::blocking::block_on(|s| (s.locals[sub].bsend_used == 0).then_some(()))?;

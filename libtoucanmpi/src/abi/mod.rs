@@ -13,10 +13,13 @@ mod attr;
 #[macro_use]
 mod coll;
 mod comm;
+mod convert;
 mod datatype;
 mod env;
 #[cfg(not(test))]
 mod exit;
+mod external;
+pub(crate) mod greq;
 mod group;
 pub mod handles;
 mod info;

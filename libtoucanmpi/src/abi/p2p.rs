@@ -605,19 +605,21 @@ unsafe fn take(s: &mut State, req: *mut Req) -> Status {
 
 mpi_fn!(MPI_Wait, PMPI_Wait, |req: *mut Req, status: *mut MpiStatus| errcomm = errcomm(), {
     me()?;
-    if req.is_null() {
-        return err(c::MPI_ERR_REQUEST, "null request pointer");
-    }
-    let h = *req;
-    state::with(|s| check_req(s, h))??;
-    let st = block_on(|s| {
-        if !live(s, h) {
-            return Some(Status::empty());
+    super::greq::around(|| {
+        if req.is_null() {
+            return err(c::MPI_ERR_REQUEST, "null request pointer");
         }
-        is_done(s, h as ReqId).then(|| take(s, req))
-    })?;
-    store(status, &st);
-    status_result(st, "MPI_Wait").map(|_| ())
+        let h = *req;
+        state::with(|s| check_req(s, h))??;
+        let st = block_on(|s| {
+            if !live(s, h) {
+                return Some(Status::empty());
+            }
+            is_done(s, h as ReqId).then(|| take(s, req))
+        })?;
+        store(status, &st);
+        status_result(st, "MPI_Wait").map(|_| ())
+    })
 });
 
 mpi_fn!(
@@ -626,32 +628,34 @@ mpi_fn!(
     |req: *mut Req, flag: *mut c_int, status: *mut MpiStatus| errcomm = errcomm(),
     {
         me()?;
-        if req.is_null() || flag.is_null() {
-            return err(c::MPI_ERR_ARG, "null argument");
-        }
-        let h = *req;
-        let st = state::with(|s| -> MpiResult<Option<Status>> {
-            check_req(s, h)?;
-            if !live(s, h) {
-                return Ok(Some(Status::empty()));
+        super::greq::around(|| {
+            if req.is_null() || flag.is_null() {
+                return err(c::MPI_ERR_ARG, "null argument");
             }
-            if !is_done(s, h as ReqId) {
-                s.progress();
+            let h = *req;
+            let st = state::with(|s| -> MpiResult<Option<Status>> {
+                check_req(s, h)?;
+                if !live(s, h) {
+                    return Ok(Some(Status::empty()));
+                }
+                if !is_done(s, h as ReqId) {
+                    s.progress();
+                }
+                Ok(is_done(s, h as ReqId).then(|| take(s, req)))
+            })??;
+            match st {
+                Some(st) => {
+                    *flag = 1;
+                    store(status, &st);
+                    status_result(st, "MPI_Test").map(|_| ())
+                }
+                None => {
+                    *flag = 0;
+                    sched::yield_now();
+                    Ok(())
+                }
             }
-            Ok(is_done(s, h as ReqId).then(|| take(s, req)))
-        })??;
-        match st {
-            Some(st) => {
-                *flag = 1;
-                store(status, &st);
-                status_result(st, "MPI_Test").map(|_| ())
-            }
-            None => {
-                *flag = 0;
-                sched::yield_now();
-                Ok(())
-            }
-        }
+        })
     }
 );
 
@@ -698,24 +702,26 @@ mpi_fn!(
     |n: c_int, p: *mut Req, statuses: *mut MpiStatus| errcomm = errcomm(),
     {
         me()?;
-        let v = reqs(n, p)?;
-        let mut failed = false;
-        // Requests with nothing to wait for report an empty status.
-        state::with(|s| {
-            for (i, &h) in v.iter().enumerate() {
-                if !live(s, h) {
-                    store_at(statuses, i, &Status::empty());
+        super::greq::around(|| {
+            let v = reqs(n, p)?;
+            let mut failed = false;
+            // Requests with nothing to wait for report an empty status.
+            state::with(|s| {
+                for (i, &h) in v.iter().enumerate() {
+                    if !live(s, h) {
+                        store_at(statuses, i, &Status::empty());
+                    }
                 }
+            })?;
+            block_on(|s| {
+                failed |= take_done(s, v, statuses, None).1;
+                v.iter().all(|&h| !live(s, h)).then_some(())
+            })?;
+            if failed {
+                return err(c::MPI_ERR_IN_STATUS, "a request failed (see the statuses' MPI_ERROR fields)");
             }
-        })?;
-        block_on(|s| {
-            failed |= take_done(s, v, statuses, None).1;
-            v.iter().all(|&h| !live(s, h)).then_some(())
-        })?;
-        if failed {
-            return err(c::MPI_ERR_IN_STATUS, "a request failed (see the statuses' MPI_ERROR fields)");
-        }
-        Ok(())
+            Ok(())
+        })
     }
 );
 
@@ -725,29 +731,31 @@ mpi_fn!(
     |n: c_int, p: *mut Req, flag: *mut c_int, statuses: *mut MpiStatus| errcomm = errcomm(),
     {
         me()?;
-        let v = reqs(n, p)?;
-        let all = state::with(|s| {
-            s.progress();
-            v.iter().all(|&h| !live(s, h) || is_done(s, h as ReqId))
-        })?;
-        if !all {
-            *flag = 0;
-            sched::yield_now();
-            return Ok(());
-        }
-        *flag = 1;
-        let failed = state::with(|s| {
-            for (i, &h) in v.iter().enumerate() {
-                if !live(s, h) {
-                    store_at(statuses, i, &Status::empty());
-                }
+        super::greq::around(|| {
+            let v = reqs(n, p)?;
+            let all = state::with(|s| {
+                s.progress();
+                v.iter().all(|&h| !live(s, h) || is_done(s, h as ReqId))
+            })?;
+            if !all {
+                *flag = 0;
+                sched::yield_now();
+                return Ok(());
             }
-            take_done(s, v, statuses, None).1
-        })?;
-        if failed {
-            return err(c::MPI_ERR_IN_STATUS, "a request failed (see the statuses' MPI_ERROR fields)");
-        }
-        Ok(())
+            *flag = 1;
+            let failed = state::with(|s| {
+                for (i, &h) in v.iter().enumerate() {
+                    if !live(s, h) {
+                        store_at(statuses, i, &Status::empty());
+                    }
+                }
+                take_done(s, v, statuses, None).1
+            })?;
+            if failed {
+                return err(c::MPI_ERR_IN_STATUS, "a request failed (see the statuses' MPI_ERROR fields)");
+            }
+            Ok(())
+        })
     }
 );
 
@@ -799,9 +807,11 @@ mpi_fn!(
     |n: c_int, p: *mut Req, index: *mut c_int, status: *mut MpiStatus| errcomm = errcomm(),
     {
         me()?;
-        let v = reqs(n, p)?;
-        let mut f = 0;
-        any(v, true, index, &mut f, status)
+        super::greq::around(|| {
+            let v = reqs(n, p)?;
+            let mut f = 0;
+            any(v, true, index, &mut f, status)
+        })
     }
 );
 
@@ -811,8 +821,10 @@ mpi_fn!(
     |n: c_int, p: *mut Req, index: *mut c_int, flag: *mut c_int, status: *mut MpiStatus| errcomm = errcomm(),
     {
         me()?;
-        let v = reqs(n, p)?;
-        any(v, false, index, flag, status)
+        super::greq::around(|| {
+            let v = reqs(n, p)?;
+            any(v, false, index, flag, status)
+        })
     }
 );
 
@@ -860,8 +872,10 @@ mpi_fn!(
     |n: c_int, p: *mut Req, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MpiStatus| errcomm = errcomm(),
     {
         me()?;
-        let v = reqs(n, p)?;
-        some(v, true, outcount, indices, statuses)
+        super::greq::around(|| {
+            let v = reqs(n, p)?;
+            some(v, true, outcount, indices, statuses)
+        })
     }
 );
 
@@ -871,8 +885,10 @@ mpi_fn!(
     |n: c_int, p: *mut Req, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MpiStatus| errcomm = errcomm(),
     {
         me()?;
-        let v = reqs(n, p)?;
-        some(v, false, outcount, indices, statuses)
+        super::greq::around(|| {
+            let v = reqs(n, p)?;
+            some(v, false, outcount, indices, statuses)
+        })
     }
 );
 
@@ -882,27 +898,29 @@ mpi_fn!(
     |h: Req, flag: *mut c_int, status: *mut MpiStatus| errcomm = errcomm(),
     {
         me()?;
-        let r = state::with(|s| -> MpiResult<Option<Status>> {
-            check_req(s, h)?;
-            if !live(s, h) {
-                return Ok(Some(Status::empty()));
+        super::greq::around(|| {
+            let r = state::with(|s| -> MpiResult<Option<Status>> {
+                check_req(s, h)?;
+                if !live(s, h) {
+                    return Ok(Some(Status::empty()));
+                }
+                if !is_done(s, h as ReqId) {
+                    s.progress();
+                }
+                Ok(is_done(s, h as ReqId).then(|| s.status_of(h as ReqId).unwrap_or_else(Status::empty)))
+            })??;
+            match r {
+                Some(st) => {
+                    *flag = 1;
+                    store(status, &st);
+                }
+                None => {
+                    *flag = 0;
+                    sched::yield_now();
+                }
             }
-            if !is_done(s, h as ReqId) {
-                s.progress();
-            }
-            Ok(is_done(s, h as ReqId).then(|| s.status_of(h as ReqId).unwrap_or_else(Status::empty)))
-        })??;
-        match r {
-            Some(st) => {
-                *flag = 1;
-                store(status, &st);
-            }
-            None => {
-                *flag = 0;
-                sched::yield_now();
-            }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 );
 
@@ -917,7 +935,7 @@ mpi_fn!(MPI_Request_free, PMPI_Request_free, |req: *mut Req| errcomm = errcomm()
             return Err(bad_request(h as usize));
         };
         if r.complete || !r.active {
-            s.reqs.remove(h);
+            s.drop_request(h);
         } else {
             r.freed = true;
             r.persist = None;
@@ -925,7 +943,7 @@ mpi_fn!(MPI_Request_free, PMPI_Request_free, |req: *mut Req| errcomm = errcomm()
         Ok(())
     })??;
     *req = c::MPI_REQUEST_NULL;
-    Ok(())
+    super::greq::after_free()
 });
 
 mpi_fn!(MPI_Cancel, PMPI_Cancel, |req: *mut Req| errcomm = errcomm(), {
@@ -934,8 +952,11 @@ mpi_fn!(MPI_Cancel, PMPI_Cancel, |req: *mut Req| errcomm = errcomm(), {
         return err(c::MPI_ERR_REQUEST, "MPI_Cancel of MPI_REQUEST_NULL");
     }
     let h = *req;
+    state::with(|s| check_req(s, h))??;
+    if let Some(r) = super::greq::cancel(h as ReqId) {
+        return r;
+    }
     state::with(|s| -> MpiResult<()> {
-        check_req(s, h)?;
         s.cancel(h as ReqId);
         Ok(())
     })??;
@@ -976,33 +997,6 @@ mpi_fn!(
     }
 );
 
-/// Basic elements in `bytes` of type `d` (MPI_Get_elements).
-fn elements(d: &DtRef, bytes: u64) -> i64 {
-    if d.size == 0 {
-        return 0;
-    }
-    let full = bytes / d.size as u64;
-    let mut rem = (bytes % d.size as u64) as usize;
-    let per = d.elements.max(1) as u64;
-    let mut n = full * per;
-    if rem > 0 {
-        // Count whole basic elements of the partial element, block by block.
-        let esize = (d.size / d.elements.max(1)).max(1);
-        for &(_, len) in &d.blocks {
-            let k = rem.min(len);
-            if k < len && k % esize != 0 {
-                return c::MPI_UNDEFINED as i64;
-            }
-            n += (k / esize) as u64;
-            rem -= k;
-            if rem == 0 {
-                break;
-            }
-        }
-    }
-    n as i64
-}
-
 mpi_fn!(
     MPI_Get_elements,
     PMPI_Get_elements,
@@ -1012,7 +1006,7 @@ mpi_fn!(
             return err(c::MPI_ERR_ARG, "null argument");
         }
         let d = crate::core::datatype::lookup(dt)?;
-        *count = elements(&d, (*status).bytes()).min(i32::MAX as i64) as c_int;
+        *count = d.elements_in((*status).bytes()).min(i32::MAX as i64) as c_int;
         Ok(())
     }
 );
@@ -1026,7 +1020,7 @@ mpi_fn!(
             return err(c::MPI_ERR_ARG, "null argument");
         }
         let d = crate::core::datatype::lookup(dt)?;
-        *count = elements(&d, (*status).bytes());
+        *count = d.elements_in((*status).bytes());
         Ok(())
     }
 );
@@ -1240,6 +1234,13 @@ mpi_fn!(
 );
 
 mpi_fn!(
+    MPI_Status_set_elements_c,
+    PMPI_Status_set_elements_c,
+    |status: *mut MpiStatus, dt: usize, count: i64| errcomm = c::MPI_COMM_WORLD,
+    { set_elements(status, dt, count) }
+);
+
+mpi_fn!(
     MPI_Status_set_elements_x,
     PMPI_Status_set_elements_x,
     |status: *mut MpiStatus, dt: usize, count: i64| errcomm = c::MPI_COMM_WORLD,
@@ -1254,8 +1255,7 @@ unsafe fn set_elements(status: *mut MpiStatus, dt: usize, count: i64) -> MpiResu
     }
     let n = hd::count(count)?;
     let d = crate::core::datatype::lookup(dt)?;
-    let per = (d.size / d.elements.max(1)).max(1);
-    let bytes = (n * per) as u64;
+    let bytes = d.bytes_for_elements(n as u64);
     let st = &mut *status;
     st.internal[0] = (bytes & 0xffff_ffff) as i32;
     st.internal[1] = (bytes >> 32) as i32;

@@ -29,14 +29,20 @@ impl MpiStatus {
     }
 }
 
-/// Writes `st` to a user status pointer unless it is MPI_STATUS_IGNORE.
+/// Writes `st` to a user status pointer unless it is MPI_STATUS_IGNORE, for calls that complete
+/// one operation: they leave the `MPI_ERROR` field as it was (MPI 4.1 section 3.2.5; the error
+/// is the call's return value).
 ///
 /// # Safety
 /// `p` must be null or point to a writable MPI_Status.
 pub unsafe fn store(p: *mut MpiStatus, st: &Status) {
     // MPI_STATUS_IGNORE is the null pointer in the standard ABI.
     if !p.is_null() {
-        *p = MpiStatus::from(st);
+        let error = (*p).error;
+        *p = MpiStatus {
+            error,
+            ..MpiStatus::from(st)
+        };
     }
 }
 

@@ -19,7 +19,7 @@ pub fn finish(s: &mut State, id: ReqId) -> Status {
         r.active = false;
         r.keep = None;
     } else {
-        s.reqs.remove(id);
+        s.drop_request(id);
     }
     st
 }
@@ -37,11 +37,15 @@ pub fn is_done(s: &State, id: ReqId) -> bool {
 /// message when a reply is about to arrive, then parks so the worker can back off the core.
 pub fn block_on<T>(mut f: impl FnMut(&mut State) -> Option<T>) -> MpiResult<T> {
     loop {
+        let mut settle = false;
         let r = state::with(|s| {
             if let Some(v) = f(s) {
                 return Some(v);
             }
-            if sched::others_ready() {
+            // Generalized requests completed by the application need their query callback,
+            // which must run outside the lock.
+            settle = s.locals.get(sched::current()).is_some_and(|l| !l.greq_ready.is_empty());
+            if settle || sched::others_ready() {
                 return None;
             }
             let me = sched::current();
@@ -52,6 +56,10 @@ pub fn block_on<T>(mut f: impl FnMut(&mut State) -> Option<T>) -> MpiResult<T> {
         })?;
         if let Some(v) = r {
             return Ok(v);
+        }
+        if settle {
+            crate::abi::greq::settle()?;
+            continue;
         }
         sched::park();
     }

@@ -143,6 +143,32 @@ impl Datatype {
         n as i64
     }
 
+    /// Bytes of packed data that hold the first `n` basic elements of a sequence of elements of
+    /// this type (`MPI_Status_set_elements`; the inverse of [`Datatype::elements_in`]). Half a
+    /// pair is its value member.
+    pub fn bytes_for_elements(&self, n: u64) -> u64 {
+        if self.elements == 0 {
+            return 0;
+        }
+        let per_elem = self.elements as u64;
+        let mut bytes = n / per_elem * self.size as u64;
+        let mut rem = n % per_elem;
+        for r in self.runs().iter() {
+            if rem == 0 {
+                break;
+            }
+            let per = if r.ty.is_pair() { 2 } else { 1 };
+            let k = (rem / per).min(r.n as u64);
+            bytes += k * r.ty.size() as u64;
+            rem -= k * per;
+            if k < r.n as u64 && rem > 0 {
+                bytes += r.ty.pair_layout().map_or(0, |p| p.0) as u64;
+                rem = 0;
+            }
+        }
+        bytes
+    }
+
     /// Copies `count` elements at `buf` to `out`, which receives `count * size` bytes.
     ///
     /// # Safety
@@ -300,12 +326,17 @@ pub fn register(d: DtRef) -> MpiResult<usize> {
     err(c::MPI_ERR_NO_MEM, "too many datatypes")
 }
 
-/// `MPI_Type_free`: the handle becomes invalid; operations that hold the type keep it alive.
-pub fn free(h: usize) -> MpiResult<()> {
+/// `h` names a datatype that `MPI_Type_free` may free.
+pub fn freeable(h: usize) -> MpiResult<()> {
     if is_predefined(h) {
         return err(c::MPI_ERR_TYPE, "predefined datatypes cannot be freed");
     }
-    lookup(h)?;
+    lookup(h).map(|_| ())
+}
+
+/// `MPI_Type_free`: the handle becomes invalid; operations that hold the type keep it alive.
+pub fn free(h: usize) -> MpiResult<()> {
+    freeable(h)?;
     USERS.lock().types.remove(&h).map(|_| ()).ok_or_else(|| bad_handle(h))
 }
 
@@ -522,6 +553,10 @@ mod tests {
         assert_eq!(st.elements_in(21 + 9), 7);
         assert_eq!(st.elements_in(21 + 13), 8);
         assert_eq!(st.elements_in(21 + 3), c::MPI_UNDEFINED as i64);
+        for (elems, bytes) in [(0, 0), (1, 1), (2, 9), (4, 17), (5, 21), (7, 30), (10, 42)] {
+            assert_eq!(st.bytes_for_elements(elems), bytes, "{elems} elements");
+            assert_eq!(st.elements_in(bytes), elems as i64);
+        }
         let v = hvector(2, 2, 16, &int()).unwrap();
         assert_eq!(
             (v.elements_in(16), v.elements_in(24), v.elements_in(6)),

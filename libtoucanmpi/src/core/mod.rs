@@ -7,6 +7,7 @@ pub mod datatype;
 pub mod deadlock;
 pub mod errh;
 pub mod error;
+pub mod external32;
 pub mod hier;
 pub mod hooks;
 pub mod intercoll;

@@ -60,6 +60,18 @@ pub struct RecvTarget {
     pub dt: DtRef,
 }
 
+/// The callbacks of a generalized request (`MPI_Grequest_start`): C function pointers and the
+/// application's extra state, called by `abi::greq` outside the state lock.
+#[derive(Clone, Copy, Debug)]
+pub struct Greq {
+    pub query: usize,
+    pub free: usize,
+    pub cancel: usize,
+    pub extra: usize,
+    /// `MPI_Grequest_complete` was called.
+    pub done: bool,
+}
+
 pub struct Request {
     /// Local subrank that owns it.
     pub owner: usize,
@@ -82,6 +94,8 @@ pub struct Request {
     pub comm: usize,
     /// Packed or buffered send data the request owns until a sibling's receive copies it.
     pub keep: Option<Vec<u8>>,
+    /// A generalized request's callbacks.
+    pub greq: Option<Greq>,
 }
 
 impl Request {
@@ -100,6 +114,7 @@ impl Request {
             bsend_bytes: 0,
             comm,
             keep: None,
+            greq: None,
         }
     }
 }

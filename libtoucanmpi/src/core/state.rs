@@ -5,7 +5,7 @@
 use super::comm::{CommRef, Group, CTX_SELF, CTX_WORLD};
 use super::error::{err, MpiResult};
 use super::matching::{Posted, Unexp};
-use super::request::{ReqId, Request, Slab, Status};
+use super::request::{Greq, ReqId, Request, Slab, Status};
 use crate::abi::consts as c;
 use crate::sched;
 use crate::sched::lock::Lock;
@@ -43,24 +43,37 @@ pub struct Local {
     pub bsend_used: usize,
     /// MPI_Comm_create_group calls so far per (parent context, group hash, tag).
     pub group_creations: HashMap<(u64, u64, i32), u64>,
-    /// Error codes added by MPI_Add_error_class/code: (code, class, string).
-    pub errors: Vec<(i32, i32, String)>,
-    /// Communicator keyvals (MPI_Comm_create_keyval), index = keyval - KEYVAL_BASE.
+    /// Error codes added by MPI_Add_error_class/code: (code, class, string if one was added).
+    pub errors: Vec<(i32, i32, Option<String>)>,
+    /// Attribute keyvals (MPI_Comm/Type_create_keyval), index = keyval - KEYVAL_BASE.
     pub keyvals: Vec<Keyval>,
-    /// Attributes set on communicators: comm table index -> (keyval, value).
-    pub attrs: HashMap<usize, Vec<(i32, usize)>>,
+    /// Attributes set on objects: (kind, handle) -> (keyval, value), in the order set.
+    pub attrs: HashMap<(AttrKind, usize), Vec<(i32, usize)>>,
     /// What a blocking receive or probe of this rank waits for (deadlock reports).
     pub waiting: Option<super::matching::Pattern>,
     /// The blocking receive this rank is parked in, when it waits without a request.
     pub direct: Option<super::matching::Direct>,
     /// Region state (`Toucan_Region`): the requests of the current superblock.
     pub region: super::region::Superblock,
+    /// Generalized requests the application completed (`MPI_Grequest_complete`) whose status
+    /// the query callback has not given yet; settled by `abi::greq::settle`.
+    pub greq_ready: Vec<ReqId>,
+    /// Free callbacks of generalized requests freed under the lock, to run outside it.
+    pub greq_frees: Vec<Greq>,
 }
 
-/// A communicator attribute key: its callbacks (C function pointers, or the predefined
+/// The kind of object an attribute keyval is for (a keyval of one kind is invalid on another).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AttrKind {
+    Comm,
+    Type,
+}
+
+/// An attribute key: its kind, callbacks (C function pointers, or the predefined
 /// 0 = NULL_COPY/NULL_DELETE and 1 = DUP) and extra state.
 #[derive(Clone, Copy, Debug)]
 pub struct Keyval {
+    pub kind: AttrKind,
     pub copy: usize,
     pub delete: usize,
     pub extra: usize,
@@ -151,6 +164,8 @@ impl State {
                     waiting: None,
                     direct: None,
                     region: Default::default(),
+                    greq_ready: Vec::new(),
+                    greq_frees: Vec::new(),
                 }
             })
             .collect();
@@ -207,11 +222,18 @@ impl State {
             self.locals[owner].bsend_used -= bsend;
         }
         if freed && r.persist.is_none() {
-            self.reqs.remove(id);
+            self.drop_request(id);
         }
         // The running subrank needs no wake-up (it checks its requests before parking).
         if waiter != sched::current() {
             sched::wake(waiter);
+        }
+    }
+
+    /// Removes request `id`; a generalized request's free callback is queued for its owner.
+    pub fn drop_request(&mut self, id: ReqId) {
+        if let Some(Request { owner, greq: Some(g), .. }) = self.reqs.remove(id) {
+            self.locals[owner].greq_frees.push(g);
         }
     }
 
