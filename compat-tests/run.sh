@@ -87,6 +87,7 @@ check_expect() {
         'exit!=0') [[ $rc != 0 ]] || { echo "    expected a non-zero exit status, got 0"; ok=1; } ;;
         'exit==0') [[ $rc == 0 ]] || { echo "    expected exit status 0, got $rc"; ok=1; } ;;
         exit==*) [[ $rc == "${line#exit==}" ]] || { echo "    expected exit status ${line#exit==}, got $rc"; ok=1; } ;;
+        exit~*) [[ $rc =~ ${line#exit~} ]] || { echo "    exit status $rc does not match /${line#exit~}/"; ok=1; } ;;
         stdout~* | stderr~* | stdout!~* | stderr!~*)
             what=${line:0:6}
             if [[ ${line:6:2} == '!~' ]]; then
