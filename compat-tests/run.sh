@@ -4,7 +4,7 @@
 # Builds each test program twice (mpicc -> out/mpich/NAME, wrappers/toucancc
 # -> out/toucan/NAME) and runs the Toucan build under TOUCAN_V=V mpirun -np n
 # for (n,V) in (2,1) (2,4) (3,3) (1,4) -- world sizes 2, 8, 9, 4 -- or only
-# (2,4) with --quick. Each run's stdout, sorted with LC_ALL=C, must equal
+# (2,4) with --quick (a test's own src/NAME.layouts replaces them). Each run's stdout, sorted with LC_ALL=C, must equal
 # expected/NAME.np<world>.out (recorded from plain MPICH by
 # record-expected.sh) and the exit status must be 0; a src/NAME.expect file
 # replaces that comparison (see README.md).
@@ -27,10 +27,14 @@ set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 CONFIGS=${TOUCAN_COMPAT_CONFIGS:-"2x1 2x4 3x3 1x4"}
+QUICK=0
 names=()
 for a in "$@"; do
     case $a in
-    --quick) CONFIGS=${TOUCAN_COMPAT_CONFIGS:-"2x4"} ;;
+    --quick)
+        CONFIGS=${TOUCAN_COMPAT_CONFIGS:-"2x4"}
+        QUICK=1
+        ;;
     -h | --help)
         sed -n '2,/^$/p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
@@ -117,7 +121,16 @@ for name in "${names[@]}"; do
     elif ! msg=$(compat_build toucan "$name"); then
         build_err="toucancc build failed: $msg"
     fi
-    for cfg in $CONFIGS; do
+    # src/NAME.layouts (lines of "nxV", # comments) replaces the default layouts for that
+    # test (--quick: its first layout); TOUCAN_COMPAT_CONFIGS still overrides it.
+    cfgs=$CONFIGS
+    if [[ -z ${TOUCAN_COMPAT_CONFIGS:-} && -f $SRC_DIR/$name.layouts ]]; then
+        cfgs=$(sed 's/#.*//' "$SRC_DIR/$name.layouts" | xargs)
+        if [[ $QUICK == 1 ]]; then
+            cfgs=${cfgs%% *}
+        fi
+    fi
+    for cfg in $cfgs; do
         n=${cfg%x*}
         v=${cfg#*x}
         world=$((n * v))
