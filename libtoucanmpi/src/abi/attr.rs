@@ -49,12 +49,22 @@ fn free_keyval(k: *mut c_int) -> MpiResult<()> {
     }
     // SAFETY: checked non-null.
     let key = unsafe { *k };
-    keyval(sub, key)?;
+    live_keyval(sub, key)?;
     // Attributes already set keep their callbacks; the key can no longer be set.
     state::with(|s| s.locals[sub].keyvals[(key - KEYVAL_BASE) as usize].freed = true)?;
     // SAFETY: as above.
     unsafe { *k = c::MPI_KEYVAL_INVALID };
     Ok(())
+}
+
+/// A keyval the application may still name: created and not freed (attributes set with a
+/// freed keyval keep their callbacks, but the handle itself is no longer valid).
+fn live_keyval(sub: usize, k: c_int) -> MpiResult<Keyval> {
+    let kv = keyval(sub, k)?;
+    if kv.freed {
+        return err(c::MPI_ERR_KEYVAL, format!("keyval {k} was freed"));
+    }
+    Ok(kv)
 }
 
 /// Runs the delete callback of attribute (key, val) on communicator `h`.
@@ -73,10 +83,7 @@ fn run_delete(sub: usize, h: usize, key: c_int, val: usize) -> MpiResult<()> {
 
 fn set(h: usize, key: c_int, val: usize) -> MpiResult<()> {
     let (sub, _) = comm(h)?;
-    let kv = keyval(sub, key)?;
-    if kv.freed {
-        return err(c::MPI_ERR_KEYVAL, format!("keyval {key} was freed"));
-    }
+    live_keyval(sub, key)?;
     let idx = hd::comm_index(h).expect("valid communicator");
     let old = state::with(|s| {
         s.locals[sub]
@@ -97,7 +104,7 @@ fn set(h: usize, key: c_int, val: usize) -> MpiResult<()> {
 
 /// A user attribute's value, if set.
 pub fn get_user(sub: usize, h: usize, key: c_int) -> MpiResult<Option<usize>> {
-    keyval(sub, key)?;
+    live_keyval(sub, key)?;
     let idx = hd::comm_index(h).expect("valid communicator");
     state::with(|s| {
         s.locals[sub]

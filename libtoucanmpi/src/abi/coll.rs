@@ -33,7 +33,7 @@ pub(crate) unsafe fn run(p: Prepared, comm_h: usize, req: Option<*mut usize>) ->
     let coll = Coll::new(sub, &cm, comm_h)?;
     let Some(req) = req else { return job(&coll) };
     if req.is_null() {
-        return err(c::MPI_ERR_REQUEST, "null request pointer");
+        return err(c::MPI_ERR_ARG, "null request pointer");
     }
     let id = state::with(|s| {
         let id = s.new_request(sub, comm_h);
@@ -127,6 +127,9 @@ fn prep_reduce(
         if in_place(sbuf) && cm.rank != r {
             return err(c::MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root");
         }
+    }
+    if root.is_none_or(|r| r == cm.rank) {
+        hd::buffer(rbuf as *const u8, n, &d)?;
     }
     let (s, r) = (sbuf as usize, rbuf as usize);
     Ok((
@@ -278,6 +281,10 @@ fn prep_reduce_scatter(
 ) -> MpiResult<Prepared> {
     let (sub, cm) = comm(comm_h)?;
     let d = hd::dtype(dt)?;
+    if !in_place(sbuf) {
+        hd::buffer(sbuf as *const u8, counts.iter().sum(), &d)?;
+    }
+    hd::buffer(rbuf as *const u8, counts.get(cm.rank as usize).copied().unwrap_or(0), &d)?;
     let red = Reducer::new(op, &d, dt)?;
     let (s, r) = (sbuf as usize, rbuf as usize);
     Ok((
@@ -298,6 +305,9 @@ fn prep_scan(
 ) -> MpiResult<Prepared> {
     let (sub, cm) = comm(comm_h)?;
     let (n, d) = typed(rbuf, count, dt)?;
+    if !in_place(sbuf) {
+        hd::buffer(sbuf as *const u8, n, &d)?;
+    }
     let red = Reducer::new(op, &d, dt)?;
     let (s, r) = (sbuf as usize, rbuf as usize);
     Ok((
@@ -615,8 +625,7 @@ mpi_fn!(
         let Some(k) = crate::core::reduce::commutative(op) else {
             return err(c::MPI_ERR_OP, format!("invalid operation {op:#x}"));
         };
-        *flag = k as c_int;
-        Ok(())
+        hd::put(flag, k as c_int, "commute")
     }
 );
 
@@ -626,6 +635,7 @@ mpi_fn!(
     |inbuf: *const c_void, inout: *mut c_void, count: c_int, dt: usize, op: usize| errcomm = c::MPI_COMM_WORLD,
     {
         let (n, d) = typed(inbuf, count, dt)?;
+        hd::buffer(inout as *const u8, n, &d)?;
         let red = crate::core::reduce::Reducer::new(op, &d, dt)?;
         let a = red.load(inbuf as *const u8, n, &d);
         let mut b = red.load(inout as *const u8, n, &d);
