@@ -4,7 +4,7 @@
 # Builds each test program twice (mpicc -> out/mpich/NAME, wrappers/toucancc
 # -> out/toucan/NAME) and runs the Toucan build under TOUCAN_V=V mpirun -np n
 # for (n,V) in (2,1) (2,4) (3,3) (1,4) -- world sizes 2, 8, 9, 4 -- or only
-# (2,4) with --quick. Each run's stdout, sorted with LC_ALL=C, must equal
+# (2,4) with --quick (a test's own src/NAME.layouts replaces them). Each run's stdout, sorted with LC_ALL=C, must equal
 # expected/NAME.np<world>.out (recorded from plain MPICH by
 # record-expected.sh) and the exit status must be 0; a src/NAME.expect file
 # replaces that comparison (see README.md).
@@ -32,10 +32,14 @@ set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 CONFIGS=${TOUCAN_COMPAT_CONFIGS:-"2x1 2x4 3x3 1x4"}
+QUICK=0
 names=()
 for a in "$@"; do
     case $a in
-    --quick) CONFIGS=${TOUCAN_COMPAT_CONFIGS:-"2x4"} ;;
+    --quick)
+        CONFIGS=${TOUCAN_COMPAT_CONFIGS:-"2x4"}
+        QUICK=1
+        ;;
     -h | --help)
         sed -n '2,/^$/p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
@@ -129,6 +133,7 @@ check_expect() {
         'exit!=0') [[ $rc != 0 ]] || { echo "    expected a non-zero exit status, got 0"; ok=1; } ;;
         'exit==0') [[ $rc == 0 ]] || { echo "    expected exit status 0, got $rc"; ok=1; } ;;
         exit==*) [[ $rc == "${line#exit==}" ]] || { echo "    expected exit status ${line#exit==}, got $rc"; ok=1; } ;;
+        exit~*) [[ $rc =~ ${line#exit~} ]] || { echo "    exit status $rc does not match /${line#exit~}/"; ok=1; } ;;
         stdout~* | stderr~* | stdout!~* | stderr!~*)
             what=${line:0:6}
             if [[ ${line:6:2} == '!~' ]]; then
@@ -162,7 +167,16 @@ for name in "${names[@]}"; do
     if [[ -n $AMPICC && ! -f $SRC_DIR/$name.expect ]] && ! msg=$(compat_build ampi "$name"); then
         ampi_build_err="ampicc build failed: $(echo "$msg" | head -2 | tr '\n' ' ')"
     fi
-    for cfg in $CONFIGS; do
+    # src/NAME.layouts (lines of "nxV", # comments) replaces the default layouts for that
+    # test (--quick: its first layout); TOUCAN_COMPAT_CONFIGS still overrides it.
+    cfgs=$CONFIGS
+    if [[ -z ${TOUCAN_COMPAT_CONFIGS:-} && -f $SRC_DIR/$name.layouts ]]; then
+        cfgs=$(sed 's/#.*//' "$SRC_DIR/$name.layouts" | xargs)
+        if [[ $QUICK == 1 ]]; then
+            cfgs=${cfgs%% *}
+        fi
+    fi
+    for cfg in $cfgs; do
         n=${cfg%x*}
         v=${cfg#*x}
         world=$((n * v))

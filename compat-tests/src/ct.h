@@ -19,7 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef CT_MAX_REPORT
 #define CT_MAX_REPORT 10
+#endif
 
 static inline void ct_fail(int rank, int *errp, int line, const char *fmt, ...)
 {

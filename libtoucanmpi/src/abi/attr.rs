@@ -62,12 +62,22 @@ fn free_keyval(kind: AttrKind, k: *mut c_int) -> MpiResult<()> {
     }
     // SAFETY: checked non-null.
     let key = unsafe { *k };
-    keyval(sub, kind, key)?;
+    live_keyval(sub, kind, key)?;
     // Attributes already set keep their callbacks; the key can no longer be set.
     state::with(|s| s.locals[sub].keyvals[(key - KEYVAL_BASE) as usize].freed = true)?;
     // SAFETY: as above.
     unsafe { *k = c::MPI_KEYVAL_INVALID };
     Ok(())
+}
+
+/// A keyval the application may still name: created and not freed (attributes set with a
+/// freed keyval keep their callbacks, but the handle itself is no longer valid).
+fn live_keyval(sub: usize, kind: AttrKind, k: c_int) -> MpiResult<Keyval> {
+    let kv = keyval(sub, kind, k)?;
+    if kv.freed {
+        return err(c::MPI_ERR_KEYVAL, format!("keyval {k} was freed"));
+    }
+    Ok(kv)
 }
 
 /// Runs the delete callback of attribute (key, val) on object `h`.
@@ -94,10 +104,7 @@ fn find(sub: usize, kind: AttrKind, h: usize, key: c_int) -> MpiResult<Option<us
 }
 
 fn set(sub: usize, kind: AttrKind, h: usize, key: c_int, val: usize) -> MpiResult<()> {
-    let kv = keyval(sub, kind, key)?;
-    if kv.freed {
-        return err(c::MPI_ERR_KEYVAL, format!("keyval {key} was freed"));
-    }
+    live_keyval(sub, kind, key)?;
     if let Some(o) = find(sub, kind, h, key)? {
         run_delete(sub, kind, h, key, o)?;
     }
@@ -111,7 +118,7 @@ fn set(sub: usize, kind: AttrKind, h: usize, key: c_int, val: usize) -> MpiResul
 
 /// A user attribute's value, if set.
 pub fn get_user(sub: usize, kind: AttrKind, h: usize, key: c_int) -> MpiResult<Option<usize>> {
-    keyval(sub, kind, key)?;
+    live_keyval(sub, kind, key)?;
     find(sub, kind, h, key)
 }
 

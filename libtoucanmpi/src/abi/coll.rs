@@ -70,7 +70,7 @@ pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()
         }
     };
     if req.is_null() {
-        return err(c::MPI_ERR_REQUEST, "null request pointer");
+        return err(c::MPI_ERR_ARG, "null request pointer");
     }
     let op = Rc::new(CollOp {
         coll: Coll::new(sub, &cm, comm_h)?,
@@ -269,6 +269,10 @@ fn prep_reduce(
     }
     let (n, d) = typed(if inter_root || in_place(sbuf) { rbuf } else { sbuf }, count, dt)?;
     let red = Reducer::new(op, &d, dt)?;
+    // The receive buffer matters at the root (or everywhere, for an allreduce).
+    if root.is_none() || part == Role::Root {
+        hd::buffer(rbuf as *const u8, n, &d)?;
+    }
     let (s, r) = (sbuf as usize, rbuf as usize);
     Ok((
         sub,
@@ -406,6 +410,10 @@ fn prep_reduce_scatter(
     };
     let counts = counts.into_iter().map(hd::count).collect::<MpiResult<Vec<usize>>>()?;
     let d = hd::dtype(dt)?;
+    if !in_place(sbuf) {
+        hd::buffer(sbuf as *const u8, counts.iter().sum(), &d)?;
+    }
+    hd::buffer(rbuf as *const u8, counts.get(cm.rank as usize).copied().unwrap_or(0), &d)?;
     let red = Reducer::new(op, &d, dt)?;
     let (s, r) = (sbuf as usize, rbuf as usize);
     Ok((
@@ -429,6 +437,9 @@ fn prep_scan(
         return err(c::MPI_ERR_COMM, "prefix reductions are not defined on inter-communicators");
     }
     let (n, d) = typed(rbuf, count, dt)?;
+    if !in_place(sbuf) {
+        hd::buffer(sbuf as *const u8, n, &d)?;
+    }
     let red = Reducer::new(op, &d, dt)?;
     let (s, r) = (sbuf as usize, rbuf as usize);
     Ok((
@@ -744,14 +755,14 @@ mpi_fn!(
         let Some(k) = crate::core::reduce::commutative(op) else {
             return err(c::MPI_ERR_OP, format!("invalid operation {op:#x}"));
         };
-        *flag = k as c_int;
-        Ok(())
+        hd::put(flag, k as c_int, "commute")
     }
 );
 
 /// MPI_Reduce_local: `inout = in op inout`.
 unsafe fn reduce_local(inbuf: *const c_void, inout: *mut c_void, count: i64, dt: usize, op: usize) -> MpiResult<()> {
     let (n, d) = typed(inbuf, count, dt)?;
+    hd::buffer(inout as *const u8, n, &d)?;
     let red = Reducer::new(op, &d, dt)?;
     let a = red.load(inbuf as *const u8, n, &d);
     let mut b = red.load(inout as *const u8, n, &d);

@@ -3,7 +3,7 @@
 use super::consts as c;
 use super::env::put_string;
 use super::group::group;
-use super::handles::{self as hd, comm, comm_handle, comm_in, group_index, me};
+use super::handles::{self as hd, comm, comm_handle, comm_in, group_index, me, put};
 use crate::core::coll::{Buf, Coll};
 use crate::core::comm::{derive_ctx, CommRef, Group};
 use crate::core::datatype;
@@ -217,12 +217,12 @@ mpi_fn!(
             _ => c::MPI_UNEQUAL,
         };
         // MPI_CONGRUENT < MPI_SIMILAR < MPI_UNEQUAL in the ABI: the weaker relation wins.
-        *result = if c1 == c2 {
+        let r = if c1 == c2 {
             c::MPI_IDENT
         } else {
             relation(&a.group, &b.group).max(remote)
         };
-        Ok(())
+        put(result, r, "result")
     }
 );
 
@@ -260,8 +260,8 @@ mpi_fn!(
 
 mpi_fn!(MPI_Comm_group, PMPI_Comm_group, |comm_h: usize, g: *mut usize| errcomm = comm_h, {
     let (sub, cm) = comm(comm_h)?;
-    *g = super::group::add_group(sub, cm.group.ranks.clone())?;
-    Ok(())
+    hd::out(g, "group")?;
+    put(g, super::group::add_group(sub, cm.group.ranks.clone())?, "group")
 });
 
 mpi_fn!(
@@ -270,8 +270,7 @@ mpi_fn!(
     |h: usize, size: *mut c_int| errcomm = c::MPI_COMM_WORLD,
     {
         let (_, g) = group(h)?;
-        *size = g.size() as c_int;
-        Ok(())
+        put(size, g.size() as c_int, "size")
     }
 );
 
@@ -282,8 +281,7 @@ mpi_fn!(
     {
         let (sub, g) = group(h)?;
         let w = state::with(|s| s.locals[sub].world_rank)?;
-        *rank = g.rank_of(w).map(|r| r as c_int).unwrap_or(c::MPI_UNDEFINED);
-        Ok(())
+        put(rank, g.rank_of(w).map(|r| r as c_int).unwrap_or(c::MPI_UNDEFINED), "rank")
     }
 );
 
@@ -296,6 +294,9 @@ mpi_fn!(
         let (_, b) = group(g2)?;
         let n = hd::count(n as i64)?;
         let src = hd::ints(r1, n)?;
+        if n > 0 && r2.is_null() {
+            return err(c::MPI_ERR_ARG, "null ranks2 array");
+        }
         for (i, &r) in src.iter().enumerate() {
             let out = if r == c::MPI_PROC_NULL {
                 c::MPI_PROC_NULL
@@ -387,7 +388,10 @@ mpi_fn!(
     {
         let (sub, _) = comm(comm_h)?;
         if !errh::is_valid(eh) {
-            return err(c::MPI_ERR_ARG, format!("invalid error handler {eh:#x}"));
+            return err(
+                c::MPI_ERR_ERRHANDLER,
+                format!("invalid error handler {eh:#x} (freed, or not an error handler)"),
+            );
         }
         state::with(|s| {
             if let Some(Some(cr)) = hd::comm_index(comm_h).map(|i| s.locals[sub].comms[i].as_mut()) {
@@ -407,6 +411,7 @@ mpi_fn!(
         if eh.is_null() {
             return err(c::MPI_ERR_ARG, "null errhandler pointer");
         }
+        errh::retain(cm.errhandler);
         *eh = cm.errhandler;
         Ok(())
     }
@@ -433,10 +438,19 @@ mpi_fn!(
     PMPI_Errhandler_free,
     |eh: *mut usize| errcomm = c::MPI_COMM_WORLD,
     {
-        if eh.is_null() || !errh::is_valid(*eh) {
-            return err(c::MPI_ERR_ARG, "invalid error handler");
+        if eh.is_null() {
+            return err(c::MPI_ERR_ARG, "null errhandler pointer");
         }
-        // Handlers stay usable by communicators that still hold them, as MPI requires.
+        let h = *eh;
+        let predefined = h == c::MPI_ERRORS_ARE_FATAL || h == c::MPI_ERRORS_RETURN || h == c::MPI_ERRORS_ABORT;
+        // A user handler stays usable by communicators that still hold it, as MPI requires;
+        // its handle becomes invalid.
+        if !predefined && !errh::free(h) {
+            return err(
+                c::MPI_ERR_ERRHANDLER,
+                format!("invalid error handler {h:#x} (freed, or not an error handler)"),
+            );
+        }
         *eh = c::MPI_ERRHANDLER_NULL;
         Ok(())
     }
@@ -479,8 +493,7 @@ mpi_fn!(
         let Some(k) = class_of(sub, code) else {
             return err(c::MPI_ERR_ARG, format!("invalid error code {code}"));
         };
-        *class = k;
-        Ok(())
+        put(class, k, "class")
     }
 );
 
@@ -526,8 +539,8 @@ mpi_fn!(
     |class: *mut c_int| errcomm = c::MPI_COMM_WORLD,
     {
         let sub = me()?;
-        *class = add_code(sub, None)?;
-        Ok(())
+        hd::out(class, "errorclass")?;
+        put(class, add_code(sub, None)?, "errorclass")
     }
 );
 
@@ -541,8 +554,8 @@ mpi_fn!(
         if !is_valid_class(class) && !user_class {
             return err(c::MPI_ERR_ARG, format!("invalid error class {class}"));
         }
-        *code = add_code(sub, Some(class))?;
-        Ok(())
+        hd::out(code, "errorcode")?;
+        put(code, add_code(sub, Some(class))?, "errorcode")
     }
 );
 

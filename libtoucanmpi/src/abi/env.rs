@@ -1,7 +1,7 @@
 //! Environment: init/finalize, abort, versions, time, processor name.
 
 use super::consts as c;
-use super::handles::{comm, me};
+use super::handles::{comm, me, put};
 use crate::core::error::{err, MpiResult};
 use crate::core::runtime;
 use crate::core::state;
@@ -60,14 +60,12 @@ mpi_fn!(
 
 mpi_fn!(MPI_Initialized, PMPI_Initialized, |flag: *mut c_int| errcomm = c::MPI_COMM_WORLD, {
     let sub = me()?;
-    *flag = state::with(|s| s.locals[sub].initialized).unwrap_or(false) as c_int;
-    Ok(())
+    put(flag, state::with(|s| s.locals[sub].initialized).unwrap_or(false) as c_int, "flag")
 });
 
 mpi_fn!(MPI_Finalized, PMPI_Finalized, |flag: *mut c_int| errcomm = c::MPI_COMM_WORLD, {
     let sub = me()?;
-    *flag = state::with(|s| s.locals[sub].finalized).unwrap_or(false) as c_int;
-    Ok(())
+    put(flag, state::with(|s| s.locals[sub].finalized).unwrap_or(false) as c_int, "flag")
 });
 
 mpi_fn!(MPI_Finalize, PMPI_Finalize, || errcomm = c::MPI_COMM_WORLD, {
@@ -93,10 +91,7 @@ mpi_fn!(
     MPI_Query_thread,
     PMPI_Query_thread,
     |provided: *mut c_int| errcomm = c::MPI_COMM_WORLD,
-    {
-        *provided = c::MPI_THREAD_FUNNELED;
-        Ok(())
-    }
+    { put(provided, c::MPI_THREAD_FUNNELED, "provided") }
 );
 
 mpi_fn!(
@@ -105,8 +100,7 @@ mpi_fn!(
     |flag: *mut c_int| errcomm = c::MPI_COMM_WORLD,
     {
         // Every subrank is the main thread of its rank.
-        *flag = (crate::sched::current() != usize::MAX) as c_int;
-        Ok(())
+        put(flag, (crate::sched::current() != usize::MAX) as c_int, "flag")
     }
 );
 
@@ -115,9 +109,11 @@ mpi_fn!(
     PMPI_Get_version,
     |v: *mut c_int, sv: *mut c_int| errcomm = c::MPI_COMM_WORLD,
     {
-        *v = c::MPI_VERSION;
-        *sv = c::MPI_SUBVERSION;
-        Ok(())
+        if v.is_null() || sv.is_null() {
+            return err(c::MPI_ERR_ARG, "null version argument");
+        }
+        put(v, c::MPI_VERSION, "version")?;
+        put(sv, c::MPI_SUBVERSION, "subversion")
     }
 );
 

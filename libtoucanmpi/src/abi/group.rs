@@ -1,7 +1,7 @@
 //! Group constructors and comparisons, and communicators made from groups.
 
 use super::consts as c;
-use super::handles::{self as hd, comm};
+use super::handles::{self as hd, comm, put};
 use crate::core::coll::Coll;
 use crate::core::comm::{derive_ctx, CommRef, Group, GROUP_HANDLE_BASE};
 use crate::core::error::{err, MpiError, MpiResult};
@@ -42,7 +42,7 @@ fn hash_ranks(r: &[u32]) -> u64 {
 
 /// Distinct in-range ranks of `g`, from a C array.
 unsafe fn rank_list(g: &Group, n: c_int, p: *const c_int) -> MpiResult<Vec<usize>> {
-    let n = hd::count(n as i64)?;
+    let n = array_len(n)?;
     let v = hd::ints(p, n)?;
     let mut seen = vec![false; g.size()];
     let mut out = Vec::with_capacity(n);
@@ -59,8 +59,13 @@ unsafe fn rank_list(g: &Group, n: c_int, p: *const c_int) -> MpiResult<Vec<usize
 }
 
 /// Ranks named by (first, last, stride) triplets.
+/// The length of an array argument (MPI_ERR_ARG when negative).
+fn array_len(n: c_int) -> MpiResult<usize> {
+    usize::try_from(n).map_err(|_| MpiError::new(c::MPI_ERR_ARG, format!("negative array length {n}")))
+}
+
 unsafe fn range_list(g: &Group, n: c_int, p: *const [c_int; 3]) -> MpiResult<Vec<usize>> {
-    let n = hd::count(n as i64)?;
+    let n = array_len(n)?;
     if n > 0 && p.is_null() {
         return err(c::MPI_ERR_ARG, "null ranges array");
     }
@@ -93,8 +98,8 @@ mpi_fn!(
     {
         let (sub, g) = group(h)?;
         let l = rank_list(&g, n, ranks)?;
-        *out = add_group(sub, l.iter().map(|&r| g.ranks[r]).collect())?;
-        Ok(())
+        hd::out(out, "newgroup")?;
+        put(out, add_group(sub, l.iter().map(|&r| g.ranks[r]).collect())?, "newgroup")
     }
 );
 
@@ -105,8 +110,12 @@ mpi_fn!(
     {
         let (sub, g) = group(h)?;
         let l = rank_list(&g, n, ranks)?;
-        *out = add_group(sub, (0..g.size()).filter(|r| !l.contains(r)).map(|r| g.ranks[r]).collect())?;
-        Ok(())
+        hd::out(out, "newgroup")?;
+        put(
+            out,
+            add_group(sub, (0..g.size()).filter(|r| !l.contains(r)).map(|r| g.ranks[r]).collect())?,
+            "newgroup",
+        )
     }
 );
 
@@ -117,8 +126,8 @@ mpi_fn!(
     {
         let (sub, g) = group(h)?;
         let l = range_list(&g, n, ranges)?;
-        *out = add_group(sub, l.iter().map(|&r| g.ranks[r]).collect())?;
-        Ok(())
+        hd::out(out, "newgroup")?;
+        put(out, add_group(sub, l.iter().map(|&r| g.ranks[r]).collect())?, "newgroup")
     }
 );
 
@@ -129,8 +138,12 @@ mpi_fn!(
     {
         let (sub, g) = group(h)?;
         let l = range_list(&g, n, ranges)?;
-        *out = add_group(sub, (0..g.size()).filter(|r| !l.contains(r)).map(|r| g.ranks[r]).collect())?;
-        Ok(())
+        hd::out(out, "newgroup")?;
+        put(
+            out,
+            add_group(sub, (0..g.size()).filter(|r| !l.contains(r)).map(|r| g.ranks[r]).collect())?,
+            "newgroup",
+        )
     }
 );
 
@@ -181,7 +194,7 @@ mpi_fn!(
         let (_, ga) = group(a)?;
         let (_, gb) = group(b)?;
         let (mut x, mut y) = (ga.ranks.clone(), gb.ranks.clone());
-        *result = if ga.ranks == gb.ranks {
+        let r = if ga.ranks == gb.ranks {
             c::MPI_IDENT
         } else {
             x.sort_unstable();
@@ -192,7 +205,7 @@ mpi_fn!(
                 c::MPI_UNEQUAL
             }
         };
-        Ok(())
+        put(result, r, "result")
     }
 );
 
@@ -249,17 +262,13 @@ mpi_fn!(
         let (sub, cm) = comm(comm_h)?;
         let (_, g) = group(gh)?;
         check_subset(&cm, &g)?;
-        if newcomm.is_null() {
-            return err(c::MPI_ERR_ARG, "null newcomm pointer");
-        }
+        hd::out(newcomm, "newcomm")?;
         if cm.is_inter() {
-            *newcomm = create_inter(sub, comm_h, &cm, &g)?;
-            return Ok(());
+            return put(newcomm, create_inter(sub, comm_h, &cm, &g)?, "newcomm");
         }
         let seq = super::comm::next_seq(sub, comm_h)?;
         let ctx = derive_ctx(cm.ctx, seq, hash_ranks(&g.ranks) as i64);
-        *newcomm = make_comm(sub, &cm, ctx, g.ranks.clone(), None)?;
-        Ok(())
+        put(newcomm, make_comm(sub, &cm, ctx, g.ranks.clone(), None)?, "newcomm")
     }
 );
 
@@ -275,6 +284,7 @@ mpi_fn!(
         let (_, g) = group(gh)?;
         check_subset(&cm, &g)?;
         hd::send_tag(tag)?;
+        hd::out(newcomm, "newcomm")?;
         // Only the group's members call this, so the parent's creation counter cannot be used:
         // count calls per (parent, group, tag) instead, which the members see in the same order.
         let key = (cm.ctx, hash_ranks(&g.ranks), tag);
@@ -284,7 +294,6 @@ mpi_fn!(
             *e
         })?;
         let ctx = derive_ctx(cm.ctx ^ 0x5a5a_5a5a_0000_0000, n, (key.1 ^ tag as u64) as i64);
-        *newcomm = make_comm(sub, &cm, ctx, g.ranks.clone(), None)?;
-        Ok(())
+        put(newcomm, make_comm(sub, &cm, ctx, g.ranks.clone(), None)?, "newcomm")
     }
 );

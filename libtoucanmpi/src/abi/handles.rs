@@ -168,3 +168,27 @@ pub unsafe fn ints<'a>(p: *const i32, n: usize) -> MpiResult<&'a [i32]> {
     }
     Ok(std::slice::from_raw_parts(p, n))
 }
+
+/// Writes `v` through the output argument `p` (MPI_ERR_ARG when it is null).
+///
+/// # Safety
+/// `p` must be null or valid for a write of `T`.
+pub unsafe fn put<T>(p: *mut T, v: T, what: &str) -> MpiResult<()> {
+    if p.is_null() {
+        return err(c::MPI_ERR_ARG, format!("null {what} argument"));
+    }
+    *p = v;
+    Ok(())
+}
+
+/// The output argument `p` as a reference (MPI_ERR_ARG when it is null), for code that
+/// writes it in several steps.
+///
+/// # Safety
+/// `p` must be null or valid for reads and writes of `T` for the returned lifetime.
+pub unsafe fn out<'a, T>(p: *mut T, what: &str) -> MpiResult<&'a mut T> {
+    if p.is_null() {
+        return err(c::MPI_ERR_ARG, format!("null {what} argument"));
+    }
+    Ok(&mut *p)
+}

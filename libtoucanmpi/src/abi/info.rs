@@ -2,7 +2,7 @@
 
 use super::consts as c;
 use super::env::put_string;
-use super::handles::{self as hd, comm};
+use super::handles::{self as hd, comm, put};
 use crate::core::error::{err, MpiError, MpiResult};
 use crate::sched::lock::Lock;
 use std::ffi::CStr;
@@ -121,6 +121,7 @@ mpi_fn!(
         if len < 0 {
             return err(c::MPI_ERR_ARG, format!("negative value length {len}"));
         }
+        hd::out(flag, "flag")?;
         match lookup(h, &k)? {
             Some(val) => {
                 let mut n = 0;
@@ -165,6 +166,8 @@ mpi_fn!(
     |h: usize, k: *const c_char, len: *mut c_int, flag: *mut c_int| errcomm = c::MPI_COMM_WORLD,
     {
         let k = key(k)?;
+        hd::out(len, "valuelen")?;
+        hd::out(flag, "flag")?;
         match lookup(h, &k)? {
             Some(val) => {
                 *len = val.len() as c_int;
@@ -181,8 +184,8 @@ mpi_fn!(
     PMPI_Info_get_nkeys,
     |h: usize, n: *mut c_int| errcomm = c::MPI_COMM_WORLD,
     {
-        *n = with_info(h, |p| p.len() as c_int)?;
-        Ok(())
+        let k = with_info(h, |p| p.len() as c_int)?;
+        put(n, k, "nkeys")
     }
 );
 
@@ -224,8 +227,8 @@ mpi_fn!(
     |h: usize, out: *mut usize| errcomm = c::MPI_COMM_WORLD,
     {
         let p = with_info(h, |p| p.clone())?;
-        *out = new_info(p);
-        Ok(())
+        hd::out(out, "newinfo")?;
+        put(out, new_info(p), "newinfo")
     }
 );
 
@@ -283,6 +286,7 @@ mpi_fn!(
     PMPI_Comm_dup_with_info,
     |comm_h: usize, info: usize, newcomm: *mut usize| errcomm = comm_h,
     {
+        comm(comm_h)?;
         check(info)?;
         super::comm::dup(comm_h, newcomm)
     }
@@ -295,9 +299,10 @@ mpi_fn!(
     {
         // Duplication needs no communication here (contexts are derived locally), so the
         // nonblocking form completes at once.
+        comm(comm_h)?;
+        hd::out(req, "request")?;
         super::comm::dup(comm_h, newcomm)?;
-        *req = super::p2p::completed_request(comm_h)?;
-        Ok(())
+        put(req, super::p2p::completed_request(comm_h)?, "request")
     }
 );
 
@@ -306,10 +311,11 @@ mpi_fn!(
     PMPI_Comm_idup_with_info,
     |comm_h: usize, info: usize, newcomm: *mut usize, req: *mut usize| errcomm = comm_h,
     {
+        comm(comm_h)?;
         check(info)?;
+        hd::out(req, "request")?;
         super::comm::dup(comm_h, newcomm)?;
-        *req = super::p2p::completed_request(comm_h)?;
-        Ok(())
+        put(req, super::p2p::completed_request(comm_h)?, "request")
     }
 );
 
@@ -318,6 +324,7 @@ mpi_fn!(
     PMPI_Comm_split_type,
     |comm_h: usize, kind: c_int, key: c_int, info: usize, newcomm: *mut usize| errcomm = comm_h,
     {
+        comm(comm_h)?;
         check(info)?;
         let color = match kind {
             c::MPI_UNDEFINED => c::MPI_UNDEFINED,

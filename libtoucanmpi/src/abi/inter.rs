@@ -3,7 +3,7 @@
 //! their collectives are in `core::intercoll`.
 
 use super::consts as c;
-use super::handles::{self as hd, comm};
+use super::handles::{self as hd, comm, put};
 use crate::core::blocking::{irecv, isend, wait};
 use crate::core::coll::{Buf, Coll};
 use crate::core::comm::{derive_ctx, CommRef, Group};
@@ -76,7 +76,15 @@ mpi_fn!(
         if lc.is_inter() {
             return err(c::MPI_ERR_COMM, "the local communicator must be an intra-communicator");
         }
-        hd::root(&lc, local_leader)?;
+        if !(0..lc.size()).contains(&local_leader) {
+            return err(
+                c::MPI_ERR_RANK,
+                format!("invalid local leader {local_leader} (communicator size {})", lc.size()),
+            );
+        }
+        // Checked by every member, so that a bad tag fails everywhere instead of leaving the
+        // others waiting for their leader.
+        hd::send_tag(tag)?;
         if out.is_null() {
             return err(c::MPI_ERR_ARG, "null newintercomm pointer");
         }
@@ -110,8 +118,7 @@ mpi_fn!(
         let mut ic = CommRef::new(derive_ctx(key, n, tag as i64), lc.group.clone(), lc.rank, "");
         ic.remote = Some(Arc::new(Group { ranks: remote }));
         ic.errhandler = lc.errhandler;
-        *out = add(sub, ic)?;
-        Ok(())
+        put(out, add(sub, ic)?, "newintercomm")
     }
 );
 
@@ -147,8 +154,7 @@ mpi_fn!(
         let seq = super::comm::next_seq(sub, inter_h)?;
         let mut m = CommRef::new(derive_ctx(ic.ctx, seq, 0x4d45), Arc::new(Group { ranks }), rank, "");
         m.errhandler = ic.errhandler;
-        *out = add(sub, m)?;
-        Ok(())
+        put(out, add(sub, m)?, "newintracomm")
     }
 );
 
@@ -158,8 +164,7 @@ mpi_fn!(
     |h: usize, flag: *mut c_int| errcomm = h,
     {
         let (_, cm) = comm(h)?;
-        *flag = cm.is_inter() as c_int;
-        Ok(())
+        put(flag, cm.is_inter() as c_int, "flag")
     }
 );
 
@@ -172,8 +177,7 @@ mpi_fn!(
         let Some(r) = cm.remote.as_ref() else {
             return err(c::MPI_ERR_COMM, "not an inter-communicator");
         };
-        *size = r.size() as c_int;
-        Ok(())
+        put(size, r.size() as c_int, "size")
     }
 );
 
@@ -186,7 +190,7 @@ mpi_fn!(
         let Some(r) = cm.remote.as_ref() else {
             return err(c::MPI_ERR_COMM, "not an inter-communicator");
         };
-        *g = super::group::add_group(sub, r.ranks.clone())?;
-        Ok(())
+        hd::out(g, "group")?;
+        put(g, super::group::add_group(sub, r.ranks.clone())?, "group")
     }
 );

@@ -261,7 +261,7 @@ macro_rules! isend_fn {
             |buf: *const c_void, count: c_int, dt: usize, dest: c_int, tag: c_int, comm_h: usize, req: *mut Req| errcomm = comm_h,
             {
                 if req.is_null() {
-                    return err(c::MPI_ERR_REQUEST, "null request pointer");
+                    return err(c::MPI_ERR_ARG, "null request pointer");
                 }
                 *req = isend(buf, count, dt, dest, tag, comm_h, $mode)? as Req;
                 Ok(())
@@ -296,7 +296,7 @@ mpi_fn!(
     |buf: *mut c_void, count: c_int, dt: usize, src: c_int, tag: c_int, comm_h: usize, req: *mut Req| errcomm = comm_h,
     {
         if req.is_null() {
-            return err(c::MPI_ERR_REQUEST, "null request pointer");
+            return err(c::MPI_ERR_ARG, "null request pointer");
         }
         *req = irecv(buf, count, dt, src, tag, comm_h)? as Req;
         Ok(())
@@ -402,6 +402,7 @@ mpi_fn!(
     |src: c_int, tag: c_int, comm_h: usize, flag: *mut c_int, status: *mut MpiStatus| errcomm = comm_h,
     {
         let (sub, cm) = check_probe(src, tag, comm_h)?;
+        hd::out(flag, "flag")?;
         if src == c::MPI_PROC_NULL {
             *flag = 1;
             store(status, &blocking::proc_null_status());
@@ -561,7 +562,7 @@ mpi_fn!(
     |buf: *mut c_void, count: c_int, dt: usize, msg: *mut usize, req: *mut Req| errcomm = c::MPI_COMM_WORLD,
     {
         if req.is_null() {
-            return err(c::MPI_ERR_REQUEST, "null request pointer");
+            return err(c::MPI_ERR_ARG, "null request pointer");
         }
         *req = imrecv(buf, count, dt, msg)? as Req;
         Ok(())
@@ -607,7 +608,7 @@ mpi_fn!(MPI_Wait, PMPI_Wait, |req: *mut Req, status: *mut MpiStatus| errcomm = e
     me()?;
     super::greq::around(|| {
         if req.is_null() {
-            return err(c::MPI_ERR_REQUEST, "null request pointer");
+            return err(c::MPI_ERR_ARG, "null request pointer");
         }
         let h = *req;
         state::with(|s| check_req(s, h))??;
@@ -668,7 +669,7 @@ unsafe fn reqs<'a>(n: c_int, p: *mut Req) -> MpiResult<&'a mut [Req]> {
         return Ok(&mut []);
     }
     if p.is_null() {
-        return err(c::MPI_ERR_REQUEST, "null request array");
+        return err(c::MPI_ERR_ARG, "null request array");
     }
     let v = std::slice::from_raw_parts_mut(p, n as usize);
     state::with(|s| v.iter().try_for_each(|&h| check_req(s, h)))??;
@@ -733,6 +734,7 @@ mpi_fn!(
         me()?;
         super::greq::around(|| {
             let v = reqs(n, p)?;
+            hd::out(flag, "flag")?;
             let all = state::with(|s| {
                 s.progress();
                 v.iter().all(|&h| !live(s, h) || is_done(s, h as ReqId))
@@ -809,6 +811,7 @@ mpi_fn!(
         me()?;
         super::greq::around(|| {
             let v = reqs(n, p)?;
+            hd::out(index, "index")?;
             let mut f = 0;
             any(v, true, index, &mut f, status)
         })
@@ -823,6 +826,8 @@ mpi_fn!(
         me()?;
         super::greq::around(|| {
             let v = reqs(n, p)?;
+            hd::out(index, "index")?;
+            hd::out(flag, "flag")?;
             any(v, false, index, flag, status)
         })
     }
@@ -874,6 +879,7 @@ mpi_fn!(
         me()?;
         super::greq::around(|| {
             let v = reqs(n, p)?;
+            hd::out(outcount, "outcount")?;
             some(v, true, outcount, indices, statuses)
         })
     }
@@ -887,6 +893,7 @@ mpi_fn!(
         me()?;
         super::greq::around(|| {
             let v = reqs(n, p)?;
+            hd::out(outcount, "outcount")?;
             some(v, false, outcount, indices, statuses)
         })
     }
@@ -898,6 +905,7 @@ mpi_fn!(
     |h: Req, flag: *mut c_int, status: *mut MpiStatus| errcomm = errcomm(),
     {
         me()?;
+        hd::out(flag, "flag")?;
         super::greq::around(|| {
             let r = state::with(|s| -> MpiResult<Option<Status>> {
                 check_req(s, h)?;
@@ -926,7 +934,10 @@ mpi_fn!(
 
 mpi_fn!(MPI_Request_free, PMPI_Request_free, |req: *mut Req| errcomm = errcomm(), {
     me()?;
-    if req.is_null() || *req == c::MPI_REQUEST_NULL {
+    if req.is_null() {
+        return err(c::MPI_ERR_ARG, "null request pointer");
+    }
+    if *req == c::MPI_REQUEST_NULL {
         return err(c::MPI_ERR_REQUEST, "MPI_Request_free of MPI_REQUEST_NULL");
     }
     let h = *req as ReqId;
@@ -948,7 +959,10 @@ mpi_fn!(MPI_Request_free, PMPI_Request_free, |req: *mut Req| errcomm = errcomm()
 
 mpi_fn!(MPI_Cancel, PMPI_Cancel, |req: *mut Req| errcomm = errcomm(), {
     me()?;
-    if req.is_null() || *req == c::MPI_REQUEST_NULL {
+    if req.is_null() {
+        return err(c::MPI_ERR_ARG, "null request pointer");
+    }
+    if *req == c::MPI_REQUEST_NULL {
         return err(c::MPI_ERR_REQUEST, "MPI_Cancel of MPI_REQUEST_NULL");
     }
     let h = *req;
@@ -1029,7 +1043,7 @@ mpi_fn!(
 
 unsafe fn persist(spec: Persist, comm_h: usize, req: *mut Req) -> MpiResult<()> {
     if req.is_null() {
-        return err(c::MPI_ERR_REQUEST, "null request pointer");
+        return err(c::MPI_ERR_ARG, "null request pointer");
     }
     let sub = me()?;
     let id = state::with(|s| {
@@ -1158,7 +1172,7 @@ unsafe fn start(h: Req) -> MpiResult<()> {
 
 mpi_fn!(MPI_Start, PMPI_Start, |req: *mut Req| errcomm = errcomm(), {
     if req.is_null() {
-        return err(c::MPI_ERR_REQUEST, "null request pointer");
+        return err(c::MPI_ERR_ARG, "null request pointer");
     }
     start(*req)
 });
@@ -1183,6 +1197,9 @@ mpi_fn!(
         if size < 0 {
             return err(c::MPI_ERR_ARG, format!("negative buffer size {size}"));
         }
+        if buf.is_null() && size > 0 {
+            return err(c::MPI_ERR_BUFFER, format!("null buffer of {size} bytes"));
+        }
         state::with(|s| {
             let l = &mut s.locals[sub];
             if l.bsend.is_some() {
@@ -1200,6 +1217,8 @@ mpi_fn!(
     |addr: *mut *mut c_void, size: *mut c_int| errcomm = c::MPI_COMM_WORLD,
     {
         let sub = me()?;
+        hd::out(addr, "buffer address")?;
+        hd::out(size, "size")?;
         // Detaching waits until every buffered message has left the buffer.
         block_on(|s| (s.locals[sub].bsend_used == 0).then_some(()))?;
         let b = state::with(|s| s.locals[sub].bsend.take())?;

@@ -1,18 +1,46 @@
-//! Turns a fault in a subrank's guard page into a clear message instead of a bare SIGSEGV.
-//! The handler runs on an alternate signal stack (the faulting stack is exhausted) and
-//! chains to the previous handler (e.g. the real MPI's) for any other fault.
+//! Turns a fatal signal in a subrank into a clear message naming the virtual rank: a fault in
+//! a subrank's guard page is reported as a stack overflow; SIGSEGV, SIGBUS, SIGFPE, SIGILL and
+//! SIGABRT name the signal. The process then dies of the same signal, as it would have without
+//! us, so the launcher reports it and ends the job with MPICH's status (the signal number).
+//! The handler runs on an alternate signal stack (the faulting stack may be exhausted) and
+//! hands a signal to the handler that was installed before ours (e.g. the program's own)
+//! when there is one.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 const MAX: usize = 256;
 /// (limit, size) of each subrank's stack, written before the handler can see them.
 static STACKS: [(AtomicUsize, AtomicUsize); MAX] = [const { (AtomicUsize::new(0), AtomicUsize::new(0)) }; MAX];
 /// World rank of subrank 0 of this process (usize::MAX: not known yet).
 static RANK_BASE: AtomicUsize = AtomicUsize::new(usize::MAX);
-static PREV: Mutex<Option<(libc::sigaction, libc::sigaction)>> = Mutex::new(None);
-static PREV_SEGV: AtomicUsize = AtomicUsize::new(0);
-static PREV_BUS: AtomicUsize = AtomicUsize::new(0);
+
+/// The signals we report, what we call them, and the handler each had before ours
+/// (an `sa_sigaction` value, 0 = none to chain to) with whether it takes siginfo.
+struct Watched {
+    sig: libc::c_int,
+    what: &'static [u8],
+    prev: AtomicUsize,
+    prev_siginfo: AtomicBool,
+}
+
+static WATCHED: [Watched; 5] = [
+    Watched::new(libc::SIGSEGV, b"segmentation fault (SIGSEGV)"),
+    Watched::new(libc::SIGBUS, b"bus error (SIGBUS)"),
+    Watched::new(libc::SIGFPE, b"floating-point exception (SIGFPE)"),
+    Watched::new(libc::SIGILL, b"illegal instruction (SIGILL)"),
+    Watched::new(libc::SIGABRT, b"aborted (SIGABRT)"),
+];
+
+impl Watched {
+    const fn new(sig: libc::c_int, what: &'static [u8]) -> Watched {
+        Watched {
+            sig,
+            what,
+            prev: AtomicUsize::new(0),
+            prev_siginfo: AtomicBool::new(false),
+        }
+    }
+}
 
 pub fn register(id: usize, limit: usize, size: usize) {
     if id < MAX {
@@ -50,67 +78,87 @@ fn write_num(mut n: usize) {
     write_str(&buf[i..]);
 }
 
+/// "toucan: virtual rank R" (or the subrank / the process when the rank is not known).
+fn write_who(sub: usize) {
+    write_str(b"toucan: ");
+    let base = RANK_BASE.load(Ordering::Relaxed);
+    match (base != usize::MAX, sub != usize::MAX) {
+        (true, true) => {
+            write_str(b"virtual rank ");
+            write_num(base + sub);
+        }
+        (false, true) => {
+            write_str(b"subrank ");
+            write_num(sub);
+        }
+        _ => {
+            write_str(b"process ");
+            // SAFETY: getpid has no preconditions and is async-signal-safe.
+            write_num(unsafe { libc::getpid() } as usize);
+            write_str(b" (pid, outside any rank)");
+        }
+    }
+}
+
 /// Set on the first fault: a second one (e.g. a handler chain that loops back to us) goes
 /// straight to the default action.
-static IN_FAULT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static IN_FAULT: AtomicBool = AtomicBool::new(false);
+
+/// Restores the default action and makes sure the signal is delivered again with it once
+/// the handler returns (a faulting instruction re-executes; an abort or a signal sent by
+/// kill is raised again, pending until then), so the process dies of `sig`.
+fn die_of(sig: libc::c_int) {
+    // SAFETY: signal and raise are async-signal-safe; `sig` is blocked while its handler
+    // runs, so the raised signal waits for the return.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
 
 extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     if IN_FAULT.swap(true, Ordering::SeqCst) {
-        // SAFETY: restoring the default action; returning re-raises the fault with it.
-        unsafe { libc::signal(sig, libc::SIG_DFL) };
+        die_of(sig);
         return;
     }
-    // SAFETY: the kernel passes a valid siginfo for SA_SIGINFO handlers.
-    let addr = unsafe { (*info).si_addr() } as usize;
-    for (id, (l, s)) in STACKS.iter().enumerate() {
-        let (limit, size) = (l.load(Ordering::Relaxed), s.load(Ordering::Relaxed));
-        if limit != 0 && addr < limit && addr + (1 << 20) >= limit {
-            write_str(b"toucan: ");
-            let base = RANK_BASE.load(Ordering::Relaxed);
-            if base == usize::MAX {
-                write_str(b"subrank ");
-                write_num(id);
-            } else {
-                write_str(b"virtual rank ");
-                write_num(base + id);
+    if sig == libc::SIGSEGV || sig == libc::SIGBUS {
+        // SAFETY: the kernel passes a valid siginfo for SA_SIGINFO handlers.
+        let addr = unsafe { (*info).si_addr() } as usize;
+        for (id, (l, s)) in STACKS.iter().enumerate() {
+            let (limit, size) = (l.load(Ordering::Relaxed), s.load(Ordering::Relaxed));
+            if limit != 0 && addr < limit && addr + (1 << 20) >= limit {
+                write_who(id);
+                write_str(b" overflowed its ");
+                write_num(size);
+                write_str(b"-byte stack (set TOUCAN_STACK)\n");
+                // SAFETY: terminating the process is always allowed in a handler.
+                unsafe { libc::_exit(128 + sig) };
             }
-            write_str(b" overflowed its ");
-            write_num(size);
-            write_str(b"-byte stack (set TOUCAN_STACK)\n");
-            // SAFETY: terminating the process is always allowed in a handler.
-            unsafe { libc::_exit(128 + sig) };
         }
     }
-    // Not ours: hand over to the previous handler, or to the default action.
-    let prev = if sig == libc::SIGSEGV {
-        PREV_SEGV.load(Ordering::Relaxed)
-    } else {
-        PREV_BUS.load(Ordering::Relaxed)
+    let Some(w) = WATCHED.iter().find(|w| w.sig == sig) else {
+        die_of(sig);
+        return;
     };
-    if prev > 1 {
-        // SAFETY: `prev` is the sa_sigaction of the handler installed before ours.
-        let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) = unsafe { std::mem::transmute(prev) };
-        f(sig, info, ctx);
+    // Not a stack overflow: hand over to the previous handler, if any (it may recover).
+    let prev = w.prev.load(Ordering::Relaxed);
+    if prev != 0 {
+        if w.prev_siginfo.load(Ordering::Relaxed) {
+            // SAFETY: `prev` is the sa_sigaction of the SA_SIGINFO handler installed before ours.
+            let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) = unsafe { std::mem::transmute(prev) };
+            f(sig, info, ctx);
+        } else {
+            // SAFETY: `prev` is the sa_handler of the plain handler installed before ours.
+            let f: extern "C" fn(libc::c_int) = unsafe { std::mem::transmute(prev) };
+            f(sig);
+        }
         return;
     }
-    write_str(b"toucan: ");
-    let base = RANK_BASE.load(Ordering::Relaxed);
-    let cur = super::worker::current();
-    if base != usize::MAX && cur != usize::MAX {
-        write_str(b"virtual rank ");
-        write_num(base + cur);
-    } else {
-        write_str(b"process");
-    }
-    write_str(if sig == libc::SIGSEGV {
-        b": segmentation fault (SIGSEGV)\n"
-    } else {
-        b": bus error (SIGBUS)\n"
-    });
-    // SAFETY: restoring the default action and returning re-raises the fault with it.
-    unsafe {
-        libc::signal(sig, libc::SIG_DFL);
-    }
+    write_who(super::worker::current());
+    write_str(b": ");
+    write_str(w.what);
+    write_str(b"\n");
+    die_of(sig);
 }
 
 /// Installs the handler (again, after a library replaced it) on an alternate stack.
@@ -134,30 +182,17 @@ pub fn install() {
         sa.sa_sigaction = on_fault as *const () as usize;
         sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
         libc::sigemptyset(&mut sa.sa_mask);
-        let mut old_segv: libc::sigaction = std::mem::zeroed();
-        let mut old_bus: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(libc::SIGSEGV, &sa, &mut old_segv);
-        libc::sigaction(libc::SIGBUS, &sa, &mut old_bus);
-        if old_segv.sa_sigaction != on_fault as *const () as usize {
-            PREV_SEGV.store(
-                if old_segv.sa_flags & libc::SA_SIGINFO != 0 {
-                    old_segv.sa_sigaction
-                } else {
-                    0
-                },
-                Ordering::SeqCst,
-            );
+        for w in WATCHED.iter() {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(w.sig, &sa, &mut old);
+            if old.sa_sigaction == on_fault as *const () as usize {
+                continue; // ours already: keep what was chained before
+            }
+            // SIG_DFL and SIG_IGN (0 and 1) are not handlers to chain to: an ignored fault
+            // would only repeat.
+            let prev = if old.sa_sigaction > 1 { old.sa_sigaction } else { 0 };
+            w.prev_siginfo.store(old.sa_flags & libc::SA_SIGINFO != 0, Ordering::SeqCst);
+            w.prev.store(prev, Ordering::SeqCst);
         }
-        if old_bus.sa_sigaction != on_fault as *const () as usize {
-            PREV_BUS.store(
-                if old_bus.sa_flags & libc::SA_SIGINFO != 0 {
-                    old_bus.sa_sigaction
-                } else {
-                    0
-                },
-                Ordering::SeqCst,
-            );
-        }
-        *PREV.lock().unwrap_or_else(|e| e.into_inner()) = Some((old_segv, old_bus));
     }
 }
