@@ -512,11 +512,14 @@ unsafe fn imrecv(buf: *mut c_void, count: c_int, dt: usize, msg: *mut usize) -> 
             );
         };
         if let Some(r) = s.reqs.get_mut(rid) {
-            r.recv = Some(RecvTarget {
-                buf: buf as *mut u8,
-                count: n,
-                dt: d.clone(),
-            });
+            // SAFETY: the caller's buffer, and the caller runs.
+            unsafe {
+                r.set_recv(RecvTarget {
+                    buf: buf as *mut u8,
+                    count: n,
+                    dt: d.clone(),
+                })
+            };
         }
         s.deliver(rid, u);
         Ok(rid)
@@ -872,7 +875,15 @@ mpi_fn!(
             if !is_done(s, h as ReqId) {
                 s.progress();
             }
-            Ok(is_done(s, h as ReqId).then(|| s.status_of(h as ReqId).unwrap_or_else(Status::empty)))
+            if !is_done(s, h as ReqId) {
+                return Ok(None);
+            }
+            if let Some(r) = s.reqs.get_mut(h as ReqId) {
+                // SAFETY: complete, and its owner asks (the data must be in place once the
+                // flag says complete).
+                unsafe { r.settle() };
+            }
+            Ok(Some(s.status_of(h as ReqId).unwrap_or_else(Status::empty)))
         })??;
         match r {
             Some(st) => {
@@ -1125,7 +1136,8 @@ unsafe fn start(h: Req) -> MpiResult<()> {
                     }
                     s.complete(h as ReqId);
                 } else {
-                    s.start_recv(h as ReqId, sub, Pattern { ctx: cm.ctx, src, tag }, RecvTarget { buf, count, dt });
+                    // SAFETY: the buffer given to MPI_Recv_init, by its owner, running.
+                    unsafe { s.start_recv(h as ReqId, sub, Pattern { ctx: cm.ctx, src, tag }, RecvTarget { buf, count, dt }) };
                 }
                 Ok(())
             }

@@ -15,5 +15,6 @@ pub mod reduce;
 pub mod request;
 pub mod runtime;
 pub mod state;
+pub mod tlsbuf;
 pub mod topo;
 pub mod typemap;

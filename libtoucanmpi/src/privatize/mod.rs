@@ -11,6 +11,7 @@
 mod elf;
 mod libs;
 mod object;
+pub mod tls;
 
 use object::{Copy, Failure, Loaded, Object};
 use std::io::Write;
@@ -74,6 +75,8 @@ struct Copies {
     libs: Vec<libs::Lib>,
     /// Per subrank k >= 1: the copies of `libs` (same order), then of `exe`.
     sets: Vec<Vec<Copy>>,
+    /// Bytes of the program's thread-local block, swapped per subrank (0: none).
+    tls_bytes: usize,
     millis: f64,
 }
 
@@ -171,9 +174,17 @@ fn describe(v: usize, c: &Copies) -> String {
     if v == 1 {
         return format!("globals: privatization on, but one subrank per process needs no copy of {name}{libs}");
     }
+    let tls = if c.tls_bytes > 0 {
+        format!(
+            "its thread-locals ({} bytes) are per subrank, swapped in at each switch between subranks",
+            c.tls_bytes
+        )
+    } else {
+        "it has no thread-locals of its own".to_string()
+    };
     format!(
         "globals: privatized: subrank 0 runs {name}, subranks 1..{} each their own copy of it{libs}, loaded from memory \
-         ({} KiB of writable data per copy; {} copies in {:.1} ms{held}); the program's own __thread variables stay shared",
+         ({} KiB of writable data per copy; {} copies in {:.1} ms{held}); {tls}",
         v - 1,
         data.div_ceil(1024),
         c.sets.len(),
@@ -297,21 +308,34 @@ unsafe fn load_copies(v: usize, main: MainFn, argc: c_int, argv: *mut *mut c_cha
             return Err(fail(sets, format!("cannot complete a copy of the program: {e}")));
         }
     }
-    for set in &sets {
+    // The program's thread-locals: one block's contents per subrank, from each copy's image.
+    let tls = tls::Block::of(exe).filter(|_| !sets.is_empty());
+    if let Some(b) = &tls {
+        // SAFETY: loaded copies of the executable, the last of each set.
+        let images = sets.iter().map(|set| unsafe { b.image(set[libs.len()].base) }).collect();
+        // SAFETY: we run on the thread that will run the subranks, before any of them.
+        unsafe { b.install(images) };
+    }
+    for (i, set) in sets.iter().enumerate() {
+        // Subrank k's constructors run with its thread-locals in place.
+        let k = i + 1;
+        crate::sched::swap::with(|s| s.switch_to(k));
         for (o, c) in libs.iter().map(|l| &l.obj).chain([&obj]).zip(set) {
             // SAFETY: complete copies whose constructors have not run, dependencies first;
             // arguments from the caller. They stay loaded from now on.
             unsafe {
                 o.rename_copy(c);
-                o.start(c, argc, argv, envp);
+                o.start(c, k, argc, argv, envp);
             }
         }
     }
+    crate::sched::swap::with(|s| s.switch_to(0));
     Ok(Copies {
         exe: obj,
         name: real_path,
         libs,
         sets,
+        tls_bytes: tls.map_or(0, |b| b.bytes()),
         millis: t0.elapsed().as_secs_f64() * 1e3,
     })
 }

@@ -3,6 +3,7 @@ pub mod coroutine;
 pub mod guard;
 pub mod lock;
 pub mod park;
+pub mod swap;
 pub mod worker;
 
 pub use park::{others_ready, wake};

@@ -72,7 +72,7 @@ mod tests {
     #[case(17, 200)]
     fn ctrl_tags_roundtrip(#[case] d: usize, #[case] s: usize) {
         let t = ctrl_tag(d, s);
-        assert!(t >= 0 && t < (1 << 16));
+        assert!((0..(1 << 16)).contains(&t));
         assert_eq!(split_ctrl_tag(t), (d, s));
     }
 
