@@ -33,7 +33,7 @@ RELEASE_DIR := target/release
 LIB_SO      := $(RELEASE_DIR)/libtoucanmpi.so
 LIB_A       := $(RELEASE_DIR)/libtoucanmpi.a
 HEADERS     := headers/mpi.h headers/toucan.h
-WRAPPERS    := wrappers/toucancc wrappers/toucancxx wrappers/toucanrun
+WRAPPERS    := wrappers/toucancc wrappers/toucancxx wrappers/toucanrun wrappers/toucan-globals
 VERSION      = $(shell sed -n 's/^version *= *"\(.*\)"/\1/p' libtoucanmpi/Cargo.toml 2>/dev/null | head -n1)
 
 # ------------------------------------------------------------------------------------ build
