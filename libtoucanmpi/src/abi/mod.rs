@@ -16,6 +16,8 @@ mod datatype;
 mod env;
 #[cfg(not(test))]
 mod exit;
+#[cfg(not(test))]
+mod getopt;
 mod group;
 pub mod handles;
 mod info;

@@ -86,6 +86,31 @@ impl Copies {
     }
 }
 
+/// Where the copies of the executable keep their copy-relocated variables (the program's
+/// own storage of a shared library's variable, such as `optind`).
+struct CopiedVars {
+    /// Name and offset from the load bias of each copy-relocated variable.
+    vars: Vec<(Vec<u8>, usize)>,
+    /// Load bias of subrank k's copy of the executable, at index k - 1.
+    bases: Vec<usize>,
+}
+
+static COPIED_VARS: std::sync::OnceLock<CopiedVars> = std::sync::OnceLock::new();
+
+/// Whether the subranks run their own copies of the executable.
+pub fn privatized() -> bool {
+    COPIED_VARS.get().is_some_and(|c| !c.bases.is_empty())
+}
+
+/// The address of subrank `k`'s storage of the copy-relocated variable `name` (its copy of
+/// the executable's), when the program is privatized, `k` >= 1 and the program holds such a
+/// variable.
+pub fn copied_var(k: usize, name: &[u8]) -> Option<usize> {
+    let c = COPIED_VARS.get()?;
+    let base = *c.bases.get(k.checked_sub(1)?)?;
+    c.vars.iter().find(|(n, _)| n == name).map(|(_, o)| base + o)
+}
+
 /// Decides how the `v` subranks run `main` and prepares what that needs; returns each
 /// subrank's `main`. Reads `TOUCAN_PRIVATIZE`. An error is a message for the user; the caller
 /// stops the program with it.
@@ -120,6 +145,10 @@ pub unsafe fn prepare(v: usize, main: MainFn, argc: c_int, argv: *mut *mut c_cha
             }
             let mut mains = vec![main];
             let off = main as usize - c.exe.base;
+            let _ = COPIED_VARS.set(CopiedVars {
+                vars: c.exe.copy_relocs.iter().map(|(o, _, n)| (n.clone(), *o)).collect(),
+                bases: (1..v).map(|k| c.exe_copy(k).base).collect(),
+            });
             for k in 1..v {
                 // SAFETY: `main` lies at the same offset in every copy of the executable.
                 mains.push(unsafe { std::mem::transmute::<usize, MainFn>(c.exe_copy(k).base + off) });
