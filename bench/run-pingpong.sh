@@ -41,8 +41,11 @@
 # usage or build errors.
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(dirname "$here")"
+me=run-pingpong
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+here=$bench_here
+root=$bench_root
 out="$here/out/pingpong"
 results="$here/RESULTS.md"
 invoked=("$@")
@@ -54,29 +57,6 @@ retries=1
 update=no
 wait_quiet=0
 prog_args=()
-
-die() {
-    printf 'run-pingpong: error: %s\n' "$*" >&2
-    exit 2
-}
-
-usage() {
-    sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
-}
-
-join_by() { # join_by SEP WORDS...
-    local sep=$1 s=$2
-    shift 2
-    for w in "$@"; do s+="$sep$w"; done
-    printf '%s\n' "$s"
-}
-
-# need_int OPTION MIN VALUE: VALUE (the argument of OPTION) is an integer >= MIN.
-need_int() {
-    if [[ ! "$3" =~ ^[0-9]+$ ]] || (($3 < $2)); then
-        die "$1 needs an integer >= $2"
-    fi
-}
 
 while (($#)); do
     case "$1" in
@@ -126,16 +106,6 @@ done
 [[ "$quick" == yes ]] && prog_args=(-q "${prog_args[@]+"${prog_args[@]}"}")
 
 # ---------------------------------------------------------------------------- tools, library
-first_of() {
-    local c
-    for c in "$@"; do
-        if command -v "$c" >/dev/null 2>&1; then
-            echo "$c"
-            return 0
-        fi
-    done
-    return 1
-}
 MPICC="${MPICC:-$(first_of mpicc.mpich mpicc || true)}"
 MPIRUN="${MPIRUN:-$(first_of mpirun.mpich mpirun || true)}"
 TOUCANCC="${TOUCANCC:-$root/wrappers/toucancc}"
@@ -150,25 +120,7 @@ if [[ ! -e "$libdir/libtoucanmpi.so" ]]; then
 fi
 
 # ---------------------------------------------------------------------------- quiet machine
-# Busy CPU time of the whole machine, in clock ticks (user nice system irq softirq steal).
-cpu_busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
-if ((wait_quiet > 0)); then
-    echo "run-pingpong: waiting up to ${wait_quiet}s for a quiet machine" >&2
-    hz=$(getconf CLK_TCK)
-    quiet=0
-    waited=0
-    while ((quiet < 10 && waited < wait_quiet)); do
-        b0=$(cpu_busy_ticks)
-        sleep 1
-        waited=$((waited + 1))
-        if (($(cpu_busy_ticks) - b0 < hz * $(nproc) / 10)); then quiet=$((quiet + 1)); else quiet=0; fi
-    done
-    if ((quiet >= 10)); then
-        echo "run-pingpong: quiet after ${waited}s" >&2
-    else
-        echo "run-pingpong: still busy after ${waited}s; running anyway" >&2
-    fi
-fi
+wait_quiet "$wait_quiet"
 
 # ---------------------------------------------------------------------------- build
 rm -rf "$out/runs"
@@ -181,25 +133,8 @@ build() { # build OUTPUT COMPILER...
         die "build failed: $* -O2 -Wall -o $exe $here/pingpong.c"
     fi
 }
-# The library may be rebuilt while the benchmark runs (cargo replaces the file). Every Toucan
-# run uses one snapshot of it, in $out/lib, to which the Toucan build is linked (rpath), so the
-# medians never mix two builds. Copy until the copy equals the original (not caught mid-write).
-snapshot_lib() {
-    local src="$libdir/libtoucanmpi.so" dst="$out/lib/libtoucanmpi.so" _
-    mkdir -p "$out/lib"
-    for _ in 1 2 3 4 5; do
-        lib_mtime="$(date -r "$src" '+%Y-%m-%d %H:%M:%S')"
-        if cp "$src" "$dst.tmp" 2>/dev/null && cmp -s "$src" "$dst.tmp"; then
-            mv -f "$dst.tmp" "$dst"
-            lib_sum="$(sha256sum "$dst" | cut -c1-12)"
-            return 0
-        fi
-        sleep 2
-    done
-    rm -f "$dst.tmp"
-    die "could not take a stable copy of $src (is it being rebuilt?)"
-}
-snapshot_lib
+# Every Toucan run uses one snapshot of the library, to which the Toucan build is linked (rpath).
+snapshot_lib "$libdir" "$out/lib"
 
 build "$out/pingpong.mpich" "$MPICC"
 TOUCAN_LIBDIR="$out/lib" build "$out/pingpong.toucan" "$TOUCANCC"
@@ -261,7 +196,7 @@ preflight() {
 preflight
 if [[ " ${preflight_failed[*]} " == *" toucan-"* ]] && ! cmp -s "$libdir/libtoucanmpi.so" "$out/lib/libtoucanmpi.so"; then
     echo "run-pingpong: ${preflight_failed[*]} failed a short run, and the library was rebuilt since; taking a new copy" >&2
-    snapshot_lib
+    snapshot_lib "$libdir" "$out/lib"
     TOUCAN_LIBDIR="$out/lib" build "$out/pingpong.toucan" "$TOUCANCC"
     preflight
 fi
@@ -277,15 +212,8 @@ done
 
 # ---------------------------------------------------------------------------- runs
 # Other work on the machine (builds, tests; MPICH busy-polls) makes these numbers noisy, and
-# more so for the two-process configurations than for the one-process one. Measured: the CPU
-# time that other processes used during the runs, i.e. all busy time in /proc/stat minus the
-# CPU time of this script's children (the runs), as a share of all CPUs over the elapsed time.
-children_ticks() { sed 's/.*) //' "/proc/$$/stat" | awk '{ print $14 + $15 }'; } # cutime + cstime
-start=$SECONDS
-start_ns=$(date +%s%N)
-busy0=$(cpu_busy_ticks)
-child0=$(children_ticks)
-load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
+# more so for the two-process configurations than for the one-process one (lib.sh: load_start).
+load_start
 raw="$out/raw.tsv"
 : >"$raw"
 failed=()
@@ -325,11 +253,7 @@ for ((i = 1; i <= runs; i++)); do
         fi
     done
 done
-load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
-elapsed=$((SECONDS - start))
-others_pct=$(awk -v b="$(($(cpu_busy_ticks) - busy0))" -v c="$(($(children_ticks) - child0))" \
-    -v ns="$(($(date +%s%N) - start_ns))" -v hz="$(getconf CLK_TCK)" -v n="$(nproc)" \
-    'BEGIN { p = 100 * (b - c) / hz / (ns / 1e9) / n; printf "%.0f", p < 0 ? 0 : p }')
+load_end
 busy_note=""
 if ((others_pct >= 10)); then
     busy_note="other processes used ${others_pct}% of the CPU time during the runs: results are disturbed, rerun on a quiet machine"
@@ -450,20 +374,11 @@ EOF
     fi
     cmdline="bench/run-pingpong.sh"
     for a in "${invoked[@]+"${invoked[@]}"}"; do cmdline+=" $(printf '%q' "$a")"; done
-    commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-    if [[ -n "$(git -C "$root" status --porcelain --untracked-files=no -- libtoucanmpi 2>/dev/null)" ]]; then
-        commit+=" + uncommitted changes in libtoucanmpi/"
-    fi
     section="$out/section.md"
     {
         echo "Produced by \`$cmdline\` (from the repository root) on $(date '+%Y-%m-%d %H:%M %Z')."
         echo
-        echo "- Machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1);" \
-            "$(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*/MPICH /p')" \
-            "($(mpichversion 2>/dev/null | sed -n 's/^MPICH Device:[[:space:]]*//p'))."
-        echo "- Toucan-MPI: commit $commit; libtoucanmpi.so built $lib_mtime (sha256 $lib_sum; all runs used this one copy)."
-        echo "- Other processes used ${others_pct}% of the CPU time during the runs; load average" \
-            "(1, 5, 15 min) before: $load_before, after: $load_after. Total time: ${elapsed} s."
+        describe_setup
         echo "- Runs (interleaved, $runs of each, timeout ${run_timeout} s):"
         for cfg in "${configs[@]}"; do echo "  - \`$(show_cmd "$cfg")\` ($cfg)"; done
         [[ -n "$busy_note" ]] && echo "- **Warning:** $busy_note."
@@ -473,17 +388,7 @@ EOF
         echo
         echo "$table"
     } >"$section"
-    tmp="$(mktemp "$results.XXXXXX")"
-    awk -v section="$section" '
-        function emit() { while ((getline line < section) > 0) print line; close(section) }
-        /^<!-- pingpong:begin -->$/ { print; emit(); skip = 1; found = 1; next }
-        /^<!-- pingpong:end -->$/ { skip = 0 }
-        !skip { print }
-        END {
-            if (!found) { print "<!-- pingpong:begin -->"; emit(); print "<!-- pingpong:end -->" }
-        }' "$results" >"$tmp"
-    cat "$tmp" >"$results" # keeps the file's permissions
-    rm -f "$tmp"
+    update_section "$results" pingpong "$section"
     echo "run-pingpong: updated ${results#"$root"/}" >&2
 fi
 
