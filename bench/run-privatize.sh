@@ -241,7 +241,7 @@ tables() {
     local v so sa la ro ra po pa pv priv
     echo "Start-up and memory of one process running V subranks of \`big\` ($sizes), median of $runs runs:"
     echo "job = wall time of \`TOUCAN_V=V mpirun -np 1 big start\`; load = Toucan's time to load the V−1 copies"
-    echo "(TOUCAN_VERBOSE); RSS and PSS of the process once every subrank has read its globals."
+    echo "(TOUCAN_VERBOSE); RSS and PSS of the process once every subrank has written its globals."
     echo
     echo "| V | job, off (ms) | job, on (ms) | load, on (ms) | RSS off → on (MiB) | PSS off → on (MiB) | PSS per extra subrank, on (MiB) | each rank's own globals, on |"
     echo "|---:|---:|---:|---:|---:|---:|---:|---|"
