@@ -217,15 +217,44 @@ fn real(name: &CStr) -> *mut c_void {
 type Short = unsafe extern "C" fn(c_int, *const *mut c_char, *const c_char) -> c_int;
 type Long = unsafe extern "C" fn(c_int, *const *mut c_char, *const c_char, *const c_void, *mut c_int) -> c_int;
 
+/// Calls the C library's short-options parser `name` as the calling subrank.
+///
+/// # Safety
+/// As the C library's `getopt`; `name` is `getopt` or `__posix_getopt`.
+unsafe fn short(name: &CStr, argc: c_int, argv: *const *mut c_char, opts: *const c_char) -> c_int {
+    // SAFETY: the C library's function of that name has this type; called as the program asked.
+    unsafe {
+        let f: Short = std::mem::transmute(real(name));
+        as_subrank(|_| f(argc, argv, opts))
+    }
+}
+
+/// Calls the C library's long-options parser `name` as the calling subrank (a replay does not
+/// touch the program's `index`).
+///
+/// # Safety
+/// As the C library's `getopt_long`; `name` is `getopt_long` or `getopt_long_only`.
+unsafe fn long(
+    name: &CStr,
+    argc: c_int,
+    argv: *const *mut c_char,
+    opts: *const c_char,
+    longopts: *const c_void,
+    index: *mut c_int,
+) -> c_int {
+    // SAFETY: as for `short`.
+    unsafe {
+        let f: Long = std::mem::transmute(real(name));
+        as_subrank(|replay| f(argc, argv, opts, longopts, if replay { &mut 0 } else { index }))
+    }
+}
+
 /// # Safety
 /// As the C library's `getopt`.
 #[no_mangle]
 pub unsafe extern "C" fn getopt(argc: c_int, argv: *const *mut c_char, opts: *const c_char) -> c_int {
-    // SAFETY: the C library's function of the same type, called as the program asked.
-    unsafe {
-        let f: Short = std::mem::transmute(real(c"getopt"));
-        as_subrank(|_| f(argc, argv, opts))
-    }
+    // SAFETY: forwarded from the caller.
+    unsafe { short(c"getopt", argc, argv, opts) }
 }
 
 /// glibc's POSIX-conforming `getopt` (what `getopt` names under strict POSIX macros).
@@ -234,11 +263,8 @@ pub unsafe extern "C" fn getopt(argc: c_int, argv: *const *mut c_char, opts: *co
 /// As the C library's `__posix_getopt`.
 #[no_mangle]
 pub unsafe extern "C" fn __posix_getopt(argc: c_int, argv: *const *mut c_char, opts: *const c_char) -> c_int {
-    // SAFETY: as above.
-    unsafe {
-        let f: Short = std::mem::transmute(real(c"__posix_getopt"));
-        as_subrank(|_| f(argc, argv, opts))
-    }
+    // SAFETY: forwarded from the caller.
+    unsafe { short(c"__posix_getopt", argc, argv, opts) }
 }
 
 /// # Safety
@@ -248,14 +274,11 @@ pub unsafe extern "C" fn getopt_long(
     argc: c_int,
     argv: *const *mut c_char,
     opts: *const c_char,
-    longopts: *const c_void,
+    lo: *const c_void,
     index: *mut c_int,
 ) -> c_int {
-    // SAFETY: as above.
-    unsafe {
-        let f: Long = std::mem::transmute(real(c"getopt_long"));
-        as_subrank(|replay| f(argc, argv, opts, longopts, if replay { &mut 0 } else { index }))
-    }
+    // SAFETY: forwarded from the caller.
+    unsafe { long(c"getopt_long", argc, argv, opts, lo, index) }
 }
 
 /// # Safety
@@ -265,12 +288,9 @@ pub unsafe extern "C" fn getopt_long_only(
     argc: c_int,
     argv: *const *mut c_char,
     opts: *const c_char,
-    longopts: *const c_void,
+    lo: *const c_void,
     index: *mut c_int,
 ) -> c_int {
-    // SAFETY: as above.
-    unsafe {
-        let f: Long = std::mem::transmute(real(c"getopt_long_only"));
-        as_subrank(|replay| f(argc, argv, opts, longopts, if replay { &mut 0 } else { index }))
-    }
+    // SAFETY: forwarded from the caller.
+    unsafe { long(c"getopt_long_only", argc, argv, opts, lo, index) }
 }
