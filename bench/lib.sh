@@ -140,23 +140,7 @@ bench_init() {
 # Busy CPU time of the whole machine, in clock ticks (user nice system irq softirq steal).
 cpu_busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
 
-bench_wait_quiet() {
-    ((wait_quiet > 0)) || return 0
-    echo "$tag: waiting up to ${wait_quiet}s for a quiet machine" >&2
-    local hz quiet=0 waited=0 b0
-    hz=$(getconf CLK_TCK)
-    while ((quiet < 10 && waited < wait_quiet)); do
-        b0=$(cpu_busy_ticks)
-        sleep 1
-        waited=$((waited + 1))
-        if (($(cpu_busy_ticks) - b0 < hz * $(nproc) / 10)); then quiet=$((quiet + 1)); else quiet=0; fi
-    done
-    if ((quiet >= 10)); then
-        echo "$tag: quiet after ${waited}s" >&2
-    else
-        echo "$tag: still busy after ${waited}s; running anyway" >&2
-    fi
-}
+bench_wait_quiet() { wait_quiet "$wait_quiet"; }
 
 # ---------------------------------------------------------------------------- build
 build() { # build OUTPUT COMPILER...
@@ -171,9 +155,9 @@ build() { # build OUTPUT COMPILER...
 # The library may be rebuilt while the benchmark runs (cargo replaces the file). Every Toucan
 # run uses one snapshot of it, in $out/lib, to which the Toucan build is linked (rpath), so the
 # medians never mix two builds. Copy until the copy equals the original (not caught mid-write).
-snapshot_lib() {
-    local src="$libdir/libtoucanmpi.so" dst="$out/lib/libtoucanmpi.so" _
-    mkdir -p "$out/lib"
+snapshot_lib() { # snapshot_lib [SRC_DIR DEST_DIR]: default $libdir and $out/lib
+    local src="${1:-$libdir}/libtoucanmpi.so" dst="${2:-$out/lib}/libtoucanmpi.so" _
+    mkdir -p "$(dirname "$dst")"
     for _ in 1 2 3 4 5; do
         lib_mtime="$(date -r "$src" '+%Y-%m-%d %H:%M:%S')"
         if cp "$src" "$dst.tmp" 2>/dev/null && cmp -s "$src" "$dst.tmp"; then
@@ -461,3 +445,84 @@ EOF
     rm -f "$tmp"
     echo "$tag: updated ${results#"$root"/}" >&2
 }
+
+# ---------------------------------------------------------------------------- for scripts without bench_init
+# (run-privatize.sh measures its own way; it uses these and the helpers above)
+
+# wait_quiet SECONDS: wait up to SECONDS for the machine to be quiet (other processes using
+# under 10% of the CPUs for 10 s in a row); then go on anyway.
+wait_quiet() {
+    local limit=$1 hz quiet=0 waited=0 b0
+    ((limit > 0)) || return 0
+    echo "$tag: waiting up to ${limit}s for a quiet machine" >&2
+    hz=$(getconf CLK_TCK)
+    while ((quiet < 10 && waited < limit)); do
+        b0=$(cpu_busy_ticks)
+        sleep 1
+        waited=$((waited + 1))
+        if (($(cpu_busy_ticks) - b0 < hz * $(nproc) / 10)); then quiet=$((quiet + 1)); else quiet=0; fi
+    done
+    if ((quiet >= 10)); then
+        echo "$tag: quiet after ${waited}s" >&2
+    else
+        echo "$tag: still busy after ${waited}s; running anyway" >&2
+    fi
+}
+
+# cutime + cstime
+load_start() {
+    load_t0=$SECONDS
+    load_ns0=$(date +%s%N)
+    load_busy0=$(cpu_busy_ticks)
+    load_child0=$(children_ticks)
+    load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+load_end() {
+    load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
+    elapsed=$((SECONDS - load_t0))
+    others_pct=$(awk -v b="$(($(cpu_busy_ticks) - load_busy0))" -v c="$(($(children_ticks) - load_child0))" \
+        -v ns="$(($(date +%s%N) - load_ns0))" -v hz="$(getconf CLK_TCK)" -v n="$(nproc)" \
+        'BEGIN { p = 100 * (b - c) / hz / (ns / 1e9) / n; printf "%.0f", p < 0 ? 0 : p }')
+}
+
+# The machine, MPICH and the library, as one line each for a results section.
+describe_setup() {
+    local commit
+    commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    if [[ -n "$(git -C "$root" status --porcelain --untracked-files=no -- libtoucanmpi 2>/dev/null)" ]]; then
+        commit+=" + uncommitted changes in libtoucanmpi/"
+    fi
+    echo "- Machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1);" \
+        "$(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*/MPICH /p')" \
+        "($(mpichversion 2>/dev/null | sed -n 's/^MPICH Device:[[:space:]]*//p'))."
+    echo "- Toucan-MPI: commit $commit; libtoucanmpi.so built $lib_mtime (sha256 $lib_sum; all runs used this one copy)."
+    echo "- Other processes used ${others_pct}% of the CPU time during the runs; load average" \
+        "(1, 5, 15 min) before: $load_before, after: $load_after. Total time: ${elapsed} s."
+}
+
+# update_section RESULTS NAME FILE: replaces the lines between <!-- NAME:begin --> and
+# <!-- NAME:end --> of RESULTS with FILE's (appends the section, markers included, when
+# missing), keeping the file's permissions.
+update_section() {
+    local results=$1 name=$2 section=$3 tmp
+    tmp="$(mktemp "$results.XXXXXX")"
+    awk -v section="$section" -v begin="<!-- $name:begin -->" -v end="<!-- $name:end -->" '
+        function emit() { while ((getline line < section) > 0) print line; close(section) }
+        $0 == begin { print; emit(); skip = 1; found = 1; next }
+        $0 == end { skip = 0 }
+        !skip { print }
+        END {
+            if (!found) { print ""; print begin; emit(); print end }
+        }' "$results" >"$tmp"
+    cat "$tmp" >"$results"
+    rm -f "$tmp"
+}
+
+# median VALUES...: the middle value (mean of the two middle ones for an even count); empty
+# when there is none.
+median() {
+    (($#)) || return 0
+    printf '%s\n' "$@" | sort -g | awk '{ v[++n] = $1 } END { if (n) print (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'
+}
+

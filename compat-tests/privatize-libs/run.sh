@@ -9,7 +9,8 @@
 # compat runner ((2,1) (2,4) (3,3) (1,4), or TOUCAN_COMPAT_CONFIGS). Every
 # rank must print "rank R: OK" and "rank R: library destroyed with R+1
 # elements" (the library's C++ destructor, once per rank), and the job must
-# exit 0. Prints PASS/FAIL per layout and, last,
+# exit 0. Also checks what wrappers/toucan-globals lists for the program. Prints PASS/FAIL per
+# layout and, last,
 #   privatize-libs: N passed, N failed
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -29,6 +30,26 @@ if ! { cc -O2 -g -fPIC -shared -Wl,-soname,libputil.so -o "$out/libputil.so" "$h
 fi
 npass=0
 nfail=0
+# toucan-globals on the program: its own global, the libraries' globals and thread-local, and
+# the copy relocation of a library variable the program reads directly.
+globals=$out/globals.txt
+"$REPO_DIR/wrappers/toucan-globals" "$out/app" >"$globals" 2>&1
+grc=$?
+bad=""
+[[ $grc == 0 ]] || bad="exit status $grc"
+for want in '^ +4 +\.bss +global +app_global$' '^ +4 +\.bss +copy relocation +phys_counter$' \
+    '^ +4000 +\.bss +global +phys_bss$' '^ +4 +\.tdata +thread-local +util_tls$' \
+    '^ +4 +\.bss +static +phys_step::calls$' 'libphysics\.so:$' 'libputil\.so:$'; do
+    grep -Eq -- "$want" "$globals" || bad+="${bad:+; }no line /$want/"
+done
+if [[ -z $bad ]]; then
+    echo "PASS toucan-globals on the program"
+    npass=$((npass + 1))
+else
+    echo "FAIL toucan-globals on the program: $bad"
+    head -30 "$globals" | sed 's/^/    /'
+    nfail=$((nfail + 1))
+fi
 for cfg in $CONFIGS; do
     n=${cfg%x*}
     v=${cfg#*x}

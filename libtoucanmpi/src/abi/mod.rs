@@ -19,6 +19,8 @@ mod env;
 #[cfg(not(test))]
 mod exit;
 mod external;
+#[cfg(not(test))]
+mod getopt;
 pub(crate) mod greq;
 mod group;
 pub mod handles;

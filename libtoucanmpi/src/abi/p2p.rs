@@ -201,6 +201,12 @@ unsafe fn recv_direct(buf: *mut c_void, count: c_int, dt: usize, src: c_int, tag
         return Ok(Some(blocking::proc_null_status()));
     };
     let cap = count as usize * d.size;
+    // A buffer in the program's thread-locals holds the running subrank's values only: it
+    // must not be written while this rank is parked (see core::tlsbuf).
+    let direct_ok = match crate::sched::swap::range() {
+        Some((lo, hi)) => cap == 0 || (buf as usize) >= hi || (buf as usize) + cap <= lo,
+        None => true,
+    };
     block_on(|s| {
         // An arrival may have been copied in already while this rank was parked.
         let done = s.locals[sub].direct.and_then(|d| d.done);
@@ -213,12 +219,14 @@ unsafe fn recv_direct(buf: *mut c_void, count: c_int, dt: usize, src: c_int, tag
                 None => {
                     let l = &mut s.locals[sub];
                     l.waiting = Some(pat);
-                    l.direct = Some(Direct {
-                        pat,
-                        buf: buf as *mut u8,
-                        cap,
-                        done: None,
-                    });
+                    if direct_ok {
+                        l.direct = Some(Direct {
+                            pat,
+                            buf: buf as *mut u8,
+                            cap,
+                            done: None,
+                        });
+                    }
                     None
                 }
             },
@@ -531,11 +539,14 @@ unsafe fn imrecv(buf: *mut c_void, count: c_int, dt: usize, msg: *mut usize) -> 
             );
         };
         if let Some(r) = s.reqs.get_mut(rid) {
-            r.recv = Some(RecvTarget {
-                buf: buf as *mut u8,
-                count: n,
-                dt: d.clone(),
-            });
+            // SAFETY: the caller's buffer, and the caller runs.
+            unsafe {
+                r.set_recv(RecvTarget {
+                    buf: buf as *mut u8,
+                    count: n,
+                    dt: d.clone(),
+                })
+            };
         }
         s.deliver(rid, u);
         Ok(rid)
@@ -915,7 +926,15 @@ mpi_fn!(
                 if !is_done(s, h as ReqId) {
                     s.progress();
                 }
-                Ok(is_done(s, h as ReqId).then(|| s.status_of(h as ReqId).unwrap_or_else(Status::empty)))
+                if !is_done(s, h as ReqId) {
+                    return Ok(None);
+                }
+                if let Some(r) = s.reqs.get_mut(h as ReqId) {
+                    // SAFETY: complete, and its owner asks (the data must be in place once the
+                    // flag says complete).
+                    unsafe { r.settle() };
+                }
+                Ok(Some(s.status_of(h as ReqId).unwrap_or_else(Status::empty)))
             })??;
             match r {
                 Some(st) => {
@@ -1161,7 +1180,8 @@ unsafe fn start(h: Req) -> MpiResult<()> {
                     }
                     s.complete(h as ReqId);
                 } else {
-                    s.start_recv(h as ReqId, sub, Pattern { ctx: cm.ctx, src, tag }, RecvTarget { buf, count, dt });
+                    // SAFETY: the buffer given to MPI_Recv_init, by its owner, running.
+                    unsafe { s.start_recv(h as ReqId, sub, Pattern { ctx: cm.ctx, src, tag }, RecvTarget { buf, count, dt }) };
                 }
                 Ok(())
             }

@@ -71,11 +71,17 @@ unsafe extern "C" fn trampoline(argc: c_int, argv: *mut *mut c_char, envp: *mut 
         own.push(std::ptr::null_mut());
         let own = Box::leak(own.into_boxed_slice()).as_mut_ptr() as usize;
         let body = Box::new(move || {
-            // SAFETY: calling the program's main as the C library would, with a valid argv.
-            unsafe { main(argc, own as *mut *mut c_char, envp as *mut *mut c_char) }
+            // SAFETY: calling the program's main as the C library would, with a valid argv;
+            // then, as at a thread's end, its thread-local objects are destroyed (it runs).
+            unsafe {
+                let code = main(argc, own as *mut *mut c_char, envp as *mut *mut c_char);
+                privatize::tls::run_dtors(i);
+                code
+            }
         });
         match Subrank::new(cfg.stack, body) {
-            Ok(s) => {
+            Ok(mut s) => {
+                s.tls = i;
                 sched::guard::register(i, s.limit, s.base - s.limit);
                 subs.push(s);
             }

@@ -14,6 +14,9 @@ use crate::sched;
 /// Takes the result of a complete request: persistent ones become inactive, others are freed.
 pub fn finish(s: &mut State, id: ReqId) -> Status {
     let Some(r) = s.reqs.get_mut(id) else { return Status::empty() };
+    // SAFETY: the request is complete, and its owner takes it (Wait, Test, a collective's
+    // step), so the owner's thread-locals are in place.
+    unsafe { r.settle() };
     let st = r.status;
     if r.persist.is_some() {
         r.active = false;
@@ -117,7 +120,9 @@ pub fn status_result(st: Status, what: &str) -> MpiResult<Status> {
 /// # Safety
 /// `buf` must hold `count` elements of `dt`.
 pub unsafe fn send_data(buf: *const u8, count: usize, dt: &DtRef) -> SendData {
-    if dt.is_contiguous() {
+    // A buffer in the program's thread-locals is copied now: it holds this subrank's values
+    // only while it runs (`tlsbuf`).
+    if dt.is_contiguous() && super::tlsbuf::in_swapped(buf, count, dt).is_none() {
         SendData {
             ptr: buf,
             len: count * dt.size,
@@ -181,16 +186,19 @@ pub unsafe fn irecv(sub: usize, handle: usize, ctx: u64, buf: *mut u8, count: us
             s.complete(id);
             return id;
         }
-        s.start_recv(
-            id,
-            sub,
-            Pattern { ctx, src, tag },
-            RecvTarget {
-                buf,
-                count,
-                dt: dt.clone(),
-            },
-        );
+        // SAFETY: the caller's buffer, and the caller runs.
+        unsafe {
+            s.start_recv(
+                id,
+                sub,
+                Pattern { ctx, src, tag },
+                RecvTarget {
+                    buf,
+                    count,
+                    dt: dt.clone(),
+                },
+            )
+        };
         id
     })
 }

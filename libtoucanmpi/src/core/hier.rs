@@ -226,22 +226,70 @@ fn release(key: Key, nm: &NodeMap, r: &MpiResult<()>) {
     });
 }
 
+/// A copy of the bytes a buffer in the program's thread-locals spans.
+struct Shadow {
+    data: Vec<u8>,
+    lo: usize,
+}
+
+impl Shadow {
+    fn of(b: &Buf) -> Option<Shadow> {
+        let (lo, hi) = super::tlsbuf::in_swapped(b.ptr, b.count, &b.dt)?;
+        let mut data = vec![0u8; hi - lo];
+        // SAFETY: [lo, hi) is the span of the running member's own buffer.
+        unsafe { std::ptr::copy_nonoverlapping(lo as *const u8, data.as_mut_ptr(), hi - lo) };
+        Some(Shadow { data, lo })
+    }
+    /// Where `p` (inside the span) lies in the copy.
+    fn at(&self, p: *mut u8) -> *mut u8 {
+        self.data.as_ptr().wrapping_add(p as usize - self.lo) as *mut u8
+    }
+    /// # Safety
+    /// The owner of the span is running.
+    unsafe fn restore(&self) {
+        // SAFETY: as the caller's; the span is the owner's buffer.
+        unsafe { std::ptr::copy_nonoverlapping(self.data.as_ptr(), self.lo as *mut u8, self.data.len()) };
+    }
+}
+
 /// One two-level step: a member registers its buffers and waits for its representative; the
 /// representative runs `work` (which fetches the local members when it needs them, waiting
 /// for the last to arrive) and releases everyone with its outcome.
+///
+/// The representative reads and writes the other members' buffers while they are parked; a
+/// buffer in the program's thread-locals holds only the running subrank's values then (see
+/// `core::tlsbuf`), so such a member registers a copy instead and takes the result back
+/// once released.
+#[allow(clippy::too_many_arguments)]
 fn step(
     key: Key,
     nm: &NodeMap,
     rank: i32,
     rep: bool,
-    send: *const u8,
+    send: Option<Buf>,
     buf: Option<Buf>,
     work: impl FnOnce(&dyn Fn() -> MpiResult<Vec<Member>>) -> MpiResult<()>,
 ) -> MpiResult<()> {
-    arrive(key, nm, rank, rep, send, buf)?;
     if !rep {
-        return wait_release(key, nm);
+        let (ss, bs) = (send.as_ref().and_then(Shadow::of), buf.as_ref().and_then(Shadow::of));
+        let sp = match (&send, &ss) {
+            (Some(b), Some(sh)) => sh.at(b.ptr),
+            (Some(b), None) => b.ptr,
+            (None, _) => std::ptr::null_mut(),
+        };
+        let bp = match (buf, &bs) {
+            (Some(b), Some(sh)) => Some(Buf::new(sh.at(b.ptr), b.count, b.dt)),
+            (b, _) => b,
+        };
+        arrive(key, nm, rank, rep, sp, bp)?;
+        let r = wait_release(key, nm);
+        if let Some(sh) = bs {
+            // SAFETY: this member runs again, with its own thread-local values in place.
+            unsafe { sh.restore() };
+        }
+        return r;
     }
+    arrive(key, nm, rank, rep, send.map_or(std::ptr::null_mut(), |b| b.ptr), buf)?;
     let r = work(&|| members(key, nm));
     release(key, nm, &r);
     r
@@ -250,7 +298,7 @@ fn step(
 pub fn barrier(c: &Coll) -> Option<MpiResult<()>> {
     let (nm, key) = plan(c)?;
     let rep = c.comm.rank == nm.local[0];
-    Some(step(key, &nm, c.comm.rank, rep, std::ptr::null(), None, |members| {
+    Some(step(key, &nm, c.comm.rank, rep, None, None, |members| {
         members()?;
         if nm.reps.len() > 1 {
             c.view(nm.reps.clone()).barrier()
@@ -265,7 +313,7 @@ pub fn barrier(c: &Coll) -> Option<MpiResult<()>> {
 pub unsafe fn bcast(c: &Coll, b: &Buf, root: i32) -> Option<MpiResult<()>> {
     let (nm, key) = plan(c)?;
     let rep = c.comm.rank == nm.my_rep(root);
-    Some(step(key, &nm, c.comm.rank, rep, std::ptr::null(), Some(b.clone()), |members| {
+    Some(step(key, &nm, c.comm.rank, rep, None, Some(b.clone()), |members| {
         // The data first reaches every process (the local members need not be here yet).
         if nm.reps.len() > 1 {
             // SAFETY: as the caller's.
@@ -309,7 +357,8 @@ pub unsafe fn allreduce(c: &Coll, send: *const u8, recv: *mut u8, count: usize, 
     let (nm, key) = plan(c).filter(|(nm, _)| reducible(nm, red))?;
     let rep = c.comm.rank == nm.local[0];
     let buf = Some(Buf::new(recv, count, dt.clone()));
-    Some(step(key, &nm, c.comm.rank, rep, operand(send, recv), buf, |members| {
+    let send = Some(Buf::new(operand(send, recv) as *mut u8, count, dt.clone()));
+    Some(step(key, &nm, c.comm.rank, rep, send, buf, |members| {
         let ms = members()?;
         // SAFETY: the members' buffers stay valid while they are parked in this call; every
         // operand is read before any result is written (MPI_IN_PLACE).
@@ -341,7 +390,8 @@ pub unsafe fn reduce(
     let (nm, key) = plan(c).filter(|(nm, _)| reducible(nm, red))?;
     let rep = c.comm.rank == nm.my_rep(root);
     let operand = if c.comm.rank == root { operand(send, recv) } else { send };
-    Some(step(key, &nm, c.comm.rank, rep, operand, None, |members| {
+    let send = Some(Buf::new(operand as *mut u8, count, dt.clone()));
+    Some(step(key, &nm, c.comm.rank, rep, send, None, |members| {
         let ms = members()?;
         // SAFETY: as in allreduce; only the root's receive buffer is written.
         unsafe {

@@ -20,5 +20,6 @@ pub mod report;
 pub mod request;
 pub mod runtime;
 pub mod state;
+pub mod tlsbuf;
 pub mod topo;
 pub mod typemap;

@@ -270,9 +270,13 @@ impl State {
     }
 
     /// Starts a receive in request `id` for local subrank `sub`.
-    pub fn start_recv(&mut self, id: ReqId, sub: usize, pat: Pattern, target: RecvTarget) {
+    ///
+    /// # Safety
+    /// `target` is a receive buffer of `sub`, which is running.
+    pub unsafe fn start_recv(&mut self, id: ReqId, sub: usize, pat: Pattern, target: RecvTarget) {
         if let Some(r) = self.reqs.get_mut(id) {
-            r.recv = Some(target);
+            // SAFETY: forwarded from the caller.
+            unsafe { r.set_recv(target) };
             r.is_send = false;
             r.status = Status::empty();
         }

@@ -2,6 +2,7 @@
 
 use super::datatype::DtRef;
 use super::p2p::SendMode;
+use super::tlsbuf::Bounce;
 
 /// What `MPI_Status` will say about a completed operation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -96,6 +97,8 @@ pub struct Request {
     pub keep: Option<Vec<u8>>,
     /// A generalized request's callbacks.
     pub greq: Option<Greq>,
+    /// The stand-in for a receive buffer in the program's thread-locals (`tlsbuf`).
+    pub bounce: Option<Bounce>,
 }
 
 impl Request {
@@ -115,6 +118,31 @@ impl Request {
             comm,
             keep: None,
             greq: None,
+            bounce: None,
+        }
+    }
+
+    /// Makes `t` the receive's target (through a bounce buffer if it lies in the program's
+    /// thread-locals).
+    ///
+    /// # Safety
+    /// `t` is a receive buffer of the running subrank, which owns this request.
+    pub unsafe fn set_recv(&mut self, t: RecvTarget) {
+        // SAFETY: forwarded from the caller.
+        let (t, b) = unsafe { super::tlsbuf::receive_target(t) };
+        self.recv = Some(t);
+        self.bounce = b;
+    }
+
+    /// Copies a completed receive's bytes from its bounce buffer, if it has one.
+    ///
+    /// # Safety
+    /// The request is complete, and its owner (or a helper task working for it) is running.
+    pub unsafe fn settle(&mut self) {
+        if let Some(b) = self.bounce.take() {
+            debug_assert_eq!(crate::sched::swap::owner(), self.owner);
+            // SAFETY: forwarded from the caller.
+            unsafe { b.settle() };
         }
     }
 }

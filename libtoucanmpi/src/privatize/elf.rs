@@ -10,6 +10,7 @@ pub const EM_AARCH64: u16 = 183;
 pub const PT_LOAD: u32 = 1;
 pub const PT_DYNAMIC: u32 = 2;
 pub const PT_INTERP: u32 = 3;
+pub const PT_TLS: u32 = 7;
 pub const PT_GNU_RELRO: u32 = 0x6474_e552;
 pub const PF_X: u32 = 1;
 pub const PF_W: u32 = 2;

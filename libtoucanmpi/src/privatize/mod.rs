@@ -11,6 +11,7 @@
 mod elf;
 mod libs;
 mod object;
+pub mod tls;
 
 use object::{Copy, Failure, Loaded, Object};
 use std::io::Write;
@@ -74,6 +75,8 @@ struct Copies {
     libs: Vec<libs::Lib>,
     /// Per subrank k >= 1: the copies of `libs` (same order), then of `exe`.
     sets: Vec<Vec<Copy>>,
+    /// Bytes of the program's thread-local block, swapped per subrank (0: none).
+    tls_bytes: usize,
     millis: f64,
 }
 
@@ -81,6 +84,31 @@ impl Copies {
     fn exe_copy(&self, k: usize) -> &Copy {
         self.sets[k - 1].last().expect("a set ends with the executable")
     }
+}
+
+/// Where the copies of the executable keep their copy-relocated variables (the program's
+/// own storage of a shared library's variable, such as `optind`).
+struct CopiedVars {
+    /// Name and offset from the load bias of each copy-relocated variable.
+    vars: Vec<(Vec<u8>, usize)>,
+    /// Load bias of subrank k's copy of the executable, at index k - 1.
+    bases: Vec<usize>,
+}
+
+static COPIED_VARS: std::sync::OnceLock<CopiedVars> = std::sync::OnceLock::new();
+
+/// Whether the subranks run their own copies of the executable.
+pub fn privatized() -> bool {
+    COPIED_VARS.get().is_some_and(|c| !c.bases.is_empty())
+}
+
+/// The address of subrank `k`'s storage of the copy-relocated variable `name` (its copy of
+/// the executable's), when the program is privatized, `k` >= 1 and the program holds such a
+/// variable.
+pub fn copied_var(k: usize, name: &[u8]) -> Option<usize> {
+    let c = COPIED_VARS.get()?;
+    let base = *c.bases.get(k.checked_sub(1)?)?;
+    c.vars.iter().find(|(n, _)| n == name).map(|(_, o)| base + o)
 }
 
 /// Decides how the `v` subranks run `main` and prepares what that needs; returns each
@@ -117,6 +145,10 @@ pub unsafe fn prepare(v: usize, main: MainFn, argc: c_int, argv: *mut *mut c_cha
             }
             let mut mains = vec![main];
             let off = main as usize - c.exe.base;
+            let _ = COPIED_VARS.set(CopiedVars {
+                vars: c.exe.copy_relocs.iter().map(|(o, _, n)| (n.clone(), *o)).collect(),
+                bases: (1..v).map(|k| c.exe_copy(k).base).collect(),
+            });
             for k in 1..v {
                 // SAFETY: `main` lies at the same offset in every copy of the executable.
                 mains.push(unsafe { std::mem::transmute::<usize, MainFn>(c.exe_copy(k).base + off) });
@@ -171,9 +203,17 @@ fn describe(v: usize, c: &Copies) -> String {
     if v == 1 {
         return format!("globals: privatization on, but one subrank per process needs no copy of {name}{libs}");
     }
+    let tls = if c.tls_bytes > 0 {
+        format!(
+            "its thread-locals ({} bytes) are per subrank, swapped in at each switch between subranks",
+            c.tls_bytes
+        )
+    } else {
+        "it has no thread-locals of its own".to_string()
+    };
     format!(
         "globals: privatized: subrank 0 runs {name}, subranks 1..{} each their own copy of it{libs}, loaded from memory \
-         ({} KiB of writable data per copy; {} copies in {:.1} ms{held}); the program's own __thread variables stay shared",
+         ({} KiB of writable data per copy; {} copies in {:.1} ms{held}); {tls}",
         v - 1,
         data.div_ceil(1024),
         c.sets.len(),
@@ -297,21 +337,34 @@ unsafe fn load_copies(v: usize, main: MainFn, argc: c_int, argv: *mut *mut c_cha
             return Err(fail(sets, format!("cannot complete a copy of the program: {e}")));
         }
     }
-    for set in &sets {
+    // The program's thread-locals: one block's contents per subrank, from each copy's image.
+    let tls = tls::Block::of(exe).filter(|_| !sets.is_empty());
+    if let Some(b) = &tls {
+        // SAFETY: loaded copies of the executable, the last of each set.
+        let images = sets.iter().map(|set| unsafe { b.image(set[libs.len()].base) }).collect();
+        // SAFETY: we run on the thread that will run the subranks, before any of them.
+        unsafe { b.install(images) };
+    }
+    for (i, set) in sets.iter().enumerate() {
+        // Subrank k's constructors run with its thread-locals in place.
+        let k = i + 1;
+        crate::sched::swap::with(|s| s.switch_to(k));
         for (o, c) in libs.iter().map(|l| &l.obj).chain([&obj]).zip(set) {
             // SAFETY: complete copies whose constructors have not run, dependencies first;
             // arguments from the caller. They stay loaded from now on.
             unsafe {
                 o.rename_copy(c);
-                o.start(c, argc, argv, envp);
+                o.start(c, k, argc, argv, envp);
             }
         }
     }
+    crate::sched::swap::with(|s| s.switch_to(0));
     Ok(Copies {
         exe: obj,
         name: real_path,
         libs,
         sets,
+        tls_bytes: tls.map_or(0, |b| b.bytes()),
         millis: t0.elapsed().as_secs_f64() * 1e3,
     })
 }

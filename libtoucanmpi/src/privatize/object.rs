@@ -40,6 +40,8 @@ pub struct Loaded {
     /// Load bias.
     pub base: usize,
     pub phdrs: Vec<Phdr>,
+    /// Its thread-local block for the calling thread (0 if none, or not allocated yet).
+    pub tls_data: usize,
 }
 
 impl Loaded {
@@ -82,6 +84,7 @@ pub fn loaded_objects() -> Vec<Loaded> {
                 name,
                 base: i.dlpi_addr as usize,
                 phdrs,
+                tls_data: i.dlpi_tls_data as usize,
             });
         }
         0
@@ -116,6 +119,8 @@ impl Failure {
 
 /// Destructors of one copy, run at exit.
 struct Fini {
+    /// The subrank it belongs to (its thread-locals are put in place while they run).
+    sub: usize,
     base: usize,
     fini: Option<usize>,
     array: Option<(usize, usize)>,
@@ -126,6 +131,7 @@ unsafe extern "C" fn run_fini(arg: *mut c_void) {
     // is never unloaded, and its destructors run in the order the dynamic loader would use.
     unsafe {
         let f = &*(arg as *const Fini);
+        crate::sched::swap::with(|s| s.switch_to(f.sub));
         if let Some((at, n)) = f.array {
             for i in (0..n).rev() {
                 let p = *((f.base + at) as *const usize).add(i);
@@ -139,6 +145,7 @@ unsafe extern "C" fn run_fini(arg: *mut c_void) {
             let g: FiniFn = std::mem::transmute(f.base + at);
             g();
         }
+        crate::sched::swap::with(|s| s.switch_to(0));
     }
 }
 
@@ -650,14 +657,15 @@ impl Object {
     }
 
     /// Registers the copy's destructors to run at exit, then runs its constructors with the
-    /// arguments the C library gives constructors.
+    /// arguments the C library gives constructors. The copy belongs to subrank `sub`.
     ///
     /// # Safety
     /// `c` must be a complete copy of this object (relocated, detached) whose constructors have
     /// not run; `argc`/`argv`/`envp` as for `main`.
-    pub unsafe fn start(&self, c: &Copy, argc: c_int, argv: *mut *mut c_char, envp: *mut *mut c_char) {
+    pub unsafe fn start(&self, c: &Copy, sub: usize, argc: c_int, argv: *mut *mut c_char, envp: *mut *mut c_char) {
         if self.fini.is_some() || self.fini_array.is_some() {
             let f = Box::into_raw(Box::new(Fini {
+                sub,
                 base: c.base,
                 fini: self.fini,
                 array: self.fini_array,

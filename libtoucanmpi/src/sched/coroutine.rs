@@ -11,6 +11,9 @@ pub struct Subrank {
     /// Lowest usable stack address (the guard page lies just below).
     pub limit: usize,
     pub base: usize,
+    /// The subrank whose contents of the swapped memory (`swap`) it runs with: its own
+    /// index for a subrank, its parent's for a helper task.
+    pub tls: usize,
 }
 
 thread_local! {
@@ -35,7 +38,7 @@ impl Subrank {
             YIELDER.with(|c| c.set(y as *const _));
             body()
         });
-        Ok(Subrank { co, limit, base })
+        Ok(Subrank { co, limit, base, tls: 0 })
     }
 
     /// Whether its body has returned.

@@ -4,6 +4,7 @@ pub mod guard;
 pub mod lock;
 pub mod metrics;
 pub mod park;
+pub mod swap;
 pub mod worker;
 
 pub use park::{others_ready, wake};

@@ -28,7 +28,9 @@ const HELPER_STACK: usize = 1 << 20;
 /// Starts a helper task on this worker (e.g. one that runs a nonblocking collective); it is
 /// scheduled like a subrank. Returns its scheduler id.
 pub fn spawn(body: Box<dyn FnOnce() -> i32>) -> std::io::Result<usize> {
-    let task = Subrank::new(HELPER_STACK, body)?;
+    let mut task = Subrank::new(HELPER_STACK, body)?;
+    // It works for the running subrank, whose swapped memory is in place now.
+    task.tls = super::swap::owner();
     let id = park::add_task(FIRST_HELPER.with(|f| f.get()));
     SPAWNED.with(|s| s.borrow_mut().push((id, task)));
     Ok(id)
@@ -58,6 +60,8 @@ pub fn run(subs: Vec<Subrank>, hooks: &mut dyn Hooks) -> Vec<i32> {
     let mut spins = 0u32;
     let mut batches_since_poll = 0u32;
     let mut batch: Vec<usize> = Vec::with_capacity(n);
+    // The per-subrank memory to put in place before each resume (the program's thread-locals).
+    let mut swap = super::swap::take();
     loop {
         // Poll when nobody can run, and every few rounds while subranks keep running (so
         // arrivals are noticed while they compute); not before every round: a switch between
@@ -112,6 +116,9 @@ pub fn run(subs: Vec<Subrank>, hooks: &mut dyn Hooks) -> Vec<i32> {
             CURRENT.with(|c| c.set(id));
             let r = match subs[id].as_mut() {
                 Some(t) => {
+                    if let Some(sw) = swap.as_mut() {
+                        sw.switch_to(t.tls);
+                    }
                     let since = metrics::resuming(id);
                     let r = t.resume();
                     metrics::suspended(id, since);
@@ -134,6 +141,11 @@ pub fn run(subs: Vec<Subrank>, hooks: &mut dyn Hooks) -> Vec<i32> {
         }
     }
     metrics::stop();
+    if let Some(sw) = swap.as_mut() {
+        // What runs at exit (the original program's destructors) sees subrank 0's.
+        sw.switch_to(0);
+    }
+    super::swap::put(swap);
     // Finished coroutines are dropped normally (their stacks unmapped). A subrank that left
     // with `exit` is suspended inside C frames: dropping it would unwind through them, so its
     // stack is left to the process exit.
