@@ -958,23 +958,58 @@ mpi_fn!(
     }
 );
 
+/// Whole elements of `dt` in the status's data (`MPI_UNDEFINED` when not a whole number).
+///
+/// # Safety
+/// `status` must be null or point to a status.
+unsafe fn count_of(status: *const MpiStatus, dt: usize) -> MpiResult<i64> {
+    if status.is_null() {
+        return err(c::MPI_ERR_ARG, "null status");
+    }
+    let d = crate::core::datatype::lookup(dt)?;
+    let b = (*status).bytes();
+    Ok(if d.size == 0 {
+        0
+    } else if !b.is_multiple_of(d.size as u64) {
+        c::MPI_UNDEFINED as i64
+    } else {
+        (b / d.size as u64) as i64
+    })
+}
+
+/// Basic elements of `dt` in the status's data (`MPI_Get_elements`).
+///
+/// # Safety
+/// `status` must be null or point to a status.
+unsafe fn elements_of(status: *const MpiStatus, dt: usize) -> MpiResult<i64> {
+    if status.is_null() {
+        return err(c::MPI_ERR_ARG, "null status");
+    }
+    Ok(crate::core::datatype::lookup(dt)?.elements_in((*status).bytes()))
+}
+
 mpi_fn!(
     MPI_Get_count,
     PMPI_Get_count,
     |status: *const MpiStatus, dt: usize, count: *mut c_int| errcomm = c::MPI_COMM_WORLD,
     {
-        if status.is_null() || count.is_null() {
-            return err(c::MPI_ERR_ARG, "null argument");
+        if count.is_null() {
+            return err(c::MPI_ERR_ARG, "null count");
         }
-        let d = crate::core::datatype::lookup(dt)?;
-        let b = (*status).bytes();
-        *count = if d.size == 0 {
-            0
-        } else if !b.is_multiple_of(d.size as u64) {
-            c::MPI_UNDEFINED
-        } else {
-            (b / d.size as u64).min(i32::MAX as u64) as c_int
-        };
+        *count = count_of(status, dt)?.min(i32::MAX as i64) as c_int;
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Get_count_c,
+    PMPI_Get_count_c,
+    |status: *const MpiStatus, dt: usize, count: *mut i64| errcomm = c::MPI_COMM_WORLD,
+    {
+        if count.is_null() {
+            return err(c::MPI_ERR_ARG, "null count");
+        }
+        *count = count_of(status, dt)?;
         Ok(())
     }
 );
@@ -984,11 +1019,10 @@ mpi_fn!(
     PMPI_Get_elements,
     |status: *const MpiStatus, dt: usize, count: *mut c_int| errcomm = c::MPI_COMM_WORLD,
     {
-        if status.is_null() || count.is_null() {
-            return err(c::MPI_ERR_ARG, "null argument");
+        if count.is_null() {
+            return err(c::MPI_ERR_ARG, "null count");
         }
-        let d = crate::core::datatype::lookup(dt)?;
-        *count = d.elements_in((*status).bytes()).min(i32::MAX as i64) as c_int;
+        *count = elements_of(status, dt)?.min(i32::MAX as i64) as c_int;
         Ok(())
     }
 );
@@ -998,11 +1032,23 @@ mpi_fn!(
     PMPI_Get_elements_x,
     |status: *const MpiStatus, dt: usize, count: *mut i64| errcomm = c::MPI_COMM_WORLD,
     {
-        if status.is_null() || count.is_null() {
-            return err(c::MPI_ERR_ARG, "null argument");
+        if count.is_null() {
+            return err(c::MPI_ERR_ARG, "null count");
         }
-        let d = crate::core::datatype::lookup(dt)?;
-        *count = d.elements_in((*status).bytes());
+        *count = elements_of(status, dt)?;
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Get_elements_c,
+    PMPI_Get_elements_c,
+    |status: *const MpiStatus, dt: usize, count: *mut i64| errcomm = c::MPI_COMM_WORLD,
+    {
+        if count.is_null() {
+            return err(c::MPI_ERR_ARG, "null count");
+        }
+        *count = elements_of(status, dt)?;
         Ok(())
     }
 );
