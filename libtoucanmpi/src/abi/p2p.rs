@@ -31,7 +31,14 @@ fn set_errcomm(s: &State, id: ReqId) {
 }
 
 /// Checks the common send arguments; returns the resolved communicator and datatype.
-fn check_send(buf: *const c_void, count: i64, dt: usize, dest: i32, tag: i32, comm_h: usize) -> MpiResult<(usize, CommRef, DtRef, usize)> {
+pub(super) fn check_send(
+    buf: *const c_void,
+    count: i64,
+    dt: usize,
+    dest: i32,
+    tag: i32,
+    comm_h: usize,
+) -> MpiResult<(usize, CommRef, DtRef, usize)> {
     let (sub, cm) = comm(comm_h)?;
     let n = hd::count(count)?;
     let d = hd::dtype(dt)?;
@@ -130,7 +137,15 @@ unsafe fn bsend(
     Ok(())
 }
 
-unsafe fn isend(buf: *const c_void, count: i64, dt: usize, dest: c_int, tag: c_int, comm_h: usize, mode: SendMode) -> MpiResult<ReqId> {
+pub(super) unsafe fn isend(
+    buf: *const c_void,
+    count: i64,
+    dt: usize,
+    dest: c_int,
+    tag: c_int,
+    comm_h: usize,
+    mode: SendMode,
+) -> MpiResult<ReqId> {
     let (sub, cm, d, n) = check_send(buf, count, dt, dest, tag, comm_h)?;
     state::with(|s| {
         let id = s.new_request(sub, comm_h);
@@ -144,7 +159,7 @@ unsafe fn isend(buf: *const c_void, count: i64, dt: usize, dest: c_int, tag: c_i
     })?
 }
 
-unsafe fn irecv(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize) -> MpiResult<ReqId> {
+pub(super) unsafe fn irecv(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize) -> MpiResult<ReqId> {
     let (sub, cm, d, n) = check_recv(buf, count, dt, src, tag, comm_h)?;
     blocking::irecv(sub, comm_h, cm.ctx, buf as *mut u8, n, &d, src, tag)
 }
@@ -212,21 +227,6 @@ unsafe fn recv_direct(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: 
     });
     state::with(|s| s.locals[sub].waiting = None)?;
     r
-}
-
-/// Exports an `int`-count function `$name` and its large-count (`MPI_Count`) twin `$cname`:
-/// both call `$f` with the arguments before the count, the count as `i64`, the arguments
-/// after it, then `$extra`.
-macro_rules! with_c {
-    ($name:ident, $pname:ident, $cname:ident, $pcname:ident,
-     ($($a:ident: $t:ty),*), $cnt:ident, ($($b:ident: $u:ty),*), errcomm = $ec:expr, $f:path $(, $extra:expr)*) => {
-        mpi_fn!($name, $pname, |$($a: $t,)* $cnt: c_int, $($b: $u),*| errcomm = $ec, {
-            $f($($a,)* i64::from($cnt), $($b,)* $($extra),*)
-        });
-        mpi_fn!($cname, $pcname, |$($a: $t,)* $cnt: i64, $($b: $u),*| errcomm = $ec, {
-            $f($($a,)* $cnt, $($b,)* $($extra),*)
-        });
-    };
 }
 
 /// Blocking send in any mode.
@@ -311,123 +311,6 @@ unsafe fn irecv_req(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_
 
 with_c!(MPI_Irecv, PMPI_Irecv, MPI_Irecv_c, PMPI_Irecv_c, (buf: *mut c_void), count,
     (dt: usize, src: c_int, tag: c_int, comm_h: usize, req: *mut Req), errcomm = comm_h, irecv_req);
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn sendrecv(
-    sbuf: *const c_void,
-    scount: i64,
-    sdt: usize,
-    dest: c_int,
-    stag: c_int,
-    rbuf: *mut c_void,
-    rcount: i64,
-    rdt: usize,
-    src: c_int,
-    rtag: c_int,
-    comm_h: usize,
-    status: *mut MpiStatus,
-) -> MpiResult<()> {
-    check_send(sbuf, scount, sdt, dest, stag, comm_h)?;
-    let r = irecv(rbuf, rcount, rdt, src, rtag, comm_h)?;
-    let s = isend(sbuf, scount, sdt, dest, stag, comm_h, SendMode::Standard)?;
-    blocking::wait(s)?;
-    let st = blocking::wait(r)?;
-    store(status, &st);
-    status_result(st, "MPI_Sendrecv").map(|_| ())
-}
-
-mpi_fn!(
-    MPI_Sendrecv,
-    PMPI_Sendrecv,
-    |sbuf: *const c_void,
-     scount: c_int,
-     sdt: usize,
-     dest: c_int,
-     stag: c_int,
-     rbuf: *mut c_void,
-     rcount: c_int,
-     rdt: usize,
-     src: c_int,
-     rtag: c_int,
-     comm_h: usize,
-     status: *mut MpiStatus| errcomm = comm_h,
-    {
-        sendrecv(
-            sbuf,
-            scount.into(),
-            sdt,
-            dest,
-            stag,
-            rbuf,
-            rcount.into(),
-            rdt,
-            src,
-            rtag,
-            comm_h,
-            status,
-        )
-    }
-);
-
-mpi_fn!(
-    MPI_Sendrecv_c,
-    PMPI_Sendrecv_c,
-    |sbuf: *const c_void,
-     scount: i64,
-     sdt: usize,
-     dest: c_int,
-     stag: c_int,
-     rbuf: *mut c_void,
-     rcount: i64,
-     rdt: usize,
-     src: c_int,
-     rtag: c_int,
-     comm_h: usize,
-     status: *mut MpiStatus| errcomm = comm_h,
-    { sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm_h, status) }
-);
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn sendrecv_replace(
-    buf: *mut c_void,
-    count: i64,
-    dt: usize,
-    dest: c_int,
-    stag: c_int,
-    src: c_int,
-    rtag: c_int,
-    comm_h: usize,
-    status: *mut MpiStatus,
-) -> MpiResult<()> {
-    let (sub, cm, d, n) = check_send(buf, count, dt, dest, stag, comm_h)?;
-    hd::source(&cm, src)?;
-    hd::recv_tag(rtag)?;
-    let mut copy = Vec::with_capacity(n * d.size);
-    d.pack(buf as *const u8, n, &mut copy);
-    let bytes = crate::core::datatype::byte();
-    let s = blocking::isend(
-        sub,
-        &cm,
-        comm_h,
-        cm.ctx,
-        copy.as_ptr(),
-        copy.len(),
-        &bytes,
-        dest,
-        stag,
-        SendMode::Standard,
-    )?;
-    let r = blocking::irecv(sub, comm_h, cm.ctx, buf as *mut u8, n, &d, src, rtag)?;
-    let st = blocking::wait(r)?;
-    blocking::wait(s)?;
-    drop(copy);
-    store(status, &st);
-    status_result(st, "MPI_Sendrecv_replace").map(|_| ())
-}
-
-with_c!(MPI_Sendrecv_replace, PMPI_Sendrecv_replace, MPI_Sendrecv_replace_c, PMPI_Sendrecv_replace_c, (buf: *mut c_void), count,
-    (dt: usize, dest: c_int, stag: c_int, src: c_int, rtag: c_int, comm_h: usize, status: *mut MpiStatus), errcomm = comm_h,
-    sendrecv_replace);
 
 fn pattern(cm: &CommRef, src: i32, tag: i32) -> Pattern {
     Pattern { ctx: cm.ctx, src, tag }
