@@ -5,7 +5,7 @@ use super::handles::{comm, me, put};
 use crate::core::error::{err, MpiResult};
 use crate::core::runtime;
 use crate::core::state;
-use std::os::raw::{c_char, c_int};
+use std::os::raw::{c_char, c_int, c_void};
 
 /// Copies `s` into a C buffer of `max` bytes (NUL-terminated) and stores its length.
 ///
@@ -163,4 +163,50 @@ pub extern "C" fn PMPI_Wtick() -> f64 {
 #[no_mangle]
 pub extern "C" fn MPI_Wtick() -> f64 {
     PMPI_Wtick()
+}
+
+// ---- memory allocation and profiling control ----
+
+mpi_fn!(
+    MPI_Alloc_mem,
+    PMPI_Alloc_mem,
+    |size: isize, info: usize, baseptr: *mut c_void| errcomm = c::MPI_COMM_WORLD,
+    {
+        if size < 0 {
+            return err(c::MPI_ERR_SIZE, format!("negative size {size}"));
+        }
+        if baseptr.is_null() {
+            return err(c::MPI_ERR_ARG, "null baseptr");
+        }
+        // Hints (e.g. "mpi_minimum_memory_alignment") are accepted and not needed: malloc's
+        // alignment is that of every basic type.
+        super::info::check(info)?;
+        // SAFETY: plain allocation; a zero-size request still gets a unique pointer.
+        let p = unsafe { libc::malloc((size as usize).max(1)) };
+        if p.is_null() {
+            return err(c::MPI_ERR_NO_MEM, format!("cannot allocate {size} bytes"));
+        }
+        // `baseptr` is the address of the caller's pointer (C passes `&p` as `void *`).
+        *(baseptr as *mut *mut c_void) = p;
+        Ok(())
+    }
+);
+
+mpi_fn!(MPI_Free_mem, PMPI_Free_mem, |base: *mut c_void| errcomm = c::MPI_COMM_WORLD, {
+    // SAFETY: `base` came from MPI_Alloc_mem (malloc), or is null, which free ignores.
+    unsafe { libc::free(base) };
+    Ok(())
+});
+
+/// `MPI_Pcontrol(level, ...)`: a hint for profiling libraries, which interpose `MPI_Pcontrol`;
+/// without one it does nothing. (The C prototype is variadic; the extra arguments are never
+/// read, which the x86-64 and AArch64 calling conventions allow.)
+#[no_mangle]
+pub extern "C" fn PMPI_Pcontrol(_level: c_int) -> c_int {
+    c::MPI_SUCCESS
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Pcontrol(level: c_int) -> c_int {
+    PMPI_Pcontrol(level)
 }

@@ -35,6 +35,21 @@ macro_rules! mpi_fn {
     };
 }
 
+/// Exports an `int`-count function `$name` and its large-count (`MPI_Count`) twin `$cname`:
+/// both call `$f` with the arguments before the count, the count as `i64`, the arguments
+/// after it, then `$extra`.
+macro_rules! with_c {
+    ($name:ident, $pname:ident, $cname:ident, $pcname:ident,
+     ($($a:ident: $t:ty),*), $cnt:ident, ($($b:ident: $u:ty),*), errcomm = $ec:expr, $f:path $(, $extra:expr)*) => {
+        mpi_fn!($name, $pname, |$($a: $t,)* $cnt: std::os::raw::c_int, $($b: $u),*| errcomm = $ec, {
+            $f($($a,)* i64::from($cnt), $($b,)* $($extra),*)
+        });
+        mpi_fn!($cname, $pcname, |$($a: $t,)* $cnt: i64, $($b: $u),*| errcomm = $ec, {
+            $f($($a,)* $cnt, $($b,)* $($extra),*)
+        });
+    };
+}
+
 pub fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
     let s = p
         .downcast_ref::<&str>()

@@ -28,6 +28,7 @@ mod info;
 mod inter;
 mod p2p;
 mod region;
+mod sendrecv;
 #[cfg(not(test))]
 mod start;
 mod status;

@@ -31,7 +31,14 @@ fn set_errcomm(s: &State, id: ReqId) {
 }
 
 /// Checks the common send arguments; returns the resolved communicator and datatype.
-fn check_send(buf: *const c_void, count: i64, dt: usize, dest: i32, tag: i32, comm_h: usize) -> MpiResult<(usize, CommRef, DtRef, usize)> {
+pub(super) fn check_send(
+    buf: *const c_void,
+    count: i64,
+    dt: usize,
+    dest: i32,
+    tag: i32,
+    comm_h: usize,
+) -> MpiResult<(usize, CommRef, DtRef, usize)> {
     let (sub, cm) = comm(comm_h)?;
     let n = hd::count(count)?;
     let d = hd::dtype(dt)?;
@@ -130,8 +137,16 @@ unsafe fn bsend(
     Ok(())
 }
 
-unsafe fn isend(buf: *const c_void, count: c_int, dt: usize, dest: c_int, tag: c_int, comm_h: usize, mode: SendMode) -> MpiResult<ReqId> {
-    let (sub, cm, d, n) = check_send(buf, count as i64, dt, dest, tag, comm_h)?;
+pub(super) unsafe fn isend(
+    buf: *const c_void,
+    count: i64,
+    dt: usize,
+    dest: c_int,
+    tag: c_int,
+    comm_h: usize,
+    mode: SendMode,
+) -> MpiResult<ReqId> {
+    let (sub, cm, d, n) = check_send(buf, count, dt, dest, tag, comm_h)?;
     state::with(|s| {
         let id = s.new_request(sub, comm_h);
         match launch_send(s, id, sub, &cm, buf as *const u8, n, &d, dest, tag, mode) {
@@ -144,8 +159,8 @@ unsafe fn isend(buf: *const c_void, count: c_int, dt: usize, dest: c_int, tag: c
     })?
 }
 
-unsafe fn irecv(buf: *mut c_void, count: c_int, dt: usize, src: c_int, tag: c_int, comm_h: usize) -> MpiResult<ReqId> {
-    let (sub, cm, d, n) = check_recv(buf, count as i64, dt, src, tag, comm_h)?;
+pub(super) unsafe fn irecv(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize) -> MpiResult<ReqId> {
+    let (sub, cm, d, n) = check_recv(buf, count, dt, src, tag, comm_h)?;
     blocking::irecv(sub, comm_h, cm.ctx, buf as *mut u8, n, &d, src, tag)
 }
 
@@ -157,7 +172,7 @@ fn wait_one(id: ReqId, what: &str) -> MpiResult<Status> {
 
 /// Standard-mode send of a predefined contiguous type that completes without a request,
 /// checked and done under one lock. Returns false when the general path must run.
-unsafe fn send_now(buf: *const c_void, count: c_int, dt: usize, dest: c_int, tag: c_int, comm_h: usize) -> MpiResult<bool> {
+unsafe fn send_now(buf: *const c_void, count: i64, dt: usize, dest: c_int, tag: c_int, comm_h: usize) -> MpiResult<bool> {
     let sub = sched::current();
     let Some(d) = crate::core::datatype::predefined(dt) else {
         return Ok(false);
@@ -182,7 +197,7 @@ unsafe fn send_now(buf: *const c_void, count: c_int, dt: usize, dest: c_int, tag
 /// a matching message to reach its queue and copies it out. Receives it posted earlier still
 /// match first (arrivals are matched against posted receives before they are queued). Returns
 /// None when the general path must run (e.g. a rendezvous from another process).
-unsafe fn recv_direct(buf: *mut c_void, count: c_int, dt: usize, src: c_int, tag: c_int, comm_h: usize) -> MpiResult<Option<Status>> {
+unsafe fn recv_direct(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize) -> MpiResult<Option<Status>> {
     let sub = sched::current();
     let Some(d) = crate::core::datatype::predefined(dt) else {
         return Ok(None);
@@ -240,142 +255,88 @@ unsafe fn recv_direct(buf: *mut c_void, count: c_int, dt: usize, src: c_int, tag
     })
 }
 
+/// Blocking send in any mode.
+unsafe fn send(
+    buf: *const c_void,
+    count: i64,
+    dt: usize,
+    dest: c_int,
+    tag: c_int,
+    comm_h: usize,
+    mode: SendMode,
+    what: &str,
+) -> MpiResult<()> {
+    if matches!(mode, SendMode::Standard | SendMode::Ready) && send_now(buf, count, dt, dest, tag, comm_h)? {
+        return Ok(());
+    }
+    let id = isend(buf, count, dt, dest, tag, comm_h, mode)?;
+    wait_one(id, what).map(|_| ())
+}
+
 macro_rules! send_fn {
-    ($name:ident, $pname:ident, $mode:expr) => {
-        mpi_fn!(
-            $name,
-            $pname,
-            |buf: *const c_void, count: c_int, dt: usize, dest: c_int, tag: c_int, comm_h: usize| errcomm = comm_h,
-            {
-                if matches!($mode, SendMode::Standard | SendMode::Ready) && send_now(buf, count, dt, dest, tag, comm_h)? {
-                    return Ok(());
-                }
-                let id = isend(buf, count, dt, dest, tag, comm_h, $mode)?;
-                wait_one(id, stringify!($name)).map(|_| ())
-            }
-        );
+    ($name:ident, $pname:ident, $cname:ident, $pcname:ident, $mode:expr) => {
+        with_c!($name, $pname, $cname, $pcname, (buf: *const c_void), count, (dt: usize, dest: c_int, tag: c_int, comm_h: usize),
+            errcomm = comm_h, send, $mode, stringify!($name));
     };
 }
-send_fn!(MPI_Send, PMPI_Send, SendMode::Standard);
-send_fn!(MPI_Ssend, PMPI_Ssend, SendMode::Sync);
-send_fn!(MPI_Rsend, PMPI_Rsend, SendMode::Ready);
-send_fn!(MPI_Bsend, PMPI_Bsend, SendMode::Buffered);
+send_fn!(MPI_Send, PMPI_Send, MPI_Send_c, PMPI_Send_c, SendMode::Standard);
+send_fn!(MPI_Ssend, PMPI_Ssend, MPI_Ssend_c, PMPI_Ssend_c, SendMode::Sync);
+send_fn!(MPI_Rsend, PMPI_Rsend, MPI_Rsend_c, PMPI_Rsend_c, SendMode::Ready);
+send_fn!(MPI_Bsend, PMPI_Bsend, MPI_Bsend_c, PMPI_Bsend_c, SendMode::Buffered);
+
+/// Nonblocking send in any mode; the request goes to `*req`.
+unsafe fn isend_req(
+    buf: *const c_void,
+    count: i64,
+    dt: usize,
+    dest: c_int,
+    tag: c_int,
+    comm_h: usize,
+    req: *mut Req,
+    mode: SendMode,
+) -> MpiResult<()> {
+    if req.is_null() {
+        return err(c::MPI_ERR_ARG, "null request pointer");
+    }
+    *req = isend(buf, count, dt, dest, tag, comm_h, mode)? as Req;
+    Ok(())
+}
 
 macro_rules! isend_fn {
-    ($name:ident, $pname:ident, $mode:expr) => {
-        mpi_fn!(
-            $name,
-            $pname,
-            |buf: *const c_void, count: c_int, dt: usize, dest: c_int, tag: c_int, comm_h: usize, req: *mut Req| errcomm = comm_h,
-            {
-                if req.is_null() {
-                    return err(c::MPI_ERR_ARG, "null request pointer");
-                }
-                *req = isend(buf, count, dt, dest, tag, comm_h, $mode)? as Req;
-                Ok(())
-            }
-        );
+    ($name:ident, $pname:ident, $cname:ident, $pcname:ident, $mode:expr) => {
+        with_c!($name, $pname, $cname, $pcname, (buf: *const c_void), count,
+            (dt: usize, dest: c_int, tag: c_int, comm_h: usize, req: *mut Req), errcomm = comm_h, isend_req, $mode);
     };
 }
-isend_fn!(MPI_Isend, PMPI_Isend, SendMode::Standard);
-isend_fn!(MPI_Issend, PMPI_Issend, SendMode::Sync);
-isend_fn!(MPI_Irsend, PMPI_Irsend, SendMode::Ready);
-isend_fn!(MPI_Ibsend, PMPI_Ibsend, SendMode::Buffered);
+isend_fn!(MPI_Isend, PMPI_Isend, MPI_Isend_c, PMPI_Isend_c, SendMode::Standard);
+isend_fn!(MPI_Issend, PMPI_Issend, MPI_Issend_c, PMPI_Issend_c, SendMode::Sync);
+isend_fn!(MPI_Irsend, PMPI_Irsend, MPI_Irsend_c, PMPI_Irsend_c, SendMode::Ready);
+isend_fn!(MPI_Ibsend, PMPI_Ibsend, MPI_Ibsend_c, PMPI_Ibsend_c, SendMode::Buffered);
 
-mpi_fn!(
-    MPI_Recv,
-    PMPI_Recv,
-    |buf: *mut c_void, count: c_int, dt: usize, src: c_int, tag: c_int, comm_h: usize, status: *mut MpiStatus| errcomm = comm_h,
-    {
-        if let Some(st) = recv_direct(buf, count, dt, src, tag, comm_h)? {
-            store(status, &st);
-            return status_result(st, "MPI_Recv").map(|_| ());
-        }
-        let id = irecv(buf, count, dt, src, tag, comm_h)?;
-        let st = blocking::wait(id)?;
+unsafe fn recv(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize, status: *mut MpiStatus) -> MpiResult<()> {
+    if let Some(st) = recv_direct(buf, count, dt, src, tag, comm_h)? {
         store(status, &st);
-        status_result(st, "MPI_Recv").map(|_| ())
+        return status_result(st, "MPI_Recv").map(|_| ());
     }
-);
+    let id = irecv(buf, count, dt, src, tag, comm_h)?;
+    let st = blocking::wait(id)?;
+    store(status, &st);
+    status_result(st, "MPI_Recv").map(|_| ())
+}
 
-mpi_fn!(
-    MPI_Irecv,
-    PMPI_Irecv,
-    |buf: *mut c_void, count: c_int, dt: usize, src: c_int, tag: c_int, comm_h: usize, req: *mut Req| errcomm = comm_h,
-    {
-        if req.is_null() {
-            return err(c::MPI_ERR_ARG, "null request pointer");
-        }
-        *req = irecv(buf, count, dt, src, tag, comm_h)? as Req;
-        Ok(())
-    }
-);
+with_c!(MPI_Recv, PMPI_Recv, MPI_Recv_c, PMPI_Recv_c, (buf: *mut c_void), count,
+    (dt: usize, src: c_int, tag: c_int, comm_h: usize, status: *mut MpiStatus), errcomm = comm_h, recv);
 
-mpi_fn!(
-    MPI_Sendrecv,
-    PMPI_Sendrecv,
-    |sbuf: *const c_void,
-     scount: c_int,
-     sdt: usize,
-     dest: c_int,
-     stag: c_int,
-     rbuf: *mut c_void,
-     rcount: c_int,
-     rdt: usize,
-     src: c_int,
-     rtag: c_int,
-     comm_h: usize,
-     status: *mut MpiStatus| errcomm = comm_h,
-    {
-        check_send(sbuf, scount as i64, sdt, dest, stag, comm_h)?;
-        let r = irecv(rbuf, rcount, rdt, src, rtag, comm_h)?;
-        let s = isend(sbuf, scount, sdt, dest, stag, comm_h, SendMode::Standard)?;
-        blocking::wait(s)?;
-        let st = blocking::wait(r)?;
-        store(status, &st);
-        status_result(st, "MPI_Sendrecv").map(|_| ())
+unsafe fn irecv_req(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize, req: *mut Req) -> MpiResult<()> {
+    if req.is_null() {
+        return err(c::MPI_ERR_ARG, "null request pointer");
     }
-);
+    *req = irecv(buf, count, dt, src, tag, comm_h)? as Req;
+    Ok(())
+}
 
-mpi_fn!(
-    MPI_Sendrecv_replace,
-    PMPI_Sendrecv_replace,
-    |buf: *mut c_void,
-     count: c_int,
-     dt: usize,
-     dest: c_int,
-     stag: c_int,
-     src: c_int,
-     rtag: c_int,
-     comm_h: usize,
-     status: *mut MpiStatus| errcomm = comm_h,
-    {
-        let (sub, cm, d, n) = check_send(buf, count as i64, dt, dest, stag, comm_h)?;
-        hd::source(&cm, src)?;
-        hd::recv_tag(rtag)?;
-        let mut copy = Vec::with_capacity(n * d.size);
-        d.pack(buf as *const u8, n, &mut copy);
-        let bytes = crate::core::datatype::byte();
-        let s = blocking::isend(
-            sub,
-            &cm,
-            comm_h,
-            cm.ctx,
-            copy.as_ptr(),
-            copy.len(),
-            &bytes,
-            dest,
-            stag,
-            SendMode::Standard,
-        )?;
-        let r = blocking::irecv(sub, comm_h, cm.ctx, buf as *mut u8, n, &d, src, rtag)?;
-        let st = blocking::wait(r)?;
-        blocking::wait(s)?;
-        drop(copy);
-        store(status, &st);
-        status_result(st, "MPI_Sendrecv_replace").map(|_| ())
-    }
-);
+with_c!(MPI_Irecv, PMPI_Irecv, MPI_Irecv_c, PMPI_Irecv_c, (buf: *mut c_void), count,
+    (dt: usize, src: c_int, tag: c_int, comm_h: usize, req: *mut Req), errcomm = comm_h, irecv_req);
 
 fn pattern(cm: &CommRef, src: i32, tag: i32) -> Pattern {
     Pattern { ctx: cm.ctx, src, tag }
@@ -512,12 +473,12 @@ mpi_fn!(
 );
 
 /// Starts receiving a message taken by MPI_Mprobe; returns its request.
-unsafe fn imrecv(buf: *mut c_void, count: c_int, dt: usize, msg: *mut usize) -> MpiResult<ReqId> {
+unsafe fn imrecv(buf: *mut c_void, count: i64, dt: usize, msg: *mut usize) -> MpiResult<ReqId> {
     let sub = me()?;
     if msg.is_null() {
         return err(c::MPI_ERR_ARG, "null message pointer");
     }
-    let n = hd::count(count as i64)?;
+    let n = hd::count(count)?;
     let d = hd::dtype(dt)?;
     hd::buffer(buf as *const u8, n, &d)?;
     let h = *msg;
@@ -555,30 +516,26 @@ unsafe fn imrecv(buf: *mut c_void, count: c_int, dt: usize, msg: *mut usize) -> 
     Ok(id)
 }
 
-mpi_fn!(
-    MPI_Mrecv,
-    PMPI_Mrecv,
-    |buf: *mut c_void, count: c_int, dt: usize, msg: *mut usize, status: *mut MpiStatus| errcomm = c::MPI_COMM_WORLD,
-    {
-        let id = imrecv(buf, count, dt, msg)?;
-        let st = blocking::wait(id)?;
-        store(status, &st);
-        status_result(st, "MPI_Mrecv").map(|_| ())
-    }
-);
+unsafe fn mrecv(buf: *mut c_void, count: i64, dt: usize, msg: *mut usize, status: *mut MpiStatus) -> MpiResult<()> {
+    let id = imrecv(buf, count, dt, msg)?;
+    let st = blocking::wait(id)?;
+    store(status, &st);
+    status_result(st, "MPI_Mrecv").map(|_| ())
+}
 
-mpi_fn!(
-    MPI_Imrecv,
-    PMPI_Imrecv,
-    |buf: *mut c_void, count: c_int, dt: usize, msg: *mut usize, req: *mut Req| errcomm = c::MPI_COMM_WORLD,
-    {
-        if req.is_null() {
-            return err(c::MPI_ERR_ARG, "null request pointer");
-        }
-        *req = imrecv(buf, count, dt, msg)? as Req;
-        Ok(())
+with_c!(MPI_Mrecv, PMPI_Mrecv, MPI_Mrecv_c, PMPI_Mrecv_c, (buf: *mut c_void), count,
+    (dt: usize, msg: *mut usize, status: *mut MpiStatus), errcomm = c::MPI_COMM_WORLD, mrecv);
+
+unsafe fn imrecv_req(buf: *mut c_void, count: i64, dt: usize, msg: *mut usize, req: *mut Req) -> MpiResult<()> {
+    if req.is_null() {
+        return err(c::MPI_ERR_ARG, "null request pointer");
     }
-);
+    *req = imrecv(buf, count, dt, msg)? as Req;
+    Ok(())
+}
+
+with_c!(MPI_Imrecv, PMPI_Imrecv, MPI_Imrecv_c, PMPI_Imrecv_c, (buf: *mut c_void), count,
+    (dt: usize, msg: *mut usize, req: *mut Req), errcomm = c::MPI_COMM_WORLD, imrecv_req);
 
 // ---- completion ----
 
@@ -1009,23 +966,58 @@ mpi_fn!(
     }
 );
 
+/// Whole elements of `dt` in the status's data (`MPI_UNDEFINED` when not a whole number).
+///
+/// # Safety
+/// `status` must be null or point to a status.
+unsafe fn count_of(status: *const MpiStatus, dt: usize) -> MpiResult<i64> {
+    if status.is_null() {
+        return err(c::MPI_ERR_ARG, "null status");
+    }
+    let d = crate::core::datatype::lookup(dt)?;
+    let b = (*status).bytes();
+    Ok(if d.size == 0 {
+        0
+    } else if !b.is_multiple_of(d.size as u64) {
+        c::MPI_UNDEFINED as i64
+    } else {
+        (b / d.size as u64) as i64
+    })
+}
+
+/// Basic elements of `dt` in the status's data (`MPI_Get_elements`).
+///
+/// # Safety
+/// `status` must be null or point to a status.
+unsafe fn elements_of(status: *const MpiStatus, dt: usize) -> MpiResult<i64> {
+    if status.is_null() {
+        return err(c::MPI_ERR_ARG, "null status");
+    }
+    Ok(crate::core::datatype::lookup(dt)?.elements_in((*status).bytes()))
+}
+
 mpi_fn!(
     MPI_Get_count,
     PMPI_Get_count,
     |status: *const MpiStatus, dt: usize, count: *mut c_int| errcomm = c::MPI_COMM_WORLD,
     {
-        if status.is_null() || count.is_null() {
-            return err(c::MPI_ERR_ARG, "null argument");
+        if count.is_null() {
+            return err(c::MPI_ERR_ARG, "null count");
         }
-        let d = crate::core::datatype::lookup(dt)?;
-        let b = (*status).bytes();
-        *count = if d.size == 0 {
-            0
-        } else if !b.is_multiple_of(d.size as u64) {
-            c::MPI_UNDEFINED
-        } else {
-            (b / d.size as u64).min(i32::MAX as u64) as c_int
-        };
+        *count = count_of(status, dt)?.min(i32::MAX as i64) as c_int;
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Get_count_c,
+    PMPI_Get_count_c,
+    |status: *const MpiStatus, dt: usize, count: *mut i64| errcomm = c::MPI_COMM_WORLD,
+    {
+        if count.is_null() {
+            return err(c::MPI_ERR_ARG, "null count");
+        }
+        *count = count_of(status, dt)?;
         Ok(())
     }
 );
@@ -1035,11 +1027,10 @@ mpi_fn!(
     PMPI_Get_elements,
     |status: *const MpiStatus, dt: usize, count: *mut c_int| errcomm = c::MPI_COMM_WORLD,
     {
-        if status.is_null() || count.is_null() {
-            return err(c::MPI_ERR_ARG, "null argument");
+        if count.is_null() {
+            return err(c::MPI_ERR_ARG, "null count");
         }
-        let d = crate::core::datatype::lookup(dt)?;
-        *count = d.elements_in((*status).bytes()).min(i32::MAX as i64) as c_int;
+        *count = elements_of(status, dt)?.min(i32::MAX as i64) as c_int;
         Ok(())
     }
 );
@@ -1049,11 +1040,23 @@ mpi_fn!(
     PMPI_Get_elements_x,
     |status: *const MpiStatus, dt: usize, count: *mut i64| errcomm = c::MPI_COMM_WORLD,
     {
-        if status.is_null() || count.is_null() {
-            return err(c::MPI_ERR_ARG, "null argument");
+        if count.is_null() {
+            return err(c::MPI_ERR_ARG, "null count");
         }
-        let d = crate::core::datatype::lookup(dt)?;
-        *count = d.elements_in((*status).bytes());
+        *count = elements_of(status, dt)?;
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Get_elements_c,
+    PMPI_Get_elements_c,
+    |status: *const MpiStatus, dt: usize, count: *mut i64| errcomm = c::MPI_COMM_WORLD,
+    {
+        if count.is_null() {
+            return err(c::MPI_ERR_ARG, "null count");
+        }
+        *count = elements_of(status, dt)?;
         Ok(())
     }
 );
@@ -1077,56 +1080,74 @@ unsafe fn persist(spec: Persist, comm_h: usize, req: *mut Req) -> MpiResult<()> 
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
+unsafe fn send_init(
+    buf: *const c_void,
+    count: i64,
+    dt: usize,
+    dest: c_int,
+    tag: c_int,
+    comm_h: usize,
+    req: *mut Req,
+    mode: SendMode,
+) -> MpiResult<()> {
+    let (_, _, d, n) = check_send(buf, count, dt, dest, tag, comm_h)?;
+    persist(
+        Persist::Send {
+            buf: buf as *const u8,
+            count: n,
+            dt: d,
+            dest,
+            tag,
+            comm: comm_h,
+            mode,
+        },
+        comm_h,
+        req,
+    )
+}
+
 macro_rules! send_init_fn {
-    ($name:ident, $pname:ident, $mode:expr) => {
-        mpi_fn!(
-            $name,
-            $pname,
-            |buf: *const c_void, count: c_int, dt: usize, dest: c_int, tag: c_int, comm_h: usize, req: *mut Req| errcomm = comm_h,
-            {
-                let (_, _, d, n) = check_send(buf, count as i64, dt, dest, tag, comm_h)?;
-                persist(
-                    Persist::Send {
-                        buf: buf as *const u8,
-                        count: n,
-                        dt: d,
-                        dest,
-                        tag,
-                        comm: comm_h,
-                        mode: $mode,
-                    },
-                    comm_h,
-                    req,
-                )
-            }
-        );
+    ($name:ident, $pname:ident, $cname:ident, $pcname:ident, $mode:expr) => {
+        with_c!($name, $pname, $cname, $pcname, (buf: *const c_void), count,
+            (dt: usize, dest: c_int, tag: c_int, comm_h: usize, req: *mut Req), errcomm = comm_h, send_init, $mode);
     };
 }
-send_init_fn!(MPI_Send_init, PMPI_Send_init, SendMode::Standard);
-send_init_fn!(MPI_Ssend_init, PMPI_Ssend_init, SendMode::Sync);
-send_init_fn!(MPI_Rsend_init, PMPI_Rsend_init, SendMode::Ready);
-send_init_fn!(MPI_Bsend_init, PMPI_Bsend_init, SendMode::Buffered);
-
-mpi_fn!(
-    MPI_Recv_init,
-    PMPI_Recv_init,
-    |buf: *mut c_void, count: c_int, dt: usize, src: c_int, tag: c_int, comm_h: usize, req: *mut Req| errcomm = comm_h,
-    {
-        let (_, _, d, n) = check_recv(buf, count as i64, dt, src, tag, comm_h)?;
-        persist(
-            Persist::Recv {
-                buf: buf as *mut u8,
-                count: n,
-                dt: d,
-                src,
-                tag,
-                comm: comm_h,
-            },
-            comm_h,
-            req,
-        )
-    }
+send_init_fn!(MPI_Send_init, PMPI_Send_init, MPI_Send_init_c, PMPI_Send_init_c, SendMode::Standard);
+send_init_fn!(MPI_Ssend_init, PMPI_Ssend_init, MPI_Ssend_init_c, PMPI_Ssend_init_c, SendMode::Sync);
+send_init_fn!(
+    MPI_Rsend_init,
+    PMPI_Rsend_init,
+    MPI_Rsend_init_c,
+    PMPI_Rsend_init_c,
+    SendMode::Ready
 );
+send_init_fn!(
+    MPI_Bsend_init,
+    PMPI_Bsend_init,
+    MPI_Bsend_init_c,
+    PMPI_Bsend_init_c,
+    SendMode::Buffered
+);
+
+unsafe fn recv_init(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize, req: *mut Req) -> MpiResult<()> {
+    let (_, _, d, n) = check_recv(buf, count, dt, src, tag, comm_h)?;
+    persist(
+        Persist::Recv {
+            buf: buf as *mut u8,
+            count: n,
+            dt: d,
+            src,
+            tag,
+            comm: comm_h,
+        },
+        comm_h,
+        req,
+    )
+}
+
+with_c!(MPI_Recv_init, PMPI_Recv_init, MPI_Recv_init_c, PMPI_Recv_init_c, (buf: *mut c_void), count,
+    (dt: usize, src: c_int, tag: c_int, comm_h: usize, req: *mut Req), errcomm = comm_h, recv_init);
 
 unsafe fn start(h: Req) -> MpiResult<()> {
     let sub = me()?;
@@ -1208,60 +1229,80 @@ mpi_fn!(MPI_Startall, PMPI_Startall, |n: c_int, p: *mut Req| errcomm = errcomm()
 
 // ---- buffered-send buffer ----
 
+fn buffer_attach(buf: *mut c_void, size: i64) -> MpiResult<()> {
+    let sub = me()?;
+    if size < 0 {
+        return err(c::MPI_ERR_ARG, format!("negative buffer size {size}"));
+    }
+    if buf.is_null() && size > 0 {
+        return err(c::MPI_ERR_BUFFER, format!("null buffer of {size} bytes"));
+    }
+    state::with(|s| {
+        let l = &mut s.locals[sub];
+        if l.bsend.is_some() {
+            return err(c::MPI_ERR_BUFFER, "a buffer is already attached (detach it first)");
+        }
+        l.bsend = Some((buf as usize, size as usize));
+        Ok(())
+    })?
+}
+
 mpi_fn!(
     MPI_Buffer_attach,
     PMPI_Buffer_attach,
     |buf: *mut c_void, size: c_int| errcomm = c::MPI_COMM_WORLD,
-    {
-        let sub = me()?;
-        if size < 0 {
-            return err(c::MPI_ERR_ARG, format!("negative buffer size {size}"));
-        }
-        if buf.is_null() && size > 0 {
-            return err(c::MPI_ERR_BUFFER, format!("null buffer of {size} bytes"));
-        }
-        state::with(|s| {
-            let l = &mut s.locals[sub];
-            if l.bsend.is_some() {
-                return err(c::MPI_ERR_BUFFER, "a buffer is already attached (detach it first)");
-            }
-            l.bsend = Some((buf as usize, size as usize));
-            Ok(())
-        })?
-    }
+    { buffer_attach(buf, size.into()) }
 );
+
+mpi_fn!(
+    MPI_Buffer_attach_c,
+    PMPI_Buffer_attach_c,
+    |buf: *mut c_void, size: i64| errcomm = c::MPI_COMM_WORLD,
+    { buffer_attach(buf, size) }
+);
+
+/// Detaches the buffered-send buffer once every buffered message has left it; returns its
+/// address and size (null and 0 when none was attached).
+fn buffer_detach() -> MpiResult<(*mut c_void, usize)> {
+    let sub = me()?;
+    block_on(|s| (s.locals[sub].bsend_used == 0).then_some(()))?;
+    let b = state::with(|s| s.locals[sub].bsend.take())?;
+    Ok(b.map_or((std::ptr::null_mut(), 0), |(p, n)| (p as *mut c_void, n)))
+}
 
 mpi_fn!(
     MPI_Buffer_detach,
     PMPI_Buffer_detach,
     |addr: *mut *mut c_void, size: *mut c_int| errcomm = c::MPI_COMM_WORLD,
     {
-        let sub = me()?;
         hd::out(addr, "buffer address")?;
         hd::out(size, "size")?;
-        // Detaching waits until every buffered message has left the buffer.
-        block_on(|s| (s.locals[sub].bsend_used == 0).then_some(()))?;
-        let b = state::with(|s| s.locals[sub].bsend.take())?;
-        match b {
-            Some((p, n)) => {
-                if !addr.is_null() {
-                    *addr = p as *mut c_void;
-                }
-                if !size.is_null() {
-                    *size = n as c_int;
-                }
-                Ok(())
-            }
-            None => {
-                if !addr.is_null() {
-                    *addr = std::ptr::null_mut();
-                }
-                if !size.is_null() {
-                    *size = 0;
-                }
-                Ok(())
-            }
+        let (p, n) = buffer_detach()?;
+        if !addr.is_null() {
+            *addr = p;
         }
+        if !size.is_null() {
+            *size = n as c_int;
+        }
+        Ok(())
+    }
+);
+
+mpi_fn!(
+    MPI_Buffer_detach_c,
+    PMPI_Buffer_detach_c,
+    |addr: *mut *mut c_void, size: *mut i64| errcomm = c::MPI_COMM_WORLD,
+    {
+        hd::out(addr, "buffer address")?;
+        hd::out(size, "size")?;
+        let (p, n) = buffer_detach()?;
+        if !addr.is_null() {
+            *addr = p;
+        }
+        if !size.is_null() {
+            *size = n as i64;
+        }
+        Ok(())
     }
 );
 

@@ -1,6 +1,9 @@
 //! `MPI_Status` as the standard ABI lays it out.
 
+use super::consts as c;
+use crate::core::error::{err, MpiResult};
 use crate::core::request::Status;
+use std::os::raw::c_int;
 
 /// Count (64 bits over internal[0..2]) and the cancelled flag (internal[2]) are ours.
 #[repr(C)]
@@ -55,3 +58,66 @@ pub unsafe fn store_at(p: *mut MpiStatus, i: usize, st: &Status) {
         *p.add(i) = MpiStatus::from(st);
     }
 }
+
+// ---- MPI 4.1 accessors of the public fields ----
+
+/// Reads field `f` of a status into `out`.
+///
+/// # Safety
+/// Both pointers must be null or valid.
+unsafe fn get_field(status: *const MpiStatus, out: *mut c_int, f: fn(&MpiStatus) -> i32) -> MpiResult<()> {
+    if status.is_null() || out.is_null() {
+        return err(c::MPI_ERR_ARG, "null argument");
+    }
+    *out = f(&*status);
+    Ok(())
+}
+
+/// Sets a field of a status with `f`.
+///
+/// # Safety
+/// `status` must be null or valid.
+unsafe fn set_field(status: *mut MpiStatus, f: impl FnOnce(&mut MpiStatus)) -> MpiResult<()> {
+    if status.is_null() {
+        return err(c::MPI_ERR_ARG, "null status");
+    }
+    f(&mut *status);
+    Ok(())
+}
+
+mpi_fn!(
+    MPI_Status_get_source,
+    PMPI_Status_get_source,
+    |status: *const MpiStatus, source: *mut c_int| errcomm = c::MPI_COMM_WORLD,
+    { get_field(status, source, |s| s.source) }
+);
+mpi_fn!(
+    MPI_Status_get_tag,
+    PMPI_Status_get_tag,
+    |status: *const MpiStatus, tag: *mut c_int| errcomm = c::MPI_COMM_WORLD,
+    { get_field(status, tag, |s| s.tag) }
+);
+mpi_fn!(
+    MPI_Status_get_error,
+    PMPI_Status_get_error,
+    |status: *const MpiStatus, error: *mut c_int| errcomm = c::MPI_COMM_WORLD,
+    { get_field(status, error, |s| s.error) }
+);
+mpi_fn!(
+    MPI_Status_set_source,
+    PMPI_Status_set_source,
+    |status: *mut MpiStatus, source: c_int| errcomm = c::MPI_COMM_WORLD,
+    { set_field(status, |s| s.source = source) }
+);
+mpi_fn!(
+    MPI_Status_set_tag,
+    PMPI_Status_set_tag,
+    |status: *mut MpiStatus, tag: c_int| errcomm = c::MPI_COMM_WORLD,
+    { set_field(status, |s| s.tag = tag) }
+);
+mpi_fn!(
+    MPI_Status_set_error,
+    PMPI_Status_set_error,
+    |status: *mut MpiStatus, error: c_int| errcomm = c::MPI_COMM_WORLD,
+    { set_field(status, |s| s.error = error) }
+);

@@ -1,0 +1,232 @@
+//! `MPI_Sendrecv`, `MPI_Sendrecv_replace` and their nonblocking forms `MPI_Isendrecv`,
+//! `MPI_Isendrecv_replace` (MPI 4.0), each with its large-count `_c` twin.
+//!
+//! All start the receive, then the send, at the call (so they match in call order with the
+//! rank's other operations). The blocking forms wait for both; the nonblocking ones return a
+//! request that a helper task completes once both have, with the receive's status.
+
+use super::consts as c;
+use super::handles::{self as hd, comm};
+use super::p2p::{check_send, irecv, isend};
+use super::status::{store, MpiStatus};
+use crate::core::blocking::{self, status_result};
+use crate::core::error::{err, MpiResult};
+use crate::core::p2p::SendMode;
+use crate::core::request::{ReqId, Status};
+use crate::core::state;
+use std::os::raw::{c_int, c_void};
+
+/// The two halves of a started send-receive, and the packed copy a `_replace` send reads.
+struct Started {
+    send: ReqId,
+    recv: ReqId,
+    copy: Option<Vec<u8>>,
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn start(
+    sbuf: *const c_void,
+    scount: i64,
+    sdt: usize,
+    dest: c_int,
+    stag: c_int,
+    rbuf: *mut c_void,
+    rcount: i64,
+    rdt: usize,
+    src: c_int,
+    rtag: c_int,
+    comm_h: usize,
+) -> MpiResult<Started> {
+    check_send(sbuf, scount, sdt, dest, stag, comm_h)?;
+    let recv = irecv(rbuf, rcount, rdt, src, rtag, comm_h)?;
+    let send = isend(sbuf, scount, sdt, dest, stag, comm_h, SendMode::Standard)?;
+    Ok(Started { send, recv, copy: None })
+}
+
+/// The `_replace` form: the send goes from a packed copy of `buf`, the receive into `buf`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn start_replace(
+    buf: *mut c_void,
+    count: i64,
+    dt: usize,
+    dest: c_int,
+    stag: c_int,
+    src: c_int,
+    rtag: c_int,
+    comm_h: usize,
+) -> MpiResult<Started> {
+    let (sub, cm, d, n) = check_send(buf, count, dt, dest, stag, comm_h)?;
+    hd::source(&cm, src)?;
+    hd::recv_tag(rtag)?;
+    let mut copy = Vec::with_capacity(n * d.size);
+    d.pack(buf as *const u8, n, &mut copy);
+    let recv = blocking::irecv(sub, comm_h, cm.ctx, buf as *mut u8, n, &d, src, rtag)?;
+    let bytes = crate::core::datatype::byte();
+    let send = blocking::isend(
+        sub,
+        &cm,
+        comm_h,
+        cm.ctx,
+        copy.as_ptr(),
+        copy.len(),
+        &bytes,
+        dest,
+        stag,
+        SendMode::Standard,
+    )?;
+    Ok(Started {
+        send,
+        recv,
+        copy: Some(copy),
+    })
+}
+
+/// Waits for both halves; the receive's status, with a failed send's error.
+fn finish(st: Started) -> MpiResult<Status> {
+    let sent = blocking::wait(st.send)?;
+    let mut got = blocking::wait(st.recv)?;
+    drop(st.copy);
+    if got.error == c::MPI_SUCCESS {
+        got.error = sent.error;
+    }
+    Ok(got)
+}
+
+/// Blocking form: waits, then reports like MPI_Recv.
+unsafe fn complete(st: Started, status: *mut MpiStatus, what: &str) -> MpiResult<()> {
+    let got = finish(st)?;
+    store(status, &got);
+    status_result(got, what).map(|_| ())
+}
+
+/// Nonblocking form: a request that a helper task completes when both halves have.
+unsafe fn request(st: Started, comm_h: usize, req: *mut usize) -> MpiResult<()> {
+    let (sub, _) = comm(comm_h)?;
+    let id = state::with(|s| {
+        let id = s.new_request(sub, comm_h);
+        if let Some(r) = s.reqs.get_mut(id) {
+            r.pending = 1;
+        }
+        id
+    })?;
+    let (send, recv) = (st.send, st.recv);
+    let done = move |res: MpiResult<Status>| {
+        let _ = state::with(|s| {
+            if let Some(r) = s.reqs.get_mut(id) {
+                match res {
+                    Ok(got) => r.status = got,
+                    Err(e) => r.status.error = e.class,
+                }
+            }
+            s.event_done(id);
+        });
+    };
+    let body = Box::new(move || {
+        done(finish(st));
+        0
+    });
+    match crate::sched::worker::spawn(body) {
+        Ok(helper) => {
+            // The halves wake the helper, which waits for them, not the rank.
+            state::with(|s| {
+                for h in [send, recv] {
+                    if let Some(r) = s.reqs.get_mut(h) {
+                        r.waiter = helper;
+                    }
+                }
+            })?;
+        }
+        Err(e) => {
+            let _ = state::with(|s| s.drop_request(id));
+            return err(c::MPI_ERR_NO_MEM, format!("cannot start a nonblocking send-receive: {e}"));
+        }
+    }
+    *req = id as usize;
+    Ok(())
+}
+
+fn check_req(req: *mut usize) -> MpiResult<()> {
+    if req.is_null() {
+        return err(c::MPI_ERR_REQUEST, "null request pointer");
+    }
+    Ok(())
+}
+
+/// Exports a send-receive with two counts of type `$cnt`, ending with a status (blocking) or a
+/// request (nonblocking) argument.
+macro_rules! sendrecv_fn {
+    ($name:ident, $pname:ident, $cnt:ty, status) => {
+        sendrecv_fn!(@def $name, $pname, $cnt, comm_h, status: *mut MpiStatus, |st| complete(st, status, stringify!($name)));
+    };
+    ($name:ident, $pname:ident, $cnt:ty, request) => {
+        sendrecv_fn!(@def $name, $pname, $cnt, comm_h, req: *mut usize, |st| request(st, comm_h, req), check_req(req)?);
+    };
+    (@def $name:ident, $pname:ident, $cnt:ty, $comm:ident, $last:ident: $lty:ty, |$st:ident| $then:expr $(, $first:expr)?) => {
+        mpi_fn!(
+            $name,
+            $pname,
+            |sbuf: *const c_void,
+             scount: $cnt,
+             sdt: usize,
+             dest: c_int,
+             stag: c_int,
+             rbuf: *mut c_void,
+             rcount: $cnt,
+             rdt: usize,
+             src: c_int,
+             rtag: c_int,
+             $comm: usize,
+             $last: $lty| errcomm = $comm,
+            {
+                $($first;)?
+                let $st = start(sbuf, scount.into(), sdt, dest, stag, rbuf, rcount.into(), rdt, src, rtag, $comm)?;
+                $then
+            }
+        );
+    };
+}
+sendrecv_fn!(MPI_Sendrecv, PMPI_Sendrecv, c_int, status);
+sendrecv_fn!(MPI_Sendrecv_c, PMPI_Sendrecv_c, i64, status);
+sendrecv_fn!(MPI_Isendrecv, PMPI_Isendrecv, c_int, request);
+sendrecv_fn!(MPI_Isendrecv_c, PMPI_Isendrecv_c, i64, request);
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn sendrecv_replace(
+    buf: *mut c_void,
+    count: i64,
+    dt: usize,
+    dest: c_int,
+    stag: c_int,
+    src: c_int,
+    rtag: c_int,
+    comm_h: usize,
+    status: *mut MpiStatus,
+) -> MpiResult<()> {
+    let st = start_replace(buf, count, dt, dest, stag, src, rtag, comm_h)?;
+    complete(st, status, "MPI_Sendrecv_replace")
+}
+
+with_c!(MPI_Sendrecv_replace, PMPI_Sendrecv_replace, MPI_Sendrecv_replace_c, PMPI_Sendrecv_replace_c, (buf: *mut c_void), count,
+    (dt: usize, dest: c_int, stag: c_int, src: c_int, rtag: c_int, comm_h: usize, status: *mut MpiStatus), errcomm = comm_h,
+    sendrecv_replace);
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn isendrecv_replace(
+    buf: *mut c_void,
+    count: i64,
+    dt: usize,
+    dest: c_int,
+    stag: c_int,
+    src: c_int,
+    rtag: c_int,
+    comm_h: usize,
+    req: *mut usize,
+) -> MpiResult<()> {
+    check_req(req)?;
+    let st = start_replace(buf, count, dt, dest, stag, src, rtag, comm_h)?;
+    request(st, comm_h, req)
+}
+
+with_c!(MPI_Isendrecv_replace, PMPI_Isendrecv_replace, MPI_Isendrecv_replace_c, PMPI_Isendrecv_replace_c, (buf: *mut c_void), count,
+    (dt: usize, dest: c_int, stag: c_int, src: c_int, rtag: c_int, comm_h: usize, req: *mut usize), errcomm = comm_h,
+    isendrecv_replace);
