@@ -149,9 +149,20 @@ impl State {
             body: Body::Eager(Payload::from_vec(data.to_vec())),
             sync: SyncAck::None,
         };
-        self.locals[dsub].unexpected.push_back(u);
+        self.queue(dsub, u);
         sched::wake(dsub);
         true
+    }
+
+    /// Queues an unmatched message for `dsub`. A parked direct receive it matches gives up its
+    /// registration: a later message must not be copied past this earlier one (the receive
+    /// then takes this one through its queue).
+    fn queue(&mut self, dsub: usize, u: Unexp) {
+        let l = &mut self.locals[dsub];
+        if l.direct.is_some_and(|d| d.done.is_none() && d.pat.matches(&u.env)) {
+            l.direct = None;
+        }
+        l.unexpected.push_back(u);
     }
 
     /// Copies a message straight into `dsub`'s parked direct receive (see `Direct`) when it
@@ -265,7 +276,7 @@ impl State {
                 sync: SyncAck::None,
             }
         };
-        self.locals[dsub].unexpected.push_back(unexp);
+        self.queue(dsub, unexp);
         sched::wake(dsub);
     }
 
@@ -400,7 +411,7 @@ impl State {
             let p = self.locals[dst_sub].posted.remove(i).expect("index from find_posted");
             self.deliver(p.req, u);
         } else {
-            self.locals[dst_sub].unexpected.push_back(u);
+            self.queue(dst_sub, u);
             sched::wake(dst_sub);
         }
     }
