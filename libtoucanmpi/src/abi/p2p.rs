@@ -996,70 +996,29 @@ unsafe fn elements_of(status: *const MpiStatus, dt: usize) -> MpiResult<i64> {
     Ok(crate::core::datatype::lookup(dt)?.elements_in((*status).bytes()))
 }
 
-mpi_fn!(
-    MPI_Get_count,
-    PMPI_Get_count,
-    |status: *const MpiStatus, dt: usize, count: *mut c_int| errcomm = c::MPI_COMM_WORLD,
-    {
-        if count.is_null() {
-            return err(c::MPI_ERR_ARG, "null count");
-        }
-        *count = count_of(status, dt)?.min(i32::MAX as i64) as c_int;
-        Ok(())
-    }
-);
-
-mpi_fn!(
-    MPI_Get_count_c,
-    PMPI_Get_count_c,
-    |status: *const MpiStatus, dt: usize, count: *mut i64| errcomm = c::MPI_COMM_WORLD,
-    {
-        if count.is_null() {
-            return err(c::MPI_ERR_ARG, "null count");
-        }
-        *count = count_of(status, dt)?;
-        Ok(())
-    }
-);
-
-mpi_fn!(
-    MPI_Get_elements,
-    PMPI_Get_elements,
-    |status: *const MpiStatus, dt: usize, count: *mut c_int| errcomm = c::MPI_COMM_WORLD,
-    {
-        if count.is_null() {
-            return err(c::MPI_ERR_ARG, "null count");
-        }
-        *count = elements_of(status, dt)?.min(i32::MAX as i64) as c_int;
-        Ok(())
-    }
-);
-
-mpi_fn!(
-    MPI_Get_elements_x,
-    PMPI_Get_elements_x,
-    |status: *const MpiStatus, dt: usize, count: *mut i64| errcomm = c::MPI_COMM_WORLD,
-    {
-        if count.is_null() {
-            return err(c::MPI_ERR_ARG, "null count");
-        }
-        *count = elements_of(status, dt)?;
-        Ok(())
-    }
-);
-
-mpi_fn!(
-    MPI_Get_elements_c,
-    PMPI_Get_elements_c,
-    |status: *const MpiStatus, dt: usize, count: *mut i64| errcomm = c::MPI_COMM_WORLD,
-    {
-        if count.is_null() {
-            return err(c::MPI_ERR_ARG, "null count");
-        }
-        *count = elements_of(status, dt)?;
-        Ok(())
-    }
-);
+/// Exports a status query (`MPI_Get_count`, `MPI_Get_elements` and their `_x`/`_c` forms)
+/// that stores `$f(status, datatype)` in a count of type `$t` (clamped to its maximum).
+macro_rules! status_count_fn {
+    ($name:ident, $pname:ident, $t:ty, $f:ident) => {
+        mpi_fn!(
+            $name,
+            $pname,
+            |status: *const MpiStatus, dt: usize, count: *mut $t| errcomm = c::MPI_COMM_WORLD,
+            {
+                if count.is_null() {
+                    return err(c::MPI_ERR_ARG, "null count");
+                }
+                *count = <$t>::try_from($f(status, dt)?).unwrap_or(<$t>::MAX);
+                Ok(())
+            }
+        );
+    };
+}
+status_count_fn!(MPI_Get_count, PMPI_Get_count, c_int, count_of);
+status_count_fn!(MPI_Get_count_c, PMPI_Get_count_c, i64, count_of);
+status_count_fn!(MPI_Get_elements, PMPI_Get_elements, c_int, elements_of);
+status_count_fn!(MPI_Get_elements_x, PMPI_Get_elements_x, i64, elements_of);
+status_count_fn!(MPI_Get_elements_c, PMPI_Get_elements_c, i64, elements_of);
 
 // ---- persistent requests ----
 
