@@ -784,3 +784,39 @@ mpi_fn!(
     |inbuf: *const c_void, inout: *mut c_void, count: i64, dt: usize, op: usize| errcomm = c::MPI_COMM_WORLD,
     { reduce_local(inbuf, inout, count, dt, op) }
 );
+
+#[cfg(test)]
+mod tests {
+    use super::CArr;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case(0)]
+    #[case(3)]
+    fn arrays_of_both_bindings_read_alike(#[case] n: usize) {
+        let ints: Vec<i32> = vec![7, -1, 1 << 30];
+        let counts: Vec<i64> = vec![7, -1, 1 << 30];
+        let aints: Vec<isize> = vec![7, -1, 1 << 30];
+        // SAFETY: each array has 3 entries and n <= 3.
+        let (a, b, c) = unsafe {
+            (
+                CArr::of(ints.as_ptr()).read(n).unwrap(),
+                CArr::of(counts.as_ptr()).read(n).unwrap(),
+                CArr::of(aints.as_ptr()).read(n).unwrap(),
+            )
+        };
+        assert_eq!(a, counts[..n]);
+        assert_eq!(b, counts[..n]);
+        assert_eq!(c, counts[..n]);
+    }
+
+    #[test]
+    fn a_null_array_is_an_error_unless_empty() {
+        let p: *const i32 = std::ptr::null();
+        // SAFETY: a null array is never dereferenced.
+        unsafe {
+            assert!(CArr::of(p).read(0).unwrap().is_empty());
+            assert!(CArr::of(p).read(1).is_err());
+        }
+    }
+}

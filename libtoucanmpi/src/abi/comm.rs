@@ -666,3 +666,18 @@ mpi_fn!(
     |code: c_int| errcomm = c::MPI_COMM_WORLD,
     { remove_error(code, ErrorPart::String) }
 );
+#[cfg(test)]
+mod tests {
+    use super::members;
+    use rstest::rstest;
+
+    // (colour, key) pairs by rank.
+    #[rstest]
+    #[case(&[0, 5, 1, 0, 0, 2], 0, &[2, 0])]
+    #[case(&[0, 5, 1, 0, 0, 2], 1, &[1])]
+    #[case(&[0, 5, 1, 0, 0, 2], 3, &[])]
+    #[case(&[4, 1, 4, 1, 4, 0], 4, &[2, 0, 1])]
+    fn members_are_ordered_by_key_then_rank(#[case] table: &[i32], #[case] colour: i32, #[case] want: &[usize]) {
+        assert_eq!(members(table, colour), want);
+    }
+}
