@@ -516,7 +516,19 @@ impl Transport {
     /// real requests. Returns whether anything happened.
     pub fn poll(&mut self, out: &mut Vec<Event>) -> Result<bool, String> {
         self.flush_reposts()?;
-        let mut any = self.poll_ring(out)?;
+        let mut any = false;
+        // An eager message ends the poll (its receiver is waiting: see poll_ring); after a
+        // rendezvous header or an acknowledgement, whose payloads take far longer than one more
+        // test, the next control message is taken in the same poll.
+        for _ in 0..RING {
+            if !self.poll_ring(out)? {
+                break;
+            }
+            any = true;
+            if matches!(out.last(), Some(Event::Msg { hdr, .. }) if hdr.kind == wire::KIND_EAGER) {
+                break;
+            }
+        }
         if !self.pending.is_empty() {
             self.reqs.clear();
             self.reqs.extend(self.pending.iter().map(|p| p.req));
