@@ -124,6 +124,7 @@ lint:
 
 compat-test:
 	@compat-tests/badinput-coverage.sh || echo "WARNING: exported functions missing from compat-tests/src/badinput.c (above)"
+	$(COMPAT_ENV) compat-tests/resources.sh
 	@if [ -x compat-tests/run-all.sh ]; then \
 	    echo "== compat-tests/run-all.sh"; \
 	    $(COMPAT_ENV) compat-tests/run-all.sh; \
