@@ -2,7 +2,9 @@
 #
 #   make / make all          system deps (scripts/ensure-deps.sh), cargo build --release, wrappers
 #   make demo                examples/hello_ring.c under plain MPICH and under Toucan-MPI, compared
-#   make test                cargo test, clippy, rustfmt check, then the compat tests
+#   make test                cargo test, clippy, rustfmt check, the fuzz targets (FUZZ_SECONDS
+#                            each, default 20), then the compat tests
+#   make fuzz                only the fuzz targets
 #   make bench               bench/run-pingpong.sh and bench/run-collectives.sh (BENCH_ARGS)
 #   make bench-overlap       bench/run-overlap.py $(OVERLAP_ARGS): jacobi3d, cannon2d, overlap tables
 #   make install PREFIX=dir  bin/ lib/ include/ lib/pkgconfig/toucanmpi.pc under dir (DESTDIR too)
@@ -104,23 +106,30 @@ COMPAT_ENV = TOUCAN_ROOT='$(ROOT)' TOUCANCC='$(ROOT)/wrappers/toucancc' \
 	TOUCANCXX='$(ROOT)/wrappers/toucancxx' TOUCANRUN='$(ROOT)/wrappers/toucanrun' \
 	TOUCAN_LIB='$(ROOT)/$(LIB_SO)' MPICC='$(MPICC)' MPIRUN='$(MPIRUN)'
 
-.PHONY: test unit-test lint compat-test
+.PHONY: test unit-test lint compat-test fuzz
+
+# Fuzz targets (fuzz/README.md): each runs FUZZ_SECONDS; the first build takes a few minutes.
+FUZZ_SECONDS ?= 20
+fuzz:
+	fuzz/run.sh $(FUZZ_SECONDS)
 test: all
 	$(MAKE) --no-print-directory unit-test
 	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory compat-test
 
 unit-test:
 	$(CARGO) test --release
 
 lint:
-	$(CARGO) clippy --release -- -D warnings
+	$(CARGO) clippy --release --all-targets -- -D warnings
 	$(CARGO) fmt --all --check
 
 # The program-library privatization test builds shared libraries beside its program, so it
 # has its own runner (about 6 s); it runs after the others, whatever their result.
 compat-test:
 	@compat-tests/badinput-coverage.sh || echo "WARNING: exported functions missing from compat-tests/src/badinput.c (above)"
+	$(COMPAT_ENV) compat-tests/resources.sh
 	@if [ -x compat-tests/run-all.sh ]; then \
 	    echo "== compat-tests/run-all.sh"; \
 	    rc=0; $(COMPAT_ENV) compat-tests/run-all.sh || rc=$$?; \

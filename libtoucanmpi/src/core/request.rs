@@ -176,7 +176,9 @@ impl Slab {
     }
 
     fn locate(&self, id: ReqId) -> Option<usize> {
-        if id & HANDLE_BASE == 0 {
+        // Exactly HANDLE_BASE | generation | index: no other bit may be set (a garbage handle
+        // must not alias a live request).
+        if id >> (IDX_BITS + 16) != HANDLE_BASE >> (IDX_BITS + 16) {
             return None;
         }
         let idx = (id & ((1 << IDX_BITS) - 1)) as usize;
@@ -227,6 +229,7 @@ mod tests {
         assert!(s.get(a).is_none());
         assert_eq!(s.get(b).unwrap().owner, 1);
         assert!(s.get(0x180).is_none());
+        assert!(s.get(b | 0xff << 48).is_none(), "bits above the handle must not be ignored");
         assert_eq!(s.live(), 1);
     }
 }

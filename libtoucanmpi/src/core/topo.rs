@@ -491,6 +491,10 @@ pub fn check_graph(index: &[i32], edges: &[i32]) -> MpiResult<()> {
         }
         prev = x;
     }
+    let want = index.last().map_or(0, |&x| x as usize);
+    if edges.len() != want {
+        return err(c::MPI_ERR_ARG, format!("{} edges given, index says {want}", edges.len()));
+    }
     if let Some(e) = edges.iter().find(|&&e| e < 0 || e as usize >= index.len()) {
         return err(c::MPI_ERR_ARG, format!("edge to node {e} (the graph has {} nodes)", index.len()));
     }

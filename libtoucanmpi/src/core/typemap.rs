@@ -48,6 +48,10 @@ fn add(a: isize, b: isize) -> MpiResult<isize> {
     a.checked_add(b).ok_or_else(too_large)
 }
 
+fn sub(a: isize, b: isize) -> MpiResult<isize> {
+    a.checked_sub(b).ok_or_else(too_large)
+}
+
 /// Accumulates parts into a typemap.
 pub struct Builder {
     runs: Vec<Run>,
@@ -142,7 +146,8 @@ impl Builder {
 
     /// Widens the bounds by those of `count` copies of `t` at `disp`, `stride` bytes apart.
     fn bounds_of(&mut self, t: &Datatype, disp: isize, count: usize, stride: isize) -> MpiResult<()> {
-        let span = mul(count as isize - 1, stride)?;
+        // (A count above isize::MAX would wrap negative here.)
+        let span = mul(isize::try_from(count).map_err(|_| too_large())? - 1, stride)?;
         let (lo, hi) = (span.min(0), span.max(0));
         let lb = add(disp, t.lb)?;
         Self::widen(&mut self.bounds, add(lb, lo)?, add(add(lb, t.extent)?, hi)?);
@@ -161,9 +166,11 @@ impl Builder {
             Some(b) if b == t.basic => b,
             Some(_) => None,
         });
+        // Sizes stay within isize, like every displacement and extent.
         self.size = count
             .checked_mul(t.size)
             .and_then(|s| s.checked_add(self.size))
+            .filter(|&s| s <= isize::MAX as usize)
             .ok_or_else(too_large)?;
         self.elements = count
             .checked_mul(t.elements)
@@ -205,7 +212,7 @@ impl Builder {
             None => {
                 let (lb, mut ub) = self.bounds.unwrap_or((0, 0));
                 if pad && self.align > 1 {
-                    let rem = (ub - lb).rem_euclid(self.align as isize);
+                    let rem = sub(ub, lb)?.rem_euclid(self.align as isize);
                     if rem != 0 {
                         ub = add(ub, self.align as isize - rem)?;
                     }
@@ -214,15 +221,35 @@ impl Builder {
             }
         };
         let (tlb, tub) = self.true_bounds.unwrap_or((lb, ub));
+        // Bounds far apart (displacements near both ends of the address space) have no
+        // extent that fits.
+        let (extent, true_extent) = (sub(ub, lb)?, sub(tub, tlb)?);
         let basic = self.basic.or(self.empty_basic).flatten();
+        // Runs of a type with gaps inside its elements (pair types) become one block per
+        // element: a long run of them (contiguous(2^31 - 1, MPI_DOUBLE_INT)) must not expand
+        // into billions of blocks.
+        let nblocks = self.runs.iter().try_fold(0usize, |a, r| {
+            let per = if r.ty.size() == r.ty.extent() && !r.ty.is_pair() {
+                1
+            } else {
+                r.n.checked_mul(basic_blocks(r.ty).len())?
+            };
+            a.checked_add(per)
+        });
+        if nblocks.is_none_or(|n| n > MAX_RUNS) {
+            return err(
+                c::MPI_ERR_NO_MEM,
+                format!("derived datatype too fragmented: more than {MAX_RUNS} separate blocks per element"),
+            );
+        }
         let blocks = blocks_of(&self.runs);
         let keep_runs = basic.is_none_or(|b| b.size() != b.extent() || b.is_pair());
         Ok(Datatype {
             size: self.size,
             lb,
-            extent: ub - lb,
+            extent,
             true_lb: tlb,
-            true_extent: tub - tlb,
+            true_extent,
             blocks,
             basic,
             elements: self.elements,
@@ -324,7 +351,7 @@ pub fn hvector(count: usize, blocklen: usize, stride: isize, old: &Datatype) -> 
         b.part(old, 0, count.checked_mul(blocklen).ok_or_else(too_large)?, old.extent)?;
     } else {
         // Bounds are reached by the first or the last block; data comes from every block.
-        let last = mul(count as isize - 1, stride)?;
+        let last = mul(isize::try_from(count).map_err(|_| too_large())? - 1, stride)?;
         if blocklen == 0 {
             // As MPICH: empty blocks still span their start (vector(2, 0, 1, MPI_INT) has extent 4).
             b.touch(add(last.min(0), old.lb)?, add(last.max(0), old.lb)?);

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# compat-tests/resources.sh: what a run leaves behind (Toucan only).
+#
+#  1. Files: each job (a clean run with privatized globals at V=4, an MPI_Abort, a fault)
+#     runs in a private mount namespace whose /tmp and /dev/shm are fresh memory file systems
+#     and whose working directory is empty: after it, all three must still be empty (Toucan
+#     keeps its copies of the program in memory-backed files; MPICH's shared-memory segments
+#     must be gone too). Needs root for unshare; skipped with a note otherwise.
+#  2. Processes: after a job ended by MPI_Abort, by a fault in one rank, and by kill -9 of
+#     one of its processes (the launcher must end the others instead of leaving them waiting),
+#     no process of the job's program may remain 3 s later.
+#
+# Layouts 2x4 (two processes of four subranks). Prints PASS/FAIL lines and last
+#   resources: N passed, N failed
+set -u
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+TIMEOUT=${COMPAT_TIMEOUT:-60}
+# Outside /tmp: the file checks mount a fresh /tmp over it.
+mkdir -p "$OUT_DIR"
+work=$(mktemp -d "$OUT_DIR/resources.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+# A program path of our own, so that the process checks see only our jobs.
+prog=$work/abort_mid_$$
+if ! $TOUCANCC -O2 -o "$prog" "$COMPAT_DIR/resources/abort_mid.c" >"$work/build.log" 2>&1; then
+    cat "$work/build.log"
+    echo "resources: 0 passed, 1 failed"
+    exit 1
+fi
+export LD_LIBRARY_PATH=$REPO_DIR/target/release${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+npass=0
+nfail=0
+pass() { echo "PASS $1"; npass=$((npass + 1)); }
+fail() { echo "FAIL $1"; nfail=$((nfail + 1)); }
+
+# Processes still running our program (not this script's own).
+strays() { pgrep -f -- "$prog" | grep -vx "$$" || true; }
+
+# no_strays LABEL: waits up to 3 s for the job's processes to be gone.
+no_strays() {
+    local left
+    for _ in 1 2 3 4 5 6; do
+        left=$(strays)
+        [[ -z $left ]] && { pass "$1: no process left"; return; }
+        sleep 0.5
+    done
+    fail "$1: processes left: $(echo $left)"
+    # They are ours: end them, by pid.
+    for p in $left; do kill -9 "$p" 2>/dev/null; done
+}
+
+# 1. Files.
+if [[ $(id -u) == 0 ]] && unshare --mount --propagation private true 2>/dev/null; then
+    for how in clean abort segv; do
+        out=$(TOUCAN_V=4 TOUCAN_PRIVATIZE=on unshare --mount --propagation private bash -c '
+            mount -t tmpfs none /dev/shm && mount -t tmpfs none /tmp || exit 99
+            mkdir /tmp/cwd && cd /tmp/cwd || exit 99
+            TMPDIR=/tmp timeout -k 5 '"$TIMEOUT"' '"$MPIRUN"' -np 2 '"$prog"' '"$how"' >/dev/null 2>&1
+            echo "rc=$?"
+            find /dev/shm /tmp -mindepth 1 ! -path /tmp/cwd | sed "s/^/left: /"
+            find /tmp/cwd -mindepth 1 | sed "s/^/left: /"' 2>&1)
+        rc=$(echo "$out" | sed -n 's/^rc=//p')
+        left=$(echo "$out" | grep '^left: ' | head -5)
+        if [[ $rc == 124 || $rc == 137 || $rc == 99 || -z $rc ]]; then
+            fail "files after a '$how' run: the job did not run or timed out ($out)"
+        elif [[ -n $left ]]; then
+            fail "files after a '$how' run (exit $rc): ${left//$'\n'/ }"
+        else
+            pass "files after a '$how' run (exit $rc): /tmp, /dev/shm and the working directory are empty"
+        fi
+        no_strays "after a '$how' run"
+    done
+else
+    echo "SKIP files: needs root and unshare --mount"
+fi
+
+# 2. Processes after an abort, a fault, and a killed process.
+for how in abort segv; do
+    TOUCAN_V=4 timeout -k 5 "$TIMEOUT" "$MPIRUN" -np 2 "$prog" "$how" >/dev/null 2>&1
+    rc=$?
+    if [[ $rc == 0 || $rc == 124 || $rc == 137 ]]; then
+        fail "'$how' job: exit status $rc (expected a failure, not a time-out)"
+    else
+        pass "'$how' job ended with status $rc"
+    fi
+    no_strays "after '$how'"
+done
+TOUCAN_V=4 timeout -k 5 "$TIMEOUT" "$MPIRUN" -np 2 "$prog" hang >"$work/hang.out" 2>"$work/hang.err" &
+job=$!
+victim=""
+for _ in $(seq 100); do
+    victim=$(sed -n 's/^ready //p' "$work/hang.out" | head -1)
+    [[ -n $victim ]] && break
+    sleep 0.2
+done
+if [[ -z $victim ]]; then
+    fail "killed process: the job never got ready"
+    kill "$job" 2>/dev/null
+    wait "$job" 2>/dev/null
+else
+    t0=$SECONDS
+    kill -9 "$victim"
+    wait "$job"
+    rc=$?
+    if [[ $rc == 124 || $rc == 137 ]]; then
+        fail "killed process: the job hung until the time-out instead of ending"
+    else
+        pass "killed process: the job ended in $((SECONDS - t0)) s with status $rc"
+    fi
+fi
+no_strays "after a killed process"
+
+echo "resources: $npass passed, $nfail failed"
+[[ $nfail == 0 ]]
