@@ -1229,40 +1229,35 @@ fn buffer_detach() -> MpiResult<(*mut c_void, usize)> {
     Ok(b.map_or((std::ptr::null_mut(), 0), |(p, n)| (p as *mut c_void, n)))
 }
 
+/// MPI_Buffer_detach(_c): detaches and writes the buffer's address and size (`conv`: into
+/// the binding's size type).
+///
+/// # Safety
+/// `addr` and `size` are null (refused) or writable.
+unsafe fn detach_into<T>(addr: *mut *mut c_void, size: *mut T, conv: impl Fn(usize) -> T) -> MpiResult<()> {
+    hd::out(addr, "buffer address")?;
+    hd::out(size, "size")?;
+    let (p, n) = buffer_detach()?;
+    // SAFETY: both checked non-null above; the caller's pointers are writable.
+    unsafe {
+        *addr = p;
+        *size = conv(n);
+    }
+    Ok(())
+}
+
 mpi_fn!(
     MPI_Buffer_detach,
     PMPI_Buffer_detach,
     |addr: *mut *mut c_void, size: *mut c_int| errcomm = c::MPI_COMM_WORLD,
-    {
-        hd::out(addr, "buffer address")?;
-        hd::out(size, "size")?;
-        let (p, n) = buffer_detach()?;
-        if !addr.is_null() {
-            *addr = p;
-        }
-        if !size.is_null() {
-            *size = n as c_int;
-        }
-        Ok(())
-    }
+    { detach_into(addr, size, |n| n as c_int) }
 );
 
 mpi_fn!(
     MPI_Buffer_detach_c,
     PMPI_Buffer_detach_c,
     |addr: *mut *mut c_void, size: *mut i64| errcomm = c::MPI_COMM_WORLD,
-    {
-        hd::out(addr, "buffer address")?;
-        hd::out(size, "size")?;
-        let (p, n) = buffer_detach()?;
-        if !addr.is_null() {
-            *addr = p;
-        }
-        if !size.is_null() {
-            *size = n as i64;
-        }
-        Ok(())
-    }
+    { detach_into(addr, size, |n| n as i64) }
 );
 
 mpi_fn!(
