@@ -404,22 +404,13 @@ between `<!-- NAME:begin -->` and `<!-- NAME:end -->` is rewritten by its script
 
 EOF
     fi
-    local cmdline="bench/$tag.sh" a commit section tmp cfg
+    local cmdline="bench/$tag.sh" a section tmp cfg
     for a in "${invoked[@]+"${invoked[@]}"}"; do cmdline+=" $(printf '%q' "$a")"; done
-    commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-    if [[ -n "$(git -C "$root" status --porcelain --untracked-files=no -- libtoucanmpi 2>/dev/null)" ]]; then
-        commit+=" + uncommitted changes in libtoucanmpi/"
-    fi
     section="$out/section.md"
     {
         echo "Produced by \`$cmdline\` (from the repository root) on $(date '+%Y-%m-%d %H:%M %Z')."
         echo
-        echo "- Machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1);" \
-            "$(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*/MPICH /p')" \
-            "($(mpichversion 2>/dev/null | sed -n 's/^MPICH Device:[[:space:]]*//p'))."
-        echo "- Toucan-MPI: commit $commit; libtoucanmpi.so built $lib_mtime (sha256 $lib_sum; all runs used this one copy)."
-        echo "- Other processes used ${others_pct}% of the CPU time during the runs; load average" \
-            "(1, 5, 15 min) before: $load_before, after: $load_after. Total time: ${elapsed} s."
+        describe_setup
         echo "- Runs (interleaved, $runs of each, timeout ${run_timeout} s):"
         for cfg in "${configs[@]}"; do echo "  - \`$(show_cmd "$cfg")\` ($cfg)"; done
         [[ -n "$busy_note" ]] && echo "- **Warning:** $busy_note."
