@@ -21,6 +21,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"
 out="$here/out/memory"
 results="$here/RESULTS.md"
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh" # update_section
 vs="1 16 256"
 ks="0 100 1000"
 size=1024
@@ -98,13 +100,9 @@ table=$(
 echo
 echo "$table"
 if [[ $update == yes ]]; then
-    tmp=$(mktemp)
-    if grep -q '<!-- memory:begin -->' "$results"; then
-        awk -v t="$table" '/<!-- memory:begin -->/ { print; print t; skip = 1; next }
-                           /<!-- memory:end -->/ { skip = 0 } !skip' "$results" >"$tmp"
-    else
-        { cat "$results"; printf '\n<!-- memory:begin -->\n%s\n<!-- memory:end -->\n' "$table"; } >"$tmp"
-    fi
-    mv "$tmp" "$results"
+    section=$(mktemp)
+    printf '%s\n' "$table" >"$section"
+    tag=run-memory update_section "$results" memory "$section"
+    rm -f "$section"
 fi
 exit $failed

@@ -23,6 +23,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"
 out="$here/out/stress"
 results="$here/RESULTS.md"
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh" # update_section
 msgs=1000000
 seed=1
 layouts="2x1 1x4 2x4 1x16 2x16"
@@ -96,13 +98,9 @@ table=$(
 echo
 echo "$table"
 if [[ $update == yes ]]; then
-    tmp=$(mktemp)
-    if grep -q '<!-- stress:begin -->' "$results"; then
-        awk -v t="$table" '/<!-- stress:begin -->/ { print; print t; skip = 1; next }
-                           /<!-- stress:end -->/ { skip = 0 } !skip' "$results" >"$tmp"
-    else
-        { cat "$results"; printf '\n<!-- stress:begin -->\n%s\n<!-- stress:end -->\n' "$table"; } >"$tmp"
-    fi
-    mv "$tmp" "$results"
+    section=$(mktemp)
+    printf '%s\n' "$table" >"$section"
+    tag=run-stress update_section "$results" stress "$section"
+    rm -f "$section"
 fi
 exit $failed
