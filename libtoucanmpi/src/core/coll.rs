@@ -145,10 +145,6 @@ impl Coll {
         self.view.is_some()
     }
 
-    pub fn ctx_coll(&self) -> u64 {
-        self.ctx()
-    }
-
     /// Communicator rank of view rank `r`.
     fn peer(&self, r: i32) -> i32 {
         match &self.view {
@@ -174,7 +170,8 @@ impl Coll {
         }
     }
 
-    fn ctx(&self) -> u64 {
+    /// The context of this call's messages (the communicator's collective context).
+    pub fn ctx(&self) -> u64 {
         self.comm.ctx | CTX_COLL
     }
     pub fn rank(&self) -> i32 {

@@ -11,13 +11,12 @@
 //! process holds a contiguous block of ranks (then process order is rank order).
 
 use super::blocking::block_on;
-use super::coll::{local_copy, Buf, Coll};
+use super::coll::{in_place, local_copy, Buf, Coll};
 use super::comm::Group;
 use super::datatype::DtRef;
 use super::error::{MpiError, MpiResult};
 use super::reduce::Reducer;
 use super::state::{self, State};
-use crate::abi::consts as c;
 use crate::sched;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -119,7 +118,7 @@ type CommKey = (u64, u32, usize);
 
 fn comm_key(c: &Coll) -> CommKey {
     let g = &c.comm.group;
-    (c.ctx_coll(), g.ranks.first().copied().unwrap_or(0), g.size())
+    (c.ctx(), g.ranks.first().copied().unwrap_or(0), g.size())
 }
 
 /// Node maps kept at most (one per communicator in use).
@@ -343,21 +342,13 @@ fn reducible(nm: &NodeMap, red: &Reducer) -> bool {
     red.commutative() || nm.contiguous
 }
 
-fn operand(send: *const u8, recv: *mut u8) -> *const u8 {
-    if send == c::MPI_IN_PLACE_ADDR as *const u8 {
-        recv as *const u8
-    } else {
-        send
-    }
-}
-
 /// # Safety
 /// As `Coll::allreduce`.
 pub unsafe fn allreduce(c: &Coll, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer) -> Option<MpiResult<()>> {
     let (nm, key) = plan(c).filter(|(nm, _)| reducible(nm, red))?;
     let rep = c.comm.rank == nm.local[0];
     let buf = Some(Buf::new(recv, count, dt.clone()));
-    let send = Some(Buf::new(operand(send, recv) as *mut u8, count, dt.clone()));
+    let send = Some(Buf::new(in_place(send, recv) as *mut u8, count, dt.clone()));
     Some(step(key, &nm, c.comm.rank, rep, send, buf, |members| {
         let ms = members()?;
         // SAFETY: the members' buffers stay valid while they are parked in this call; every
@@ -389,7 +380,7 @@ pub unsafe fn reduce(
 ) -> Option<MpiResult<()>> {
     let (nm, key) = plan(c).filter(|(nm, _)| reducible(nm, red))?;
     let rep = c.comm.rank == nm.my_rep(root);
-    let operand = if c.comm.rank == root { operand(send, recv) } else { send };
+    let operand = if c.comm.rank == root { in_place(send, recv) } else { send };
     let send = Some(Buf::new(operand as *mut u8, count, dt.clone()));
     Some(step(key, &nm, c.comm.rank, rep, send, None, |members| {
         let ms = members()?;
