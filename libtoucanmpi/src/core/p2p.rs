@@ -150,19 +150,19 @@ impl State {
             sync: SyncAck::None,
         };
         self.queue(dsub, u);
-        sched::wake(dsub);
         true
     }
 
-    /// Queues an unmatched message for `dsub`. A parked direct receive it matches gives up its
-    /// registration: a later message must not be copied past this earlier one (the receive
-    /// then takes this one through its queue).
+    /// Queues an unmatched message for `dsub` and wakes it. A parked direct receive it matches
+    /// gives up its registration: a later message must not be copied past this earlier one
+    /// (the receive then takes this one through its queue).
     fn queue(&mut self, dsub: usize, u: Unexp) {
         let l = &mut self.locals[dsub];
         if l.direct.is_some_and(|d| d.done.is_none() && d.pat.matches(&u.env)) {
             l.direct = None;
         }
         l.unexpected.push_back(u);
+        sched::wake(dsub);
     }
 
     /// Copies a message straight into `dsub`'s parked direct receive (see `Direct`) when it
@@ -181,13 +181,7 @@ impl State {
             // parked in its receive until it has taken `done`; `data` holds `n` bytes.
             unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), d.buf, n) };
         }
-        d.done = Some(Status {
-            source: env.src,
-            tag: env.tag,
-            error: if data.len() > d.cap { c::MPI_ERR_TRUNCATE } else { c::MPI_SUCCESS },
-            bytes: n as u64,
-            cancelled: false,
-        });
+        d.done = Some(received(env, data.len(), d.cap));
         if let SyncAck::Inter { proc, sub, token } = sync {
             self.tp.send_ack(proc, sub, dsub, token).unwrap_or_else(|e| fatal_transport(e));
         }
@@ -210,16 +204,7 @@ impl State {
             self.tp.send_ack(proc, ssub, sub, token).unwrap_or_else(|e| fatal_transport(e));
         }
         let n = u.len.min(cap);
-        let mut st = Status {
-            source: u.env.src,
-            tag: u.env.tag,
-            error: c::MPI_SUCCESS,
-            bytes: n as u64,
-            cancelled: false,
-        };
-        if u.len > cap {
-            st.error = c::MPI_ERR_TRUNCATE;
-        }
+        let st = received(&u.env, u.len, cap);
         let src = match &u.body {
             Body::Eager(p) => p.as_slice().as_ptr(),
             Body::Intra { ptr, .. } => *ptr,
@@ -277,7 +262,6 @@ impl State {
             }
         };
         self.queue(dsub, unexp);
-        sched::wake(dsub);
     }
 
     /// Starts a receive in request `id` for local subrank `sub`.
@@ -412,7 +396,6 @@ impl State {
             self.deliver(p.req, u);
         } else {
             self.queue(dst_sub, u);
-            sched::wake(dst_sub);
         }
     }
 
@@ -488,5 +471,17 @@ impl State {
             }
         }
         false
+    }
+}
+
+/// The status of a receive of a `len`-byte message with envelope `env` into `cap` bytes
+/// (MPI_ERR_TRUNCATE when it did not fit; the bytes that did are counted).
+fn received(env: &Envelope, len: usize, cap: usize) -> Status {
+    Status {
+        source: env.src,
+        tag: env.tag,
+        error: if len > cap { c::MPI_ERR_TRUNCATE } else { c::MPI_SUCCESS },
+        bytes: len.min(cap) as u64,
+        cancelled: false,
     }
 }
