@@ -56,10 +56,16 @@ static inline void *xmalloc(size_t n)
     return p;
 }
 
-/* Slowest rank's time of the timed section. */
-static inline double max_time(double t)
+/* Time of the timed section that started at t0 (right after a barrier), as the
+ * job sees it: until the last rank has finished it. A barrier first, then the
+ * slowest rank's clock: under Toucan the subranks of one process take turns, so
+ * a rank's own elapsed time would leave out the time its siblings ran (nocomm
+ * never yields, and each subrank would seem to take 1/V of the real time). */
+static inline double elapsed_since(double t0)
 {
-    double m;
+    double t, m;
+    MPI_Barrier(MPI_COMM_WORLD);
+    t = MPI_Wtime() - t0;
     MPI_Reduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     return m;
 }
