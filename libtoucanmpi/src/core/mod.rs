@@ -1,4 +1,5 @@
 //! MPI semantics: communicators, groups, requests, matching, datatypes, ops, collectives.
+pub mod background;
 pub mod basic;
 pub mod blocking;
 pub mod coll;

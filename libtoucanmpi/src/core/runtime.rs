@@ -31,6 +31,9 @@ fn env_usize(name: &str, default: usize, min: usize, max: usize) -> Result<usize
     }
 }
 
+/// Default pause of the background progress thread, in microseconds (`TOUCAN_PROGRESS`).
+const PROGRESS_US: usize = 200;
+
 /// Reads the configuration from the environment (once).
 pub fn load_config() -> Result<Config, String> {
     let cfg = Config {
@@ -38,6 +41,7 @@ pub fn load_config() -> Result<Config, String> {
         stack: env_usize("TOUCAN_STACK", 8 << 20, 64 << 10, 1 << 40)?,
         eager_max: env_usize("TOUCAN_EAGER", 8 << 10, 0, 1 << 30)?,
         intra_eager_max: env_usize("TOUCAN_INTRA_EAGER", 64 << 10, 0, 1 << 30)?,
+        progress_us: env_usize("TOUCAN_PROGRESS", PROGRESS_US, 0, 1_000_000)?,
     };
     Ok(*CONFIG.get_or_init(|| cfg))
 }
@@ -49,6 +53,7 @@ pub fn config() -> Config {
         stack: 8 << 20,
         eager_max: 8 << 10,
         intra_eager_max: 64 << 10,
+        progress_us: PROGRESS_US,
     })
 }
 
@@ -66,7 +71,13 @@ pub unsafe fn init(sub: usize, argc: *mut c_int, argv: *mut *mut *mut i8) -> Mpi
         if tp.nproc * cfg.v > i32::MAX as usize / 2 {
             return err(c::MPI_ERR_OTHER, "world too large");
         }
+        let background = tp.nproc > 1 && tp.serialized;
         state::install(State::new(cfg, tp, version));
+        if background {
+            let pause = std::time::Duration::from_micros(cfg.progress_us as u64);
+            super::background::start(pause)
+                .map_err(|e| super::error::MpiError::new(c::MPI_ERR_OTHER, format!("cannot start the progress thread: {e}")))?;
+        }
     }
     state::with(|s| {
         let l = &mut s.locals[sub];
@@ -89,6 +100,7 @@ pub fn abort_real(code: i32) {
 
 /// Called when every subrank of the process has ended: finalizes the real MPI if it is up.
 pub fn process_exit() -> Result<(), String> {
+    super::background::stop();
     if let Some(mut s) = state::take() {
         super::report::finish(&mut s);
         s.tp.finalize()?;

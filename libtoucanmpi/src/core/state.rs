@@ -23,6 +23,8 @@ pub struct Config {
     /// Largest unmatched intra-process message copied into the receiver's queue; larger ones
     /// wait for the receive and are copied once, straight into its buffer.
     pub intra_eager_max: usize,
+    /// Pause of the background progress thread between looks (µs); 0: no thread.
+    pub progress_us: usize,
 }
 
 /// One subrank's MPI state.

@@ -99,6 +99,8 @@ pub struct Transport {
     next_msgid: Vec<u32>,
     msgid_limit: u32,
     pub tag_ub: i64,
+    /// The real MPI may be called from more than one thread, one at a time.
+    pub serialized: bool,
     /// Pre-posted wildcard receives for control messages, completed in posting order.
     ring: Vec<Slot>,
     head: usize,
@@ -139,7 +141,9 @@ impl Transport {
         let mut provided: c_int = 0;
         // SAFETY: argc/argv are the program's (or null), as MPI_Init_thread allows.
         check(
-            unsafe { real.PMPI_Init_thread(argc, argv as _, real::REAL_MPI_THREAD_FUNNELED as c_int, &mut provided) },
+            // SERIALIZED, not FUNNELED: the background progress thread (core::background) calls
+            // the real MPI too, always under the state lock, so never at the same time.
+            unsafe { real.PMPI_Init_thread(argc, argv as _, real::REAL_MPI_THREAD_SERIALIZED as c_int, &mut provided) },
             "MPI_Init_thread",
         )?;
         let world: RComm = h(real::REAL_MPI_COMM_WORLD);
@@ -188,6 +192,7 @@ impl Transport {
             next_msgid: vec![0; size as usize],
             msgid_limit: tag_ub.min(u32::MAX as i64 / 2) as u32,
             tag_ub,
+            serialized: provided >= real::REAL_MPI_THREAD_SERIALIZED as c_int,
             ring: Vec::new(),
             head: 0,
             repost: Vec::with_capacity(RING),

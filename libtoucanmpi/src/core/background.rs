@@ -1,0 +1,150 @@
+//! Background progress: a thread per process that drives the transport while the worker is
+//! busy in the application's code.
+//!
+//! Bytes move between processes only when somebody calls into the real MPI (over TCP, UCX
+//! writes a socket when it is polled and the peer reads it when it is polled). The worker
+//! polls between subranks, but a subrank computing for milliseconds polls nothing: a message
+//! its siblings wait for would stand still for the whole compute phase, and overdecomposition
+//! would hide nothing. So, when the worker has not polled for `interval` and some
+//! communication is outstanding (a subrank parked on it, or a request or real transfer in
+//! flight), this thread takes the state lock (only if free: it never makes the worker wait
+//! long) and runs the same progress the worker runs; completions wake the parked subranks,
+//! which the worker resumes at its next switch. With nothing outstanding it backs off to
+//! `IDLE_MAX` between looks, so a job that only computes pays about a thousand wake-ups a
+//! second. The real MPI is initialised at MPI_THREAD_SERIALIZED: every call it receives is
+//! made under the state lock, from whichever thread holds it.
+
+use super::state;
+use crate::sched::park;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Polls of the worker so far (the thread stays out while this moves).
+static WORKER_POLLS: AtomicU64 = AtomicU64::new(0);
+static STOP: AtomicBool = AtomicBool::new(false);
+static THREAD: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
+/// Polls this thread made (for the overlap report and tests).
+static POLLS: AtomicU64 = AtomicU64::new(0);
+
+/// Longest pause between two looks when nothing is outstanding.
+const IDLE_MAX: Duration = Duration::from_millis(1);
+
+/// Transport polls per look (as the worker's hook: see `hooks::DRAIN`).
+const DRAIN: usize = 32;
+
+/// The worker polled (called from its progress hook).
+#[inline]
+pub fn worker_polled() {
+    WORKER_POLLS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Polls the background thread made.
+pub fn polls() -> u64 {
+    POLLS.load(Ordering::Relaxed)
+}
+
+/// Starts the thread (once per process) when `interval` is not zero.
+pub fn start(interval: Duration) -> std::io::Result<()> {
+    if interval.is_zero() {
+        return Ok(());
+    }
+    let mut t = THREAD.lock().unwrap_or_else(|e| e.into_inner());
+    if t.is_none() {
+        STOP.store(false, Ordering::Relaxed);
+        *t = Some(
+            std::thread::Builder::new()
+                .name("toucan-progress".into())
+                .spawn(move || run(interval))?,
+        );
+    }
+    Ok(())
+}
+
+/// Stops the thread and waits for it (before the real MPI is finalized).
+pub fn stop() {
+    let t = THREAD.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(t) = t {
+        STOP.store(true, Ordering::Relaxed);
+        t.thread().unpark();
+        let _ = t.join();
+    }
+}
+
+/// What one look found.
+#[derive(Debug, PartialEq, Eq)]
+enum Look {
+    /// The worker polled since the last look, or holds the lock: it is in the runtime.
+    WorkerActive,
+    /// Nothing outstanding: back off.
+    Quiet,
+    /// Polled; whether the transport moved.
+    Polled(bool),
+}
+
+fn run(interval: Duration) {
+    let mut seen = WORKER_POLLS.load(Ordering::Relaxed);
+    let mut pause = interval;
+    while !STOP.load(Ordering::Relaxed) {
+        std::thread::park_timeout(pause);
+        if STOP.load(Ordering::Relaxed) {
+            break;
+        }
+        let now = WORKER_POLLS.load(Ordering::Relaxed);
+        let look = if now != seen { Look::WorkerActive } else { look_once() };
+        seen = WORKER_POLLS.load(Ordering::Relaxed);
+        pause = next_pause(&look, pause, interval);
+    }
+}
+
+/// Sleep before the next look: the interval while there is work or the worker is active,
+/// doubling up to `IDLE_MAX` while nothing is outstanding.
+fn next_pause(look: &Look, pause: Duration, interval: Duration) -> Duration {
+    match look {
+        Look::Quiet => (pause * 2).clamp(interval, IDLE_MAX.max(interval)),
+        _ => interval,
+    }
+}
+
+fn look_once() -> Look {
+    let outstanding_tasks = park::any_parked();
+    state::try_with(|s| {
+        if !outstanding_tasks && s.reqs.live() == 0 && !s.tp.has_pending() {
+            return Look::Quiet;
+        }
+        POLLS.fetch_add(1, Ordering::Relaxed);
+        let mut any = false;
+        for _ in 0..DRAIN {
+            if !s.progress() {
+                break;
+            }
+            any = true;
+        }
+        Look::Polled(any)
+    })
+    .unwrap_or(Look::WorkerActive)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    const I: Duration = Duration::from_micros(100);
+
+    #[rstest]
+    #[case::active_keeps_interval(Look::WorkerActive, Duration::from_micros(800), I)]
+    #[case::polled_keeps_interval(Look::Polled(false), Duration::from_micros(800), I)]
+    #[case::quiet_doubles(Look::Quiet, I, Duration::from_micros(200))]
+    #[case::quiet_caps(Look::Quiet, Duration::from_micros(900), IDLE_MAX)]
+    fn pauses(#[case] look: Look, #[case] pause: Duration, #[case] want: Duration) {
+        assert_eq!(next_pause(&look, pause, I), want);
+    }
+
+    #[test]
+    fn long_interval_is_not_capped_below_itself() {
+        let i = Duration::from_millis(5);
+        assert_eq!(next_pause(&Look::Quiet, i, i), i);
+    }
+}
