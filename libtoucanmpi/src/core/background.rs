@@ -9,9 +9,9 @@
 //! communication is outstanding (a subrank parked on it, or a request or real transfer in
 //! flight), this thread takes the state lock (only if free: it never makes the worker wait
 //! long) and runs the same progress the worker runs; completions wake the parked subranks,
-//! which the worker resumes at its next switch. With nothing outstanding it backs off to
-//! `IDLE_MAX` between looks, so a job that only computes pays about a thousand wake-ups a
-//! second. The real MPI is initialised at MPI_THREAD_SERIALIZED: every call it receives is
+//! which the worker resumes at its next switch. With nothing outstanding, or while the worker
+//! polls by itself, it backs off to `IDLE_MAX` between looks (about a thousand wake-ups a
+//! second). The real MPI is initialised at MPI_THREAD_SERIALIZED: every call it receives is
 //! made under the state lock, from whichever thread holds it.
 
 use super::state;
@@ -98,12 +98,15 @@ fn run(interval: Duration) {
     }
 }
 
-/// Sleep before the next look: the interval while there is work or the worker is active,
-/// doubling up to `IDLE_MAX` while nothing is outstanding.
+/// Sleep before the next look: the interval after a poll of ours; doubling up to `IDLE_MAX`
+/// while nothing is outstanding or the worker polls by itself (a job that communicates all
+/// the time, e.g. a ping-pong, then sees about a thousand wake-ups a second, not one per
+/// interval). So a compute phase shorter than about `IDLE_MAX` is left to the worker, which
+/// polls between subranks anyway; a longer one is served from at most `IDLE_MAX` into it.
 fn next_pause(look: &Look, pause: Duration, interval: Duration) -> Duration {
     match look {
-        Look::Quiet => (pause * 2).clamp(interval, IDLE_MAX.max(interval)),
-        _ => interval,
+        Look::Polled(_) => interval,
+        Look::Quiet | Look::WorkerActive => (pause * 2).clamp(interval, IDLE_MAX.max(interval)),
     }
 }
 
@@ -134,8 +137,8 @@ mod tests {
     const I: Duration = Duration::from_micros(100);
 
     #[rstest]
-    #[case::active_keeps_interval(Look::WorkerActive, Duration::from_micros(800), I)]
-    #[case::polled_keeps_interval(Look::Polled(false), Duration::from_micros(800), I)]
+    #[case::active_backs_off(Look::WorkerActive, Duration::from_micros(300), Duration::from_micros(600))]
+    #[case::polled_resets(Look::Polled(false), Duration::from_micros(800), I)]
     #[case::quiet_doubles(Look::Quiet, I, Duration::from_micros(200))]
     #[case::quiet_caps(Look::Quiet, Duration::from_micros(900), IDLE_MAX)]
     fn pauses(#[case] look: Look, #[case] pause: Duration, #[case] want: Duration) {
