@@ -253,11 +253,14 @@ impl State {
     /// Drives the transport and hands what arrived to matching. Returns whether anything
     /// happened. Errors of the real MPI end the job: they mean lost messages.
     pub fn progress(&mut self) -> bool {
-        let mut ev = std::mem::take(&mut self.events);
-        let any = match self.tp.poll(&mut ev) {
+        let any = match self.tp.poll(&mut self.events) {
             Ok(a) => a,
             Err(e) => crate::abi::fatal(&format!("progress engine: {e}")),
         };
+        if self.events.is_empty() {
+            return any;
+        }
+        let mut ev = std::mem::take(&mut self.events);
         for e in ev.drain(..) {
             match e {
                 Event::Msg {

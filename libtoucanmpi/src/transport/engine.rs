@@ -515,7 +515,9 @@ impl Transport {
     /// Drives the real MPI once: receives an arrived control message and completes finished
     /// real requests. Returns whether anything happened.
     pub fn poll(&mut self, out: &mut Vec<Event>) -> Result<bool, String> {
-        self.flush_reposts()?;
+        if !self.repost.is_empty() {
+            self.flush_reposts()?;
+        }
         let mut any = false;
         // An eager message ends the poll (its receiver is waiting: see poll_ring); after a
         // rendezvous header or an acknowledgement, whose payloads take far longer than one more
