@@ -35,6 +35,14 @@ unsafe fn bytes<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
     }
 }
 
+/// Wakes `sub` unless it is the running subrank, which looks at its queue and its direct
+/// receive again after every progress step it makes (as `State::complete` does).
+fn wake_other(sub: usize) {
+    if sub != sched::current() {
+        sched::wake(sub);
+    }
+}
+
 fn fatal_transport(e: String) -> ! {
     crate::abi::fatal(&format!("transport: {e}"))
 }
@@ -162,7 +170,7 @@ impl State {
             l.direct = None;
         }
         l.unexpected.push_back(u);
-        sched::wake(dsub);
+        wake_other(dsub);
     }
 
     /// Copies a message straight into `dsub`'s parked direct receive (see `Direct`) when it
@@ -185,7 +193,7 @@ impl State {
         if let SyncAck::Inter { proc, sub, token } = sync {
             self.tp.send_ack(proc, sub, dsub, token).unwrap_or_else(|e| fatal_transport(e));
         }
-        sched::wake(dsub);
+        wake_other(dsub);
         true
     }
 
