@@ -258,6 +258,7 @@ unsafe fn recv_direct(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: 
 
 /// Checks a receive's arguments under the lock; returns its pattern, or None for
 /// MPI_PROC_NULL.
+#[inline]
 fn recv_pattern(s: &State, sub: usize, comm_h: usize, src: c_int, tag: c_int) -> MpiResult<Option<Pattern>> {
     hd::active(s, sub)?;
     let cm = hd::comm_in(s, sub, comm_h)?;

@@ -285,6 +285,7 @@ impl State {
         any
     }
 
+    #[inline]
     fn dispatch(&mut self, e: Event) {
         match e {
             Event::Msg {

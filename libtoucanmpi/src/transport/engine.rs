@@ -330,6 +330,7 @@ impl Transport {
 
     /// Header and payload in one real message; the payload is copied, so the caller's buffer
     /// is free at once.
+    #[inline]
     pub fn send_eager(&mut self, dst_proc: usize, dst_sub: usize, src_sub: usize, hdr: &Header, payload: &[u8]) -> Result<(), String> {
         self.ctrl_sent += 1;
         if payload.len() <= TINY {
