@@ -142,12 +142,19 @@ fn post_slot(mpi: &RealMpi, ctrl: RComm, len: usize, slot: &mut Slot) -> Result<
     )
 }
 
+#[inline]
 fn check(rc: c_int, what: &str) -> Result<(), String> {
     if rc == real::REAL_MPI_SUCCESS as c_int {
         Ok(())
     } else {
-        Err(format!("the real MPI failed in {what} (error {rc})"))
+        Err(real_failed(rc, what))
     }
+}
+
+#[cold]
+#[inline(never)]
+fn real_failed(rc: c_int, what: &str) -> String {
+    format!("the real MPI failed in {what} (error {rc})")
 }
 
 impl Transport {
@@ -464,6 +471,9 @@ impl Transport {
     /// a whole small receive) before this message reaches its receiver. Slots the real MPI
     /// already completed are picked up cheaply by the next steps. After a rendezvous header or
     /// an acknowledgement, whose payloads take far longer than one more test, it goes on.
+    ///
+    /// The test is inlined into the caller's polling loop; taking an arrived message is not.
+    #[inline(always)]
     pub fn poll_ring(&mut self) -> Result<Option<Event>, String> {
         if !self.repost.is_empty() {
             self.flush_reposts()?;
@@ -471,22 +481,28 @@ impl Transport {
         let mut flag: c_int = 0;
         // SAFETY: RealStatus is a plain C struct; all-zero is a valid value.
         let mut st: RealStatus = unsafe { std::mem::zeroed() };
-        let head = self.head;
         // SAFETY: the head slot's request is a live receive posted by post_slot.
         check(
-            unsafe { self.real.PMPI_Test(&mut self.ring[head].req, &mut flag, &mut st) },
+            unsafe { self.real.PMPI_Test(&mut self.ring[self.head].req, &mut flag, &mut st) },
             "MPI_Test",
         )?;
         if flag == 0 {
             return Ok(None);
         }
+        self.take_head(&st).map(Some)
+    }
+
+    /// The head slot's message arrived (status `st`): its event; the slot waits for a repost.
+    #[inline(never)]
+    fn take_head(&mut self, st: &RealStatus) -> Result<Event, String> {
+        let head = self.head;
         self.ctrl_recvd += 1;
         self.repost.push(head);
         self.head = (head + 1) % RING;
         let hdr = Header::from_bytes(&self.ring[head].buf).ok_or("a control message shorter than its header arrived")?;
         let (dst_sub, src_sub) = wire::split_ctrl_tag(st.MPI_TAG);
         if hdr.kind == wire::KIND_ACK {
-            return Ok(Some(Event::Ack { token: hdr.token }));
+            return Ok(Event::Ack { token: hdr.token });
         }
         let plen = if hdr.kind == wire::KIND_EAGER { hdr.len as usize } else { 0 };
         if HDR_LEN + plen > self.slot_len {
@@ -499,13 +515,13 @@ impl Transport {
             ptr: self.ring[head].buf[HDR_LEN..].as_ptr(),
             len: plen,
         };
-        Ok(Some(Event::Msg {
+        Ok(Event::Msg {
             dst_sub,
             src_proc: st.MPI_SOURCE as usize,
             src_sub,
             hdr,
             payload,
-        }))
+        })
     }
 
     /// Completes finished real requests (sends, rendezvous payloads) into `out`. Returns
