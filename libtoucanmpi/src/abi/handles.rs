@@ -9,6 +9,7 @@ use crate::core::state::{self, State};
 use crate::sched;
 
 /// Index of a communicator handle in a subrank's table.
+#[inline]
 pub fn comm_index(h: usize) -> Option<usize> {
     match h {
         c::MPI_COMM_WORLD => Some(0),
@@ -42,15 +43,23 @@ pub fn me() -> MpiResult<usize> {
 }
 
 /// The subrank and its state must be between MPI_Init and MPI_Finalize.
+#[inline]
 pub fn active(s: &State, sub: usize) -> MpiResult<()> {
     let l = &s.locals[sub];
-    if !l.initialized {
-        return err(c::MPI_ERR_OTHER, "MPI is not initialized (call MPI_Init first)");
-    }
-    if l.finalized {
-        return err(c::MPI_ERR_OTHER, "MPI was already finalized");
+    if !l.initialized || l.finalized {
+        return not_active(l.initialized);
     }
     Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn not_active(initialized: bool) -> MpiResult<()> {
+    if initialized {
+        err(c::MPI_ERR_OTHER, "MPI was already finalized")
+    } else {
+        err(c::MPI_ERR_OTHER, "MPI is not initialized (call MPI_Init first)")
+    }
 }
 
 /// Looks up communicator `h` of the running subrank.
@@ -66,19 +75,24 @@ pub fn comm(h: usize) -> MpiResult<(usize, CommRef)> {
     }
 }
 
+#[inline]
 pub fn comm_in(s: &State, sub: usize, h: usize) -> MpiResult<&CommRef> {
+    match comm_index(h).and_then(|i| s.locals[sub].comms.get(i)) {
+        Some(Some(cm)) => Ok(cm),
+        _ => bad_comm(h),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn bad_comm<'a>(h: usize) -> MpiResult<&'a CommRef> {
     if h == c::MPI_COMM_NULL {
         return err(c::MPI_ERR_COMM, "MPI_COMM_NULL is not a valid communicator");
     }
-    comm_index(h)
-        .and_then(|i| s.locals[sub].comms.get(i))
-        .and_then(|x| x.as_ref())
-        .ok_or_else(|| {
-            MpiError::new(
-                c::MPI_ERR_COMM,
-                format!("invalid communicator handle {h:#x} (freed, or not a communicator)"),
-            )
-        })
+    err(
+        c::MPI_ERR_COMM,
+        format!("invalid communicator handle {h:#x} (freed, or not a communicator)"),
+    )
 }
 
 pub fn dtype(h: usize) -> MpiResult<DtRef> {
@@ -104,15 +118,23 @@ pub fn buffer(p: *const u8, n: usize, d: &DtRef) -> MpiResult<()> {
 }
 
 /// A destination rank (or MPI_PROC_NULL).
+#[inline]
 pub fn dest(cm: &CommRef, r: i32) -> MpiResult<()> {
     if r == c::MPI_PROC_NULL || (0..cm.peer_size()).contains(&r) {
         Ok(())
     } else {
-        err(c::MPI_ERR_RANK, format!("invalid rank {r} (communicator size {})", cm.peer_size()))
+        bad_rank(cm, r)
     }
 }
 
+#[cold]
+#[inline(never)]
+fn bad_rank(cm: &CommRef, r: i32) -> MpiResult<()> {
+    err(c::MPI_ERR_RANK, format!("invalid rank {r} (communicator size {})", cm.peer_size()))
+}
+
 /// A source rank (or MPI_ANY_SOURCE / MPI_PROC_NULL).
+#[inline]
 pub fn source(cm: &CommRef, r: i32) -> MpiResult<()> {
     if r == c::MPI_ANY_SOURCE {
         Ok(())
@@ -132,14 +154,22 @@ pub fn root(cm: &CommRef, r: i32) -> MpiResult<()> {
 /// The user tag bound we support (and report as MPI_TAG_UB).
 pub const TAG_UB: i32 = i32::MAX;
 
+#[inline]
 pub fn send_tag(t: i32) -> MpiResult<()> {
     if (0..=TAG_UB).contains(&t) {
         Ok(())
     } else {
-        err(c::MPI_ERR_TAG, format!("invalid tag {t} (must be 0..{TAG_UB})"))
+        bad_tag(t)
     }
 }
 
+#[cold]
+#[inline(never)]
+fn bad_tag(t: i32) -> MpiResult<()> {
+    err(c::MPI_ERR_TAG, format!("invalid tag {t} (must be 0..{TAG_UB})"))
+}
+
+#[inline]
 pub fn recv_tag(t: i32) -> MpiResult<()> {
     if t == c::MPI_ANY_TAG {
         Ok(())

@@ -205,16 +205,6 @@ unsafe fn recv_direct(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: 
     if sub == usize::MAX || count < 0 || !d.is_contiguous() || (buf.is_null() && count > 0) {
         return Ok(None);
     }
-    let pat = state::with(|s| -> MpiResult<Option<Pattern>> {
-        hd::active(s, sub)?;
-        let cm = hd::comm_in(s, sub, comm_h)?;
-        hd::source(cm, src)?;
-        hd::recv_tag(tag)?;
-        Ok((src != c::MPI_PROC_NULL).then_some(Pattern { ctx: cm.ctx, src, tag }))
-    })??;
-    let Some(pat) = pat else {
-        return Ok(Some(blocking::proc_null_status()));
-    };
     let cap = count as usize * d.size;
     // A buffer in the program's thread-locals holds the running subrank's values only: it
     // must not be written while this rank is parked (see core::tlsbuf).
@@ -222,37 +212,59 @@ unsafe fn recv_direct(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: 
         Some((lo, hi)) => cap == 0 || (buf as usize) >= hi || (buf as usize) + cap <= lo,
         None => true,
     };
+    // The argument checks run under the lock of block_on's first try (one lock, not two).
+    let mut checked: Option<Pattern> = None;
     block_on(|s| {
+        let pat = match checked {
+            Some(p) => p,
+            None => match recv_pattern(s, sub, comm_h, src, tag) {
+                Ok(Some(p)) => *checked.insert(p),
+                Ok(None) => return Some(Ok(Some(blocking::proc_null_status()))),
+                Err(e) => return Some(Err(e)),
+            },
+        };
         // An arrival may have been copied in already while this rank was parked.
-        let done = s.locals[sub].direct.and_then(|d| d.done);
+        let l = &s.locals[sub];
+        let done = l.direct.and_then(|d| d.done);
         let r = match done {
             Some(st) => Some(Some(st)),
+            // Nothing queued: nothing to scan.
+            None if l.unexpected.is_empty() => None,
             None => match s.try_recv_now(sub, &pat, buf as *mut u8, cap) {
                 Some(st) => Some(Some(st)),
                 // A rendezvous message from another process needs a posted request.
                 None if s.probe(sub, &pat).is_some() => Some(None),
-                None => {
-                    let l = &mut s.locals[sub];
-                    l.waiting = Some(pat);
-                    if direct_ok {
-                        l.direct = Some(Direct {
-                            pat,
-                            buf: buf as *mut u8,
-                            cap,
-                            done: None,
-                        });
-                    }
-                    None
-                }
+                None => None,
             },
         };
+        let l = &mut s.locals[sub];
         if r.is_some() {
-            let l = &mut s.locals[sub];
             l.waiting = None;
             l.direct = None;
+        } else {
+            l.waiting = Some(pat);
+            if direct_ok {
+                l.direct = Some(Direct {
+                    pat,
+                    buf: buf as *mut u8,
+                    cap,
+                    done: None,
+                });
+            }
         }
-        r
-    })
+        r.map(Ok)
+    })?
+}
+
+/// Checks a receive's arguments under the lock; returns its pattern, or None for
+/// MPI_PROC_NULL.
+#[inline]
+fn recv_pattern(s: &State, sub: usize, comm_h: usize, src: c_int, tag: c_int) -> MpiResult<Option<Pattern>> {
+    hd::active(s, sub)?;
+    let cm = hd::comm_in(s, sub, comm_h)?;
+    hd::source(cm, src)?;
+    hd::recv_tag(tag)?;
+    Ok((src != c::MPI_PROC_NULL).then_some(Pattern { ctx: cm.ctx, src, tag }))
 }
 
 /// Blocking send in any mode.

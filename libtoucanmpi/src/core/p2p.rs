@@ -35,6 +35,14 @@ unsafe fn bytes<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
     }
 }
 
+/// Wakes `sub` unless it is the running subrank, which looks at its queue and its direct
+/// receive again after every progress step it makes (as `State::complete` does).
+fn wake_other(sub: usize) {
+    if sub != sched::current() {
+        sched::wake(sub);
+    }
+}
+
 fn fatal_transport(e: String) -> ! {
     crate::abi::fatal(&format!("transport: {e}"))
 }
@@ -109,6 +117,7 @@ impl State {
     ///
     /// # Safety
     /// `ptr..ptr+len` must be readable.
+    #[inline]
     pub unsafe fn try_send_now(&mut self, sub: usize, ctx: u64, src_rank: i32, dest: u32, tag: i32, ptr: *const u8, len: usize) -> bool {
         let env = Envelope { ctx, src: src_rank, tag };
         let (proc, dsub) = self.locate(dest);
@@ -162,12 +171,13 @@ impl State {
             l.direct = None;
         }
         l.unexpected.push_back(u);
-        sched::wake(dsub);
+        wake_other(dsub);
     }
 
     /// Copies a message straight into `dsub`'s parked direct receive (see `Direct`) when it
     /// matches; the caller has checked the posted receives, which come first. Returns
     /// whether it did.
+    #[inline]
     fn try_direct(&mut self, dsub: usize, env: &Envelope, data: &[u8], sync: SyncAck) -> bool {
         let Some(d) = self.locals[dsub].direct.as_mut() else {
             return false;
@@ -185,7 +195,7 @@ impl State {
         if let SyncAck::Inter { proc, sub, token } = sync {
             self.tp.send_ack(proc, sub, dsub, token).unwrap_or_else(|e| fatal_transport(e));
         }
-        sched::wake(dsub);
+        wake_other(dsub);
         true
     }
 
@@ -339,6 +349,7 @@ impl State {
     /// A message from another process for local subrank `dst_sub`. An eager payload is
     /// borrowed from the transport's receive ring: copied straight into a matching posted
     /// receive, or into the unexpected queue.
+    #[inline]
     pub fn on_message(&mut self, dst_sub: usize, src_proc: usize, src_sub: usize, hdr: Header, payload: RingBytes) {
         if dst_sub >= self.locals.len() {
             crate::abi::fatal(&format!(

@@ -9,7 +9,8 @@ use super::request::{Greq, ReqId, Request, Slab, Status};
 use crate::abi::consts as c;
 use crate::sched;
 use crate::sched::lock::Lock;
-use crate::transport::{Event, Transport};
+use crate::transport::engine::RING;
+use crate::transport::{wire, Event, Transport};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
@@ -254,30 +255,60 @@ impl State {
 
     /// Drives the transport and hands what arrived to matching. Returns whether anything
     /// happened. Errors of the real MPI end the job: they mean lost messages.
+    ///
+    /// Control messages are handled as they come out of the ring (an eager payload is read
+    /// in place); one eager message ends the step (see `Transport::poll_ring`).
     pub fn progress(&mut self) -> bool {
-        let mut ev = std::mem::take(&mut self.events);
-        let any = match self.tp.poll(&mut ev) {
-            Ok(a) => a,
-            Err(e) => crate::abi::fatal(&format!("progress engine: {e}")),
-        };
-        for e in ev.drain(..) {
-            match e {
-                Event::Msg {
-                    dst_sub,
-                    src_proc,
-                    src_sub,
-                    hdr,
-                    payload,
-                } => self.on_message(dst_sub, src_proc, src_sub, hdr, payload),
-                Event::Ack { token } | Event::SendDone { token } => {
-                    if token != 0 {
-                        self.event_done(token)
-                    }
-                }
-                Event::RecvDone { token, temp } => self.on_rndv_arrived(token, temp),
+        let mut any = false;
+        for _ in 0..RING {
+            let e = match self.tp.poll_ring() {
+                Ok(Some(e)) => e,
+                Ok(None) => break,
+                Err(e) => progress_failed(e),
+            };
+            any = true;
+            let eager = matches!(&e, Event::Msg { hdr, .. } if hdr.kind == wire::KIND_EAGER);
+            self.dispatch(e);
+            if eager {
+                break;
             }
         }
-        self.events = ev;
+        if self.tp.has_pending() {
+            match self.tp.poll_pending(&mut self.events) {
+                Ok(a) => any |= a,
+                Err(e) => progress_failed(e),
+            }
+            let mut ev = std::mem::take(&mut self.events);
+            for e in ev.drain(..) {
+                self.dispatch(e);
+            }
+            self.events = ev;
+        }
         any
     }
+
+    #[inline]
+    fn dispatch(&mut self, e: Event) {
+        match e {
+            Event::Msg {
+                dst_sub,
+                src_proc,
+                src_sub,
+                hdr,
+                payload,
+            } => self.on_message(dst_sub, src_proc, src_sub, hdr, payload),
+            Event::Ack { token } | Event::SendDone { token } => {
+                if token != 0 {
+                    self.event_done(token)
+                }
+            }
+            Event::RecvDone { token, temp } => self.on_rndv_arrived(token, temp),
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn progress_failed(e: String) -> ! {
+    crate::abi::fatal(&format!("progress engine: {e}"))
 }

@@ -15,7 +15,7 @@ pub struct Payload {
     off: usize,
 }
 
-/// An eager payload still in the receive ring: valid until the transport is polled again.
+/// An eager payload still in the receive ring: valid until the ring is polled again.
 #[derive(Clone, Copy, Debug)]
 pub struct RingBytes {
     ptr: *const u8,
@@ -24,7 +24,7 @@ pub struct RingBytes {
 
 impl RingBytes {
     /// # Safety
-    /// Only before the next `Transport::poll` (which may repost the slot).
+    /// Only before the next `Transport::poll_ring` (which may repost the slot).
     pub unsafe fn as_slice<'a>(&self) -> &'a [u8] {
         if self.len == 0 {
             &[]
@@ -122,14 +122,41 @@ const TINY: usize = 256;
 pub const DET_WORDS: usize = 5;
 
 /// Control receives kept posted (each HDR_LEN + eager_max bytes).
-const RING: usize = 32;
+pub const RING: usize = 32;
 
+/// Posts the wildcard control receive of `slot` (`len` bytes) on `ctrl`.
+fn post_slot(mpi: &RealMpi, ctrl: RComm, len: usize, slot: &mut Slot) -> Result<(), String> {
+    // SAFETY: the slot's buffer lives in the ring (never reallocated) until the receive
+    // completes or is cancelled at finalize.
+    check(
+        unsafe {
+            mpi.PMPI_Irecv(
+                slot.buf.as_mut_ptr() as *mut c_void,
+                len as c_int,
+                h(real::REAL_MPI_BYTE),
+                real::REAL_MPI_ANY_SOURCE as c_int,
+                real::REAL_MPI_ANY_TAG as c_int,
+                ctrl,
+                &mut slot.req,
+            )
+        },
+        "MPI_Irecv",
+    )
+}
+
+#[inline]
 fn check(rc: c_int, what: &str) -> Result<(), String> {
     if rc == real::REAL_MPI_SUCCESS as c_int {
         Ok(())
     } else {
-        Err(format!("the real MPI failed in {what} (error {rc})"))
+        Err(real_failed(rc, what))
     }
+}
+
+#[cold]
+#[inline(never)]
+fn real_failed(rc: c_int, what: &str) -> String {
+    format!("the real MPI failed in {what} (error {rc})")
 }
 
 impl Transport {
@@ -203,7 +230,7 @@ impl Transport {
                 req: h(real::REAL_MPI_REQUEST_NULL),
                 buf: vec![0u8; t.slot_len],
             };
-            t.post_slot(&mut slot)?;
+            post_slot(&t.real, t.ctrl, t.slot_len, &mut slot)?;
             t.ring.push(slot);
         }
         t.post_det()?;
@@ -260,44 +287,15 @@ impl Transport {
         )
     }
 
-    /// Reposts, in ring order, the slots consumed by the previous poll (kept until now so
+    /// Reposts, in ring order, the slots consumed by the previous polls (kept until now so
     /// their payloads could be read in place; reposting in order keeps posting order = ring
     /// order, which is the order the real MPI matches arrivals in).
     fn flush_reposts(&mut self) -> Result<(), String> {
-        for k in 0..self.repost.len() {
-            let i = self.repost[k];
-            let mut slot = std::mem::replace(
-                &mut self.ring[i],
-                Slot {
-                    req: h(real::REAL_MPI_REQUEST_NULL),
-                    buf: Vec::new(),
-                },
-            );
-            let r = self.post_slot(&mut slot);
-            self.ring[i] = slot;
-            r?;
+        for &i in &self.repost {
+            post_slot(&self.real, self.ctrl, self.slot_len, &mut self.ring[i])?;
         }
         self.repost.clear();
         Ok(())
-    }
-
-    fn post_slot(&self, slot: &mut Slot) -> Result<(), String> {
-        // SAFETY: the slot's buffer lives in the ring (never reallocated) until the receive
-        // completes or is cancelled at finalize.
-        check(
-            unsafe {
-                self.real.PMPI_Irecv(
-                    slot.buf.as_mut_ptr() as *mut c_void,
-                    self.slot_len as c_int,
-                    h(real::REAL_MPI_BYTE),
-                    real::REAL_MPI_ANY_SOURCE as c_int,
-                    real::REAL_MPI_ANY_TAG as c_int,
-                    self.ctrl,
-                    &mut slot.req,
-                )
-            },
-            "MPI_Irecv",
-        )
     }
 
     pub fn real(&self) -> &RealMpi {
@@ -344,6 +342,7 @@ impl Transport {
 
     /// Header and payload in one real message; the payload is copied, so the caller's buffer
     /// is free at once.
+    #[inline]
     pub fn send_eager(&mut self, dst_proc: usize, dst_sub: usize, src_sub: usize, hdr: &Header, payload: &[u8]) -> Result<(), String> {
         self.ctrl_sent += 1;
         if payload.len() <= TINY {
@@ -468,105 +467,105 @@ impl Transport {
         !self.pending.is_empty()
     }
 
-    /// Takes the next control message from the ring, if it arrived.
+    /// Takes the next control message from the ring, if it arrived. The slots consumed
+    /// before are reposted first: the caller has handled their events (an eager payload is
+    /// read in place, see [`RingBytes`]).
     ///
-    /// One message per poll: testing the next slot too would run the real MPI's progress
-    /// engine once more (a failed MPI_Test costs about as much as a whole small receive)
-    /// before this message reaches its receiver. Slots the real MPI already completed are
-    /// picked up cheaply by the next polls.
-    fn poll_ring(&mut self, out: &mut Vec<Event>) -> Result<bool, String> {
+    /// A caller takes one eager message per progress step: testing the next slot too would
+    /// run the real MPI's progress engine once more (a failed MPI_Test costs about as much as
+    /// a whole small receive) before this message reaches its receiver. Slots the real MPI
+    /// already completed are picked up cheaply by the next steps. After a rendezvous header or
+    /// an acknowledgement, whose payloads take far longer than one more test, it goes on.
+    ///
+    /// The test is inlined into the caller's polling loop; taking an arrived message is not.
+    #[inline(always)]
+    pub fn poll_ring(&mut self) -> Result<Option<Event>, String> {
+        if !self.repost.is_empty() {
+            self.flush_reposts()?;
+        }
         let mut flag: c_int = 0;
         // SAFETY: RealStatus is a plain C struct; all-zero is a valid value.
         let mut st: RealStatus = unsafe { std::mem::zeroed() };
-        let head = self.head;
         // SAFETY: the head slot's request is a live receive posted by post_slot.
         check(
-            unsafe { self.real.PMPI_Test(&mut self.ring[head].req, &mut flag, &mut st) },
+            unsafe { self.real.PMPI_Test(&mut self.ring[self.head].req, &mut flag, &mut st) },
             "MPI_Test",
         )?;
         if flag == 0 {
-            return Ok(false);
+            return Ok(None);
         }
+        self.take_head(&st).map(Some)
+    }
+
+    /// The head slot's message arrived (status `st`): its event; the slot waits for a repost.
+    #[inline(never)]
+    fn take_head(&mut self, st: &RealStatus) -> Result<Event, String> {
+        let head = self.head;
         self.ctrl_recvd += 1;
+        self.repost.push(head);
+        self.head = (head + 1) % RING;
         let hdr = Header::from_bytes(&self.ring[head].buf).ok_or("a control message shorter than its header arrived")?;
         let (dst_sub, src_sub) = wire::split_ctrl_tag(st.MPI_TAG);
         if hdr.kind == wire::KIND_ACK {
-            out.push(Event::Ack { token: hdr.token });
-        } else {
-            let plen = if hdr.kind == wire::KIND_EAGER { hdr.len as usize } else { 0 };
-            if HDR_LEN + plen > self.slot_len {
-                return Err(format!(
-                    "a {plen}-byte eager message exceeds this process's eager limit (all processes need the same TOUCAN_EAGER)"
-                ));
-            }
-            // The slot is reposted at the next poll: its bytes stay valid until then.
-            let payload = RingBytes {
-                ptr: self.ring[head].buf[HDR_LEN..].as_ptr(),
-                len: plen,
-            };
-            out.push(Event::Msg {
-                dst_sub,
-                src_proc: st.MPI_SOURCE as usize,
-                src_sub,
-                hdr,
-                payload,
-            });
+            return Ok(Event::Ack { token: hdr.token });
         }
-        self.repost.push(head);
-        self.head = (head + 1) % RING;
-        Ok(true)
+        let plen = if hdr.kind == wire::KIND_EAGER { hdr.len as usize } else { 0 };
+        if HDR_LEN + plen > self.slot_len {
+            return Err(format!(
+                "a {plen}-byte eager message exceeds this process's eager limit (all processes need the same TOUCAN_EAGER)"
+            ));
+        }
+        // The slot is reposted at the next poll_ring: its bytes stay valid until then.
+        let payload = RingBytes {
+            ptr: self.ring[head].buf[HDR_LEN..].as_ptr(),
+            len: plen,
+        };
+        Ok(Event::Msg {
+            dst_sub,
+            src_proc: st.MPI_SOURCE as usize,
+            src_sub,
+            hdr,
+            payload,
+        })
     }
 
-    /// Drives the real MPI once: receives an arrived control message and completes finished
-    /// real requests. Returns whether anything happened.
-    pub fn poll(&mut self, out: &mut Vec<Event>) -> Result<bool, String> {
-        self.flush_reposts()?;
-        let mut any = false;
-        // An eager message ends the poll (its receiver is waiting: see poll_ring); after a
-        // rendezvous header or an acknowledgement, whose payloads take far longer than one more
-        // test, the next control message is taken in the same poll.
-        for _ in 0..RING {
-            if !self.poll_ring(out)? {
-                break;
-            }
-            any = true;
-            if matches!(out.last(), Some(Event::Msg { hdr, .. }) if hdr.kind == wire::KIND_EAGER) {
-                break;
+    /// Completes finished real requests (sends, rendezvous payloads) into `out`. Returns
+    /// whether any did.
+    pub fn poll_pending(&mut self, out: &mut Vec<Event>) -> Result<bool, String> {
+        if self.pending.is_empty() {
+            return Ok(false);
+        }
+        self.reqs.clear();
+        self.reqs.extend(self.pending.iter().map(|p| p.req));
+        let mut outcount: c_int = 0;
+        let mut idx = vec![0 as c_int; self.reqs.len()];
+        // SAFETY: `reqs` and `idx` have incount entries; statuses are ignored.
+        check(
+            unsafe {
+                self.real.PMPI_Testsome(
+                    self.reqs.len() as c_int,
+                    self.reqs.as_mut_ptr(),
+                    &mut outcount,
+                    idx.as_mut_ptr(),
+                    real::REAL_MPI_STATUSES_IGNORE as *mut RealStatus,
+                )
+            },
+            "MPI_Testsome",
+        )?;
+        if outcount <= 0 || outcount == real::REAL_MPI_UNDEFINED as c_int {
+            return Ok(false);
+        }
+        let mut done: Vec<usize> = idx[..outcount as usize].iter().map(|&i| i as usize).collect();
+        done.sort_unstable_by(|a, b| b.cmp(a));
+        for i in done {
+            let p = self.pending.swap_remove(i);
+            match p.action {
+                Action::Free => {}
+                Action::Sent(token) => out.push(Event::SendDone { token }),
+                Action::Received(token) => out.push(Event::RecvDone { token, temp: p.buf }),
             }
         }
-        if !self.pending.is_empty() {
-            self.reqs.clear();
-            self.reqs.extend(self.pending.iter().map(|p| p.req));
-            let mut outcount: c_int = 0;
-            let mut idx = vec![0 as c_int; self.reqs.len()];
-            // SAFETY: `reqs` and `idx` have incount entries; statuses are ignored.
-            check(
-                unsafe {
-                    self.real.PMPI_Testsome(
-                        self.reqs.len() as c_int,
-                        self.reqs.as_mut_ptr(),
-                        &mut outcount,
-                        idx.as_mut_ptr(),
-                        real::REAL_MPI_STATUSES_IGNORE as *mut RealStatus,
-                    )
-                },
-                "MPI_Testsome",
-            )?;
-            if outcount > 0 && outcount != real::REAL_MPI_UNDEFINED as c_int {
-                any = true;
-                let mut done: Vec<usize> = idx[..outcount as usize].iter().map(|&i| i as usize).collect();
-                done.sort_unstable_by(|a, b| b.cmp(a));
-                for i in done {
-                    let p = self.pending.swap_remove(i);
-                    match p.action {
-                        Action::Free => {}
-                        Action::Sent(token) => out.push(Event::SendDone { token }),
-                        Action::Received(token) => out.push(Event::RecvDone { token, temp: p.buf }),
-                    }
-                }
-            }
-        }
-        Ok(any)
+        Ok(true)
     }
 
     /// Every process's `local` bytes (all the same length), in process order: one real
@@ -608,7 +607,9 @@ impl Transport {
     pub fn finalize(&mut self) -> Result<(), String> {
         let mut ev = Vec::new();
         while self.has_pending() {
-            self.poll(&mut ev)?;
+            // Control messages arriving now have nobody to go to.
+            while self.poll_ring()?.is_some() {}
+            self.poll_pending(&mut ev)?;
             ev.clear();
         }
         self.flush_reposts()?;
