@@ -143,5 +143,34 @@ int main(int argc, char **argv)
         free(counts);
     }
 
+    /* A freed key stays usable while an attribute still uses it (the standard frees it only
+     * once its last attribute is deleted): the attribute can be read, copied by a dup,
+     * deleted, and freeing the key again meanwhile is harmless. */
+    {
+        int k, saved, r, *v2;
+        int *counts = ct_malloc(2 * sizeof(int));
+        MPI_Comm d1, d2;
+        counts[0] = counts[1] = 0;
+        MPI_Comm_dup(MPI_COMM_WORLD, &d1);
+        MPI_Comm_create_keyval(count_copy, count_delete, &k, NULL);
+        saved = k;
+        MPI_Comm_set_attr(d1, k, counts);
+        MPI_Comm_free_keyval(&k);
+        CHECK(k == MPI_KEYVAL_INVALID, "free_keyval did not reset the keyval");
+        flag = 0;
+        r = MPI_Comm_get_attr(d1, saved, &v2, &flag);
+        CHECK(r == MPI_SUCCESS && flag && v2 == counts, "attribute of a freed key not readable (%d)", r);
+        MPI_Comm_dup(d1, &d2);
+        CHECK(counts[0] == 1, "copy callback of a freed key ran %d times", counts[0]);
+        MPI_Comm_free(&d2);
+        k = saved;
+        r = MPI_Comm_free_keyval(&k);
+        CHECK(r == MPI_SUCCESS, "second free of a key still in use gave %d", r);
+        r = MPI_Comm_delete_attr(d1, saved);
+        CHECK(r == MPI_SUCCESS && counts[1] == 2, "delete_attr with a freed key: %d, %d deletes", r, counts[1]);
+        MPI_Comm_free(&d1);
+        free(counts);
+    }
+
     return ct_finish(rank, errs);
 }

@@ -62,7 +62,9 @@ fn free_keyval(kind: AttrKind, k: *mut c_int) -> MpiResult<()> {
     }
     // SAFETY: checked non-null.
     let key = unsafe { *k };
-    live_keyval(sub, kind, key)?;
+    // Freeing again a key whose attributes are not all deleted yet is harmless (MPICH's suite
+    // frees a key in its own delete callback and then again, attr/keyval_double_free).
+    named_keyval(sub, kind, key)?;
     // Attributes already set keep their callbacks; the key can no longer be set.
     state::with(|s| s.locals[sub].keyvals[(key - KEYVAL_BASE) as usize].freed = true)?;
     // SAFETY: as above.
@@ -70,11 +72,21 @@ fn free_keyval(kind: AttrKind, k: *mut c_int) -> MpiResult<()> {
     Ok(())
 }
 
-/// A keyval the application may still name: created and not freed (attributes set with a
-/// freed keyval keep their callbacks, but the handle itself is no longer valid).
+/// A keyval an attribute may be set with: created and not freed.
 fn live_keyval(sub: usize, kind: AttrKind, k: c_int) -> MpiResult<Keyval> {
     let kv = keyval(sub, kind, k)?;
     if kv.freed {
+        return err(c::MPI_ERR_KEYVAL, format!("keyval {k} was freed"));
+    }
+    Ok(kv)
+}
+
+/// A keyval the application may still name to get, delete or free: not freed, or freed while
+/// some object still has an attribute with it (the standard frees a key only once its last
+/// attribute is deleted, so until then the attributes can be read and deleted).
+fn named_keyval(sub: usize, kind: AttrKind, k: c_int) -> MpiResult<Keyval> {
+    let kv = keyval(sub, kind, k)?;
+    if kv.freed && !state::with(|s| s.locals[sub].attrs.values().flatten().any(|a| a.0 == k))? {
         return err(c::MPI_ERR_KEYVAL, format!("keyval {k} was freed"));
     }
     Ok(kv)
@@ -118,7 +130,7 @@ fn set(sub: usize, kind: AttrKind, h: usize, key: c_int, val: usize) -> MpiResul
 
 /// A user attribute's value, if set.
 pub fn get_user(sub: usize, kind: AttrKind, h: usize, key: c_int) -> MpiResult<Option<usize>> {
-    live_keyval(sub, kind, key)?;
+    named_keyval(sub, kind, key)?;
     find(sub, kind, h, key)
 }
 
@@ -171,15 +183,20 @@ pub fn copy_all(sub: usize, kind: AttrKind, old: usize, new: usize) -> MpiResult
 }
 
 /// Runs the delete callbacks of every attribute of `h`, last set first (MPI_Comm_free,
-/// MPI_Type_free). A failing callback stops there: the attributes not yet deleted stay.
+/// MPI_Type_free). Each attribute goes after its callback returned (so the callback may
+/// still name its key, even a freed one); a failing callback stops there: the attributes not
+/// yet deleted stay.
 pub fn delete_all(sub: usize, kind: AttrKind, h: usize) -> MpiResult<()> {
-    let mut attrs = state::with(|s| s.locals[sub].attrs.remove(&(kind, h)).unwrap_or_default())?;
-    while let Some((key, val)) = attrs.pop() {
-        if let Err(e) = run_delete(sub, kind, h, key, val) {
-            attrs.push((key, val));
-            state::with(|s| s.locals[sub].attrs.insert((kind, h), attrs))?;
-            return Err(e);
-        }
+    while let Some((key, val)) = state::with(|s| s.locals[sub].attrs.get(&(kind, h)).and_then(|v| v.last().copied()))? {
+        run_delete(sub, kind, h, key, val)?;
+        state::with(|s| {
+            if let Some(v) = s.locals[sub].attrs.get_mut(&(kind, h)) {
+                v.retain(|a| a.0 != key);
+                if v.is_empty() {
+                    s.locals[sub].attrs.remove(&(kind, h));
+                }
+            }
+        })?;
     }
     Ok(())
 }
