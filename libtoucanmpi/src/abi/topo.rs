@@ -635,7 +635,7 @@ fn prep(
         call: topo::next_call(sub, comm_h),
     };
     // SAFETY (job): MPI requires the buffers to stay valid until the collective completes.
-    Ok((
+    Ok(Prepared::new(
         sub,
         cm,
         Box::new(move |c: &Coll| unsafe { topo::exchange(c.sub, &c.comm, c.handle, &plan) }),

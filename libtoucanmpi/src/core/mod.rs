@@ -14,6 +14,7 @@ pub mod intercoll;
 pub mod matching;
 pub mod op;
 pub mod p2p;
+pub mod realcoll;
 pub mod reduce;
 pub mod region;
 pub mod report;

@@ -92,6 +92,8 @@ pub struct State {
     pub det: super::deadlock::Detector,
     /// Meeting points of the two-level collectives.
     pub meets: super::hier::Meets,
+    /// Real communicators and real collectives in flight (`realcoll`).
+    pub rcoll: super::realcoll::RealComms,
 }
 
 // SAFETY: the raw pointers State holds (receive targets, persistent arguments, a sibling's
@@ -169,7 +171,7 @@ impl State {
                 }
             })
             .collect();
-        State {
+        let mut s = State {
             cfg,
             myproc,
             nproc,
@@ -180,7 +182,10 @@ impl State {
             real_version,
             det: super::deadlock::Detector::new(),
             meets: Default::default(),
-        }
+            rcoll: Default::default(),
+        };
+        super::realcoll::install_world(&mut s);
+        s
     }
 
     pub fn world_size(&self) -> usize {
@@ -273,6 +278,7 @@ impl State {
                     }
                 }
                 Event::RecvDone { token, temp } => self.on_rndv_arrived(token, temp),
+                Event::CollDone { token, buf, comm } => super::realcoll::on_done(self, token, buf, comm),
             }
         }
         self.events = ev;
