@@ -61,11 +61,8 @@ pub fn dup(comm_h: usize, newcomm: *mut usize) -> MpiResult<()> {
         return err(c::MPI_ERR_ARG, "null newcomm pointer");
     }
     let seq = next_seq(sub, comm_h)?;
-    // A call number on the parent too: it orders the twin's creation among the parent's
-    // real collectives (`realcoll`).
-    let call = Coll::new(sub, &cm, comm_h)?.seq;
     let ctx = derive_ctx(cm.ctx, seq, -1);
-    realcoll::derive(&cm, call, &[(ctx, &cm.group.ranks)])?;
+    twin(sub, &cm, comm_h, ctx, &cm.group.ranks)?;
     let mut n = CommRef::new(ctx, cm.group.clone(), cm.rank, "");
     n.errhandler = cm.errhandler;
     n.remote = cm.remote.clone();
@@ -116,6 +113,15 @@ fn members(table: &[i32], color: c_int) -> Vec<usize> {
         .collect();
     m.sort();
     m.into_iter().map(|(_, i)| i).collect()
+}
+
+/// A communicator (context `ctx`, members `ranks`) made from `cm` (handle `h`) by a collective
+/// call that every member of `cm` makes, also those left out of the new one: it takes a call
+/// number on the parent, which orders the creation of the real twin among the parent's real
+/// collectives (`realcoll::derive`).
+pub(super) fn twin(sub: usize, cm: &CommRef, h: usize, ctx: u64, ranks: &[u32]) -> MpiResult<()> {
+    let call = Coll::new(sub, cm, h)?.seq;
+    realcoll::derive(cm, call, &[(ctx, ranks)])
 }
 
 /// Starts the twins of the colours of a split of `cm` (colour table `table`, creation number

@@ -2,15 +2,16 @@
 //! collective of the real MPI, where the communicator spans every process.
 //!
 //! **Real communicators.** MPI_COMM_WORLD's twin is a duplicate of the real world made at
-//! start-up. A communicator made by `MPI_Comm_dup` or `MPI_Comm_split` from one that has a
-//! twin gets its own twin, a real `MPI_Comm_idup` of the parent's, when it still has members
-//! on every process (a split: each such colour, in colour order, at most `MAX_SPLIT`). The
+//! start-up. A communicator made from one that has a twin by `MPI_Comm_dup`/`idup`,
+//! `MPI_Comm_split(_type)` or a topology constructor (Cart, Graph, Dist_graph) gets its own
+//! twin, a real `MPI_Comm_idup` of the parent's, when it still has members on every process
+//! (a split: each such colour, in colour order, at most `MAX_SPLIT`). The
 //! idup is a collective on the parent's twin, ordered like the parent's other real
 //! collectives (below), so it never blocks the worker: nothing here calls a blocking real
 //! function while sibling subranks may need to run. Every twin therefore spans all
 //! processes in process order (real rank = process number). A communicator whose members
-//! miss a process (and every one made otherwise: Comm_create, topologies, ...) has no twin
-//! and keeps the point-to-point algorithms.
+//! miss a process (and every one made otherwise: Comm_create(_group), Cart_sub,
+//! Intercomm_merge, ...) has no twin and keeps the point-to-point algorithms.
 //!
 //! **Issue order.** Real collectives on one real communicator must be started in the same
 //! order on every process, but a virtual nonblocking collective reaches its inter-process
@@ -53,7 +54,7 @@ pub type Place = (u64, u32);
 /// Children with a twin, per parent over its lifetime (counted in the parent's call order, so
 /// every process agrees); later ones keep point-to-point. Bounds the real MPI's context ids
 /// (MPICH has a few thousand).
-const MAX_CHILDREN: u32 = 64;
+const MAX_CHILDREN: u32 = 1024;
 /// Colours of one split that get a twin.
 const MAX_SPLIT: usize = 8;
 
@@ -121,9 +122,10 @@ impl RealComms {
     }
 }
 
-/// Installs MPI_COMM_WORLD's twin (with several processes).
+/// Installs MPI_COMM_WORLD's twin (with several processes, unless `TOUCAN_REAL_COLL=off`;
+/// without it no communicator has one).
 pub fn install_world(s: &mut State) {
-    if s.nproc > 1 {
+    if s.nproc > 1 && s.cfg.real_coll {
         let world: Vec<u32> = (0..s.world_size() as u32).collect();
         let twin = Twin::new(Some(s.tp.coll_world()), usize::MAX);
         s.rcoll.twins.insert(key_of(CTX_WORLD, &world), twin);

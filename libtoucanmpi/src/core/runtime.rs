@@ -31,6 +31,16 @@ fn env_usize(name: &str, default: usize, min: usize, max: usize) -> Result<usize
     }
 }
 
+/// An on/off switch: `on`/`1` or `off`/`0` (unset or empty: `default`).
+fn env_switch(name: &str, default: bool) -> Result<bool, String> {
+    match std::env::var(name).as_deref().map(str::trim) {
+        Err(_) | Ok("") => Ok(default),
+        Ok("on" | "1") => Ok(true),
+        Ok("off" | "0") => Ok(false),
+        Ok(s) => Err(format!("{name}={s} is not valid: expected on or off")),
+    }
+}
+
 /// Reads the configuration from the environment (once).
 pub fn load_config() -> Result<Config, String> {
     let cfg = Config {
@@ -38,6 +48,7 @@ pub fn load_config() -> Result<Config, String> {
         stack: env_usize("TOUCAN_STACK", 8 << 20, 64 << 10, 1 << 40)?,
         eager_max: env_usize("TOUCAN_EAGER", 8 << 10, 0, 1 << 30)?,
         intra_eager_max: env_usize("TOUCAN_INTRA_EAGER", 64 << 10, 0, 1 << 30)?,
+        real_coll: env_switch("TOUCAN_REAL_COLL", true)?,
     };
     Ok(*CONFIG.get_or_init(|| cfg))
 }
@@ -49,6 +60,7 @@ pub fn config() -> Config {
         stack: 8 << 20,
         eager_max: 8 << 10,
         intra_eager_max: 64 << 10,
+        real_coll: true,
     })
 }
 

@@ -23,6 +23,8 @@ pub struct Config {
     /// Largest unmatched intra-process message copied into the receiver's queue; larger ones
     /// wait for the receive and are copied once, straight into its buffer.
     pub intra_eager_max: usize,
+    /// The inter-process level of collectives may use the real MPI's collectives (`realcoll`).
+    pub real_coll: bool,
 }
 
 /// One subrank's MPI state.
