@@ -123,6 +123,13 @@ impl Reducer {
     pub unsafe fn load(&self, src: *const u8, count: usize, dt: &DtRef) -> Vec<u8> {
         let (n, w) = self.work(count, dt);
         let mut out = vec![0u8; self.work_len(count, dt)];
+        if dt.is_contiguous() && w.is_contiguous() {
+            // Both layouts are the packed bytes: one copy instead of pack then unpack.
+            // SAFETY: `src` holds count * size bytes (the caller's contract); `out` has
+            // work_len >= count * size bytes (n work elements of the same bytes).
+            std::ptr::copy_nonoverlapping(src, out.as_mut_ptr(), count * dt.size);
+            return out;
+        }
         let mut packed = Vec::with_capacity(count * dt.size);
         dt.pack(src, count, &mut packed);
         w.unpack(&packed, out.as_mut_ptr(), n);
@@ -135,6 +142,13 @@ impl Reducer {
     /// `dst` must have room for `count` elements of `dt`.
     pub unsafe fn store(&self, work: &[u8], dst: *mut u8, count: usize, dt: &DtRef) {
         let (n, w) = self.work(count, dt);
+        if dt.is_contiguous() && w.is_contiguous() {
+            // As in `load`: the work buffer's first bytes are the packed elements.
+            // SAFETY: `dst` has room for count * size bytes (the caller's contract); `work` is a
+            // work buffer for `count` elements, at least that long.
+            std::ptr::copy_nonoverlapping(work.as_ptr(), dst, count * dt.size);
+            return;
+        }
         let mut packed = Vec::with_capacity(count * dt.size);
         w.pack(work.as_ptr(), n, &mut packed);
         dt.unpack(&packed, dst, count);
