@@ -153,6 +153,8 @@ type Key = (CommKey, u64, u32);
 pub struct Meets {
     maps: HashMap<CommKey, Arc<NodeMap>>,
     open: HashMap<Key, Meet>,
+    /// Work buffers kept for reuse by representatives.
+    spare: Vec<Vec<u8>>,
 }
 
 fn node_map(s: &mut State, c: &Coll) -> Arc<NodeMap> {
@@ -353,15 +355,39 @@ pub unsafe fn bcast(c: &Coll, b: &Buf, root: i32) -> Option<MpiResult<()>> {
     }))
 }
 
-/// The representative's local step of a reduction: the members' operands combined in rank
-/// order into one work buffer.
-unsafe fn combine(ms: &[Member], count: usize, dt: &DtRef, red: &Reducer) -> Vec<u8> {
-    let mut acc = red.load(ms[0].send, count, dt);
-    for m in &ms[1..] {
-        let mut x = red.load(m.send, count, dt);
-        red.apply(&acc, &mut x, count, dt);
-        acc = x;
+/// Work buffers kept for reuse (a fresh large allocation costs a page fault per page).
+const SPARES: usize = 4;
+/// Larger buffers are not kept.
+const SPARE_MAX: usize = 16 << 20;
+
+/// A work buffer from the spares (empty if there is none).
+fn spare() -> Vec<u8> {
+    state::with(|s| s.meets.spare.pop()).ok().flatten().unwrap_or_default()
+}
+
+/// Gives a work buffer back to the spares.
+fn recycle(v: Vec<u8>) {
+    if v.capacity() <= SPARE_MAX {
+        let _ = state::with(|s| {
+            if s.meets.spare.len() < SPARES {
+                s.meets.spare.push(v);
+            }
+        });
     }
+}
+
+/// The representative's local step of a reduction: the members' operands combined in rank
+/// order into one work buffer (give it back with `recycle`).
+unsafe fn combine(ms: &[Member], count: usize, dt: &DtRef, red: &Reducer) -> Vec<u8> {
+    let mut acc = spare();
+    red.load_into(ms[0].send, count, dt, &mut acc);
+    let mut x = spare();
+    for m in &ms[1..] {
+        red.load_into(m.send, count, dt, &mut x);
+        red.apply(&acc, &mut x, count, dt);
+        std::mem::swap(&mut acc, &mut x);
+    }
+    recycle(x);
     acc
 }
 
@@ -374,10 +400,17 @@ fn reducible(nm: &NodeMap, red: &Reducer) -> bool {
 pub unsafe fn allreduce(c: &Coll, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer) -> Option<MpiResult<()>> {
     let (nm, key) = plan(c).filter(|(nm, _)| reducible(nm, red))?;
     let rep = c.comm.rank == nm.local[0];
+    let operand = in_place(send, recv);
     let buf = Some(Buf::new(recv, count, dt.clone()));
-    let send = Some(Buf::new(in_place(send, recv) as *mut u8, count, dt.clone()));
+    let send = Some(Buf::new(operand as *mut u8, count, dt.clone()));
     Some(step(key, &nm, c.comm.rank, rep, send, buf, |members| {
         let ms = members()?;
+        if c.real && ms.len() == 1 {
+            // SAFETY: as the caller's.
+            if let Some(r) = unsafe { realcoll::allreduce_direct(c, operand, recv, count, dt, red) } {
+                return r;
+            }
+        }
         // SAFETY: the members' buffers stay valid while they are parked in this call; every
         // operand is read before any result is written (MPI_IN_PLACE).
         unsafe {
@@ -390,6 +423,7 @@ pub unsafe fn allreduce(c: &Coll, send: *const u8, recv: *mut u8, count: usize, 
             for m in &ms {
                 red.store(&acc, m.buf.as_ref().expect("allreduce members register a buffer").ptr, count, dt);
             }
+            recycle(acc);
         }
         Ok(())
     }))
@@ -413,6 +447,12 @@ pub unsafe fn reduce(
     let send = Some(Buf::new(operand as *mut u8, count, dt.clone()));
     Some(step(key, &nm, c.comm.rank, rep, send, None, |members| {
         let ms = members()?;
+        if c.real && ms.len() == 1 {
+            // SAFETY: as the caller's.
+            if let Some(r) = unsafe { realcoll::reduce_direct(c, operand, recv, count, dt, red, nm.proc_of(root), c.comm.rank == root) } {
+                return r;
+            }
+        }
         // SAFETY: as in allreduce; only the root's receive buffer is written.
         unsafe {
             let mut acc = Some(combine(&ms, count, dt, red));
@@ -426,8 +466,11 @@ pub unsafe fn reduce(
                     .view(nm.reps_with(root))
                     .reduce_work(acc0, count, dt, red, nm.owner[root as usize] as i32)?;
             }
-            if let (Some(a), true) = (acc, c.comm.rank == root) {
-                red.store(&a, recv, count, dt);
+            if let Some(a) = acc {
+                if c.comm.rank == root {
+                    red.store(&a, recv, count, dt);
+                }
+                recycle(a);
             }
         }
         Ok(())

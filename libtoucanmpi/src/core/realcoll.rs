@@ -45,7 +45,7 @@ use super::state::{self, State};
 use crate::abi::consts as c;
 use crate::sched;
 use crate::transport::real::{self as r, RComm};
-use crate::transport::RealColl;
+use crate::transport::{CollMem, RealColl};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// A real operation's place in its twin's issue order: (virtual call number, index in the call).
@@ -61,7 +61,7 @@ const MAX_SPLIT: usize = 8;
 /// A submitted real operation waiting for its turn.
 struct Queued {
     what: RealColl,
-    buf: Vec<u8>,
+    mem: CollMem,
     token: u64,
 }
 
@@ -239,7 +239,9 @@ fn pump(s: &mut State, key: CommKey) {
         let Some(q) = t.ready.remove(&first) else { break };
         t.waiting.remove(&first);
         t.last = Some(first);
-        if let Err(e) = s.tp.start_coll(comm, q.what, q.buf, q.token) {
+        // SAFETY: memory not owned by `q.mem` belongs to the submitter, parked in `run` until
+        // this operation completes.
+        if let Err(e) = unsafe { s.tp.start_coll(comm, q.what, q.mem, q.token) } {
             crate::abi::fatal(&format!("real collective: {e}"));
         }
     }
@@ -279,8 +281,13 @@ pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
     }
 }
 
-/// Submits call `c`'s real operation and parks until it completes; its buffer comes back.
-fn run(c: &Coll, what: RealColl, buf: Vec<u8>) -> MpiResult<Vec<u8>> {
+/// Submits call `c`'s real operation and parks until it completes; its owned buffer comes
+/// back.
+///
+/// # Safety
+/// The memory `mem` points to outside `mem.keep` is valid for the operation (it is used only
+/// until this returns: it does not before the operation completed).
+unsafe fn run(c: &Coll, what: RealColl, mem: CollMem) -> MpiResult<Vec<u8>> {
     let key = key_of(c.comm.ctx, &c.comm.group.ranks);
     let place = (c.seq, 0);
     let token = state::with(|s| {
@@ -288,7 +295,7 @@ fn run(c: &Coll, what: RealColl, buf: Vec<u8>) -> MpiResult<Vec<u8>> {
         let Some(t) = s.rcoll.twins.get_mut(&key).filter(|t| t.waiting.contains(&place)) else {
             return err(c::MPI_ERR_INTERN, "real collective submitted without its place");
         };
-        t.ready.insert(place, Queued { what, buf, token });
+        t.ready.insert(place, Queued { what, mem, token });
         s.rcoll.inflight.insert(token, Inflight::Op { task: sched::current() });
         pump(s, key);
         Ok(token)
@@ -298,7 +305,81 @@ fn run(c: &Coll, what: RealColl, buf: Vec<u8>) -> MpiResult<Vec<u8>> {
 
 /// The inter-process level of a barrier.
 pub fn barrier(c: &Coll) -> MpiResult<()> {
-    run(c, RealColl::Barrier, Vec::new()).map(|_| ())
+    // SAFETY: no memory.
+    unsafe { run(c, RealColl::Barrier, CollMem::owned(Vec::new())) }.map(|_| ())
+}
+
+/// Whether `count` elements of `dt` at `p` can go to the real MPI as they are: contiguous,
+/// laid out like the work buffer of `red` (the same bytes), outside the program's swapped
+/// thread-locals (which hold the running subrank's values only while it runs).
+fn as_is(p: *const u8, count: usize, dt: &DtRef, red: &Reducer) -> bool {
+    dt.is_contiguous() && red.work(count, dt).1.is_contiguous() && super::tlsbuf::in_swapped(p, count, dt).is_none()
+}
+
+/// The whole of an allreduce whose only local member is the caller, straight between the
+/// user's buffers (`send` = `recv`: in place), when they can go as they are; None otherwise.
+///
+/// # Safety
+/// As `Coll::allreduce`, with MPI_IN_PLACE resolved.
+pub unsafe fn allreduce_direct(c: &Coll, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer) -> Option<MpiResult<()>> {
+    let (op, ty) = real_reduction(red)?;
+    if !as_is(send, count, dt, red) || !as_is(recv, count, dt, red) {
+        return None;
+    }
+    let (n, _) = red.work(count, dt);
+    let mem = CollMem {
+        send: if std::ptr::eq(send, recv) { std::ptr::null() } else { send },
+        recv,
+        bytes: 0,
+        keep: Vec::new(),
+    };
+    // SAFETY: the user's buffers, valid for the whole call (the caller's contract).
+    Some(unsafe { run(c, RealColl::Allreduce { op, ty, count: n }, mem) }.map(|_| ()))
+}
+
+/// As `allreduce_direct`, for a reduction to process `root`; `at_root`: the caller is the
+/// root (only its `recv` matters).
+///
+/// # Safety
+/// As `Coll::reduce`, with MPI_IN_PLACE resolved.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn reduce_direct(
+    c: &Coll,
+    send: *const u8,
+    recv: *mut u8,
+    count: usize,
+    dt: &DtRef,
+    red: &Reducer,
+    root: usize,
+    at_root: bool,
+) -> Option<MpiResult<()>> {
+    let (op, ty) = real_reduction(red)?;
+    if !as_is(send, count, dt, red) || (at_root && !as_is(recv, count, dt, red)) {
+        return None;
+    }
+    let (n, _) = red.work(count, dt);
+    let mem = match at_root {
+        true if std::ptr::eq(send, recv) => CollMem {
+            send: std::ptr::null(),
+            recv,
+            bytes: 0,
+            keep: Vec::new(),
+        },
+        true => CollMem {
+            send,
+            recv,
+            bytes: 0,
+            keep: Vec::new(),
+        },
+        false => CollMem {
+            send,
+            recv: std::ptr::null_mut(),
+            bytes: 0,
+            keep: Vec::new(),
+        },
+    };
+    // SAFETY: the user's buffers, valid for the whole call (the caller's contract).
+    Some(unsafe { run(c, RealColl::Reduce { root, op, ty, count: n }, mem) }.map(|_| ()))
 }
 
 /// The inter-process level of a broadcast from process `root`; `mine`: this is it.
@@ -307,13 +388,25 @@ pub fn barrier(c: &Coll) -> MpiResult<()> {
 /// `b` is the running member's buffer, valid for its count.
 pub unsafe fn bcast(c: &Coll, b: &Buf, root: usize, mine: bool) -> MpiResult<()> {
     let len = b.count * b.dt.size;
+    if b.dt.is_contiguous() && super::tlsbuf::in_swapped(b.ptr, b.count, &b.dt).is_none() {
+        // Straight from or into the buffer.
+        let mem = CollMem {
+            send: std::ptr::null(),
+            recv: b.ptr,
+            bytes: len,
+            keep: Vec::new(),
+        };
+        // SAFETY: the caller's buffer, valid for the whole call.
+        return unsafe { run(c, RealColl::Bcast { root }, mem) }.map(|_| ());
+    }
     let mut bytes = Vec::with_capacity(len);
     if mine {
         b.dt.pack(b.ptr, b.count, &mut bytes);
     } else {
         bytes.resize(len, 0);
     }
-    let out = run(c, RealColl::Bcast { root }, bytes)?;
+    // SAFETY: our own buffer.
+    let out = unsafe { run(c, RealColl::Bcast { root }, CollMem::owned(bytes)) }?;
     if !mine {
         b.dt.unpack(&out, b.ptr, b.count);
     }
@@ -329,7 +422,8 @@ pub unsafe fn allreduce(c: &Coll, acc: Vec<u8>, count: usize, dt: &DtRef, red: &
         return err(c::MPI_ERR_INTERN, "real reduction of an unsupported type");
     };
     let (n, _) = red.work(count, dt);
-    run(c, RealColl::Allreduce { op, ty, count: n }, acc)
+    // SAFETY: our own buffer.
+    unsafe { run(c, RealColl::Allreduce { op, ty, count: n }, CollMem::owned(acc)) }
 }
 
 /// The inter-process level of a reduction to process `root` (whose buffer holds the result).
@@ -341,7 +435,8 @@ pub unsafe fn reduce(c: &Coll, acc: Vec<u8>, count: usize, dt: &DtRef, red: &Red
         return err(c::MPI_ERR_INTERN, "real reduction of an unsupported type");
     };
     let (n, _) = red.work(count, dt);
-    run(c, RealColl::Reduce { root, op, ty, count: n }, acc)
+    // SAFETY: our own buffer.
+    unsafe { run(c, RealColl::Reduce { root, op, ty, count: n }, CollMem::owned(acc)) }
 }
 
 /// Communicators made from `parent` by its call number `seq`, each as (context, members in
@@ -383,7 +478,7 @@ pub fn derive(parent: &CommRef, seq: u64, children: &[(u64, &[u32])]) -> MpiResu
                 place,
                 Queued {
                     what: RealColl::Dup,
-                    buf: Vec::new(),
+                    mem: CollMem::owned(Vec::new()),
                     token,
                 },
             );

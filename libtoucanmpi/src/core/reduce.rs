@@ -121,19 +121,30 @@ impl Reducer {
     /// # Safety
     /// `src` must hold `count` elements of `dt`.
     pub unsafe fn load(&self, src: *const u8, count: usize, dt: &DtRef) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.load_into(src, count, dt, &mut out);
+        out
+    }
+
+    /// Like `load`, into `out` (its old contents dropped, its allocation reused).
+    ///
+    /// # Safety
+    /// `src` must hold `count` elements of `dt`.
+    pub unsafe fn load_into(&self, src: *const u8, count: usize, dt: &DtRef, out: &mut Vec<u8>) {
         let (n, w) = self.work(count, dt);
-        let mut out = vec![0u8; self.work_len(count, dt)];
+        let len = self.work_len(count, dt);
+        out.clear();
         if dt.is_contiguous() && w.is_contiguous() {
             // Both layouts are the packed bytes: one copy instead of pack then unpack.
-            // SAFETY: `src` holds count * size bytes (the caller's contract); `out` has
-            // work_len >= count * size bytes (n work elements of the same bytes).
-            std::ptr::copy_nonoverlapping(src, out.as_mut_ptr(), count * dt.size);
-            return out;
+            // SAFETY: `src` holds count * size bytes (the caller's contract).
+            out.extend_from_slice(std::slice::from_raw_parts(src, count * dt.size));
+            out.resize(len, 0);
+            return;
         }
+        out.resize(len, 0);
         let mut packed = Vec::with_capacity(count * dt.size);
         dt.pack(src, count, &mut packed);
         w.unpack(&packed, out.as_mut_ptr(), n);
-        out
     }
 
     /// Copies a work buffer back into `count` user elements at `dst`.

@@ -12,18 +12,18 @@ use std::os::raw::c_void;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RealColl {
     Barrier,
-    /// The buffer's bytes from process `root`.
+    /// `CollMem::bytes` bytes at `recv` from process `root`.
     Bcast {
         root: usize,
     },
-    /// `count` elements of `ty` reduced with `op` into process `root`'s buffer.
+    /// `count` elements of `ty` reduced with `op` into process `root`'s `recv`.
     Reduce {
         root: usize,
         op: i64,
         ty: i64,
         count: usize,
     },
-    /// `count` elements of `ty` reduced with `op` into every process's buffer.
+    /// `count` elements of `ty` reduced with `op` into every process's `recv`.
     Allreduce {
         op: i64,
         ty: i64,
@@ -33,42 +33,69 @@ pub enum RealColl {
     Dup,
 }
 
+/// The memory of a real collective: the operand at `send` (null: in place, at `recv`), the
+/// result at `recv`, `bytes` long for a broadcast; `keep` owns it when it is ours (it comes
+/// back in `Event::CollDone`).
+pub struct CollMem {
+    pub send: *const u8,
+    pub recv: *mut u8,
+    pub bytes: usize,
+    pub keep: Vec<u8>,
+}
+
+impl CollMem {
+    /// In place on a buffer of ours.
+    pub fn owned(mut keep: Vec<u8>) -> CollMem {
+        CollMem {
+            send: std::ptr::null(),
+            recv: keep.as_mut_ptr(),
+            bytes: keep.len(),
+            keep,
+        }
+    }
+}
+
 impl Transport {
     /// The real twin of MPI_COMM_WORLD.
     pub fn coll_world(&self) -> RComm {
         self.coll
     }
 
-    /// Starts `what` on real communicator `comm`, in place on `buf` (its bytes are the
-    /// operand and, where the call has one here, the result). Completion comes back as
-    /// `Event::CollDone { token, buf, comm }` (`comm`: the communicator a `Dup` made).
+    /// Starts `what` on real communicator `comm` over `mem`. Completion comes back as
+    /// `Event::CollDone { token, buf: mem.keep, comm }` (`comm`: the communicator a `Dup`
+    /// made). Every process of `comm` must start the same collectives on it in the same order.
     ///
-    /// Every process of `comm` must start the same collectives on it in the same order.
-    pub fn start_coll(&mut self, comm: RComm, what: RealColl, mut buf: Vec<u8>, token: u64) -> Result<(), String> {
+    /// # Safety
+    /// `mem.send` and `mem.recv` (when not into `mem.keep`, which moves into the pending list
+    /// with its heap block) must stay valid until the completion is reported: `count`
+    /// elements of `ty` for a reduction, `bytes` bytes for a broadcast.
+    pub unsafe fn start_coll(&mut self, comm: RComm, what: RealColl, mem: CollMem, token: u64) -> Result<(), String> {
         let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
         let mut newcomm: Option<Box<RComm>> = None;
-        let p = buf.as_mut_ptr() as *mut c_void;
-        let in_place = real::REAL_MPI_IN_PLACE as *const c_void;
+        let recv = mem.recv as *mut c_void;
+        let send = if mem.send.is_null() {
+            real::REAL_MPI_IN_PLACE as *const c_void
+        } else {
+            mem.send as *const c_void
+        };
         let me = self.myproc;
-        // SAFETY: `buf` moves into the pending list below with its heap block (the pointer `p`
-        // stays valid) and stays there until the real MPI reports the request complete; the
-        // real MPI reads or writes at most its length: `count` elements of `ty` for a
-        // reduction (the caller sized the buffer so), its length in bytes for a broadcast.
-        // The newly made communicator is written into a box that also lives in the pending
-        // entry. `comm` is a live real communicator of ours.
+        // SAFETY: the memory stays valid until completion (the caller's contract, or `keep`,
+        // kept in the pending entry below); the newly made communicator is written into a box
+        // that also lives in the pending entry. `comm` is a live real communicator of ours.
         let (rc, name) = unsafe {
             match what {
                 RealColl::Barrier => (self.real.PMPI_Ibarrier(comm, &mut req), "MPI_Ibarrier"),
                 RealColl::Bcast { root } => (
                     self.real
-                        .PMPI_Ibcast_c(p, buf.len() as _, h(real::REAL_MPI_BYTE), root as _, comm, &mut req),
+                        .PMPI_Ibcast_c(recv, mem.bytes as _, h(real::REAL_MPI_BYTE), root as _, comm, &mut req),
                     "MPI_Ibcast_c",
                 ),
                 RealColl::Reduce { root, op, ty, count } => {
-                    let (s, r) = if root == me {
-                        (in_place, p)
-                    } else {
-                        (p as *const c_void, std::ptr::null_mut())
+                    // Away from the root the operand is read from wherever it is.
+                    let (s, r) = match (root == me, mem.send.is_null()) {
+                        (true, _) => (send, recv),
+                        (false, true) => (recv as *const c_void, std::ptr::null_mut()),
+                        (false, false) => (send, std::ptr::null_mut()),
                     };
                     (
                         self.real.PMPI_Ireduce_c(s, r, count as _, h(ty), h(op), root as _, comm, &mut req),
@@ -76,7 +103,7 @@ impl Transport {
                     )
                 }
                 RealColl::Allreduce { op, ty, count } => (
-                    self.real.PMPI_Iallreduce_c(in_place, p, count as _, h(ty), h(op), comm, &mut req),
+                    self.real.PMPI_Iallreduce_c(send, recv, count as _, h(ty), h(op), comm, &mut req),
                     "MPI_Iallreduce_c",
                 ),
                 RealColl::Dup => {
@@ -91,7 +118,7 @@ impl Transport {
         self.pending.push(Pending {
             req,
             action: Action::Coll(token),
-            buf: Some(buf),
+            buf: Some(mem.keep),
             comm: newcomm,
         });
         Ok(())

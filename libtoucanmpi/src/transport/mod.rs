@@ -4,5 +4,5 @@ pub mod engine;
 pub mod real;
 pub mod wire;
 
-pub use collective::RealColl;
+pub use collective::{CollMem, RealColl};
 pub use engine::{Event, Payload, RingBytes, Transport};
