@@ -5,12 +5,12 @@
  * Iallreduce (SUM on int and double, MAXLOC on MPI_DOUBLE_INT), an Ibcast with a strided
  * datatype, an Ireduce to a moving root and an Ibarrier, spread over the communicators in a
  * rank-dependent rotation, with a blocking Allreduce in between, and completes them in
- * reverse order. */
+ * reverse order. Buffers of a few KiB (Toucan's real-MPI path starts at 4 KiB by default). */
 #include "ct.h"
 
 #define NCOMM 5
 #define ROUNDS 12
-#define N 6
+#define N 600
 
 struct dint {
     double v;

@@ -249,7 +249,7 @@ fn idle(sub: usize, cm: CommRef) -> Prepared {
 
 fn prep_barrier(comm_h: usize) -> MpiResult<Prepared> {
     let (sub, cm) = comm(comm_h)?;
-    Ok(Prepared::new(sub, cm, Box::new(|c: &Coll| c.barrier())).real(true))
+    Ok(Prepared::new(sub, cm, Box::new(|c: &Coll| c.barrier())).real(realcoll::worth(0)))
 }
 
 fn prep_bcast(buf: *mut c_void, count: i64, dt: usize, root: c_int, comm_h: usize) -> MpiResult<Prepared> {
@@ -258,9 +258,10 @@ fn prep_bcast(buf: *mut c_void, count: i64, dt: usize, root: c_int, comm_h: usiz
         return Ok(idle(sub, cm));
     }
     let (n, d) = typed(buf, count, dt)?;
+    let real = realcoll::worth(n * d.size);
     let b = Buf::new(buf as *mut u8, n, d);
     // SAFETY (job): MPI requires the buffer to stay valid until the collective completes.
-    Ok(Prepared::new(sub, cm, Box::new(move |c: &Coll| unsafe { c.bcast(&b, root) })).real(true))
+    Ok(Prepared::new(sub, cm, Box::new(move |c: &Coll| unsafe { c.bcast(&b, root) })).real(real))
 }
 
 fn prep_reduce(
@@ -295,7 +296,7 @@ fn prep_reduce(
         hd::buffer(rbuf as *const u8, n, &d)?;
     }
     let (s, r) = (sbuf as usize, rbuf as usize);
-    let real = realcoll::reducible(&red);
+    let real = realcoll::reducible(&red) && realcoll::worth(n * d.size);
     Ok(Prepared::new(
         sub,
         cm,

@@ -209,6 +209,12 @@ pub fn reducible(red: &Reducer) -> bool {
     real_reduction(red).is_some()
 }
 
+/// Whether a collective of `bytes` bytes per rank is worth a real collective
+/// (`TOUCAN_REAL_COLL_MIN`, the same on every process).
+pub fn worth(bytes: usize) -> bool {
+    bytes >= super::runtime::config().real_coll_min
+}
+
 /// Marks call `c` for a real collective when it is `eligible` and its communicator has a
 /// twin: registers its place (once per process; every local member calls this in program
 /// order, before making any later call).

@@ -25,6 +25,8 @@ pub struct Config {
     pub intra_eager_max: usize,
     /// The inter-process level of collectives may use the real MPI's collectives (`realcoll`).
     pub real_coll: bool,
+    /// Bytes per rank from which a collective goes to the real MPI (Barrier: when 0).
+    pub real_coll_min: usize,
 }
 
 /// One subrank's MPI state.
