@@ -27,9 +27,11 @@
 //! representative gets its data without waiting for a later call.
 //!
 //! The representative parks until the real request completes; the progress engine tests it
-//! with the rest and wakes it. Eligible: Barrier and Bcast always (any datatype: bytes are
-//! packed), Reduce and Allreduce with a predefined operation on a C basic type the standard
-//! allows it on (the work buffer of basic elements goes to the real MPI as is). User
+//! with the rest and wakes it. Eligible, from `TOUCAN_REAL_COLL_MIN` bytes per rank (`worth`;
+//! Barrier only when that is 0): Bcast (any datatype: a non-contiguous one is packed),
+//! Reduce and Allreduce with a predefined operation on a C basic type the standard allows it
+//! on (the work buffer of basic elements goes to the real MPI as is, or the user's buffers
+//! when they are laid out the same and the caller is its process's only member). User
 //! operations, persistent calls and inter-communicators stay on point-to-point.
 
 use super::basic::BasicType;
@@ -333,14 +335,8 @@ pub unsafe fn allreduce_direct(c: &Coll, send: *const u8, recv: *mut u8, count: 
         return None;
     }
     let (n, _) = red.work(count, dt);
-    let mem = CollMem {
-        send: if std::ptr::eq(send, recv) { std::ptr::null() } else { send },
-        recv,
-        bytes: 0,
-        keep: Vec::new(),
-    };
     // SAFETY: the user's buffers, valid for the whole call (the caller's contract).
-    Some(unsafe { run(c, RealColl::Allreduce { op, ty, count: n }, mem) }.map(|_| ()))
+    Some(unsafe { run(c, RealColl::Allreduce { op, ty, count: n }, CollMem::at(send, recv, 0)) }.map(|_| ()))
 }
 
 /// As `allreduce_direct`, for a reduction to process `root`; `at_root`: the caller is the
@@ -364,26 +360,7 @@ pub unsafe fn reduce_direct(
         return None;
     }
     let (n, _) = red.work(count, dt);
-    let mem = match at_root {
-        true if std::ptr::eq(send, recv) => CollMem {
-            send: std::ptr::null(),
-            recv,
-            bytes: 0,
-            keep: Vec::new(),
-        },
-        true => CollMem {
-            send,
-            recv,
-            bytes: 0,
-            keep: Vec::new(),
-        },
-        false => CollMem {
-            send,
-            recv: std::ptr::null_mut(),
-            bytes: 0,
-            keep: Vec::new(),
-        },
-    };
+    let mem = CollMem::at(send, if at_root { recv } else { std::ptr::null_mut() }, 0);
     // SAFETY: the user's buffers, valid for the whole call (the caller's contract).
     Some(unsafe { run(c, RealColl::Reduce { root, op, ty, count: n }, mem) }.map(|_| ()))
 }
@@ -396,14 +373,8 @@ pub unsafe fn bcast(c: &Coll, b: &Buf, root: usize, mine: bool) -> MpiResult<()>
     let len = b.count * b.dt.size;
     if b.dt.is_contiguous() && super::tlsbuf::in_swapped(b.ptr, b.count, &b.dt).is_none() {
         // Straight from or into the buffer.
-        let mem = CollMem {
-            send: std::ptr::null(),
-            recv: b.ptr,
-            bytes: len,
-            keep: Vec::new(),
-        };
         // SAFETY: the caller's buffer, valid for the whole call.
-        return unsafe { run(c, RealColl::Bcast { root }, mem) }.map(|_| ());
+        return unsafe { run(c, RealColl::Bcast { root }, CollMem::at(b.ptr, b.ptr, len)) }.map(|_| ());
     }
     let mut bytes = Vec::with_capacity(len);
     if mine {

@@ -44,6 +44,16 @@ pub struct CollMem {
 }
 
 impl CollMem {
+    /// The caller's memory (`send` = `recv`: in place).
+    pub fn at(send: *const u8, recv: *mut u8, bytes: usize) -> CollMem {
+        CollMem {
+            send: if std::ptr::eq(send, recv) { std::ptr::null() } else { send },
+            recv,
+            bytes,
+            keep: Vec::new(),
+        }
+    }
+
     /// In place on a buffer of ours.
     pub fn owned(mut keep: Vec<u8>) -> CollMem {
         CollMem {
