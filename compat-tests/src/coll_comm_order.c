@@ -2,15 +2,16 @@
  * on every rank (MPI only orders the collectives of one communicator): MPI_COMM_WORLD,
  * duplicates of it and of a duplicate, a split into even and odd ranks, a reversed split,
  * and communicators freed and made again between rounds. Each round every rank starts an
- * Iallreduce (SUM on int and double, MAXLOC on MPI_DOUBLE_INT), an Ibcast with a strided
+ * Iallreduce (SUM on long and double, MAXLOC on MPI_DOUBLE_INT), an Ibcast with a strided
  * datatype, an Ireduce to a moving root and an Ibarrier, spread over the communicators in a
  * rank-dependent rotation, with a blocking Allreduce in between, and completes them in
- * reverse order. Buffers of a few KiB (Toucan's real-MPI path starts at 4 KiB by default). */
+ * reverse order. Buffers of about 8-16 KiB (Toucan sends reductions from 8 KiB to the real MPI
+ * by default; broadcasts and barriers stay on its own point-to-point). */
 #include "ct.h"
 
 #define NCOMM 5
 #define ROUNDS 12
-#define N 600
+#define N 1100
 
 struct dint {
     double v;

@@ -258,7 +258,7 @@ fn prep_bcast(buf: *mut c_void, count: i64, dt: usize, root: c_int, comm_h: usiz
         return Ok(idle(sub, cm));
     }
     let (n, d) = typed(buf, count, dt)?;
-    let real = realcoll::worth(n * d.size);
+    let real = realcoll::bcast_worth(n * d.size);
     let b = Buf::new(buf as *mut u8, n, d);
     // SAFETY (job): MPI requires the buffer to stay valid until the collective completes.
     Ok(Prepared::new(sub, cm, Box::new(move |c: &Coll| unsafe { c.bcast(&b, root) })).real(real))

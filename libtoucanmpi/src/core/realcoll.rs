@@ -28,7 +28,8 @@
 //!
 //! The representative parks until the real request completes; the progress engine tests it
 //! with the rest and wakes it. Eligible, from `TOUCAN_REAL_COLL_MIN` bytes per rank (`worth`;
-//! Barrier only when that is 0): Bcast (any datatype: a non-contiguous one is packed),
+//! Barrier only when that is 0) or `TOUCAN_REAL_BCAST_MIN` for Bcast (`bcast_worth`): Bcast
+//! (any datatype: a non-contiguous one is packed),
 //! Reduce and Allreduce with a predefined operation on a C basic type the standard allows it
 //! on (the work buffer of basic elements goes to the real MPI as is, or the user's buffers
 //! when they are laid out the same and the caller is its process's only member). User
@@ -211,10 +212,15 @@ pub fn reducible(red: &Reducer) -> bool {
     real_reduction(red).is_some()
 }
 
-/// Whether a collective of `bytes` bytes per rank is worth a real collective
-/// (`TOUCAN_REAL_COLL_MIN`, the same on every process).
+/// Whether a reduction (or a barrier, with 0) of `bytes` bytes per rank is worth a real
+/// collective (`TOUCAN_REAL_COLL_MIN`, the same on every process).
 pub fn worth(bytes: usize) -> bool {
     bytes >= super::runtime::config().real_coll_min
+}
+
+/// Whether a broadcast of `bytes` bytes is worth a real collective (`TOUCAN_REAL_BCAST_MIN`).
+pub fn bcast_worth(bytes: usize) -> bool {
+    bytes >= super::runtime::config().real_bcast_min
 }
 
 /// Marks call `c` for a real collective when it is `eligible` and its communicator has a

@@ -31,11 +31,16 @@ fn env_usize(name: &str, default: usize, min: usize, max: usize) -> Result<usize
     }
 }
 
-/// Default of `TOUCAN_REAL_COLL_MIN`: below it a few eager messages of our own cost less
-/// than the schedule of a real nonblocking collective (8-byte Allreduce at n=2, V=1 on this
-/// machine: about 1.3 us over point-to-point, 1.6 us through MPI_Iallreduce; a 1 MiB one:
-/// 390 us against 200 us).
-const REAL_COLL_MIN: usize = 4096;
+/// Default of `TOUCAN_REAL_COLL_MIN` (reductions): below it our point-to-point reduction
+/// costs less than the schedule of a real nonblocking collective (Allreduce at n=2, V=1 on
+/// this machine: 8 B 1.2 us over point-to-point, 1.6 us through MPI_Iallreduce; 4 KiB 3.1 us
+/// against 3.4; 8 KiB 5.1 against 4.3; 1 MiB 381 against 168).
+const REAL_COLL_MIN: usize = 8 << 10;
+/// Default of `TOUCAN_REAL_BCAST_MIN`: a broadcast over point-to-point between two processes
+/// is one message straight into the receiver's buffer, which MPI_Ibcast does not beat (8 KiB
+/// 1.0 us against 1.8; 1 MiB 31 against 32 at n=2, V=1); only its algorithms for many
+/// processes and large messages can pay.
+const REAL_BCAST_MIN: usize = 512 << 10;
 
 /// An on/off switch: `on`/`1` or `off`/`0` (unset or empty: `default`).
 fn env_switch(name: &str, default: bool) -> Result<bool, String> {
@@ -56,6 +61,7 @@ pub fn load_config() -> Result<Config, String> {
         intra_eager_max: env_usize("TOUCAN_INTRA_EAGER", 64 << 10, 0, 1 << 30)?,
         real_coll: env_switch("TOUCAN_REAL_COLL", true)?,
         real_coll_min: env_usize("TOUCAN_REAL_COLL_MIN", REAL_COLL_MIN, 0, usize::MAX / 2)?,
+        real_bcast_min: env_usize("TOUCAN_REAL_BCAST_MIN", REAL_BCAST_MIN, 0, usize::MAX / 2)?,
     };
     Ok(*CONFIG.get_or_init(|| cfg))
 }
@@ -69,6 +75,7 @@ pub fn config() -> Config {
         intra_eager_max: 64 << 10,
         real_coll: true,
         real_coll_min: REAL_COLL_MIN,
+        real_bcast_min: REAL_BCAST_MIN,
     })
 }
 

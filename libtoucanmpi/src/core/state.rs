@@ -25,8 +25,10 @@ pub struct Config {
     pub intra_eager_max: usize,
     /// The inter-process level of collectives may use the real MPI's collectives (`realcoll`).
     pub real_coll: bool,
-    /// Bytes per rank from which a collective goes to the real MPI (Barrier: when 0).
+    /// Bytes per rank from which a reduction goes to the real MPI (Barrier: when 0).
     pub real_coll_min: usize,
+    /// Bytes from which a broadcast goes to the real MPI.
+    pub real_bcast_min: usize,
 }
 
 /// One subrank's MPI state.
