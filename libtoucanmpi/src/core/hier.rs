@@ -20,6 +20,7 @@ use super::coll::{in_place, local_copy, Buf, Coll};
 use super::comm::{Group, CTX_COLL};
 use super::datatype::DtRef;
 use super::error::{MpiError, MpiResult};
+use super::idmap::IdMap;
 use super::realcoll;
 use super::reduce::Reducer;
 use super::state::{self, State};
@@ -151,8 +152,8 @@ type Key = (CommKey, u64, u32);
 /// Per-process state of the two-level collectives.
 #[derive(Default)]
 pub struct Meets {
-    maps: HashMap<CommKey, Arc<NodeMap>>,
-    open: HashMap<Key, Meet>,
+    maps: IdMap<CommKey, Arc<NodeMap>>,
+    open: IdMap<Key, Meet>,
     /// Work buffers kept for reuse by representatives.
     spare: Vec<Vec<u8>>,
 }

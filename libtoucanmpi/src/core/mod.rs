@@ -10,6 +10,7 @@ pub mod error;
 pub mod external32;
 pub mod hier;
 pub mod hooks;
+pub mod idmap;
 pub mod intercoll;
 pub mod matching;
 pub mod op;

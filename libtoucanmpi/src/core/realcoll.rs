@@ -42,6 +42,7 @@ use super::comm::{CommRef, CTX_WORLD};
 use super::datatype::DtRef;
 use super::error::{err, MpiResult};
 pub use super::hier::{key_of, CommKey};
+use super::idmap::IdMap;
 use super::op::{self, OpKind};
 use super::reduce::Reducer;
 use super::state::{self, State};
@@ -49,7 +50,7 @@ use crate::abi::consts as c;
 use crate::sched;
 use crate::transport::real::{self as r, RComm};
 use crate::transport::{CollMem, RealColl};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A real operation's place in its twin's issue order: (virtual call number, index in the call).
 pub type Place = (u64, u32);
@@ -112,9 +113,9 @@ enum Inflight {
 /// Per-process state of the real collectives.
 #[derive(Default)]
 pub struct RealComms {
-    twins: HashMap<CommKey, Twin>,
-    inflight: HashMap<u64, Inflight>,
-    results: HashMap<u64, Vec<u8>>,
+    twins: IdMap<CommKey, Twin>,
+    inflight: IdMap<u64, Inflight>,
+    results: IdMap<u64, Vec<u8>>,
     next_token: u64,
 }
 
