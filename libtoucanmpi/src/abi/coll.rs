@@ -12,13 +12,32 @@ use crate::core::coll::{Buf, Coll, CollJob, CollOp};
 use crate::core::comm::CommRef;
 use crate::core::datatype::DtRef;
 use crate::core::error::{err, MpiResult};
+use crate::core::realcoll;
 use crate::core::reduce::Reducer;
 use crate::core::request::{Persist, ReqId};
 use crate::core::state;
 use std::os::raw::{c_int, c_void};
 use std::rc::Rc;
 
-pub(crate) type Prepared = (usize, CommRef, CollJob);
+/// A collective call checked and bound to its arguments, ready to run.
+pub(crate) struct Prepared {
+    sub: usize,
+    cm: CommRef,
+    job: CollJob,
+    /// Whether the call may run as one real collective among processes (`core::realcoll`):
+    /// decided from arguments every rank passes alike, so all processes agree.
+    real: bool,
+}
+
+impl Prepared {
+    pub(crate) fn new(sub: usize, cm: CommRef, job: CollJob) -> Prepared {
+        Prepared { sub, cm, job, real: false }
+    }
+    fn real(mut self, yes: bool) -> Prepared {
+        self.real = yes;
+        self
+    }
+}
 
 fn in_place(p: *const c_void) -> bool {
     p as usize == c::MPI_IN_PLACE_ADDR
@@ -60,9 +79,9 @@ pub(crate) enum Mode {
 /// Runs a prepared collective as `mode` says; the nonblocking and persistent forms store the
 /// request in `*req`.
 pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()> {
-    let (sub, cm, job) = p;
+    let Prepared { sub, cm, job, real } = p;
     let (req, persistent) = match mode {
-        Mode::Now => return job(&Coll::new(sub, &cm, comm_h)?),
+        Mode::Now => return job(&realcoll::enrol(Coll::new(sub, &cm, comm_h)?, real)?),
         Mode::Start(req) => (req, false),
         Mode::Init(info, req) => {
             super::info::check(info)?;
@@ -72,8 +91,10 @@ pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()
     if req.is_null() {
         return err(c::MPI_ERR_ARG, "null request pointer");
     }
+    // A persistent call keeps its call number for every start, and starts need not come in
+    // the same order on every process: it stays on point-to-point.
     let op = Rc::new(CollOp {
-        coll: Coll::new(sub, &cm, comm_h)?,
+        coll: realcoll::enrol(Coll::new(sub, &cm, comm_h)?, real && !persistent)?,
         job,
     });
     let id = state::with(|s| s.new_request(sub, comm_h))?;
@@ -223,12 +244,12 @@ fn role(cm: &CommRef, root: c_int) -> MpiResult<Role> {
 
 /// The job of a rank with no part in the collective.
 fn idle(sub: usize, cm: CommRef) -> Prepared {
-    (sub, cm, Box::new(|_: &Coll| Ok(())))
+    Prepared::new(sub, cm, Box::new(|_: &Coll| Ok(())))
 }
 
 fn prep_barrier(comm_h: usize) -> MpiResult<Prepared> {
     let (sub, cm) = comm(comm_h)?;
-    Ok((sub, cm, Box::new(|c: &Coll| c.barrier())))
+    Ok(Prepared::new(sub, cm, Box::new(|c: &Coll| c.barrier())).real(realcoll::worth(0)))
 }
 
 fn prep_bcast(buf: *mut c_void, count: i64, dt: usize, root: c_int, comm_h: usize) -> MpiResult<Prepared> {
@@ -237,9 +258,10 @@ fn prep_bcast(buf: *mut c_void, count: i64, dt: usize, root: c_int, comm_h: usiz
         return Ok(idle(sub, cm));
     }
     let (n, d) = typed(buf, count, dt)?;
+    let real = realcoll::bcast_worth(n * d.size);
     let b = Buf::new(buf as *mut u8, n, d);
     // SAFETY (job): MPI requires the buffer to stay valid until the collective completes.
-    Ok((sub, cm, Box::new(move |c: &Coll| unsafe { c.bcast(&b, root) })))
+    Ok(Prepared::new(sub, cm, Box::new(move |c: &Coll| unsafe { c.bcast(&b, root) })).real(real))
 }
 
 fn prep_reduce(
@@ -274,7 +296,8 @@ fn prep_reduce(
         hd::buffer(rbuf as *const u8, n, &d)?;
     }
     let (s, r) = (sbuf as usize, rbuf as usize);
-    Ok((
+    let real = realcoll::reducible(&red) && realcoll::worth(n * d.size);
+    Ok(Prepared::new(
         sub,
         cm,
         Box::new(move |c: &Coll| unsafe {
@@ -283,7 +306,8 @@ fn prep_reduce(
                 None => c.allreduce(s as *const u8, r as *mut u8, n, &d, &red),
             }
         }),
-    ))
+    )
+    .real(real))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -311,7 +335,11 @@ fn prep_gather(
     } else {
         Vec::new()
     };
-    Ok((sub, cm, Box::new(move |c: &Coll| unsafe { c.gatherv(send.as_ref(), &ps, root) })))
+    Ok(Prepared::new(
+        sub,
+        cm,
+        Box::new(move |c: &Coll| unsafe { c.gatherv(send.as_ref(), &ps, root) }),
+    ))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -338,7 +366,11 @@ fn prep_scatter(
     } else {
         Vec::new()
     };
-    Ok((sub, cm, Box::new(move |c: &Coll| unsafe { c.scatterv(&ps, recv.as_ref(), root) })))
+    Ok(Prepared::new(
+        sub,
+        cm,
+        Box::new(move |c: &Coll| unsafe { c.scatterv(&ps, recv.as_ref(), root) }),
+    ))
 }
 
 fn prep_allgather(sbuf: *const c_void, scount: i64, sdt: usize, rbuf: *mut c_void, rl: Layout, comm_h: usize) -> MpiResult<Prepared> {
@@ -347,7 +379,11 @@ fn prep_allgather(sbuf: *const c_void, scount: i64, sdt: usize, rbuf: *mut c_voi
     let send = if in_place(sbuf) { None } else { Some(send_buf(sbuf, scount, sdt)?) };
     // SAFETY: the standard gives the arrays one entry per peer; only addresses are computed.
     let ps = unsafe { blocks(rbuf, rl, cm.peer_size() as usize)? };
-    Ok((sub, cm, Box::new(move |c: &Coll| unsafe { c.allgatherv(send.as_ref(), &ps) })))
+    Ok(Prepared::new(
+        sub,
+        cm,
+        Box::new(move |c: &Coll| unsafe { c.allgatherv(send.as_ref(), &ps) }),
+    ))
 }
 
 /// With MPI_IN_PLACE the send data is the receive buffer: the job copies it first.
@@ -375,7 +411,7 @@ fn prep_alltoall(sbuf: *const c_void, sl: Layout, rbuf: *mut c_void, rl: Layout,
         // SAFETY: as above.
         Some(unsafe { blocks(sbuf, sl, n)? })
     };
-    Ok((
+    Ok(Prepared::new(
         sub,
         cm,
         Box::new(move |c: &Coll| unsafe {
@@ -416,7 +452,7 @@ fn prep_reduce_scatter(
     hd::buffer(rbuf as *const u8, counts.get(cm.rank as usize).copied().unwrap_or(0), &d)?;
     let red = Reducer::new(op, &d, dt)?;
     let (s, r) = (sbuf as usize, rbuf as usize);
-    Ok((
+    Ok(Prepared::new(
         sub,
         cm,
         Box::new(move |c: &Coll| unsafe { c.reduce_scatter(s as *const u8, r as *mut u8, &counts, &d, &red) }),
@@ -442,7 +478,7 @@ fn prep_scan(
     }
     let red = Reducer::new(op, &d, dt)?;
     let (s, r) = (sbuf as usize, rbuf as usize);
-    Ok((
+    Ok(Prepared::new(
         sub,
         cm,
         Box::new(move |c: &Coll| unsafe { c.scan(s as *const u8, r as *mut u8, n, &d, &red, exclusive) }),

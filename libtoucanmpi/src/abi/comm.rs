@@ -9,6 +9,7 @@ use crate::core::comm::{derive_ctx, CommRef, Group};
 use crate::core::datatype;
 use crate::core::errh;
 use crate::core::error::{class_text, err, is_valid_class, MpiError, MpiResult};
+use crate::core::realcoll;
 use crate::core::state::{self, AttrKind};
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -60,7 +61,9 @@ pub fn dup(comm_h: usize, newcomm: *mut usize) -> MpiResult<()> {
         return err(c::MPI_ERR_ARG, "null newcomm pointer");
     }
     let seq = next_seq(sub, comm_h)?;
-    let mut n = CommRef::new(derive_ctx(cm.ctx, seq, -1), cm.group.clone(), cm.rank, "");
+    let ctx = derive_ctx(cm.ctx, seq, -1);
+    twin(sub, &cm, comm_h, ctx, &cm.group.ranks)?;
+    let mut n = CommRef::new(ctx, cm.group.clone(), cm.rank, "");
     n.errhandler = cm.errhandler;
     n.remote = cm.remote.clone();
     let h = add_comm(sub, n)?;
@@ -112,6 +115,32 @@ fn members(table: &[i32], color: c_int) -> Vec<usize> {
     m.into_iter().map(|(_, i)| i).collect()
 }
 
+/// A communicator (context `ctx`, members `ranks`) made from `cm` (handle `h`) by a collective
+/// call that every member of `cm` makes, also those left out of the new one: it takes a call
+/// number on the parent, which orders the creation of the real twin among the parent's real
+/// collectives (`realcoll::derive`).
+pub(super) fn twin(sub: usize, cm: &CommRef, h: usize, ctx: u64, ranks: &[u32]) -> MpiResult<()> {
+    let call = Coll::new(sub, cm, h)?.seq;
+    realcoll::derive(cm, call, &[(ctx, ranks)])
+}
+
+/// Starts the twins of the colours of a split of `cm` (colour table `table`, creation number
+/// `seq`) that still span every process (`realcoll::derive`).
+fn twins(cm: &CommRef, coll: &Coll, seq: u64, table: &[i32]) -> MpiResult<()> {
+    let mut colours: Vec<i32> = table.iter().step_by(2).copied().filter(|&x| x != c::MPI_UNDEFINED).collect();
+    colours.sort_unstable();
+    colours.dedup();
+    let groups: Vec<(u64, Vec<u32>)> = colours
+        .iter()
+        .map(|&col| {
+            let ranks = members(table, col).iter().map(|&i| cm.group.ranks[i]).collect();
+            (derive_ctx(cm.ctx, seq, col as i64), ranks)
+        })
+        .collect();
+    let children: Vec<(u64, &[u32])> = groups.iter().map(|(x, r)| (*x, r.as_slice())).collect();
+    realcoll::derive(cm, coll.seq, &children)
+}
+
 /// MPI_Comm_split: members of one color, ordered by (key, old rank). On an
 /// inter-communicator, the result joins the members of one colour in the local group with
 /// those of the same colour in the remote group (MPI_COMM_NULL when either side has none).
@@ -135,6 +164,9 @@ pub fn split(comm_h: usize, color: c_int, key: c_int, newcomm: *mut usize) -> Mp
             ),
         }
     };
+    if remote.is_none() && realcoll::has_twin(&cm) {
+        twins(&cm, &coll, seq, &local)?;
+    }
     let remote = remote.map(|t| members(&t, color));
     let out = if color == c::MPI_UNDEFINED || remote.as_ref().is_some_and(|r| r.is_empty()) {
         c::MPI_COMM_NULL
@@ -175,8 +207,9 @@ mpi_fn!(MPI_Comm_free, PMPI_Comm_free, |p: *mut usize| errcomm = c::MPI_COMM_WOR
     if h == c::MPI_COMM_WORLD || h == c::MPI_COMM_SELF {
         return err(c::MPI_ERR_COMM, "predefined communicators cannot be freed");
     }
-    state::with(|s| comm_in(s, sub, h).map(|_| ()))??;
+    let cm = state::with(|s| comm_in(s, sub, h).cloned())??;
     super::attr::delete_all(sub, AttrKind::Comm, h)?;
+    realcoll::forget(&cm);
     crate::core::topo::forget(sub, h);
     state::with(|s| -> MpiResult<()> {
         let i = hd::comm_index(h).expect("checked by comm_in");

@@ -153,13 +153,15 @@ mpi_fn!(
         }
         let (d, p, total) = grid_args(&cm, ndims, dims, periods)?;
         let seq = super::comm::next_seq(sub, old)?;
+        let ranks: Vec<u32> = (0..total as i32).map(|r| cm.world_of(r)).collect();
+        let ctx = derive_ctx(cm.ctx, seq, COLOR_CART);
+        super::comm::twin(sub, &cm, old, ctx, &ranks)?;
         if cm.rank as i64 >= total {
             *newcomm = c::MPI_COMM_NULL;
             return Ok(());
         }
-        let ranks = (0..total as i32).map(|r| cm.world_of(r)).collect();
         let t = Topo::Cart { dims: d, periods: p };
-        *newcomm = add_comm(sub, &cm, derive_ctx(cm.ctx, seq, COLOR_CART), ranks, cm.rank, t)?;
+        *newcomm = add_comm(sub, &cm, ctx, ranks, cm.rank, t)?;
         Ok(())
     }
 );
@@ -331,13 +333,15 @@ mpi_fn!(
         }
         let (ix, ed) = graph_args(&cm, nnodes, index, edges)?;
         let seq = super::comm::next_seq(sub, old)?;
+        let ranks: Vec<u32> = (0..nnodes).map(|r| cm.world_of(r)).collect();
+        let ctx = derive_ctx(cm.ctx, seq, COLOR_GRAPH);
+        super::comm::twin(sub, &cm, old, ctx, &ranks)?;
         if cm.rank >= nnodes {
             *newcomm = c::MPI_COMM_NULL;
             return Ok(());
         }
-        let ranks = (0..nnodes).map(|r| cm.world_of(r)).collect();
         let t = Topo::Graph { index: ix, edges: ed };
-        *newcomm = add_comm(sub, &cm, derive_ctx(cm.ctx, seq, COLOR_GRAPH), ranks, cm.rank, t)?;
+        *newcomm = add_comm(sub, &cm, ctx, ranks, cm.rank, t)?;
         Ok(())
     }
 );
@@ -465,7 +469,9 @@ mpi_fn!(
         };
         let seq = super::comm::next_seq(sub, old)?;
         let ranks = cm.group.ranks.clone();
-        *newcomm = add_comm(sub, &cm, derive_ctx(cm.ctx, seq, COLOR_DIST_GRAPH), ranks, cm.rank, t)?;
+        let ctx = derive_ctx(cm.ctx, seq, COLOR_DIST_GRAPH);
+        super::comm::twin(sub, &cm, old, ctx, &ranks)?;
+        *newcomm = add_comm(sub, &cm, ctx, ranks, cm.rank, t)?;
         Ok(())
     }
 );
@@ -515,7 +521,9 @@ mpi_fn!(
             weighted,
         };
         let ranks = cm.group.ranks.clone();
-        *newcomm = add_comm(sub, &cm, derive_ctx(cm.ctx, seq, COLOR_DIST_GRAPH), ranks, cm.rank, t)?;
+        let ctx = derive_ctx(cm.ctx, seq, COLOR_DIST_GRAPH);
+        super::comm::twin(sub, &cm, old, ctx, &ranks)?;
+        *newcomm = add_comm(sub, &cm, ctx, ranks, cm.rank, t)?;
         Ok(())
     }
 );
@@ -635,7 +643,7 @@ fn prep(
         call: topo::next_call(sub, comm_h),
     };
     // SAFETY (job): MPI requires the buffers to stay valid until the collective completes.
-    Ok((
+    Ok(Prepared::new(
         sub,
         cm,
         Box::new(move |c: &Coll| unsafe { topo::exchange(c.sub, &c.comm, c.handle, &plan) }),

@@ -3,7 +3,8 @@
 //! inter-communicator each public method hands over to its counterpart in `intercoll.rs`.
 //! On an intra-communicator, Barrier, Bcast, Reduce and Allreduce first try the two-level
 //! versions of `hier` (members that share a process meet in memory); the flat algorithms
-//! here also serve its inter-process level, through a view of one representative per process.
+//! here also serve its inter-process level, through a view of one representative per process,
+//! unless that level runs as a real collective (`realcoll`).
 
 use super::blocking::{irecv, isend, wait, wait_all};
 use super::comm::{CommRef, CTX_COLL};
@@ -94,6 +95,8 @@ pub struct Coll {
     /// Two-level steps taken so far in this call (one call may run several, e.g. the
     /// broadcasts of an allgather); every member takes them in the same order.
     steps: Rc<Cell<u32>>,
+    /// This call's inter-process level runs as one real collective (`realcoll::enrol`).
+    pub real: bool,
 }
 
 impl Coll {
@@ -115,6 +118,7 @@ impl Coll {
             tag_base: ((seq & 0x3ff_ffff) << 4) as i32,
             view: None,
             steps: Default::default(),
+            real: false,
         })
     }
 
@@ -137,6 +141,7 @@ impl Coll {
             tag_base: self.tag_base,
             view: Some((ranks, me)),
             steps: self.steps.clone(),
+            real: false,
         }
     }
 
@@ -167,6 +172,7 @@ impl Coll {
             tag_base: self.tag_base,
             view: None,
             steps: self.steps.clone(),
+            real: false,
         }
     }
 

@@ -7,12 +7,13 @@
 
 use super::basic::BasicType;
 use super::error::{err, MpiError, MpiResult};
+use super::idmap::IdMap;
 use super::typemap::{self, Run};
 use crate::abi::consts as c;
 use crate::sched::lock::Lock;
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 use std::sync::{Arc, OnceLock};
 
 #[derive(Clone, Debug)]
@@ -245,26 +246,6 @@ const PREDEF_END: usize = PREDEF_BASE + 0x100;
 /// wraps (after `USER_SPAN` creations), so a freed handle stays invalid.
 pub const USER_BASE: usize = 0x3000_0000;
 const USER_SPAN: usize = 0x1000_0000;
-
-/// Keys are distinct small integers: a multiplicative hash is enough.
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.0 = (self.0 ^ n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
-type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 
 struct Users {
     types: IdMap<usize, DtRef>,

@@ -9,12 +9,19 @@
 //! Every member takes the same decision from the communicator's group alone, so the levels
 //! always match across processes. Non-commutative reductions go two-level only when each
 //! process holds a contiguous block of ranks (then process order is rank order).
+//!
+//! When the call is enrolled for a real collective (`Coll::real`, see `realcoll`), the
+//! inter-process level is one nonblocking collective of the real MPI among the processes,
+//! started by the representative (which parks until it completes) instead of the flat
+//! algorithm among representatives; with one member per process the meeting is trivial.
 
 use super::blocking::block_on;
 use super::coll::{in_place, local_copy, Buf, Coll};
-use super::comm::Group;
+use super::comm::{Group, CTX_COLL};
 use super::datatype::DtRef;
 use super::error::{MpiError, MpiResult};
+use super::idmap::IdMap;
+use super::realcoll;
 use super::reduce::Reducer;
 use super::state::{self, State};
 use crate::sched;
@@ -30,6 +37,8 @@ pub struct NodeMap {
     pub reps: Arc<[i32]>,
     /// For each communicator rank, its process's index in `reps`.
     pub owner: Vec<u32>,
+    /// The process of each entry of `reps`.
+    pub procs: Vec<usize>,
     /// This process's index in `reps`.
     pub me: usize,
     /// Each process holds a contiguous block of ranks.
@@ -42,6 +51,7 @@ impl NodeMap {
     pub fn build(group: &Group, myproc: usize, locate: impl Fn(u32) -> usize) -> NodeMap {
         let mut index: HashMap<usize, u32> = HashMap::new();
         let mut reps = Vec::new();
+        let mut procs = Vec::new();
         let mut owner = Vec::with_capacity(group.size());
         let mut local = Vec::new();
         let mut contiguous = true;
@@ -49,6 +59,7 @@ impl NodeMap {
             let p = locate(w);
             let i = *index.entry(p).or_insert_with(|| {
                 reps.push(r as i32);
+                procs.push(p);
                 (reps.len() - 1) as u32
             });
             if let Some(&prev) = owner.last() {
@@ -63,6 +74,7 @@ impl NodeMap {
         NodeMap {
             local,
             reps: reps.into(),
+            procs,
             owner,
             me,
             contiguous,
@@ -79,6 +91,11 @@ impl NodeMap {
         let mut v = self.reps.to_vec();
         v[self.owner[root as usize] as usize] = root;
         v.into()
+    }
+
+    /// The process holding communicator rank `r`.
+    fn proc_of(&self, r: i32) -> usize {
+        self.procs[self.owner[r as usize] as usize]
     }
 
     /// This process's representative when `root` represents its own process.
@@ -114,11 +131,16 @@ pub struct Meet {
 /// A communicator's group as seen by the two-level collectives: (collective context, world
 /// rank of its rank 0, size). The context alone is not enough: the two sides of an
 /// inter-communicator run their local collectives on one context.
-type CommKey = (u64, u32, usize);
+pub type CommKey = (u64, u32, usize);
+
+/// The key of an intra-communicator with context `ctx` and members `ranks` (world ranks in
+/// rank order), or of the local group of an inter-communicator (`ctx` its local context).
+pub fn key_of(ctx: u64, ranks: &[u32]) -> CommKey {
+    (ctx | CTX_COLL, ranks.first().copied().unwrap_or(0), ranks.len())
+}
 
 fn comm_key(c: &Coll) -> CommKey {
-    let g = &c.comm.group;
-    (c.ctx(), g.ranks.first().copied().unwrap_or(0), g.size())
+    key_of(c.ctx(), &c.comm.group.ranks)
 }
 
 /// Node maps kept at most (one per communicator in use).
@@ -130,8 +152,10 @@ type Key = (CommKey, u64, u32);
 /// Per-process state of the two-level collectives.
 #[derive(Default)]
 pub struct Meets {
-    maps: HashMap<CommKey, Arc<NodeMap>>,
-    open: HashMap<Key, Meet>,
+    maps: IdMap<CommKey, Arc<NodeMap>>,
+    open: IdMap<Key, Meet>,
+    /// Work buffers kept for reuse by representatives.
+    spare: Vec<Vec<u8>>,
 }
 
 fn node_map(s: &mut State, c: &Coll) -> Arc<NodeMap> {
@@ -149,13 +173,14 @@ fn node_map(s: &mut State, c: &Coll) -> Arc<NodeMap> {
         .clone()
 }
 
-/// The map and the meeting point when the two-level version applies to this step.
+/// The map and the meeting point when the two-level version applies to this step (always
+/// for a call enrolled for a real collective).
 fn plan(c: &Coll) -> Option<(Arc<NodeMap>, Key)> {
     if c.flat_only() || c.comm.is_inter() {
         return None;
     }
     let m = state::with(|s| node_map(s, c)).ok()?;
-    m.shared().then(|| (m, (comm_key(c), c.seq, c.next_step())))
+    (c.real || m.shared()).then(|| (m, (comm_key(c), c.seq, c.next_step())))
 }
 
 /// Registers this member at the call's meeting point.
@@ -299,7 +324,9 @@ pub fn barrier(c: &Coll) -> Option<MpiResult<()>> {
     let rep = c.comm.rank == nm.local[0];
     Some(step(key, &nm, c.comm.rank, rep, None, None, |members| {
         members()?;
-        if nm.reps.len() > 1 {
+        if c.real {
+            realcoll::barrier(c)
+        } else if nm.reps.len() > 1 {
             c.view(nm.reps.clone()).barrier()
         } else {
             Ok(())
@@ -314,7 +341,10 @@ pub unsafe fn bcast(c: &Coll, b: &Buf, root: i32) -> Option<MpiResult<()>> {
     let rep = c.comm.rank == nm.my_rep(root);
     Some(step(key, &nm, c.comm.rank, rep, None, Some(b.clone()), |members| {
         // The data first reaches every process (the local members need not be here yet).
-        if nm.reps.len() > 1 {
+        if c.real {
+            // SAFETY: as the caller's.
+            unsafe { realcoll::bcast(c, b, nm.proc_of(root), nm.owner[root as usize] as usize == nm.me)? };
+        } else if nm.reps.len() > 1 {
             // SAFETY: as the caller's.
             unsafe { c.view(nm.reps_with(root)).bcast(b, nm.owner[root as usize] as i32)? };
         }
@@ -326,15 +356,39 @@ pub unsafe fn bcast(c: &Coll, b: &Buf, root: i32) -> Option<MpiResult<()>> {
     }))
 }
 
-/// The representative's local step of a reduction: the members' operands combined in rank
-/// order into one work buffer.
-unsafe fn combine(ms: &[Member], count: usize, dt: &DtRef, red: &Reducer) -> Vec<u8> {
-    let mut acc = red.load(ms[0].send, count, dt);
-    for m in &ms[1..] {
-        let mut x = red.load(m.send, count, dt);
-        red.apply(&acc, &mut x, count, dt);
-        acc = x;
+/// Work buffers kept for reuse (a fresh large allocation costs a page fault per page).
+const SPARES: usize = 4;
+/// Larger buffers are not kept.
+const SPARE_MAX: usize = 16 << 20;
+
+/// A work buffer from the spares (empty if there is none).
+fn spare() -> Vec<u8> {
+    state::with(|s| s.meets.spare.pop()).ok().flatten().unwrap_or_default()
+}
+
+/// Gives a work buffer back to the spares.
+fn recycle(v: Vec<u8>) {
+    if v.capacity() <= SPARE_MAX {
+        let _ = state::with(|s| {
+            if s.meets.spare.len() < SPARES {
+                s.meets.spare.push(v);
+            }
+        });
     }
+}
+
+/// The representative's local step of a reduction: the members' operands combined in rank
+/// order into one work buffer (give it back with `recycle`).
+unsafe fn combine(ms: &[Member], count: usize, dt: &DtRef, red: &Reducer) -> Vec<u8> {
+    let mut acc = spare();
+    red.load_into(ms[0].send, count, dt, &mut acc);
+    let mut x = spare();
+    for m in &ms[1..] {
+        red.load_into(m.send, count, dt, &mut x);
+        red.apply(&acc, &mut x, count, dt);
+        std::mem::swap(&mut acc, &mut x);
+    }
+    recycle(x);
     acc
 }
 
@@ -347,20 +401,30 @@ fn reducible(nm: &NodeMap, red: &Reducer) -> bool {
 pub unsafe fn allreduce(c: &Coll, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer) -> Option<MpiResult<()>> {
     let (nm, key) = plan(c).filter(|(nm, _)| reducible(nm, red))?;
     let rep = c.comm.rank == nm.local[0];
+    let operand = in_place(send, recv);
     let buf = Some(Buf::new(recv, count, dt.clone()));
-    let send = Some(Buf::new(in_place(send, recv) as *mut u8, count, dt.clone()));
+    let send = Some(Buf::new(operand as *mut u8, count, dt.clone()));
     Some(step(key, &nm, c.comm.rank, rep, send, buf, |members| {
         let ms = members()?;
+        if c.real && ms.len() == 1 {
+            // SAFETY: as the caller's.
+            if let Some(r) = unsafe { realcoll::allreduce_direct(c, operand, recv, count, dt, red) } {
+                return r;
+            }
+        }
         // SAFETY: the members' buffers stay valid while they are parked in this call; every
         // operand is read before any result is written (MPI_IN_PLACE).
         unsafe {
             let mut acc = combine(&ms, count, dt, red);
-            if nm.reps.len() > 1 {
+            if c.real {
+                acc = realcoll::allreduce(c, acc, count, dt, red)?;
+            } else if nm.reps.len() > 1 {
                 acc = c.view(nm.reps.clone()).allreduce_work(acc, count, dt, red)?;
             }
             for m in &ms {
                 red.store(&acc, m.buf.as_ref().expect("allreduce members register a buffer").ptr, count, dt);
             }
+            recycle(acc);
         }
         Ok(())
     }))
@@ -384,17 +448,30 @@ pub unsafe fn reduce(
     let send = Some(Buf::new(operand as *mut u8, count, dt.clone()));
     Some(step(key, &nm, c.comm.rank, rep, send, None, |members| {
         let ms = members()?;
+        if c.real && ms.len() == 1 {
+            // SAFETY: as the caller's.
+            if let Some(r) = unsafe { realcoll::reduce_direct(c, operand, recv, count, dt, red, nm.proc_of(root), c.comm.rank == root) } {
+                return r;
+            }
+        }
         // SAFETY: as in allreduce; only the root's receive buffer is written.
         unsafe {
             let mut acc = Some(combine(&ms, count, dt, red));
-            if nm.reps.len() > 1 {
+            if c.real {
+                let acc0 = acc.take().expect("combined");
+                // Only the root's process receives the result (its representative is the root).
+                acc = Some(realcoll::reduce(c, acc0, count, dt, red, nm.proc_of(root))?);
+            } else if nm.reps.len() > 1 {
                 let acc0 = acc.take().expect("combined");
                 acc = c
                     .view(nm.reps_with(root))
                     .reduce_work(acc0, count, dt, red, nm.owner[root as usize] as i32)?;
             }
-            if let (Some(a), true) = (acc, c.comm.rank == root) {
-                red.store(&a, recv, count, dt);
+            if let Some(a) = acc {
+                if c.comm.rank == root {
+                    red.store(&a, recv, count, dt);
+                }
+                recycle(a);
             }
         }
         Ok(())

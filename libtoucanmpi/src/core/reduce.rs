@@ -121,12 +121,30 @@ impl Reducer {
     /// # Safety
     /// `src` must hold `count` elements of `dt`.
     pub unsafe fn load(&self, src: *const u8, count: usize, dt: &DtRef) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.load_into(src, count, dt, &mut out);
+        out
+    }
+
+    /// Like `load`, into `out` (its old contents dropped, its allocation reused).
+    ///
+    /// # Safety
+    /// `src` must hold `count` elements of `dt`.
+    pub unsafe fn load_into(&self, src: *const u8, count: usize, dt: &DtRef, out: &mut Vec<u8>) {
         let (n, w) = self.work(count, dt);
-        let mut out = vec![0u8; self.work_len(count, dt)];
+        let len = self.work_len(count, dt);
+        out.clear();
+        if dt.is_contiguous() && w.is_contiguous() {
+            // Both layouts are the packed bytes: one copy instead of pack then unpack.
+            // SAFETY: `src` holds count * size bytes (the caller's contract).
+            out.extend_from_slice(std::slice::from_raw_parts(src, count * dt.size));
+            out.resize(len, 0);
+            return;
+        }
+        out.resize(len, 0);
         let mut packed = Vec::with_capacity(count * dt.size);
         dt.pack(src, count, &mut packed);
         w.unpack(&packed, out.as_mut_ptr(), n);
-        out
     }
 
     /// Copies a work buffer back into `count` user elements at `dst`.
@@ -135,6 +153,13 @@ impl Reducer {
     /// `dst` must have room for `count` elements of `dt`.
     pub unsafe fn store(&self, work: &[u8], dst: *mut u8, count: usize, dt: &DtRef) {
         let (n, w) = self.work(count, dt);
+        if dt.is_contiguous() && w.is_contiguous() {
+            // As in `load`: the work buffer's first bytes are the packed elements.
+            // SAFETY: `dst` has room for count * size bytes (the caller's contract); `work` is a
+            // work buffer for `count` elements, at least that long.
+            std::ptr::copy_nonoverlapping(work.as_ptr(), dst, count * dt.size);
+            return;
+        }
         let mut packed = Vec::with_capacity(count * dt.size);
         w.pack(work.as_ptr(), n, &mut packed);
         dt.unpack(&packed, dst, count);

@@ -26,6 +26,12 @@ pub struct Config {
     pub intra_eager_max: usize,
     /// Pause of the background progress thread between looks (µs); 0: no thread.
     pub progress_us: usize,
+    /// The inter-process level of collectives may use the real MPI's collectives (`realcoll`).
+    pub real_coll: bool,
+    /// Bytes per rank from which a reduction goes to the real MPI (Barrier: when 0).
+    pub real_coll_min: usize,
+    /// Bytes from which a broadcast goes to the real MPI.
+    pub real_bcast_min: usize,
 }
 
 /// One subrank's MPI state.
@@ -95,6 +101,8 @@ pub struct State {
     pub det: super::deadlock::Detector,
     /// Meeting points of the two-level collectives.
     pub meets: super::hier::Meets,
+    /// Real communicators and real collectives in flight (`realcoll`).
+    pub rcoll: super::realcoll::RealComms,
 }
 
 // SAFETY: the raw pointers State holds (receive targets, persistent arguments, a sibling's
@@ -172,7 +180,7 @@ impl State {
                 }
             })
             .collect();
-        State {
+        let mut s = State {
             cfg,
             myproc,
             nproc,
@@ -183,7 +191,10 @@ impl State {
             real_version,
             det: super::deadlock::Detector::new(),
             meets: Default::default(),
-        }
+            rcoll: Default::default(),
+        };
+        super::realcoll::install_world(&mut s);
+        s
     }
 
     pub fn world_size(&self) -> usize {
@@ -303,6 +314,7 @@ impl State {
                 }
             }
             Event::RecvDone { token, temp } => self.on_rndv_arrived(token, temp),
+            Event::CollDone { token, buf, comm } => super::realcoll::on_done(self, token, buf, comm),
         }
     }
 }

@@ -66,35 +66,43 @@ pub enum Event {
     SendDone { token: u64 },
     /// A rendezvous payload arrived (into the user buffer, or into `temp`).
     RecvDone { token: u64, temp: Option<Vec<u8>> },
+    /// A real collective finished (`transport::collective`): its buffer, and the new real
+    /// communicator of a duplication.
+    CollDone { token: u64, buf: Vec<u8>, comm: Option<RComm> },
 }
 
-enum Action {
+pub(super) enum Action {
     Free,
     Sent(u64),
     Received(u64),
+    Coll(u64),
 }
 
-struct Pending {
-    req: RRequest,
-    action: Action,
+pub(super) struct Pending {
+    pub(super) req: RRequest,
+    pub(super) action: Action,
     /// Memory the real MPI reads or writes until completion.
-    buf: Option<Vec<u8>>,
+    pub(super) buf: Option<Vec<u8>>,
+    /// Where a real `MPI_Comm_idup` writes its new communicator (boxed: a stable address).
+    pub(super) comm: Option<Box<RComm>>,
 }
 
 pub struct Transport {
-    real: RealMpi,
+    pub(super) real: RealMpi,
     pub nproc: usize,
     pub myproc: usize,
     ctrl: RComm,
     data: RComm,
     /// Third duplicate, for the deadlock detector's own messages (never counted below).
     det: RComm,
+    /// Fourth duplicate: the real twin of MPI_COMM_WORLD for real collectives (`collective`).
+    pub(super) coll: RComm,
     det_req: RRequest,
     det_buf: Box<[i64; DET_WORDS]>,
     /// Control messages sent and received so far (job-wide sums agree when none is in flight).
     pub ctrl_sent: u64,
     pub ctrl_recvd: u64,
-    pending: Vec<Pending>,
+    pub(super) pending: Vec<Pending>,
     reqs: Vec<RRequest>,
     next_msgid: Vec<u32>,
     msgid_limit: u32,
@@ -145,7 +153,7 @@ fn post_slot(mpi: &RealMpi, ctrl: RComm, len: usize, slot: &mut Slot) -> Result<
 }
 
 #[inline]
-fn check(rc: c_int, what: &str) -> Result<(), String> {
+pub(super) fn check(rc: c_int, what: &str) -> Result<(), String> {
     if rc == real::REAL_MPI_SUCCESS as c_int {
         Ok(())
     } else {
@@ -160,7 +168,7 @@ fn real_failed(rc: c_int, what: &str) -> String {
 }
 
 impl Transport {
-    /// Initialises the real MPI and duplicates the two communicators we use.
+    /// Initialises the real MPI and duplicates the communicators we use.
     ///
     /// # Safety
     /// `argc`/`argv` must be null or the program's argument count and vector.
@@ -174,7 +182,8 @@ impl Transport {
             "MPI_Init_thread",
         )?;
         let world: RComm = h(real::REAL_MPI_COMM_WORLD);
-        let (mut ctrl, mut data, mut det): (RComm, RComm, RComm) = (
+        let (mut ctrl, mut data, mut det, mut coll): (RComm, RComm, RComm, RComm) = (
+            h(real::REAL_MPI_COMM_NULL),
             h(real::REAL_MPI_COMM_NULL),
             h(real::REAL_MPI_COMM_NULL),
             h(real::REAL_MPI_COMM_NULL),
@@ -187,6 +196,7 @@ impl Transport {
             check(real.PMPI_Comm_dup(world, &mut ctrl), "MPI_Comm_dup")?;
             check(real.PMPI_Comm_dup(world, &mut data), "MPI_Comm_dup")?;
             check(real.PMPI_Comm_dup(world, &mut det), "MPI_Comm_dup")?;
+            check(real.PMPI_Comm_dup(world, &mut coll), "MPI_Comm_dup")?;
             check(real.PMPI_Comm_rank(world, &mut rank), "MPI_Comm_rank")?;
             check(real.PMPI_Comm_size(world, &mut size), "MPI_Comm_size")?;
             check(
@@ -210,6 +220,7 @@ impl Transport {
             ctrl,
             data,
             det,
+            coll,
             det_req: h(real::REAL_MPI_REQUEST_NULL),
             det_buf: Box::new([0; DET_WORDS]),
             ctrl_sent: 0,
@@ -303,7 +314,12 @@ impl Transport {
     }
 
     fn post(&mut self, req: RRequest, action: Action, buf: Option<Vec<u8>>) {
-        self.pending.push(Pending { req, action, buf });
+        self.pending.push(Pending {
+            req,
+            action,
+            buf,
+            comm: None,
+        });
     }
 
     fn isend_ctrl(&mut self, dst_proc: usize, tag: i32, buf: Vec<u8>, action: Action) -> Result<(), String> {
@@ -563,6 +579,11 @@ impl Transport {
                 Action::Free => {}
                 Action::Sent(token) => out.push(Event::SendDone { token }),
                 Action::Received(token) => out.push(Event::RecvDone { token, temp: p.buf }),
+                Action::Coll(token) => out.push(Event::CollDone {
+                    token,
+                    buf: p.buf.unwrap_or_default(),
+                    comm: p.comm.map(|c| *c),
+                }),
             }
         }
         Ok(true)
@@ -614,7 +635,7 @@ impl Transport {
         }
         self.flush_reposts()?;
         // SAFETY: the ring's receives are ours; cancelling then completing them frees them
-        // before their buffers go away. Both communicators were created by us.
+        // before their buffers go away. The communicators were created by us.
         unsafe {
             for slot in self.ring.iter_mut() {
                 self.real.PMPI_Cancel(&mut slot.req);
@@ -626,6 +647,7 @@ impl Transport {
             self.real
                 .PMPI_Wait(&mut self.det_req, real::REAL_MPI_STATUS_IGNORE as *mut RealStatus);
             self.real.PMPI_Comm_free(&mut self.det);
+            self.real.PMPI_Comm_free(&mut self.coll);
             check(self.real.PMPI_Finalize(), "MPI_Finalize")
         }
     }

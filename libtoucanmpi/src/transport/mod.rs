@@ -1,6 +1,8 @@
 //! The real MPI underneath: loading it, the wire format, and the progress engine.
+pub mod collective;
 pub mod engine;
 pub mod real;
 pub mod wire;
 
+pub use collective::{CollMem, RealColl};
 pub use engine::{Event, Payload, RingBytes, Transport};

@@ -1,0 +1,525 @@
+//! The inter-process level of Barrier, Bcast, Reduce and Allreduce as one nonblocking
+//! collective of the real MPI, where the communicator spans every process.
+//!
+//! **Real communicators.** MPI_COMM_WORLD's twin is a duplicate of the real world made at
+//! start-up. A communicator made from one that has a twin by `MPI_Comm_dup`/`idup`,
+//! `MPI_Comm_split(_type)` or a topology constructor (Cart, Graph, Dist_graph) gets its own
+//! twin, a real `MPI_Comm_idup` of the parent's, when it still has members on every process
+//! (a split: each such colour, in colour order, at most `MAX_SPLIT`). The
+//! idup is a collective on the parent's twin, ordered like the parent's other real
+//! collectives (below), so it never blocks the worker: nothing here calls a blocking real
+//! function while sibling subranks may need to run. Every twin therefore spans all
+//! processes in process order (real rank = process number). A communicator whose members
+//! miss a process (and every one made otherwise: Comm_create(_group), Cart_sub,
+//! Intercomm_merge, ...) has no twin and keeps the point-to-point algorithms.
+//!
+//! **Issue order.** Real collectives on one real communicator must be started in the same
+//! order on every process, but a virtual nonblocking collective reaches its inter-process
+//! step in a helper task, in an order that differs between processes. So each real
+//! operation has a place: (the virtual call's number on its communicator, index within the
+//! call), and a process starts its real operations on a twin in increasing place only.
+//! Every subrank registers the place of each eligible call when it makes it (`enrol`, in
+//! program order); the representative submits the operation when its data is ready; a
+//! submitted operation starts once every registered place before it has started. All
+//! processes register the same places (eligibility depends only on arguments MPI requires to
+//! agree), so all start the same operations in the same order. No wait can close a cycle: the
+//! call holding an earlier place was made earlier by every local member, so its
+//! representative gets its data without waiting for a later call.
+//!
+//! The representative parks until the real request completes; the progress engine tests it
+//! with the rest and wakes it. Eligible, from `TOUCAN_REAL_COLL_MIN` bytes per rank (`worth`;
+//! Barrier only when that is 0) or `TOUCAN_REAL_BCAST_MIN` for Bcast (`bcast_worth`): Bcast
+//! (any datatype: a non-contiguous one is packed),
+//! Reduce and Allreduce with a predefined operation on a C basic type the standard allows it
+//! on (the work buffer of basic elements goes to the real MPI as is, or the user's buffers
+//! when they are laid out the same and the caller is its process's only member). User
+//! operations, persistent calls and inter-communicators stay on point-to-point.
+
+use super::basic::BasicType;
+use super::blocking::block_on;
+use super::coll::{Buf, Coll};
+use super::comm::{CommRef, CTX_WORLD};
+use super::datatype::DtRef;
+use super::error::{err, MpiResult};
+pub use super::hier::{key_of, CommKey};
+use super::idmap::IdMap;
+use super::op::{self, OpKind};
+use super::reduce::Reducer;
+use super::state::{self, State};
+use crate::abi::consts as c;
+use crate::sched;
+use crate::transport::real::{self as r, RComm};
+use crate::transport::{CollMem, RealColl};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A real operation's place in its twin's issue order: (virtual call number, index in the call).
+pub type Place = (u64, u32);
+
+/// Children with a twin, per parent over its lifetime (counted in the parent's call order, so
+/// every process agrees); later ones keep point-to-point. Bounds the real MPI's context ids
+/// (MPICH has a few thousand).
+const MAX_CHILDREN: u32 = 1024;
+/// Colours of one split that get a twin.
+const MAX_SPLIT: usize = 8;
+
+/// A submitted real operation waiting for its turn.
+struct Queued {
+    what: RealColl,
+    mem: CollMem,
+    token: u64,
+}
+
+/// The twin of one virtual communicator, as seen from this process.
+struct Twin {
+    /// None while the `MPI_Comm_idup` making it runs.
+    comm: Option<RComm>,
+    /// The last place started.
+    last: Option<Place>,
+    /// Places registered and not started yet.
+    waiting: BTreeSet<Place>,
+    /// Operations submitted and not started yet.
+    ready: BTreeMap<Place, Queued>,
+    /// Handles of the virtual communicator still open on this process (freed at 0).
+    handles: usize,
+    /// Children that got a twin so far.
+    children: u32,
+}
+
+impl Twin {
+    fn new(comm: Option<RComm>, handles: usize) -> Twin {
+        Twin {
+            comm,
+            last: None,
+            waiting: BTreeSet::new(),
+            ready: BTreeMap::new(),
+            handles,
+            children: 0,
+        }
+    }
+    /// Whether `p` was registered already (started, or still waiting).
+    fn knows(&self, p: Place) -> bool {
+        self.last.is_some_and(|l| p <= l) || self.waiting.contains(&p)
+    }
+}
+
+/// What a started real operation's completion means.
+enum Inflight {
+    /// Wake this task; its buffer goes to `results`.
+    Op { task: usize },
+    /// The twin of this communicator is made.
+    Dup { child: CommKey },
+}
+
+/// Per-process state of the real collectives.
+#[derive(Default)]
+pub struct RealComms {
+    twins: IdMap<CommKey, Twin>,
+    inflight: IdMap<u64, Inflight>,
+    results: IdMap<u64, Vec<u8>>,
+    next_token: u64,
+}
+
+impl RealComms {
+    fn token(&mut self) -> u64 {
+        self.next_token += 1;
+        self.next_token
+    }
+}
+
+/// Installs MPI_COMM_WORLD's twin (with several processes, unless `TOUCAN_REAL_COLL=off`;
+/// without it no communicator has one).
+pub fn install_world(s: &mut State) {
+    if s.nproc > 1 && s.cfg.real_coll {
+        let world: Vec<u32> = (0..s.world_size() as u32).collect();
+        let twin = Twin::new(Some(s.tp.coll_world()), usize::MAX);
+        s.rcoll.twins.insert(key_of(CTX_WORLD, &world), twin);
+    }
+}
+
+/// The real MPI's handle of a basic type, for the C types whose layout is the real MPI's.
+fn real_type(t: BasicType) -> Option<i64> {
+    use BasicType::*;
+    Some(match t {
+        Char => r::REAL_MPI_CHAR,
+        SignedChar => r::REAL_MPI_SIGNED_CHAR,
+        UnsignedChar => r::REAL_MPI_UNSIGNED_CHAR,
+        Byte => r::REAL_MPI_BYTE,
+        Short => r::REAL_MPI_SHORT,
+        UnsignedShort => r::REAL_MPI_UNSIGNED_SHORT,
+        Int => r::REAL_MPI_INT,
+        Unsigned => r::REAL_MPI_UNSIGNED,
+        Long => r::REAL_MPI_LONG,
+        UnsignedLong => r::REAL_MPI_UNSIGNED_LONG,
+        LongLong => r::REAL_MPI_LONG_LONG,
+        UnsignedLongLong => r::REAL_MPI_UNSIGNED_LONG_LONG,
+        Float => r::REAL_MPI_FLOAT,
+        Double => r::REAL_MPI_DOUBLE,
+        LongDouble => r::REAL_MPI_LONG_DOUBLE,
+        CBool => r::REAL_MPI_C_BOOL,
+        CFloatComplex => r::REAL_MPI_C_FLOAT_COMPLEX,
+        CDoubleComplex => r::REAL_MPI_C_DOUBLE_COMPLEX,
+        CLongDoubleComplex => r::REAL_MPI_C_LONG_DOUBLE_COMPLEX,
+        Int8 => r::REAL_MPI_INT8_T,
+        Int16 => r::REAL_MPI_INT16_T,
+        Int32 => r::REAL_MPI_INT32_T,
+        Int64 => r::REAL_MPI_INT64_T,
+        Uint8 => r::REAL_MPI_UINT8_T,
+        Uint16 => r::REAL_MPI_UINT16_T,
+        Uint32 => r::REAL_MPI_UINT32_T,
+        Uint64 => r::REAL_MPI_UINT64_T,
+        Aint => r::REAL_MPI_AINT,
+        Offset => r::REAL_MPI_OFFSET,
+        Count => r::REAL_MPI_COUNT,
+        FloatInt => r::REAL_MPI_FLOAT_INT,
+        DoubleInt => r::REAL_MPI_DOUBLE_INT,
+        LongInt => r::REAL_MPI_LONG_INT,
+        TwoInt => r::REAL_MPI_2INT,
+        ShortInt => r::REAL_MPI_SHORT_INT,
+        LongDoubleInt => r::REAL_MPI_LONG_DOUBLE_INT,
+        _ => return None,
+    })
+}
+
+/// The real MPI's handle of a reduction operation.
+fn real_op(o: OpKind) -> Option<i64> {
+    use OpKind::*;
+    Some(match o {
+        Sum => r::REAL_MPI_SUM,
+        Prod => r::REAL_MPI_PROD,
+        Max => r::REAL_MPI_MAX,
+        Min => r::REAL_MPI_MIN,
+        Land => r::REAL_MPI_LAND,
+        Lor => r::REAL_MPI_LOR,
+        Lxor => r::REAL_MPI_LXOR,
+        Band => r::REAL_MPI_BAND,
+        Bor => r::REAL_MPI_BOR,
+        Bxor => r::REAL_MPI_BXOR,
+        MinLoc => r::REAL_MPI_MINLOC,
+        MaxLoc => r::REAL_MPI_MAXLOC,
+        Replace | NoOp => return None,
+    })
+}
+
+/// (real op, real type) of a reduction the real MPI can do on our work buffer.
+fn real_reduction(red: &Reducer) -> Option<(i64, i64)> {
+    match red {
+        Reducer::Builtin { op, ty, .. } if op::valid_strict(*op, *ty) => Some((real_op(*op)?, real_type(*ty)?)),
+        _ => None,
+    }
+}
+
+/// Whether a reduction with `red` may run as a real collective.
+pub fn reducible(red: &Reducer) -> bool {
+    real_reduction(red).is_some()
+}
+
+/// Whether a reduction (or a barrier, with 0) of `bytes` bytes per rank is worth a real
+/// collective (`TOUCAN_REAL_COLL_MIN`, the same on every process).
+pub fn worth(bytes: usize) -> bool {
+    bytes >= super::runtime::config().real_coll_min
+}
+
+/// Whether a broadcast of `bytes` bytes is worth a real collective (`TOUCAN_REAL_BCAST_MIN`).
+pub fn bcast_worth(bytes: usize) -> bool {
+    bytes >= super::runtime::config().real_bcast_min
+}
+
+/// Marks call `c` for a real collective when it is `eligible` and its communicator has a
+/// twin: registers its place (once per process; every local member calls this in program
+/// order, before making any later call).
+pub fn enrol(mut c: Coll, eligible: bool) -> MpiResult<Coll> {
+    if !eligible || c.comm.is_inter() {
+        return Ok(c);
+    }
+    let key = key_of(c.comm.ctx, &c.comm.group.ranks);
+    let place = (c.seq, 0);
+    c.real = state::with(|s| match s.rcoll.twins.get_mut(&key) {
+        Some(t) => {
+            if !t.knows(place) {
+                t.waiting.insert(place);
+            }
+            true
+        }
+        None => false,
+    })?;
+    Ok(c)
+}
+
+/// Starts, in place order, every submitted operation whose turn has come on `key`'s twin.
+fn pump(s: &mut State, key: CommKey) {
+    loop {
+        let Some(t) = s.rcoll.twins.get_mut(&key) else { return };
+        let Some(comm) = t.comm else { return };
+        let Some(&first) = t.waiting.first() else { break };
+        let Some(q) = t.ready.remove(&first) else { break };
+        t.waiting.remove(&first);
+        t.last = Some(first);
+        // SAFETY: memory not owned by `q.mem` belongs to the submitter, parked in `run` until
+        // this operation completes.
+        if let Err(e) = unsafe { s.tp.start_coll(comm, q.what, q.mem, q.token) } {
+            crate::abi::fatal(&format!("real collective: {e}"));
+        }
+    }
+    release_if_unused(s, key);
+}
+
+/// Frees a twin whose virtual communicator every local member freed, once nothing waits
+/// for a turn on it (started operations finish: the real MPI frees it after them).
+fn release_if_unused(s: &mut State, key: CommKey) {
+    let Some(t) = s.rcoll.twins.get(&key) else { return };
+    if t.handles > 0 || !t.waiting.is_empty() {
+        return;
+    }
+    let Some(comm) = t.comm else { return };
+    s.rcoll.twins.remove(&key);
+    if let Err(e) = s.tp.free_comm(comm) {
+        crate::abi::fatal(&format!("real collective: {e}"));
+    }
+}
+
+/// A real collective finished (from the progress engine).
+pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
+    match s.rcoll.inflight.remove(&token) {
+        Some(Inflight::Op { task }) => {
+            s.rcoll.results.insert(token, buf);
+            if task != sched::current() {
+                sched::wake(task);
+            }
+        }
+        Some(Inflight::Dup { child }) => {
+            if let Some(t) = s.rcoll.twins.get_mut(&child) {
+                t.comm = comm;
+            }
+            pump(s, child);
+        }
+        None => {}
+    }
+}
+
+/// Submits call `c`'s real operation and parks until it completes; its owned buffer comes
+/// back.
+///
+/// # Safety
+/// The memory `mem` points to outside `mem.keep` is valid for the operation (it is used only
+/// until this returns: it does not before the operation completed).
+unsafe fn run(c: &Coll, what: RealColl, mem: CollMem) -> MpiResult<Vec<u8>> {
+    let key = key_of(c.comm.ctx, &c.comm.group.ranks);
+    let place = (c.seq, 0);
+    let token = state::with(|s| {
+        let token = s.rcoll.token();
+        let Some(t) = s.rcoll.twins.get_mut(&key).filter(|t| t.waiting.contains(&place)) else {
+            return err(c::MPI_ERR_INTERN, "real collective submitted without its place");
+        };
+        t.ready.insert(place, Queued { what, mem, token });
+        s.rcoll.inflight.insert(token, Inflight::Op { task: sched::current() });
+        pump(s, key);
+        Ok(token)
+    })??;
+    block_on(|s| s.rcoll.results.remove(&token))
+}
+
+/// The inter-process level of a barrier.
+pub fn barrier(c: &Coll) -> MpiResult<()> {
+    // SAFETY: no memory.
+    unsafe { run(c, RealColl::Barrier, CollMem::owned(Vec::new())) }.map(|_| ())
+}
+
+/// Whether `count` elements of `dt` at `p` can go to the real MPI as they are: contiguous,
+/// laid out like the work buffer of `red` (the same bytes), outside the program's swapped
+/// thread-locals (which hold the running subrank's values only while it runs).
+fn as_is(p: *const u8, count: usize, dt: &DtRef, red: &Reducer) -> bool {
+    dt.is_contiguous() && red.work(count, dt).1.is_contiguous() && super::tlsbuf::in_swapped(p, count, dt).is_none()
+}
+
+/// The whole of an allreduce whose only local member is the caller, straight between the
+/// user's buffers (`send` = `recv`: in place), when they can go as they are; None otherwise.
+///
+/// # Safety
+/// As `Coll::allreduce`, with MPI_IN_PLACE resolved.
+pub unsafe fn allreduce_direct(c: &Coll, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer) -> Option<MpiResult<()>> {
+    let (op, ty) = real_reduction(red)?;
+    if !as_is(send, count, dt, red) || !as_is(recv, count, dt, red) {
+        return None;
+    }
+    let (n, _) = red.work(count, dt);
+    // SAFETY: the user's buffers, valid for the whole call (the caller's contract).
+    Some(unsafe { run(c, RealColl::Allreduce { op, ty, count: n }, CollMem::at(send, recv, 0)) }.map(|_| ()))
+}
+
+/// As `allreduce_direct`, for a reduction to process `root`; `at_root`: the caller is the
+/// root (only its `recv` matters).
+///
+/// # Safety
+/// As `Coll::reduce`, with MPI_IN_PLACE resolved.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn reduce_direct(
+    c: &Coll,
+    send: *const u8,
+    recv: *mut u8,
+    count: usize,
+    dt: &DtRef,
+    red: &Reducer,
+    root: usize,
+    at_root: bool,
+) -> Option<MpiResult<()>> {
+    let (op, ty) = real_reduction(red)?;
+    if !as_is(send, count, dt, red) || (at_root && !as_is(recv, count, dt, red)) {
+        return None;
+    }
+    let (n, _) = red.work(count, dt);
+    let mem = CollMem::at(send, if at_root { recv } else { std::ptr::null_mut() }, 0);
+    // SAFETY: the user's buffers, valid for the whole call (the caller's contract).
+    Some(unsafe { run(c, RealColl::Reduce { root, op, ty, count: n }, mem) }.map(|_| ()))
+}
+
+/// The inter-process level of a broadcast from process `root`; `mine`: this is it.
+///
+/// # Safety
+/// `b` is the running member's buffer, valid for its count.
+pub unsafe fn bcast(c: &Coll, b: &Buf, root: usize, mine: bool) -> MpiResult<()> {
+    let len = b.count * b.dt.size;
+    if b.dt.is_contiguous() && super::tlsbuf::in_swapped(b.ptr, b.count, &b.dt).is_none() {
+        // Straight from or into the buffer.
+        // SAFETY: the caller's buffer, valid for the whole call.
+        return unsafe { run(c, RealColl::Bcast { root }, CollMem::at(b.ptr, b.ptr, len)) }.map(|_| ());
+    }
+    let mut bytes = Vec::with_capacity(len);
+    if mine {
+        b.dt.pack(b.ptr, b.count, &mut bytes);
+    } else {
+        bytes.resize(len, 0);
+    }
+    // SAFETY: our own buffer.
+    let out = unsafe { run(c, RealColl::Bcast { root }, CollMem::owned(bytes)) }?;
+    if !mine {
+        b.dt.unpack(&out, b.ptr, b.count);
+    }
+    Ok(())
+}
+
+/// The inter-process level of an allreduce on a work buffer (`reducible(red)` holds).
+///
+/// # Safety
+/// `acc` is a work buffer for `count` elements of `dt`.
+pub unsafe fn allreduce(c: &Coll, acc: Vec<u8>, count: usize, dt: &DtRef, red: &Reducer) -> MpiResult<Vec<u8>> {
+    let Some((op, ty)) = real_reduction(red) else {
+        return err(c::MPI_ERR_INTERN, "real reduction of an unsupported type");
+    };
+    let (n, _) = red.work(count, dt);
+    // SAFETY: our own buffer.
+    unsafe { run(c, RealColl::Allreduce { op, ty, count: n }, CollMem::owned(acc)) }
+}
+
+/// The inter-process level of a reduction to process `root` (whose buffer holds the result).
+///
+/// # Safety
+/// As `allreduce`.
+pub unsafe fn reduce(c: &Coll, acc: Vec<u8>, count: usize, dt: &DtRef, red: &Reducer, root: usize) -> MpiResult<Vec<u8>> {
+    let Some((op, ty)) = real_reduction(red) else {
+        return err(c::MPI_ERR_INTERN, "real reduction of an unsupported type");
+    };
+    let (n, _) = red.work(count, dt);
+    // SAFETY: our own buffer.
+    unsafe { run(c, RealColl::Reduce { root, op, ty, count: n }, CollMem::owned(acc)) }
+}
+
+/// Communicators made from `parent` by its call number `seq`, each as (context, members in
+/// rank order): a split's in colour order. Those that still have members on every process
+/// get a twin (at most `MAX_SPLIT`); the first local member to get here starts their
+/// `MPI_Comm_idup`s, once per process. What decides is the same on every process: whether
+/// the parent has a twin, the members, and the parent's count of children so far.
+pub fn derive(parent: &CommRef, seq: u64, children: &[(u64, &[u32])]) -> MpiResult<()> {
+    if parent.is_inter() {
+        return Ok(());
+    }
+    let pk = key_of(parent.ctx, &parent.group.ranks);
+    state::with(|s| {
+        if !s.rcoll.twins.contains_key(&pk) {
+            return;
+        }
+        let spanning = children.iter().filter_map(|&(ctx, ranks)| {
+            let mut seen = vec![false; s.nproc];
+            for &w in ranks {
+                seen[s.locate(w).0] = true;
+            }
+            let local = ranks.iter().filter(|&&w| s.locate(w).0 == s.myproc).count();
+            seen.iter().all(|&x| x).then(|| (key_of(ctx, ranks), local))
+        });
+        let spanning: Vec<(CommKey, usize)> = spanning.take(MAX_SPLIT).collect();
+        for (i, (child, local)) in spanning.into_iter().enumerate() {
+            let place = (seq, i as u32);
+            let token = s.rcoll.token();
+            let Some(t) = s.rcoll.twins.get_mut(&pk) else { return };
+            if t.knows(place) {
+                continue;
+            }
+            if t.children >= MAX_CHILDREN {
+                break;
+            }
+            t.children += 1;
+            t.waiting.insert(place);
+            t.ready.insert(
+                place,
+                Queued {
+                    what: RealColl::Dup,
+                    mem: CollMem::owned(Vec::new()),
+                    token,
+                },
+            );
+            s.rcoll.inflight.insert(token, Inflight::Dup { child });
+            s.rcoll.twins.insert(child, Twin::new(None, local));
+        }
+        pump(s, pk);
+    })
+}
+
+/// Whether intra-communicator `cm` has a twin (made or being made).
+pub fn has_twin(cm: &CommRef) -> bool {
+    !cm.is_inter() && state::with(|s| s.rcoll.twins.contains_key(&key_of(cm.ctx, &cm.group.ranks))).unwrap_or(false)
+}
+
+/// One local handle of `cm` was freed.
+pub fn forget(cm: &CommRef) {
+    if cm.is_inter() {
+        return;
+    }
+    let key = key_of(cm.ctx, &cm.group.ranks);
+    let _ = state::with(|s| {
+        if let Some(t) = s.rcoll.twins.get_mut(&key) {
+            t.handles = t.handles.saturating_sub(1);
+            release_if_unused(s, key);
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case(OpKind::Sum, BasicType::Double, true)]
+    #[case(OpKind::Max, BasicType::Int, true)]
+    #[case(OpKind::MinLoc, BasicType::DoubleInt, true)]
+    #[case(OpKind::Band, BasicType::Byte, true)]
+    // Fortran types, and ops the standard does not define on a type, stay on point-to-point.
+    #[case(OpKind::Sum, BasicType::Integer, false)]
+    #[case(OpKind::Land, BasicType::Double, false)]
+    #[case(OpKind::Max, BasicType::Char, false)]
+    fn real_reductions(#[case] op: OpKind, #[case] ty: BasicType, #[case] ok: bool) {
+        let r = real_op(op).zip(real_type(ty)).filter(|_| op::valid_strict(op, ty));
+        assert_eq!(r.is_some(), ok);
+    }
+
+    #[test]
+    fn places_already_known() {
+        let mut t = Twin::new(None, 1);
+        t.last = Some((4, 0));
+        t.waiting.insert((6, 0));
+        assert!(t.knows((3, 5)));
+        assert!(t.knows((4, 0)));
+        assert!(!t.knows((5, 0)));
+        assert!(t.knows((6, 0)));
+        assert!(!t.knows((4, 1)));
+    }
+}
