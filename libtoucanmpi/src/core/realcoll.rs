@@ -434,7 +434,7 @@ pub fn derive(parent: &CommRef, seq: u64, children: &[(u64, &[u32])]) -> MpiResu
     }
     let pk = key_of(parent.ctx, &parent.group.ranks);
     state::with(|s| {
-        if !s.rcoll.twins.contains_key(&pk) {
+        if !s.cfg.real_coll_derived || !s.rcoll.twins.contains_key(&pk) {
             return;
         }
         let spanning = children.iter().filter_map(|&(ctx, ranks)| {

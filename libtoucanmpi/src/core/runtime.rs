@@ -63,6 +63,7 @@ pub fn load_config() -> Result<Config, String> {
         intra_eager_max: env_usize("TOUCAN_INTRA_EAGER", 64 << 10, 0, 1 << 30)?,
         progress_us: env_usize("TOUCAN_PROGRESS", PROGRESS_US, 0, 1_000_000)?,
         real_coll: env_switch("TOUCAN_REAL_COLL", true)?,
+        real_coll_derived: env_switch("TOUCAN_REAL_COLL_DERIVED", false)?,
         real_coll_min: env_usize("TOUCAN_REAL_COLL_MIN", REAL_COLL_MIN, 0, usize::MAX / 2)?,
         real_bcast_min: env_usize("TOUCAN_REAL_BCAST_MIN", REAL_BCAST_MIN, 0, usize::MAX / 2)?,
     };
@@ -78,6 +79,7 @@ pub fn config() -> Config {
         intra_eager_max: 64 << 10,
         progress_us: PROGRESS_US,
         real_coll: true,
+        real_coll_derived: false,
         real_coll_min: REAL_COLL_MIN,
         real_bcast_min: REAL_BCAST_MIN,
     })
