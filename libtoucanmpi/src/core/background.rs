@@ -21,8 +21,8 @@ use std::sync::Mutex;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// Polls of the worker so far (the thread stays out while this moves).
-static WORKER_POLLS: AtomicU64 = AtomicU64::new(0);
+/// Progress steps so far, by anyone (the thread stays out while others make them).
+static STEPS: AtomicU64 = AtomicU64::new(0);
 static STOP: AtomicBool = AtomicBool::new(false);
 static THREAD: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
 /// Polls this thread made (for the overlap report and tests).
@@ -34,10 +34,12 @@ const IDLE_MAX: Duration = Duration::from_millis(1);
 /// Transport polls per look (as the worker's hook: see `hooks::DRAIN`).
 const DRAIN: usize = 32;
 
-/// The worker polled (called from its progress hook).
+/// A progress step ran (`State::progress`, under the state lock: a plain load and store, no
+/// locked instruction on the hot path). Counts the worker's polls, a blocked subrank's polls
+/// in place and this thread's own.
 #[inline]
-pub fn worker_polled() {
-    WORKER_POLLS.fetch_add(1, Ordering::Relaxed);
+pub fn stepped() {
+    STEPS.store(STEPS.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
 }
 
 /// Polls the background thread made.
@@ -75,7 +77,7 @@ pub fn stop() {
 /// What one look found.
 #[derive(Debug, PartialEq, Eq)]
 enum Look {
-    /// The worker polled since the last look, or holds the lock: it is in the runtime.
+    /// The worker (or a blocked subrank) made progress since the last look, or holds the lock.
     WorkerActive,
     /// Nothing outstanding: back off.
     Quiet,
@@ -84,16 +86,17 @@ enum Look {
 }
 
 fn run(interval: Duration) {
-    let mut seen = WORKER_POLLS.load(Ordering::Relaxed);
+    let mut seen = STEPS.load(Ordering::Relaxed);
     let mut pause = interval;
     while !STOP.load(Ordering::Relaxed) {
         std::thread::park_timeout(pause);
         if STOP.load(Ordering::Relaxed) {
             break;
         }
-        let now = WORKER_POLLS.load(Ordering::Relaxed);
+        let now = STEPS.load(Ordering::Relaxed);
         let look = if now != seen { Look::WorkerActive } else { look_once() };
-        seen = WORKER_POLLS.load(Ordering::Relaxed);
+        // After our own steps: only the worker's (or a blocked subrank's) move it from here.
+        seen = STEPS.load(Ordering::Relaxed);
         pause = next_pause(&look, pause, interval);
     }
 }

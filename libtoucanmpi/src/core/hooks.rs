@@ -12,7 +12,6 @@ impl Hooks for Progress {
     /// Takes in what arrived (a transport poll takes one control message at a time), so
     /// that every sibling it concerns is woken before the next one runs.
     fn poll(&mut self) -> bool {
-        super::background::worker_polled();
         state::with(|s| {
             let mut any = false;
             for _ in 0..DRAIN {

@@ -56,12 +56,15 @@ fn env_switch(name: &str, default: bool) -> Result<bool, String> {
 
 /// Reads the configuration from the environment (once).
 pub fn load_config() -> Result<Config, String> {
+    let v = env_usize("TOUCAN_V", 1, 1, 256)?;
     let cfg = Config {
-        v: env_usize("TOUCAN_V", 1, 1, 256)?,
+        v,
         stack: env_usize("TOUCAN_STACK", 8 << 20, 64 << 10, 1 << 40)?,
         eager_max: env_usize("TOUCAN_EAGER", 8 << 10, 0, 1 << 30)?,
         intra_eager_max: env_usize("TOUCAN_INTRA_EAGER", 64 << 10, 0, 1 << 30)?,
-        progress_us: env_usize("TOUCAN_PROGRESS", PROGRESS_US, 0, 1_000_000)?,
+        // Background progress by default only with siblings to overlap: at V=1 its wake-ups
+        // cost a ping-pong about 0.03 us per message (0.45 against 0.42 us, quiet machine).
+        progress_us: env_usize("TOUCAN_PROGRESS", if v > 1 { PROGRESS_US } else { 0 }, 0, 1_000_000)?,
         real_coll: env_switch("TOUCAN_REAL_COLL", true)?,
         real_coll_derived: env_switch("TOUCAN_REAL_COLL_DERIVED", false)?,
         real_coll_min: env_usize("TOUCAN_REAL_COLL_MIN", REAL_COLL_MIN, 0, usize::MAX / 2)?,
@@ -77,7 +80,7 @@ pub fn config() -> Config {
         stack: 8 << 20,
         eager_max: 8 << 10,
         intra_eager_max: 64 << 10,
-        progress_us: PROGRESS_US,
+        progress_us: 0,
         real_coll: true,
         real_coll_derived: false,
         real_coll_min: REAL_COLL_MIN,

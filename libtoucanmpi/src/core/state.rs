@@ -273,6 +273,7 @@ impl State {
     /// Control messages are handled as they come out of the ring (an eager payload is read
     /// in place); one eager message ends the step (see `Transport::poll_ring`).
     pub fn progress(&mut self) -> bool {
+        super::background::stepped();
         let mut any = false;
         for _ in 0..RING {
             let e = match self.tp.poll_ring() {
