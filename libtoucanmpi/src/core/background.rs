@@ -25,8 +25,6 @@ use std::time::Duration;
 static STEPS: AtomicU64 = AtomicU64::new(0);
 static STOP: AtomicBool = AtomicBool::new(false);
 static THREAD: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
-/// Polls this thread made (for the overlap report and tests).
-static POLLS: AtomicU64 = AtomicU64::new(0);
 
 /// Longest pause between two looks when nothing is outstanding.
 const IDLE_MAX: Duration = Duration::from_millis(1);
@@ -40,11 +38,6 @@ const DRAIN: usize = 32;
 #[inline]
 pub fn stepped() {
     STEPS.store(STEPS.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
-}
-
-/// Polls the background thread made.
-pub fn polls() -> u64 {
-    POLLS.load(Ordering::Relaxed)
 }
 
 /// Starts the thread (once per process) when `interval` is not zero.
@@ -119,7 +112,6 @@ fn look_once() -> Look {
         if !outstanding_tasks && s.reqs.live() == 0 && !s.tp.has_pending() {
             return Look::Quiet;
         }
-        POLLS.fetch_add(1, Ordering::Relaxed);
         let mut any = false;
         for _ in 0..DRAIN {
             if !s.progress() {
