@@ -473,6 +473,19 @@ pub fn derive(parent: &CommRef, seq: u64, children: &[(u64, &[u32])]) -> MpiResu
     })
 }
 
+/// Runs the progress engine until every twin being made is made and every operation queued
+/// for a turn has started, so that all processes start the same real operations before the
+/// real MPI is finalized (a twin's `MPI_Comm_idup` can complete only in the last steps, and the
+/// operations queued behind it must still start here as they did on the other processes).
+pub fn settle(s: &mut State) {
+    let unsettled = |s: &State| {
+        s.rcoll.inflight.values().any(|f| matches!(f, Inflight::Dup { .. })) || s.rcoll.twins.values().any(|t| !t.ready.is_empty())
+    };
+    while unsettled(s) {
+        s.progress();
+    }
+}
+
 /// Whether intra-communicator `cm` has a twin (made or being made).
 pub fn has_twin(cm: &CommRef) -> bool {
     !cm.is_inter() && state::with(|s| s.rcoll.twins.contains_key(&key_of(cm.ctx, &cm.group.ranks))).unwrap_or(false)

@@ -66,7 +66,7 @@ pub fn load_config() -> Result<Config, String> {
         // cost a ping-pong about 0.03 us per message (0.45 against 0.42 us, quiet machine).
         progress_us: env_usize("TOUCAN_PROGRESS", if v > 1 { PROGRESS_US } else { 0 }, 0, 1_000_000)?,
         real_coll: env_switch("TOUCAN_REAL_COLL", true)?,
-        real_coll_derived: env_switch("TOUCAN_REAL_COLL_DERIVED", false)?,
+        real_coll_derived: env_switch("TOUCAN_REAL_COLL_DERIVED", true)?,
         real_coll_min: env_usize("TOUCAN_REAL_COLL_MIN", REAL_COLL_MIN, 0, usize::MAX / 2)?,
         real_bcast_min: env_usize("TOUCAN_REAL_BCAST_MIN", REAL_BCAST_MIN, 0, usize::MAX / 2)?,
     };
@@ -82,7 +82,7 @@ pub fn config() -> Config {
         intra_eager_max: 64 << 10,
         progress_us: 0,
         real_coll: true,
-        real_coll_derived: false,
+        real_coll_derived: true,
         real_coll_min: REAL_COLL_MIN,
         real_bcast_min: REAL_BCAST_MIN,
     })
@@ -134,6 +134,7 @@ pub fn process_exit() -> Result<(), String> {
     super::background::stop();
     if let Some(mut s) = state::take() {
         super::report::finish(&mut s);
+        super::realcoll::settle(&mut s);
         s.tp.finalize()?;
         // The real MPI's library stays loaded (its atexit handlers may still run).
         std::mem::forget(s);

@@ -28,8 +28,8 @@ pub struct Config {
     pub progress_us: usize,
     /// The inter-process level of collectives may use the real MPI's collectives (`realcoll`).
     pub real_coll: bool,
-    /// Communicators derived from MPI_COMM_WORLD get real twins too (`TOUCAN_REAL_COLL_DERIVED`;
-    /// off by default: a dup/free sequence was seen to leave a real operation pending).
+    /// Communicators derived from one with a twin get real twins too (`TOUCAN_REAL_COLL_DERIVED`,
+    /// on by default).
     pub real_coll_derived: bool,
     /// Bytes per rank from which a reduction goes to the real MPI (Barrier: when 0).
     pub real_coll_min: usize,
