@@ -3,7 +3,7 @@
 use super::consts as c;
 use super::handles::{self as hd, comm, me};
 use super::status::{store, store_at, MpiStatus};
-use crate::core::blocking::{self, block_on, finish, is_done, status_result};
+use crate::core::blocking::{self, block_on, block_on_with, finish, is_done, status_result};
 use crate::core::comm::CommRef;
 use crate::core::datatype::DtRef;
 use crate::core::error::{err, MpiError, MpiResult};
@@ -213,47 +213,70 @@ unsafe fn recv_direct(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: 
         None => true,
     };
     // The argument checks run under the lock of block_on's first try (one lock, not two).
-    let mut checked: Option<Pattern> = None;
-    block_on(|s| {
-        let pat = match checked {
-            Some(p) => p,
-            None => match recv_pattern(s, sub, comm_h, src, tag) {
-                Ok(Some(p)) => *checked.insert(p),
-                Ok(None) => return Some(Ok(Some(blocking::proc_null_status()))),
-                Err(e) => return Some(Err(e)),
-            },
-        };
-        // An arrival may have been copied in already while this rank was parked.
-        let l = &s.locals[sub];
-        let done = l.direct.and_then(|d| d.done);
-        let r = match done {
-            Some(st) => Some(Some(st)),
-            // Nothing queued: nothing to scan.
-            None if l.unexpected.is_empty() => None,
-            None => match s.try_recv_now(sub, &pat, buf as *mut u8, cap) {
+    let checked: Cell<Option<Pattern>> = Cell::new(None);
+    block_on_with(
+        |s| {
+            let pat = match checked.get() {
+                Some(p) => p,
+                None => match recv_pattern(s, sub, comm_h, src, tag) {
+                    Ok(Some(p)) => {
+                        checked.set(Some(p));
+                        p
+                    }
+                    Ok(None) => return Some(Ok(Some(blocking::proc_null_status()))),
+                    Err(e) => return Some(Err(e)),
+                },
+            };
+            // An arrival may have been copied in already while this rank was parked.
+            let l = &s.locals[sub];
+            let done = l.direct.and_then(|d| d.done);
+            let r = match done {
                 Some(st) => Some(Some(st)),
-                // A rendezvous message from another process needs a posted request.
-                None if s.probe(sub, &pat).is_some() => Some(None),
-                None => None,
-            },
-        };
-        let l = &mut s.locals[sub];
-        if r.is_some() {
-            l.waiting = None;
-            l.direct = None;
-        } else {
-            l.waiting = Some(pat);
-            if direct_ok {
-                l.direct = Some(Direct {
-                    pat,
-                    buf: buf as *mut u8,
-                    cap,
-                    done: None,
-                });
+                // Nothing queued: nothing to scan.
+                None if l.unexpected.is_empty() => None,
+                None => match s.try_recv_now(sub, &pat, buf as *mut u8, cap) {
+                    Some(st) => Some(Some(st)),
+                    // A rendezvous message from another process needs a posted request.
+                    None if s.probe(sub, &pat).is_some() => Some(None),
+                    None => None,
+                },
+            };
+            let l = &mut s.locals[sub];
+            if r.is_some() {
+                l.waiting = None;
+                l.direct = None;
+            } else {
+                l.waiting = Some(pat);
+                if direct_ok {
+                    l.direct = Some(Direct {
+                        pat,
+                        buf: buf as *mut u8,
+                        cap,
+                        done: None,
+                    });
+                }
             }
-        }
-        r.map(Ok)
-    })?
+            r.map(Ok)
+        },
+        // Polling in place (this rank runs): its own eager message goes straight from the
+        // transport into `buf`.
+        |s| match checked.get() {
+            Some(pat) if direct_ok => {
+                // SAFETY: the caller's buffer holds `cap` bytes, and this rank runs.
+                let (moved, st) = unsafe { s.progress_recv(sub, &pat, buf as *mut u8, cap) };
+                match st {
+                    Some(st) => {
+                        let l = &mut s.locals[sub];
+                        l.waiting = None;
+                        l.direct = None;
+                        (true, Some(Ok(Some(st))))
+                    }
+                    None => (moved, None),
+                }
+            }
+            _ => (s.progress(), None),
+        },
+    )?
 }
 
 /// Checks a receive's arguments under the lock; returns its pattern, or None for

@@ -302,8 +302,8 @@ impl State {
         any
     }
 
-    #[inline]
-    fn dispatch(&mut self, e: Event) {
+    #[inline(always)]
+    pub(super) fn dispatch(&mut self, e: Event) {
         match e {
             Event::Msg {
                 dst_sub,
@@ -325,6 +325,6 @@ impl State {
 
 #[cold]
 #[inline(never)]
-fn progress_failed(e: String) -> ! {
+pub(super) fn progress_failed(e: String) -> ! {
     crate::abi::fatal(&format!("progress engine: {e}"))
 }

@@ -117,6 +117,15 @@ pub struct Transport {
     slot_len: usize,
 }
 
+/// A control message taken from the ring by `Transport::poll_ring_raw`, still in its slot.
+#[derive(Clone, Copy, Debug)]
+pub struct Arrived {
+    slot: usize,
+    pub src_proc: usize,
+    pub dst_sub: usize,
+    pub src_sub: usize,
+}
+
 /// One pre-posted control receive.
 struct Slot {
     req: RRequest,
@@ -371,7 +380,7 @@ impl Transport {
             // SAFETY: both copies stay inside the HDR_LEN + TINY bytes of `buf` (len <= TINY).
             unsafe {
                 std::ptr::write_unaligned(p as *mut Header, *hdr);
-                std::ptr::copy_nonoverlapping(payload.as_ptr(), p.add(HDR_LEN), payload.len());
+                super::copy::bytes(payload.as_ptr(), p.add(HDR_LEN), payload.len());
             }
             // SAFETY: the first HDR_LEN + len bytes of `buf` were written just above and stay
             // valid for the duration of the call.
@@ -492,10 +501,21 @@ impl Transport {
     /// a whole small receive) before this message reaches its receiver. Slots the real MPI
     /// already completed are picked up cheaply by the next steps. After a rendezvous header or
     /// an acknowledgement, whose payloads take far longer than one more test, it goes on.
+    #[inline(always)]
+    pub fn poll_ring(&mut self) -> Result<Option<Event>, String> {
+        match self.poll_ring_raw()? {
+            Some(a) => self.event_of(a).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Like `poll_ring`, but leaves the message in its slot: the caller reads it with
+    /// `header`/`eager_payload` or turns it into an event with `event_of`, before the next
+    /// poll (which may repost the slot).
     ///
     /// The test is inlined into the caller's polling loop; taking an arrived message is not.
     #[inline(always)]
-    pub fn poll_ring(&mut self) -> Result<Option<Event>, String> {
+    pub fn poll_ring_raw(&mut self) -> Result<Option<Arrived>, String> {
         if !self.repost.is_empty() {
             self.flush_reposts()?;
         }
@@ -510,36 +530,67 @@ impl Transport {
         if flag == 0 {
             return Ok(None);
         }
-        self.take_head(&st).map(Some)
+        Ok(Some(self.take_head(&st)))
     }
 
-    /// The head slot's message arrived (status `st`): its event; the slot waits for a repost.
+    /// The head slot's message arrived (status `st`); the slot waits for a repost.
     #[inline(never)]
-    fn take_head(&mut self, st: &RealStatus) -> Result<Event, String> {
+    fn take_head(&mut self, st: &RealStatus) -> Arrived {
         let head = self.head;
         self.ctrl_recvd += 1;
         self.repost.push(head);
         self.head = (head + 1) % RING;
-        let hdr = Header::from_bytes(&self.ring[head].buf).ok_or("a control message shorter than its header arrived")?;
         let (dst_sub, src_sub) = wire::split_ctrl_tag(st.MPI_TAG);
+        Arrived {
+            slot: head,
+            src_proc: st.MPI_SOURCE as usize,
+            dst_sub,
+            src_sub,
+        }
+    }
+
+    /// The header of a message taken by `poll_ring_raw`.
+    #[inline]
+    pub fn header(&self, a: &Arrived) -> Header {
+        // The slot buffer is HDR_LEN + eager_max bytes long (never shorter than a header).
+        Header::from_bytes(&self.ring[a.slot].buf).unwrap_or_default()
+    }
+
+    /// The payload of an eager message taken by `poll_ring_raw` (with header `hdr`), read in
+    /// place; None when it claims more bytes than a slot holds.
+    #[inline]
+    pub fn eager_payload(&self, a: &Arrived, hdr: &Header) -> Option<RingBytes> {
+        let plen = hdr.len as usize;
+        if HDR_LEN.checked_add(plen)? > self.slot_len {
+            return None;
+        }
+        Some(RingBytes {
+            ptr: self.ring[a.slot].buf[HDR_LEN..].as_ptr(),
+            len: plen,
+        })
+    }
+
+    /// The event of a message taken by `poll_ring_raw`.
+    #[inline(never)]
+    pub fn event_of(&self, a: Arrived) -> Result<Event, String> {
+        let hdr = self.header(&a);
         if hdr.kind == wire::KIND_ACK {
             return Ok(Event::Ack { token: hdr.token });
         }
-        let plen = if hdr.kind == wire::KIND_EAGER { hdr.len as usize } else { 0 };
-        if HDR_LEN + plen > self.slot_len {
-            return Err(format!(
-                "a {plen}-byte eager message exceeds this process's eager limit (all processes need the same TOUCAN_EAGER)"
-            ));
-        }
-        // The slot is reposted at the next poll_ring: its bytes stay valid until then.
-        let payload = RingBytes {
-            ptr: self.ring[head].buf[HDR_LEN..].as_ptr(),
-            len: plen,
+        let payload = if hdr.kind == wire::KIND_EAGER {
+            self.eager_payload(&a, &hdr).ok_or_else(|| {
+                format!(
+                    "a {}-byte eager message exceeds this process's eager limit (all processes need the same TOUCAN_EAGER)",
+                    hdr.len
+                )
+            })?
+        } else {
+            RingBytes { ptr: ptr::null(), len: 0 }
         };
         Ok(Event::Msg {
-            dst_sub,
-            src_proc: st.MPI_SOURCE as usize,
-            src_sub,
+            dst_sub: a.dst_sub,
+            src_proc: a.src_proc,
+            src_sub: a.src_sub,
             hdr,
             payload,
         })
