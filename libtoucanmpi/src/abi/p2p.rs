@@ -180,7 +180,7 @@ unsafe fn send_now(buf: *const c_void, count: i64, dt: usize, dest: c_int, tag: 
     if sub == usize::MAX || count < 0 || !d.is_contiguous() || (buf.is_null() && count > 0) {
         return Ok(false);
     }
-    state::with(|s| -> MpiResult<bool> {
+    state::with_hot(|s| -> MpiResult<bool> {
         hd::active(s, sub)?;
         let cm = hd::comm_in(s, sub, comm_h)?;
         hd::dest(cm, dest)?;

@@ -51,7 +51,7 @@ pub fn block_on_with<T>(
 ) -> MpiResult<T> {
     loop {
         let mut settle = false;
-        let r = state::with(|s| {
+        let r = state::with_hot(|s| {
             if let Some(v) = f(s) {
                 return Some(v);
             }

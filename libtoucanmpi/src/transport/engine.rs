@@ -367,37 +367,52 @@ impl Transport {
 
     /// Header and payload in one real message; the payload is copied, so the caller's buffer
     /// is free at once.
-    #[inline]
+    #[inline(always)]
     pub fn send_eager(&mut self, dst_proc: usize, dst_sub: usize, src_sub: usize, hdr: &Header, payload: &[u8]) -> Result<(), String> {
-        self.ctrl_sent += 1;
         if payload.len() <= TINY {
-            // Tiny messages always travel with the real MPI's eager protocol, so a blocking
-            // send completes locally (it never waits for the receiver): no allocation, no
-            // request to track.
-            // Not zeroed: only the HDR_LEN + len bytes written below are sent.
-            let mut buf = std::mem::MaybeUninit::<[u8; HDR_LEN + TINY]>::uninit();
-            let p = buf.as_mut_ptr() as *mut u8;
-            // SAFETY: both copies stay inside the HDR_LEN + TINY bytes of `buf` (len <= TINY).
-            unsafe {
-                std::ptr::write_unaligned(p as *mut Header, *hdr);
-                super::copy::bytes(payload.as_ptr(), p.add(HDR_LEN), payload.len());
-            }
-            // SAFETY: the first HDR_LEN + len bytes of `buf` were written just above and stay
-            // valid for the duration of the call.
-            return check(
-                unsafe {
-                    self.real.PMPI_Send(
-                        buf.as_ptr() as *const c_void,
-                        (HDR_LEN + payload.len()) as c_int,
-                        h(real::REAL_MPI_BYTE),
-                        dst_proc as c_int,
-                        wire::ctrl_tag(dst_sub, src_sub),
-                        self.ctrl,
-                    )
-                },
-                "MPI_Send",
-            );
+            self.send_tiny(dst_proc, dst_sub, src_sub, hdr, payload)
+        } else {
+            self.send_eager_copy(dst_proc, dst_sub, src_sub, hdr, payload)
         }
+    }
+
+    /// Tiny messages always travel with the real MPI's eager protocol, so a blocking send
+    /// completes locally (it never waits for the receiver): no allocation, no request to
+    /// track.
+    #[inline(always)]
+    fn send_tiny(&mut self, dst_proc: usize, dst_sub: usize, src_sub: usize, hdr: &Header, payload: &[u8]) -> Result<(), String> {
+        debug_assert!(payload.len() <= TINY);
+        self.ctrl_sent += 1;
+        // Not zeroed: only the HDR_LEN + len bytes written below are sent.
+        let mut buf = std::mem::MaybeUninit::<[u8; HDR_LEN + TINY]>::uninit();
+        let p = buf.as_mut_ptr() as *mut u8;
+        let n = payload.len().min(TINY);
+        // SAFETY: both copies stay inside the HDR_LEN + TINY bytes of `buf` (n <= TINY).
+        unsafe {
+            std::ptr::write_unaligned(p as *mut Header, *hdr);
+            super::copy::bytes(payload.as_ptr(), p.add(HDR_LEN), n);
+        }
+        // SAFETY: the first HDR_LEN + n bytes of `buf` were written just above and stay
+        // valid for the duration of the call.
+        check(
+            unsafe {
+                self.real.PMPI_Send(
+                    buf.as_ptr() as *const c_void,
+                    (HDR_LEN + n) as c_int,
+                    h(real::REAL_MPI_BYTE),
+                    dst_proc as c_int,
+                    wire::ctrl_tag(dst_sub, src_sub),
+                    self.ctrl,
+                )
+            },
+            "MPI_Send",
+        )
+    }
+
+    /// A larger eager message: copied into a buffer that lives until the real send completes.
+    #[inline(never)]
+    fn send_eager_copy(&mut self, dst_proc: usize, dst_sub: usize, src_sub: usize, hdr: &Header, payload: &[u8]) -> Result<(), String> {
+        self.ctrl_sent += 1;
         let mut buf = Vec::with_capacity(HDR_LEN + payload.len());
         buf.extend_from_slice(&hdr.to_bytes());
         buf.extend_from_slice(payload);
