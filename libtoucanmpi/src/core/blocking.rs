@@ -71,11 +71,24 @@ pub fn block_on_with<T>(
             return Ok(v);
         }
         if settle {
-            crate::abi::greq::settle()?;
+            settle_greqs()?;
             continue;
         }
-        sched::park();
+        park();
     }
+}
+
+/// Out of line, so that the thread-local lookups of parking are not hoisted into every
+/// blocking call's entry.
+#[inline(never)]
+fn park() {
+    sched::park();
+}
+
+#[cold]
+#[inline(never)]
+fn settle_greqs() -> MpiResult<()> {
+    crate::abi::greq::settle()
 }
 
 /// Polls in place before parking when no sibling can run.
