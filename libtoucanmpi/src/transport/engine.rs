@@ -310,9 +310,23 @@ impl Transport {
     /// Reposts, in ring order, the slots consumed by the previous polls (kept until now so
     /// their payloads could be read in place; reposting in order keeps posting order = ring
     /// order, which is the order the real MPI matches arrivals in).
+    ///
+    /// A consumed slot's receive is complete but not yet freed (the poll only looked at its
+    /// status, see `poll_ring_raw`): it is freed here, just before its repost.
     fn flush_reposts(&mut self) -> Result<(), String> {
         for &i in &self.repost {
-            post_slot(&self.real, self.ctrl, self.slot_len, &mut self.ring[i])?;
+            let slot = &mut self.ring[i];
+            // MPI_Wait on the complete request frees it without a progress step (MPICH's
+            // MPI_Request_free makes one: about 700 instructions, against 100).
+            // SAFETY: the slot's request completed (the poll saw it) and nobody else holds it.
+            check(
+                unsafe {
+                    self.real
+                        .PMPI_Wait(&mut slot.req, real::REAL_MPI_STATUS_IGNORE as *mut RealStatus)
+                },
+                "MPI_Wait",
+            )?;
+            post_slot(&self.real, self.ctrl, self.slot_len, slot)?;
         }
         self.repost.clear();
         Ok(())
@@ -537,10 +551,14 @@ impl Transport {
         let mut flag: c_int = 0;
         // SAFETY: RealStatus is a plain C struct; all-zero is a valid value.
         let mut st: RealStatus = unsafe { std::mem::zeroed() };
+        // MPI_Request_get_status, not MPI_Test: it drives the real MPI's progress as much, but a
+        // failed one costs half as many instructions in MPICH (229 against 455 measured), which
+        // halves the polling period and so the wait between an arrival and its detection. The
+        // completed request is freed at the slot's repost (`flush_reposts`).
         // SAFETY: the head slot's request is a live receive posted by post_slot.
         check(
-            unsafe { self.real.PMPI_Test(&mut self.ring[self.head].req, &mut flag, &mut st) },
-            "MPI_Test",
+            unsafe { self.real.PMPI_Request_get_status(self.ring[self.head].req, &mut flag, &mut st) },
+            "MPI_Request_get_status",
         )?;
         if flag == 0 {
             return Ok(None);
