@@ -314,7 +314,7 @@ mod tests {
         let (exp, m) = match e {
             0 if f == 0 => (0u16, 0u64),
             0x7ff => (0x7fff, 1 << 63 | f << 11),
-            e => (e - 1023 + 16383, 1 << 63 | f << 11),
+            e => (e + 16383 - 1023, 1 << 63 | f << 11),
         };
         let mut x = [0u8; 16];
         x[..8].copy_from_slice(&m.to_le_bytes());
@@ -324,7 +324,7 @@ mod tests {
         let want = match e {
             0 if f == 0 => (sign as u128) << 127,
             0x7ff => (sign as u128) << 127 | 0x7fffu128 << 112 | (f as u128) << 60,
-            e => (sign as u128) << 127 | ((e as u128) - 1023 + 16383) << 112 | (f as u128) << 60,
+            e => (sign as u128) << 127 | ((e as u128) + 16383 - 1023) << 112 | (f as u128) << 60,
         };
         assert_eq!(q, want);
         assert_eq!(quad_to_x87(q), x);
