@@ -380,7 +380,15 @@ unsafe fn recv(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, 
 
 /// MPI_Recv through a request (a rendezvous message, a derived datatype, ...).
 #[inline(never)]
-unsafe fn recv_request(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize, status: *mut MpiStatus) -> MpiResult<()> {
+unsafe fn recv_request(
+    buf: *mut c_void,
+    count: i64,
+    dt: usize,
+    src: c_int,
+    tag: c_int,
+    comm_h: usize,
+    status: *mut MpiStatus,
+) -> MpiResult<()> {
     let id = irecv(buf, count, dt, src, tag, comm_h)?;
     let st = blocking::wait(id)?;
     store(status, &st);

@@ -45,10 +45,7 @@ pub fn block_on<T>(f: impl FnMut(&mut State) -> Option<T>) -> MpiResult<T> {
 /// `block_on` whose polls in place are `step` (in place of `State::progress`): it returns
 /// whether anything happened and may produce the result itself (a blocking receive whose
 /// message it copied straight from the transport).
-pub fn block_on_with<T>(
-    mut f: impl FnMut(&mut State) -> Option<T>,
-    mut step: impl FnMut(&mut State) -> (bool, Option<T>),
-) -> MpiResult<T> {
+pub fn block_on_with<T>(mut f: impl FnMut(&mut State) -> Option<T>, mut step: impl FnMut(&mut State) -> (bool, Option<T>)) -> MpiResult<T> {
     loop {
         let mut settle = false;
         let r = state::with_hot(|s| {

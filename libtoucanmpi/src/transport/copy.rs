@@ -12,12 +12,12 @@ pub unsafe fn bytes(src: *const u8, dst: *mut u8, n: usize) {
     // SAFETY (all branches): the reads and writes stay within the first `n` bytes of each
     // range (the two overlapping words of a branch both lie inside it).
     unsafe {
-        if n >= 8 && n <= 16 {
+        if (8..=16).contains(&n) {
             let a = std::ptr::read_unaligned(src as *const u64);
             let b = std::ptr::read_unaligned(src.add(n - 8) as *const u64);
             std::ptr::write_unaligned(dst as *mut u64, a);
             std::ptr::write_unaligned(dst.add(n - 8) as *mut u64, b);
-        } else if n >= 4 && n < 8 {
+        } else if (4..8).contains(&n) {
             let a = std::ptr::read_unaligned(src as *const u32);
             let b = std::ptr::read_unaligned(src.add(n - 4) as *const u32);
             std::ptr::write_unaligned(dst as *mut u32, a);

@@ -320,10 +320,7 @@ impl Transport {
             // MPI_Request_free makes one: about 700 instructions, against 100).
             // SAFETY: the slot's request completed (the poll saw it) and nobody else holds it.
             check(
-                unsafe {
-                    self.real
-                        .PMPI_Wait(&mut slot.req, real::REAL_MPI_STATUS_IGNORE as *mut RealStatus)
-                },
+                unsafe { self.real.PMPI_Wait(&mut slot.req, real::REAL_MPI_STATUS_IGNORE as *mut RealStatus) },
                 "MPI_Wait",
             )?;
             post_slot(&self.real, self.ctrl, self.slot_len, slot)?;
