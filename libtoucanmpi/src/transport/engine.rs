@@ -549,10 +549,11 @@ impl Transport {
         let mut flag: c_int = 0;
         // SAFETY: RealStatus is a plain C struct; all-zero is a valid value.
         let mut st: RealStatus = unsafe { std::mem::zeroed() };
-        // MPI_Request_get_status, not MPI_Test: it drives the real MPI's progress as much, but a
-        // failed one costs half as many instructions in MPICH (229 against 455 measured), which
-        // halves the polling period and so the wait between an arrival and its detection. The
-        // completed request is freed at the slot's repost (`flush_reposts`).
+        // MPI_Request_get_status, not MPI_Test: it drives the real MPI's progress as much, but
+        // costs fewer instructions in MPICH 4.0.2 (failed: about 320 against 400; an arrival:
+        // 661 against 826), which shortens both the polling period and the path from an
+        // arrival to its receiver. The complete request is freed at the slot's repost
+        // (`flush_reposts`), off that path.
         // SAFETY: the head slot's request is a live receive posted by post_slot.
         check(
             unsafe { self.real.PMPI_Request_get_status(self.ring[self.head].req, &mut flag, &mut st) },
