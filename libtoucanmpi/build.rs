@@ -36,6 +36,7 @@ const REAL_FUNCS: &[&str] = &[
     "Waitall",
     "Cancel",
     "Request_free",
+    "Request_get_status",
     "Get_count",
     "Get_processor_name",
     "Get_library_version",

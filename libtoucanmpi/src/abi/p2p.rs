@@ -3,7 +3,7 @@
 use super::consts as c;
 use super::handles::{self as hd, comm, me};
 use super::status::{store, store_at, MpiStatus};
-use crate::core::blocking::{self, block_on, finish, is_done, status_result};
+use crate::core::blocking::{self, block_on, block_on_with, finish, is_done, status_result};
 use crate::core::comm::CommRef;
 use crate::core::datatype::DtRef;
 use crate::core::error::{err, MpiError, MpiResult};
@@ -172,6 +172,7 @@ fn wait_one(id: ReqId, what: &str) -> MpiResult<Status> {
 
 /// Standard-mode send of a predefined contiguous type that completes without a request,
 /// checked and done under one lock. Returns false when the general path must run.
+#[inline(always)]
 unsafe fn send_now(buf: *const c_void, count: i64, dt: usize, dest: c_int, tag: c_int, comm_h: usize) -> MpiResult<bool> {
     let sub = sched::current();
     let Some(d) = crate::core::datatype::predefined(dt) else {
@@ -180,7 +181,7 @@ unsafe fn send_now(buf: *const c_void, count: i64, dt: usize, dest: c_int, tag: 
     if sub == usize::MAX || count < 0 || !d.is_contiguous() || (buf.is_null() && count > 0) {
         return Ok(false);
     }
-    state::with(|s| -> MpiResult<bool> {
+    state::with_hot(|s| -> MpiResult<bool> {
         hd::active(s, sub)?;
         let cm = hd::comm_in(s, sub, comm_h)?;
         hd::dest(cm, dest)?;
@@ -197,6 +198,7 @@ unsafe fn send_now(buf: *const c_void, count: i64, dt: usize, dest: c_int, tag: 
 /// a matching message to reach its queue and copies it out. Receives it posted earlier still
 /// match first (arrivals are matched against posted receives before they are queued). Returns
 /// None when the general path must run (e.g. a rendezvous from another process).
+#[inline(always)]
 unsafe fn recv_direct(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize) -> MpiResult<Option<Status>> {
     let sub = sched::current();
     let Some(d) = crate::core::datatype::predefined(dt) else {
@@ -213,47 +215,70 @@ unsafe fn recv_direct(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: 
         None => true,
     };
     // The argument checks run under the lock of block_on's first try (one lock, not two).
-    let mut checked: Option<Pattern> = None;
-    block_on(|s| {
-        let pat = match checked {
-            Some(p) => p,
-            None => match recv_pattern(s, sub, comm_h, src, tag) {
-                Ok(Some(p)) => *checked.insert(p),
-                Ok(None) => return Some(Ok(Some(blocking::proc_null_status()))),
-                Err(e) => return Some(Err(e)),
-            },
-        };
-        // An arrival may have been copied in already while this rank was parked.
-        let l = &s.locals[sub];
-        let done = l.direct.and_then(|d| d.done);
-        let r = match done {
-            Some(st) => Some(Some(st)),
-            // Nothing queued: nothing to scan.
-            None if l.unexpected.is_empty() => None,
-            None => match s.try_recv_now(sub, &pat, buf as *mut u8, cap) {
+    let checked: Cell<Option<Pattern>> = Cell::new(None);
+    block_on_with(
+        |s| {
+            let pat = match checked.get() {
+                Some(p) => p,
+                None => match recv_pattern(s, sub, comm_h, src, tag) {
+                    Ok(Some(p)) => {
+                        checked.set(Some(p));
+                        p
+                    }
+                    Ok(None) => return Some(Ok(Some(blocking::proc_null_status()))),
+                    Err(e) => return Some(Err(e)),
+                },
+            };
+            // An arrival may have been copied in already while this rank was parked.
+            let l = &s.locals[sub];
+            let done = l.direct.and_then(|d| d.done);
+            let r = match done {
                 Some(st) => Some(Some(st)),
-                // A rendezvous message from another process needs a posted request.
-                None if s.probe(sub, &pat).is_some() => Some(None),
-                None => None,
-            },
-        };
-        let l = &mut s.locals[sub];
-        if r.is_some() {
-            l.waiting = None;
-            l.direct = None;
-        } else {
-            l.waiting = Some(pat);
-            if direct_ok {
-                l.direct = Some(Direct {
-                    pat,
-                    buf: buf as *mut u8,
-                    cap,
-                    done: None,
-                });
+                // Nothing queued: nothing to scan.
+                None if l.unexpected.is_empty() => None,
+                None => match s.try_recv_now(sub, &pat, buf as *mut u8, cap) {
+                    Some(st) => Some(Some(st)),
+                    // A rendezvous message from another process needs a posted request.
+                    None if s.probe(sub, &pat).is_some() => Some(None),
+                    None => None,
+                },
+            };
+            let l = &mut s.locals[sub];
+            if r.is_some() {
+                l.waiting = None;
+                l.direct = None;
+            } else {
+                l.waiting = Some(pat);
+                if direct_ok {
+                    l.direct = Some(Direct {
+                        pat,
+                        buf: buf as *mut u8,
+                        cap,
+                        done: None,
+                    });
+                }
             }
-        }
-        r.map(Ok)
-    })?
+            r.map(Ok)
+        },
+        // Polling in place (this rank runs): its own eager message goes straight from the
+        // transport into `buf`.
+        |s| match checked.get() {
+            Some(pat) if direct_ok => {
+                // SAFETY: the caller's buffer holds `cap` bytes, and this rank runs.
+                let (moved, st) = unsafe { s.progress_recv(sub, &pat, buf as *mut u8, cap) };
+                match st {
+                    Some(st) => {
+                        let l = &mut s.locals[sub];
+                        l.waiting = None;
+                        l.direct = None;
+                        (true, Some(Ok(Some(st))))
+                    }
+                    None => (moved, None),
+                }
+            }
+            _ => (s.progress(), None),
+        },
+    )?
 }
 
 /// Checks a receive's arguments under the lock; returns its pattern, or None for
@@ -267,7 +292,20 @@ fn recv_pattern(s: &State, sub: usize, comm_h: usize, src: c_int, tag: c_int) ->
     Ok((src != c::MPI_PROC_NULL).then_some(Pattern { ctx: cm.ctx, src, tag }))
 }
 
+/// MPI_Send: the request-free path inline, the general one out of line.
+#[inline(always)]
+unsafe fn send_std(buf: *const c_void, count: i64, dt: usize, dest: c_int, tag: c_int, comm_h: usize) -> MpiResult<()> {
+    if send_now(buf, count, dt, dest, tag, comm_h)? {
+        return Ok(());
+    }
+    send(buf, count, dt, dest, tag, comm_h, SendMode::Standard, "MPI_Send")
+}
+
+with_c!(MPI_Send, PMPI_Send, MPI_Send_c, PMPI_Send_c, (buf: *const c_void), count, (dt: usize, dest: c_int, tag: c_int, comm_h: usize),
+    errcomm = comm_h, send_std);
+
 /// Blocking send in any mode.
+#[inline(never)]
 unsafe fn send(
     buf: *const c_void,
     count: i64,
@@ -291,7 +329,6 @@ macro_rules! send_fn {
             errcomm = comm_h, send, $mode, stringify!($name));
     };
 }
-send_fn!(MPI_Send, PMPI_Send, MPI_Send_c, PMPI_Send_c, SendMode::Standard);
 send_fn!(MPI_Ssend, PMPI_Ssend, MPI_Ssend_c, PMPI_Ssend_c, SendMode::Sync);
 send_fn!(MPI_Rsend, PMPI_Rsend, MPI_Rsend_c, PMPI_Rsend_c, SendMode::Ready);
 send_fn!(MPI_Bsend, PMPI_Bsend, MPI_Bsend_c, PMPI_Bsend_c, SendMode::Buffered);
@@ -325,11 +362,33 @@ isend_fn!(MPI_Issend, PMPI_Issend, MPI_Issend_c, PMPI_Issend_c, SendMode::Sync);
 isend_fn!(MPI_Irsend, PMPI_Irsend, MPI_Irsend_c, PMPI_Irsend_c, SendMode::Ready);
 isend_fn!(MPI_Ibsend, PMPI_Ibsend, MPI_Ibsend_c, PMPI_Ibsend_c, SendMode::Buffered);
 
+/// MPI_Recv: the request-free path inline, the general one out of line.
+#[inline(always)]
 unsafe fn recv(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize, status: *mut MpiStatus) -> MpiResult<()> {
-    if let Some(st) = recv_direct(buf, count, dt, src, tag, comm_h)? {
-        store(status, &st);
-        return status_result(st, "MPI_Recv").map(|_| ());
+    match recv_direct(buf, count, dt, src, tag, comm_h)? {
+        Some(st) => {
+            store(status, &st);
+            if st.error == c::MPI_SUCCESS {
+                Ok(())
+            } else {
+                status_result(st, "MPI_Recv").map(|_| ())
+            }
+        }
+        None => recv_request(buf, count, dt, src, tag, comm_h, status),
     }
+}
+
+/// MPI_Recv through a request (a rendezvous message, a derived datatype, ...).
+#[inline(never)]
+unsafe fn recv_request(
+    buf: *mut c_void,
+    count: i64,
+    dt: usize,
+    src: c_int,
+    tag: c_int,
+    comm_h: usize,
+    status: *mut MpiStatus,
+) -> MpiResult<()> {
     let id = irecv(buf, count, dt, src, tag, comm_h)?;
     let st = blocking::wait(id)?;
     store(status, &st);

@@ -38,10 +38,17 @@ pub fn is_done(s: &State, id: ReqId) -> bool {
 /// When siblings are ready it parks at once (they run, the worker polls); when none is, it
 /// polls the transport in place a few times first, which saves two context switches per
 /// message when a reply is about to arrive, then parks so the worker can back off the core.
-pub fn block_on<T>(mut f: impl FnMut(&mut State) -> Option<T>) -> MpiResult<T> {
+pub fn block_on<T>(f: impl FnMut(&mut State) -> Option<T>) -> MpiResult<T> {
+    block_on_with(f, |s| (s.progress(), None))
+}
+
+/// `block_on` whose polls in place are `step` (in place of `State::progress`): it returns
+/// whether anything happened and may produce the result itself (a blocking receive whose
+/// message it copied straight from the transport).
+pub fn block_on_with<T>(mut f: impl FnMut(&mut State) -> Option<T>, mut step: impl FnMut(&mut State) -> (bool, Option<T>)) -> MpiResult<T> {
     loop {
         let mut settle = false;
-        let r = state::with(|s| {
+        let r = state::with_hot(|s| {
             if let Some(v) = f(s) {
                 return Some(v);
             }
@@ -53,7 +60,7 @@ pub fn block_on<T>(mut f: impl FnMut(&mut State) -> Option<T>) -> MpiResult<T> {
             }
             let me = sched::current();
             sched::metrics::spin_begin(me);
-            let r = spin(s, &mut f);
+            let r = spin(s, &mut f, &mut step);
             sched::metrics::spin_end(me);
             r
         })?;
@@ -61,11 +68,24 @@ pub fn block_on<T>(mut f: impl FnMut(&mut State) -> Option<T>) -> MpiResult<T> {
             return Ok(v);
         }
         if settle {
-            crate::abi::greq::settle()?;
+            settle_greqs()?;
             continue;
         }
-        sched::park();
+        park();
     }
+}
+
+/// Out of line, so that the thread-local lookups of parking are not hoisted into every
+/// blocking call's entry.
+#[inline(never)]
+fn park() {
+    sched::park();
+}
+
+#[cold]
+#[inline(never)]
+fn settle_greqs() -> MpiResult<()> {
+    crate::abi::greq::settle()
 }
 
 /// Polls in place before parking when no sibling can run.
@@ -73,9 +93,18 @@ const SPIN_POLLS: u32 = 64;
 
 /// Nobody else can run: polls in place. Only an event can change `f`'s answer, and an event
 /// that woke a sibling means it is time to let the sibling run.
-fn spin<T>(s: &mut State, f: &mut impl FnMut(&mut State) -> Option<T>) -> Option<T> {
+#[inline(always)]
+fn spin<T>(
+    s: &mut State,
+    f: &mut impl FnMut(&mut State) -> Option<T>,
+    step: &mut impl FnMut(&mut State) -> (bool, Option<T>),
+) -> Option<T> {
     for _ in 0..SPIN_POLLS {
-        if s.progress() {
+        let (moved, v) = step(s);
+        if v.is_some() {
+            return v;
+        }
+        if moved {
             if let Some(v) = f(s) {
                 return Some(v);
             }

@@ -210,7 +210,7 @@ impl Datatype {
     pub unsafe fn unpack(&self, data: &[u8], buf: *mut u8, count: usize) -> usize {
         let total = data.len().min(count * self.size);
         if self.is_contiguous() {
-            std::ptr::copy_nonoverlapping(data.as_ptr(), buf, total);
+            crate::transport::copy::bytes(data.as_ptr(), buf, total);
             return total;
         }
         let mut pos = 0;

@@ -189,7 +189,7 @@ impl State {
         if n > 0 {
             // SAFETY: the receiver registered `buf` with room for `cap` bytes and stays
             // parked in its receive until it has taken `done`; `data` holds `n` bytes.
-            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), d.buf, n) };
+            unsafe { crate::transport::copy::bytes(data.as_ptr(), d.buf, n) };
         }
         d.done = Some(received(env, data.len(), d.cap));
         if let SyncAck::Inter { proc, sub, token } = sync {
@@ -224,7 +224,7 @@ impl State {
             // SAFETY: the source holds `len >= n` bytes (a queued copy, or the sending
             // sibling's buffer, valid until its request completes below); the receive buffer
             // holds `cap >= n` bytes.
-            unsafe { std::ptr::copy_nonoverlapping(src, buf, n) };
+            unsafe { crate::transport::copy::bytes(src, buf, n) };
         }
         if let Body::Intra { sreq, .. } = u.body {
             if let Some(r) = self.reqs.get_mut(sreq) {
@@ -408,6 +408,51 @@ impl State {
         } else {
             self.queue(dst_sub, u);
         }
+    }
+
+    /// One progress step for subrank `sub` polling in place in a blocking receive of up to
+    /// `cap` contiguous bytes into `buf` (`abi::p2p::recv_direct`): an eager message for it
+    /// that matches `pat` is copied from the ring slot straight into `buf`, and its status
+    /// returned, without the general path's event, matching and direct-receive hand-over.
+    /// Anything else (a message for another rank or pattern, a synchronous send, other
+    /// traffic in flight, receives of `sub` posted earlier, which match first) takes the
+    /// general path. Returns whether anything happened, and the status when `buf` got its
+    /// message.
+    ///
+    /// # Safety
+    /// `buf..buf+cap` must be writable, and `sub` is the running subrank.
+    #[inline]
+    pub unsafe fn progress_recv(&mut self, sub: usize, pat: &Pattern, buf: *mut u8, cap: usize) -> (bool, Option<Status>) {
+        if self.tp.has_pending() || !self.locals[sub].posted.is_empty() {
+            return (self.progress(), None);
+        }
+        super::background::stepped();
+        let a = match self.tp.poll_ring_raw() {
+            Ok(Some(a)) => a,
+            Ok(None) => return (false, None),
+            Err(e) => super::state::progress_failed(e),
+        };
+        let hdr = self.tp.header(&a);
+        let env = Envelope {
+            ctx: hdr.ctx,
+            src: hdr.src_rank,
+            tag: hdr.tag,
+        };
+        if a.dst_sub == sub && hdr.kind == wire::KIND_EAGER && hdr.flags & wire::FLAG_SYNC == 0 && pat.matches(&env) {
+            if let Some(p) = self.tp.eager_payload(&a, &hdr) {
+                // SAFETY: the slot is reposted only at the next poll.
+                let data = unsafe { p.as_slice() };
+                let n = data.len().min(cap);
+                // SAFETY: `data` holds `n` bytes; the caller's buffer has room for `cap >= n`.
+                unsafe { crate::transport::copy::bytes(data.as_ptr(), buf, n) };
+                return (true, Some(received(&env, data.len(), cap)));
+            }
+        }
+        match self.tp.event_of(a) {
+            Ok(e) => self.dispatch(e),
+            Err(e) => super::state::progress_failed(e),
+        }
+        (true, None)
     }
 
     /// A rendezvous payload arrived for receive `rid`.

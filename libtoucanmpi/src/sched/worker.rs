@@ -5,12 +5,22 @@ use super::coroutine::{Resumed, Subrank};
 use super::metrics;
 use super::park::{self, State};
 use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// Rounds of subranks run between two polls of the progress engine while some are ready.
 const POLL_EVERY: u32 = 4;
 
+/// The thread that runs subranks (its `thread_word`), 0 while none does. Every MPI call asks
+/// for the running subrank, several times: a thread-local would cost a `__tls_get_addr` call
+/// each time in this shared library, this costs a compare.
+static WORKER: AtomicUsize = AtomicUsize::new(0);
+/// The subrank `WORKER` runs now (usize::MAX between subranks). Written by that thread only.
+static RUNNING: AtomicUsize = AtomicUsize::new(usize::MAX);
+
 thread_local! {
+    /// The running subrank of a further worker thread (only when one already runs, e.g. in
+    /// unit tests): `current` looks here for any thread but `WORKER`.
     static CURRENT: Cell<usize> = const { Cell::new(usize::MAX) };
     /// Helper tasks started by running subranks, picked up by the worker between rounds.
     static SPAWNED: RefCell<Vec<(usize, Subrank)>> = const { RefCell::new(Vec::new()) };
@@ -37,8 +47,75 @@ pub fn spawn(body: Box<dyn FnOnce() -> i32>) -> std::io::Result<usize> {
 }
 
 /// Local index of the running subrank (usize::MAX outside any).
+#[inline]
 pub fn current() -> usize {
+    if thread_word() == WORKER.load(Ordering::Relaxed) {
+        RUNNING.load(Ordering::Relaxed)
+    } else {
+        current_other()
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn current_other() -> usize {
     CURRENT.with(|c| c.get())
+}
+
+/// A word that differs between live threads and is never 0: the thread pointer.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn thread_word() -> usize {
+    let tp: usize;
+    // SAFETY: on x86-64 Linux the first word of the thread control block (at %fs:0) points
+    // to itself (the thread pointer); reading it has no side effects.
+    unsafe { std::arch::asm!("mov {}, qword ptr fs:[0]", out(reg) tp, options(nostack, readonly, preserves_flags, pure)) };
+    tp
+}
+
+#[cfg(target_arch = "aarch64")]
+#[inline(always)]
+fn thread_word() -> usize {
+    let tp: usize;
+    // SAFETY: reading the thread pointer register has no side effects.
+    unsafe { std::arch::asm!("mrs {}, tpidr_el0", out(reg) tp, options(nostack, nomem, preserves_flags, pure)) };
+    tp
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[inline(always)]
+fn thread_word() -> usize {
+    thread_local!(static ME: u8 = const { 0 });
+    ME.with(|m| m as *const u8 as usize)
+}
+
+/// Which of the two places holds this worker's running subrank.
+#[derive(Clone, Copy)]
+struct Running {
+    global: bool,
+}
+
+impl Running {
+    /// The first worker thread uses the globals; another one at the same time its own
+    /// thread-local.
+    fn claim() -> Running {
+        let me = thread_word();
+        let global = WORKER.compare_exchange(0, me, Ordering::Relaxed, Ordering::Relaxed).is_ok();
+        Running { global }
+    }
+    fn set(self, id: usize) {
+        if self.global {
+            RUNNING.store(id, Ordering::Relaxed);
+        } else {
+            CURRENT.with(|c| c.set(id));
+        }
+    }
+    fn release(self) {
+        if self.global {
+            RUNNING.store(usize::MAX, Ordering::Relaxed);
+            WORKER.store(0, Ordering::Relaxed);
+        }
+    }
 }
 
 /// Hooks the worker calls; `sched` knows nothing of what they do.
@@ -52,6 +129,7 @@ pub trait Hooks {
 /// Runs `subs` to completion; returns each one's exit code.
 pub fn run(subs: Vec<Subrank>, hooks: &mut dyn Hooks) -> Vec<i32> {
     let n = subs.len();
+    let running = Running::claim();
     FIRST_HELPER.with(|f| f.set(n));
     let mut subs: Vec<Option<Subrank>> = subs.into_iter().map(Some).collect();
     park::reset(n);
@@ -113,20 +191,20 @@ pub fn run(subs: Vec<Subrank>, hooks: &mut dyn Hooks) -> Vec<i32> {
         spins = 0;
         idle_since = None;
         for &id in &batch {
-            CURRENT.with(|c| c.set(id));
             let r = match subs[id].as_mut() {
                 Some(t) => {
                     if let Some(sw) = swap.as_mut() {
                         sw.switch_to(t.tls);
                     }
+                    running.set(id);
                     let since = metrics::resuming(id);
                     let r = t.resume();
                     metrics::suspended(id, since);
+                    running.set(usize::MAX);
                     r
                 }
                 None => continue,
             };
-            CURRENT.with(|c| c.set(usize::MAX));
             if let Resumed::Finished(code) = r {
                 if id < n {
                     codes[id] = code;
@@ -140,6 +218,7 @@ pub fn run(subs: Vec<Subrank>, hooks: &mut dyn Hooks) -> Vec<i32> {
             }
         }
     }
+    running.release();
     metrics::stop();
     if let Some(sw) = swap.as_mut() {
         // What runs at exit (the original program's destructors) sees subrank 0's.

@@ -1,5 +1,6 @@
 //! The real MPI underneath: loading it, the wire format, and the progress engine.
 pub mod collective;
+pub mod copy;
 pub mod engine;
 pub mod real;
 pub mod wire;
