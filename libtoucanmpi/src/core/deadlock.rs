@@ -2,6 +2,13 @@
 //! the job-wide counts of control messages sent and received agree on two consecutive
 //! waves, nothing can ever wake anyone: report each rank's blocking call and end the job.
 //!
+//! A large (rendezvous) send leaves a request in the real MPI that completes only when its
+//! receiver matches the header, which already arrived: such a send is not "in flight". A
+//! process whose only outstanding real requests are such payload sends still counts as idle,
+//! and a wave finds a deadlock when, job-wide, there are no more payload sends outstanding
+//! than rendezvous headers sitting unmatched in receivers' queues (so none of them was
+//! matched and is about to complete), with the same numbers on two consecutive waves.
+//!
 //! Process 0 coordinates. A process answers a query only while it is idle (all its subranks
 //! parked, nothing in flight in its transport), from the worker's idle hook, so a process
 //! that is computing — however long — simply delays the wave: no false report. Detector
@@ -50,13 +57,79 @@ fn call_of(sub: usize) -> &'static str {
     unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(p as *const u8, n)) }
 }
 
+/// One process's answer to a wave.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Snapshot {
+    /// All subranks parked and nothing but payload sends outstanding in the real MPI.
+    idle: bool,
+    /// Control messages sent and received.
+    sent: i64,
+    recvd: i64,
+    /// Rendezvous payload sends outstanding in the real MPI.
+    payloads: i64,
+    /// Rendezvous headers received and not matched by any receive.
+    unmatched: i64,
+}
+
+impl Snapshot {
+    fn of(s: &State) -> Snapshot {
+        let (payloads, other) = s.tp.pending_kinds();
+        Snapshot {
+            idle: !other,
+            sent: s.tp.ctrl_sent as i64,
+            recvd: s.tp.ctrl_recvd as i64,
+            payloads: payloads as i64,
+            unmatched: unmatched_headers(s) as i64,
+        }
+    }
+    fn words(&self, epoch: i64) -> [i64; 7] {
+        [
+            STATUS,
+            epoch,
+            self.idle as i64,
+            self.sent,
+            self.recvd,
+            self.payloads,
+            self.unmatched,
+        ]
+    }
+    fn from_words(m: &[i64; 7]) -> Snapshot {
+        Snapshot {
+            idle: m[2] == 1,
+            sent: m[3],
+            recvd: m[4],
+            payloads: m[5],
+            unmatched: m[6],
+        }
+    }
+}
+
+/// Rendezvous headers waiting in this process's queues (unexpected, or taken by
+/// `MPI_Mprobe` and not received yet).
+fn unmatched_headers(s: &State) -> usize {
+    let inter = |u: &&super::matching::Unexp| matches!(u.body, super::matching::Body::Inter { .. });
+    s.locals
+        .iter()
+        .map(|l| l.unexpected.iter().filter(inter).count() + l.messages.values().filter(inter).count())
+        .sum()
+}
+
+/// The job-wide verdict of a complete wave: `Some(key)` when every process is idle, every
+/// control message arrived, and every outstanding payload send can be one whose header is
+/// unmatched; the key must come back unchanged from the next wave to call it a deadlock.
+fn quiescent(replies: &[Snapshot]) -> Option<(i64, i64, i64, i64)> {
+    let sum = |f: fn(&Snapshot) -> i64| replies.iter().map(f).sum::<i64>();
+    let (sent, recvd, payloads, unmatched) = (sum(|r| r.sent), sum(|r| r.recvd), sum(|r| r.payloads), sum(|r| r.unmatched));
+    (replies.iter().all(|r| r.idle) && sent == recvd && payloads <= unmatched).then_some((sent, recvd, payloads, unmatched))
+}
+
 #[derive(Default)]
 pub struct Detector {
     pub disabled: bool,
     epoch: i64,
-    replies: Vec<Option<(i64, i64, i64)>>,
+    replies: Vec<Option<Snapshot>>,
     open: bool,
-    prev: Option<(i64, i64)>,
+    prev: Option<(i64, i64, i64, i64)>,
     last_wave: Option<Instant>,
     reporting: Option<(Instant, usize)>,
 }
@@ -71,7 +144,7 @@ impl Detector {
     }
 }
 
-fn send(s: &mut State, dst: usize, m: [i64; 5]) {
+fn send(s: &mut State, dst: usize, m: [i64; 7]) {
     if let Err(e) = s.tp.det_send(dst, m) {
         crate::abi::fatal(&format!("deadlock detector: {e}"));
     }
@@ -82,7 +155,7 @@ pub fn tick(s: &mut State, idle: Duration) {
     if s.det.disabled {
         return;
     }
-    let quiet = !s.tp.has_pending();
+    let me = Snapshot::of(s);
     loop {
         let msg = match s.tp.det_poll() {
             Ok(m) => m,
@@ -90,14 +163,11 @@ pub fn tick(s: &mut State, idle: Duration) {
         };
         let Some((src, m)) = msg else { break };
         match m[0] {
-            QUERY => {
-                let (sent, recvd) = (s.tp.ctrl_sent as i64, s.tp.ctrl_recvd as i64);
-                send(s, 0, [STATUS, m[1], quiet as i64, sent, recvd]);
-            }
-            STATUS if m[1] == s.det.epoch && src < s.det.replies.len() => s.det.replies[src] = Some((m[2], m[3], m[4])),
+            QUERY => send(s, 0, me.words(m[1])),
+            STATUS if m[1] == s.det.epoch && src < s.det.replies.len() => s.det.replies[src] = Some(Snapshot::from_words(&m)),
             REPORT => {
                 report(s);
-                send(s, 0, [REPORTED, 0, 0, 0, 0]);
+                send(s, 0, [REPORTED, 0, 0, 0, 0, 0, 0]);
             }
             REPORTED => {
                 if let Some((_, n)) = s.det.reporting.as_mut() {
@@ -126,35 +196,32 @@ pub fn tick(s: &mut State, idle: Duration) {
         }
         s.det.epoch += 1;
         s.det.replies = vec![None; s.nproc];
-        s.det.replies[0] = Some((quiet as i64, s.tp.ctrl_sent as i64, s.tp.ctrl_recvd as i64));
+        s.det.replies[0] = Some(me);
         s.det.open = true;
         s.det.last_wave = Some(Instant::now());
         for p in 1..s.nproc {
-            send(s, p, [QUERY, s.det.epoch, 0, 0, 0]);
+            send(s, p, [QUERY, s.det.epoch, 0, 0, 0, 0, 0]);
         }
         return;
     }
-    if s.det.replies.iter().any(|r| r.is_none()) {
+    let Some(replies) = s.det.replies.iter().copied().collect::<Option<Vec<Snapshot>>>() else {
         return;
-    }
+    };
     s.det.open = false;
-    let all_idle = s.det.replies.iter().all(|r| r.is_some_and(|x| x.0 == 1));
-    let sent: i64 = s.det.replies.iter().map(|r| r.map_or(0, |x| x.1)).sum();
-    let recvd: i64 = s.det.replies.iter().map(|r| r.map_or(0, |x| x.2)).sum();
-    if !(all_idle && sent == recvd) {
+    let Some(key) = quiescent(&replies) else {
         s.det.prev = None;
         return;
-    }
-    if s.det.prev != Some((sent, recvd)) {
-        s.det.prev = Some((sent, recvd));
+    };
+    if s.det.prev != Some(key) {
+        s.det.prev = Some(key);
         return;
     }
     // Two consecutive waves saw the same quiescent state: deadlock.
-    crate::abi::say("toucan: deadlock: every rank is blocked in MPI and no message is in flight\n");
+    crate::abi::say("toucan: deadlock: every rank is blocked in MPI and no message can arrive\n");
     report(s);
     s.det.reporting = Some((Instant::now(), 0));
     for p in 1..s.nproc {
-        send(s, p, [REPORT, 0, 0, 0, 0]);
+        send(s, p, [REPORT, 0, 0, 0, 0, 0, 0]);
     }
 }
 
@@ -191,19 +258,13 @@ fn describe(s: &State, sub: usize) -> String {
     let call = call_of(sub);
     let l = &s.locals[sub];
     let pat: Option<Pattern> = l.waiting.or_else(|| l.posted.front().map(|p| p.pat));
-    let Some(p) = pat else { return call.to_string() };
+    let Some(p) = pat else { return describe_send(s, sub, call) };
     let comm = l
         .comms
         .iter()
         .flatten()
         .find(|c| c.ctx == p.ctx & !super::comm::CTX_COLL)
-        .map(|c| {
-            if c.name.is_empty() {
-                format!("{:#x}", c.ctx)
-            } else {
-                c.name.to_string()
-            }
-        })
+        .map(comm_name)
         .unwrap_or_else(|| format!("{:#x}", p.ctx));
     let src = if p.src == crate::abi::consts::MPI_ANY_SOURCE {
         "MPI_ANY_SOURCE".to_string()
@@ -219,6 +280,40 @@ fn describe(s: &State, sub: usize) -> String {
         format!("{call}(comm={comm})")
     } else {
         format!("{call}(source={src}, tag={tag}, comm={comm})")
+    }
+}
+
+fn comm_name(c: &super::comm::CommRef) -> String {
+    if c.name.is_empty() {
+        format!("{:#x}", c.ctx)
+    } else {
+        c.name.to_string()
+    }
+}
+
+/// "MPI_Send(dest=D, tag=T, comm=NAME)" for a rank waiting on a send that was not matched
+/// (one of its incomplete sends), else just the call's name.
+fn describe_send(s: &State, sub: usize, call: &str) -> String {
+    let Some((r, (dest, tag))) = s
+        .reqs
+        .iter()
+        .filter(|r| r.owner == sub && r.is_send && !r.complete && !r.freed)
+        .find_map(|r| r.send_to.map(|d| (r, d)))
+    else {
+        return call.to_string();
+    };
+    let comm = crate::abi::handles::comm_index(r.comm)
+        .and_then(|i| s.locals[sub].comms.get(i))
+        .and_then(|c| c.as_ref());
+    match comm {
+        Some(c) => {
+            let d = c
+                .peers()
+                .rank_of(dest)
+                .map_or_else(|| format!("world rank {dest}"), |d| d.to_string());
+            format!("{call}(dest={d}, tag={tag}, comm={})", comm_name(c))
+        }
+        None => format!("{call}(dest=world rank {dest}, tag={tag})"),
     }
 }
 
@@ -239,8 +334,42 @@ fn ranges(r: &[usize]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::ranges;
+    use super::{quiescent, ranges, Snapshot};
     use rstest::rstest;
+
+    fn snap(idle: bool, sent: i64, recvd: i64, payloads: i64, unmatched: i64) -> Snapshot {
+        Snapshot {
+            idle,
+            sent,
+            recvd,
+            payloads,
+            unmatched,
+        }
+    }
+
+    #[rstest]
+    // Everyone idle, every control message arrived, nothing outstanding.
+    #[case::receive_cycle(&[snap(true, 3, 2, 0, 0), snap(true, 2, 3, 0, 0)], true)]
+    // A control message is still on its way.
+    #[case::message_in_flight(&[snap(true, 3, 2, 0, 0), snap(true, 2, 2, 0, 0)], false)]
+    // A process computes or has a transfer in flight.
+    #[case::busy(&[snap(false, 1, 1, 0, 0), snap(true, 1, 1, 0, 0)], false)]
+    // Head-to-head large sends: both payloads wait for receivers that never match.
+    #[case::unmatched_large_sends(&[snap(true, 1, 1, 1, 1), snap(true, 1, 1, 1, 1)], true)]
+    // A payload send whose header was matched: its transfer is about to complete.
+    #[case::matched_large_send(&[snap(true, 1, 0, 1, 0), snap(true, 0, 1, 0, 0)], false)]
+    // The real MPI finished one payload early (eager below its own threshold): still stuck.
+    #[case::payload_finished_early(&[snap(true, 2, 2, 1, 1), snap(true, 2, 2, 0, 1)], true)]
+    fn quiescence(#[case] replies: &[Snapshot], #[case] deadlocked: bool) {
+        assert_eq!(quiescent(replies).is_some(), deadlocked);
+    }
+
+    #[test]
+    fn snapshot_words_round_trip() {
+        let s = snap(true, 5, 6, 7, 8);
+        assert_eq!(Snapshot::from_words(&s.words(3)), s);
+        assert_eq!(s.words(3)[1], 3);
+    }
 
     #[rstest]
     #[case(&[0], "0")]

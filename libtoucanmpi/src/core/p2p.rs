@@ -65,6 +65,7 @@ impl State {
         let (proc, dsub) = self.locate(dest);
         if let Some(r) = self.reqs.get_mut(id) {
             r.is_send = true;
+            r.send_to = Some((dest, tag));
             r.status = Status {
                 source: c::MPI_ANY_SOURCE,
                 tag: c::MPI_ANY_TAG,

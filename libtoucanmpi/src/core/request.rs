@@ -84,6 +84,8 @@ pub struct Request {
     pub status: Status,
     pub recv: Option<RecvTarget>,
     pub is_send: bool,
+    /// A send's destination (world rank) and tag, for the deadlock report.
+    pub send_to: Option<(u32, i32)>,
     /// Persistent requests survive completion (inactive until the next start).
     pub persist: Option<Box<Persist>>,
     pub active: bool,
@@ -111,6 +113,7 @@ impl Request {
             status: Status::empty(),
             recv: None,
             is_send: false,
+            send_to: None,
             persist: None,
             active: true,
             freed: false,
@@ -210,6 +213,11 @@ impl Slab {
 
     pub fn live(&self) -> usize {
         self.slots.len() - self.free.len()
+    }
+
+    /// The live requests.
+    pub fn iter(&self) -> impl Iterator<Item = &Request> {
+        self.slots.iter().filter_map(|(_, r)| r.as_ref())
     }
 }
 

@@ -136,7 +136,7 @@ struct Slot {
 const TINY: usize = 256;
 
 /// Words of a deadlock-detector message.
-pub const DET_WORDS: usize = 5;
+pub const DET_WORDS: usize = 7;
 
 /// Control receives kept posted (each HDR_LEN + eager_max bytes).
 pub const RING: usize = 32;
@@ -516,6 +516,15 @@ impl Transport {
 
     pub fn has_pending(&self) -> bool {
         !self.pending.is_empty()
+    }
+
+    /// What the real MPI still holds, for the deadlock detector: the number of rendezvous
+    /// payload sends not yet complete, and whether anything else is outstanding. A payload
+    /// send can wait for ever (its receiver never matches the header, which arrived); any
+    /// other real request is in flight and will complete.
+    pub fn pending_kinds(&self) -> (usize, bool) {
+        let payloads = self.pending.iter().filter(|p| matches!(p.action, Action::Sent(_))).count();
+        (payloads, payloads < self.pending.len())
     }
 
     /// Takes the next control message from the ring, if it arrived. The slots consumed
