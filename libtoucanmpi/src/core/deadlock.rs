@@ -2,12 +2,9 @@
 //! the job-wide counts of control messages sent and received agree on two consecutive
 //! waves, nothing can ever wake anyone: report each rank's blocking call and end the job.
 //!
-//! A large (rendezvous) send leaves a request in the real MPI that completes only when its
-//! receiver matches the header, which already arrived: such a send is not "in flight". A
-//! process whose only outstanding real requests are such payload sends still counts as idle,
-//! and a wave finds a deadlock when, job-wide, there are no more payload sends outstanding
-//! than rendezvous headers sitting unmatched in receivers' queues (so none of them was
-//! matched and is about to complete), with the same numbers on two consecutive waves.
+//! Large sends and real collectives leave requests in the real MPI that can wait for ever
+//! (a receiver never matches, a process never joins): `quiescence` tells from every
+//! process's answer whether anything outstanding can still finish.
 //!
 //! Process 0 coordinates. A process answers a query only while it is idle (all its subranks
 //! parked, nothing in flight in its transport), from the worker's idle hook, so a process
@@ -15,6 +12,7 @@
 //! messages travel on their own real communicator and are not counted.
 
 use super::matching::Pattern;
+use super::quiescence::{self, Snapshot, STATUS};
 use super::state::State;
 use crate::sched;
 use std::io::Write;
@@ -22,7 +20,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 const QUERY: i64 = 1;
-const STATUS: i64 = 2;
 const REPORT: i64 = 3;
 const REPORTED: i64 = 4;
 
@@ -57,79 +54,13 @@ fn call_of(sub: usize) -> &'static str {
     unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(p as *const u8, n)) }
 }
 
-/// One process's answer to a wave.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Snapshot {
-    /// All subranks parked and nothing but payload sends outstanding in the real MPI.
-    idle: bool,
-    /// Control messages sent and received.
-    sent: i64,
-    recvd: i64,
-    /// Rendezvous payload sends outstanding in the real MPI.
-    payloads: i64,
-    /// Rendezvous headers received and not matched by any receive.
-    unmatched: i64,
-}
-
-impl Snapshot {
-    fn of(s: &State) -> Snapshot {
-        let (payloads, other) = s.tp.pending_kinds();
-        Snapshot {
-            idle: !other,
-            sent: s.tp.ctrl_sent as i64,
-            recvd: s.tp.ctrl_recvd as i64,
-            payloads: payloads as i64,
-            unmatched: unmatched_headers(s) as i64,
-        }
-    }
-    fn words(&self, epoch: i64) -> [i64; 7] {
-        [
-            STATUS,
-            epoch,
-            self.idle as i64,
-            self.sent,
-            self.recvd,
-            self.payloads,
-            self.unmatched,
-        ]
-    }
-    fn from_words(m: &[i64; 7]) -> Snapshot {
-        Snapshot {
-            idle: m[2] == 1,
-            sent: m[3],
-            recvd: m[4],
-            payloads: m[5],
-            unmatched: m[6],
-        }
-    }
-}
-
-/// Rendezvous headers waiting in this process's queues (unexpected, or taken by
-/// `MPI_Mprobe` and not received yet).
-fn unmatched_headers(s: &State) -> usize {
-    let inter = |u: &&super::matching::Unexp| matches!(u.body, super::matching::Body::Inter { .. });
-    s.locals
-        .iter()
-        .map(|l| l.unexpected.iter().filter(inter).count() + l.messages.values().filter(inter).count())
-        .sum()
-}
-
-/// The job-wide verdict of a complete wave: `Some(key)` when every process is idle, every
-/// control message arrived, and every outstanding payload send can be one whose header is
-/// unmatched; the key must come back unchanged from the next wave to call it a deadlock.
-fn quiescent(replies: &[Snapshot]) -> Option<(i64, i64, i64, i64)> {
-    let sum = |f: fn(&Snapshot) -> i64| replies.iter().map(f).sum::<i64>();
-    let (sent, recvd, payloads, unmatched) = (sum(|r| r.sent), sum(|r| r.recvd), sum(|r| r.payloads), sum(|r| r.unmatched));
-    (replies.iter().all(|r| r.idle) && sent == recvd && payloads <= unmatched).then_some((sent, recvd, payloads, unmatched))
-}
-
 #[derive(Default)]
 pub struct Detector {
     pub disabled: bool,
     epoch: i64,
     replies: Vec<Option<Snapshot>>,
     open: bool,
-    prev: Option<(i64, i64, i64, i64)>,
+    prev: Option<quiescence::Key>,
     last_wave: Option<Instant>,
     reporting: Option<(Instant, usize)>,
 }
@@ -144,7 +75,7 @@ impl Detector {
     }
 }
 
-fn send(s: &mut State, dst: usize, m: [i64; 7]) {
+fn send(s: &mut State, dst: usize, m: &[i64]) {
     if let Err(e) = s.tp.det_send(dst, m) {
         crate::abi::fatal(&format!("deadlock detector: {e}"));
     }
@@ -155,19 +86,26 @@ pub fn tick(s: &mut State, idle: Duration) {
     if s.det.disabled {
         return;
     }
-    let me = Snapshot::of(s);
     loop {
         let msg = match s.tp.det_poll() {
             Ok(m) => m,
             Err(e) => crate::abi::fatal(&format!("deadlock detector: {e}")),
         };
         let Some((src, m)) = msg else { break };
-        match m[0] {
-            QUERY => send(s, 0, me.words(m[1])),
-            STATUS if m[1] == s.det.epoch && src < s.det.replies.len() => s.det.replies[src] = Some(Snapshot::from_words(&m)),
+        match m.first().copied().unwrap_or(0) {
+            QUERY if m.len() > 1 => {
+                let w = Snapshot::of(s).words(m[1]);
+                send(s, 0, &w);
+            }
+            STATUS if m.len() > 1 && m[1] == s.det.epoch && src < s.det.replies.len() => {
+                s.det.replies[src] = Snapshot::from_words(&m);
+                if s.det.replies[src].is_none() {
+                    crate::abi::fatal("deadlock detector: a malformed status message");
+                }
+            }
             REPORT => {
                 report(s);
-                send(s, 0, [REPORTED, 0, 0, 0, 0, 0, 0]);
+                send(s, 0, &[REPORTED]);
             }
             REPORTED => {
                 if let Some((_, n)) = s.det.reporting.as_mut() {
@@ -196,19 +134,19 @@ pub fn tick(s: &mut State, idle: Duration) {
         }
         s.det.epoch += 1;
         s.det.replies = vec![None; s.nproc];
-        s.det.replies[0] = Some(me);
+        s.det.replies[0] = Some(Snapshot::of(s));
         s.det.open = true;
         s.det.last_wave = Some(Instant::now());
         for p in 1..s.nproc {
-            send(s, p, [QUERY, s.det.epoch, 0, 0, 0, 0, 0]);
+            send(s, p, &[QUERY, s.det.epoch]);
         }
         return;
     }
-    let Some(replies) = s.det.replies.iter().copied().collect::<Option<Vec<Snapshot>>>() else {
+    let Some(replies) = s.det.replies.iter().cloned().collect::<Option<Vec<Snapshot>>>() else {
         return;
     };
     s.det.open = false;
-    let Some(key) = quiescent(&replies) else {
+    let Some(key) = quiescence::verdict(&replies) else {
         s.det.prev = None;
         return;
     };
@@ -221,7 +159,7 @@ pub fn tick(s: &mut State, idle: Duration) {
     report(s);
     s.det.reporting = Some((Instant::now(), 0));
     for p in 1..s.nproc {
-        send(s, p, [REPORT, 0, 0, 0, 0, 0, 0]);
+        send(s, p, &[REPORT]);
     }
 }
 
@@ -334,42 +272,8 @@ fn ranges(r: &[usize]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{quiescent, ranges, Snapshot};
+    use super::ranges;
     use rstest::rstest;
-
-    fn snap(idle: bool, sent: i64, recvd: i64, payloads: i64, unmatched: i64) -> Snapshot {
-        Snapshot {
-            idle,
-            sent,
-            recvd,
-            payloads,
-            unmatched,
-        }
-    }
-
-    #[rstest]
-    // Everyone idle, every control message arrived, nothing outstanding.
-    #[case::receive_cycle(&[snap(true, 3, 2, 0, 0), snap(true, 2, 3, 0, 0)], true)]
-    // A control message is still on its way.
-    #[case::message_in_flight(&[snap(true, 3, 2, 0, 0), snap(true, 2, 2, 0, 0)], false)]
-    // A process computes or has a transfer in flight.
-    #[case::busy(&[snap(false, 1, 1, 0, 0), snap(true, 1, 1, 0, 0)], false)]
-    // Head-to-head large sends: both payloads wait for receivers that never match.
-    #[case::unmatched_large_sends(&[snap(true, 1, 1, 1, 1), snap(true, 1, 1, 1, 1)], true)]
-    // A payload send whose header was matched: its transfer is about to complete.
-    #[case::matched_large_send(&[snap(true, 1, 0, 1, 0), snap(true, 0, 1, 0, 0)], false)]
-    // The real MPI finished one payload early (eager below its own threshold): still stuck.
-    #[case::payload_finished_early(&[snap(true, 2, 2, 1, 1), snap(true, 2, 2, 0, 1)], true)]
-    fn quiescence(#[case] replies: &[Snapshot], #[case] deadlocked: bool) {
-        assert_eq!(quiescent(replies).is_some(), deadlocked);
-    }
-
-    #[test]
-    fn snapshot_words_round_trip() {
-        let s = snap(true, 5, 6, 7, 8);
-        assert_eq!(Snapshot::from_words(&s.words(3)), s);
-        assert_eq!(s.words(3)[1], 3);
-    }
 
     #[rstest]
     #[case(&[0], "0")]

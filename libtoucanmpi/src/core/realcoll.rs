@@ -83,6 +83,8 @@ struct Twin {
     handles: usize,
     /// Children that got a twin so far.
     children: u32,
+    /// Operations started on it so far (the n-th started is operation number n).
+    started: u64,
 }
 
 impl Twin {
@@ -94,6 +96,7 @@ impl Twin {
             ready: BTreeMap::new(),
             handles,
             children: 0,
+            started: 0,
         }
     }
     /// Whether `p` was registered already (started, or still waiting).
@@ -116,6 +119,8 @@ pub struct RealComms {
     twins: IdMap<CommKey, Twin>,
     inflight: IdMap<u64, Inflight>,
     results: IdMap<u64, Vec<u8>>,
+    /// Started operations not finished yet, by token: their twin and number.
+    running: IdMap<u64, (CommKey, u64)>,
     next_token: u64,
 }
 
@@ -254,6 +259,9 @@ fn pump(s: &mut State, key: CommKey) {
         let Some(q) = t.ready.remove(&first) else { break };
         t.waiting.remove(&first);
         t.last = Some(first);
+        t.started += 1;
+        let number = t.started;
+        s.rcoll.running.insert(q.token, (key, number));
         // SAFETY: memory not owned by `q.mem` belongs to the submitter, parked in `run` until
         // this operation completes.
         if let Err(e) = unsafe { s.tp.start_coll(comm, q.what, q.mem, q.token) } {
@@ -279,6 +287,7 @@ fn release_if_unused(s: &mut State, key: CommKey) {
 
 /// A real collective finished (from the progress engine).
 pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
+    s.rcoll.running.remove(&token);
     match s.rcoll.inflight.remove(&token) {
         Some(Inflight::Op { task }) => {
             s.rcoll.results.insert(token, buf);
@@ -484,6 +493,43 @@ pub fn settle(s: &mut State) {
     while unsettled(s) {
         s.progress();
     }
+}
+
+/// Twins reported to the deadlock detector, at most.
+pub const MAX_REPORTED: usize = 64;
+
+/// This process's real collectives, for the deadlock detector: per twin (a hash of its key
+/// that every process computes alike), the operations started on it and the number of the
+/// earliest one still running here (0: none). A twin this process already released while
+/// operations on it still run reports `u64::MAX` started (unknown: no constraint). None
+/// when there are more than `MAX_REPORTED` twins.
+pub fn detector_view(s: &State) -> Option<Vec<(u64, u64, u64)>> {
+    let mut view: IdMap<CommKey, (u64, u64)> = IdMap::default();
+    for (key, t) in s.rcoll.twins.iter() {
+        view.insert(*key, (t.started, 0));
+    }
+    for (key, number) in s.rcoll.running.values() {
+        let e = view.entry(*key).or_insert((u64::MAX, 0));
+        if e.1 == 0 || *number < e.1 {
+            e.1 = *number;
+        }
+    }
+    if view.len() > MAX_REPORTED {
+        return None;
+    }
+    Some(
+        view.into_iter()
+            .map(|(k, (started, earliest))| (key_hash(k), started, earliest))
+            .collect(),
+    )
+}
+
+/// A 64-bit name of a twin's key, the same on every process.
+fn key_hash((ctx, first, len): CommKey) -> u64 {
+    let mut x = ctx ^ (first as u64).rotate_left(24) ^ (len as u64).rotate_left(48);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
 }
 
 /// Whether intra-communicator `cm` has a twin (made or being made).

@@ -98,7 +98,7 @@ pub struct Transport {
     /// Fourth duplicate: the real twin of MPI_COMM_WORLD for real collectives (`collective`).
     pub(super) coll: RComm,
     det_req: RRequest,
-    det_buf: Box<[i64; DET_WORDS]>,
+    det_buf: Box<[i64; DET_MAX_WORDS]>,
     /// Control messages sent and received so far (job-wide sums agree when none is in flight).
     pub ctrl_sent: u64,
     pub ctrl_recvd: u64,
@@ -115,6 +115,14 @@ pub struct Transport {
     /// Slots consumed by the last poll, reposted at the start of the next.
     repost: Vec<usize>,
     slot_len: usize,
+}
+
+/// Outstanding real requests by kind (`Transport::pending_kinds`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PendingKinds {
+    pub payloads: usize,
+    pub colls: usize,
+    pub other: bool,
 }
 
 /// A control message taken from the ring by `Transport::poll_ring_raw`, still in its slot.
@@ -135,8 +143,8 @@ struct Slot {
 /// Payloads up to this size go out with a blocking real send from a stack buffer.
 const TINY: usize = 256;
 
-/// Words of a deadlock-detector message.
-pub const DET_WORDS: usize = 7;
+/// Words of a deadlock-detector message, at most.
+pub const DET_MAX_WORDS: usize = 256;
 
 /// Control receives kept posted (each HDR_LEN + eager_max bytes).
 pub const RING: usize = 32;
@@ -231,7 +239,7 @@ impl Transport {
             det,
             coll,
             det_req: h(real::REAL_MPI_REQUEST_NULL),
-            det_buf: Box::new([0; DET_WORDS]),
+            det_buf: Box::new([0; DET_MAX_WORDS]),
             ctrl_sent: 0,
             ctrl_recvd: 0,
             pending: Vec::new(),
@@ -263,7 +271,7 @@ impl Transport {
             unsafe {
                 self.real.PMPI_Irecv(
                     self.det_buf.as_mut_ptr() as *mut c_void,
-                    (DET_WORDS * 8) as c_int,
+                    (DET_MAX_WORDS * 8) as c_int,
                     h(real::REAL_MPI_BYTE),
                     real::REAL_MPI_ANY_SOURCE as c_int,
                     real::REAL_MPI_ANY_TAG as c_int,
@@ -276,7 +284,7 @@ impl Transport {
     }
 
     /// A deadlock-detector message from another process, if one arrived: (source, words).
-    pub fn det_poll(&mut self) -> Result<Option<(usize, [i64; DET_WORDS])>, String> {
+    pub fn det_poll(&mut self) -> Result<Option<(usize, Vec<i64>)>, String> {
         let mut flag: c_int = 0;
         let mut st: RealStatus = unsafe { std::mem::zeroed() };
         // SAFETY: det_req is the live receive posted by post_det.
@@ -284,19 +292,28 @@ impl Transport {
         if flag == 0 {
             return Ok(None);
         }
-        let msg = *self.det_buf;
+        let mut bytes: c_int = 0;
+        // SAFETY: `st` is the status of the completed receive.
+        check(
+            unsafe { self.real.PMPI_Get_count(&st, h(real::REAL_MPI_BYTE), &mut bytes) },
+            "MPI_Get_count",
+        )?;
+        let words = (bytes.max(0) as usize / 8).min(DET_MAX_WORDS);
+        let msg = self.det_buf[..words].to_vec();
         self.post_det()?;
         Ok(Some((st.MPI_SOURCE as usize, msg)))
     }
 
-    /// Sends a deadlock-detector message (small: the real MPI completes it locally).
-    pub fn det_send(&mut self, dst: usize, msg: [i64; DET_WORDS]) -> Result<(), String> {
-        // SAFETY: `msg` is a local array valid for the duration of the blocking send.
+    /// Sends a deadlock-detector message (at most DET_MAX_WORDS words; small: the real MPI
+    /// completes it locally).
+    pub fn det_send(&mut self, dst: usize, msg: &[i64]) -> Result<(), String> {
+        let words = msg.len().min(DET_MAX_WORDS);
+        // SAFETY: `msg` holds `words` words, valid for the duration of the blocking send.
         check(
             unsafe {
                 self.real.PMPI_Send(
                     msg.as_ptr() as *const c_void,
-                    (DET_WORDS * 8) as c_int,
+                    (words * 8) as c_int,
                     h(real::REAL_MPI_BYTE),
                     dst as c_int,
                     0,
@@ -518,13 +535,21 @@ impl Transport {
         !self.pending.is_empty()
     }
 
-    /// What the real MPI still holds, for the deadlock detector: the number of rendezvous
-    /// payload sends not yet complete, and whether anything else is outstanding. A payload
-    /// send can wait for ever (its receiver never matches the header, which arrived); any
-    /// other real request is in flight and will complete.
-    pub fn pending_kinds(&self) -> (usize, bool) {
-        let payloads = self.pending.iter().filter(|p| matches!(p.action, Action::Sent(_))).count();
-        (payloads, payloads < self.pending.len())
+    /// What the real MPI still holds, for the deadlock detector: rendezvous payload sends
+    /// and real collectives not yet complete, and whether anything else is outstanding. A
+    /// payload send can wait for ever (its receiver never matches the header, which
+    /// arrived), and so can a real collective that some process never starts; any other real
+    /// request is in flight and will complete.
+    pub fn pending_kinds(&self) -> PendingKinds {
+        let mut k = PendingKinds::default();
+        for p in &self.pending {
+            match p.action {
+                Action::Sent(_) => k.payloads += 1,
+                Action::Coll(_) => k.colls += 1,
+                Action::Free | Action::Received(_) => k.other = true,
+            }
+        }
+        k
     }
 
     /// Takes the next control message from the ring, if it arrived. The slots consumed
