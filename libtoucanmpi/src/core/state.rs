@@ -135,6 +135,14 @@ pub fn with_hot<R>(f: impl FnOnce(&mut State) -> R) -> MpiResult<R> {
     }
 }
 
+/// `with_hot` for the request-free fast paths of MPI_Send and MPI_Recv, which leave every
+/// error to the general path: None when MPI is not initialized or `f` declines.
+#[inline(always)]
+pub fn with_opt<R>(f: impl FnOnce(&mut State) -> Option<R>) -> Option<R> {
+    let mut g = STATE.lock();
+    g.as_mut().and_then(f)
+}
+
 #[cold]
 #[inline(never)]
 fn not_initialized<R>() -> MpiResult<R> {
