@@ -346,7 +346,7 @@ fn fast_world_of(s: &State, cm: &CommRef, comm_h: usize, rank: c_int) -> Option<
 const _: () = assert!(hd::TAG_UB == i32::MAX);
 
 /// MPI_Send's fast path: a valid standard send of a contiguous predefined type that needs no
-/// request (`State::try_send_now`), checked and done under one lock. Err: the general path
+/// request (`State::send_now_fast`), checked and done under one lock. Err: the general path
 /// runs (from the start: this one had no effect), for any error, MPI_PROC_NULL, a send that
 /// needs a request...
 #[inline(always)]
@@ -357,14 +357,18 @@ unsafe fn send_fast(buf: *const c_void, count: c_int, dt: usize, dest: c_int, ta
         return Err(());
     }
     let len = count as usize * size;
-    state::with_opt(|s| {
-        let cm = fast_comm(s, sub, comm_h)?;
-        let w = fast_world_of(s, cm, comm_h, dest)?;
-        let (ctx, rank) = (cm.ctx, cm.rank);
-        s.try_send_now(sub, ctx, rank, w, tag, buf as *const u8, len)
-            .then_some(c::MPI_SUCCESS)
-    })
-    .ok_or(())
+    let mut g = state::lock();
+    let Some(s) = g.as_mut() else { return Err(()) };
+    let Some(cm) = fast_comm(s, sub, comm_h) else { return Err(()) };
+    let Some(w) = fast_world_of(s, cm, comm_h, dest) else {
+        return Err(());
+    };
+    let (ctx, rank) = (cm.ctx, cm.rank);
+    if s.send_now_fast(sub, ctx, rank, w, tag, buf as *const u8, len) {
+        Ok(c::MPI_SUCCESS)
+    } else {
+        Err(())
+    }
 }
 
 /// Blocking send in any mode.
@@ -509,17 +513,19 @@ unsafe fn recv_fast(
     if sched::metrics::on() || sched::others_ready() {
         return Err(false);
     }
-    let r = state::with_opt(|s| {
-        let cm = fast_comm(s, sub, comm_h)?;
-        if src != c::MPI_ANY_SOURCE {
-            fast_world_of(s, cm, comm_h, src)?;
+    let r = {
+        let mut g = state::lock();
+        let Some(s) = g.as_mut() else { return Err(false) };
+        let Some(cm) = fast_comm(s, sub, comm_h) else { return Err(false) };
+        if src != c::MPI_ANY_SOURCE && fast_world_of(s, cm, comm_h, src).is_none() {
+            return Err(false);
         }
         let pat = Pattern { ctx: cm.ctx, src, tag };
         // SAFETY: the caller's buffer holds `cap` bytes, and this rank runs.
-        Some(unsafe { s.recv_in_place(sub, &pat, buf as *mut u8, cap, blocking::SPIN_POLLS) })
-    });
+        unsafe { s.recv_in_place(sub, &pat, buf as *mut u8, cap, blocking::SPIN_POLLS) }
+    };
     match r {
-        Some(InPlace::Done(st)) => {
+        InPlace::Done(st) => {
             store(status, &st);
             if st.error == c::MPI_SUCCESS {
                 Ok(c::MPI_SUCCESS)
@@ -527,8 +533,8 @@ unsafe fn recv_fast(
                 Ok(recv_failed(st, comm_h))
             }
         }
-        Some(InPlace::Spun) => Err(true),
-        Some(InPlace::General) | None => Err(false),
+        InPlace::Spun => Err(true),
+        InPlace::General => Err(false),
     }
 }
 

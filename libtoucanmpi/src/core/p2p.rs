@@ -55,6 +55,8 @@ fn wake_other(sub: usize) {
     }
 }
 
+#[cold]
+#[inline(never)]
 fn fatal_transport(e: String) -> ! {
     crate::abi::fatal(&format!("transport: {e}"))
 }
@@ -122,6 +124,34 @@ impl State {
             unsafe { self.tp.send_rndv(proc, dsub, sub, hdr, data.ptr, data.owned, id) }.unwrap_or_else(|e| fatal_transport(e));
         }
         Ok(())
+    }
+
+    /// `try_send_now` for MPI_Send's fast path: an eager message to another process inline,
+    /// the rest out of line.
+    ///
+    /// # Safety
+    /// As `try_send_now`.
+    #[inline(always)]
+    pub unsafe fn send_now_fast(&mut self, sub: usize, ctx: u64, src_rank: i32, dest: u32, tag: i32, ptr: *const u8, len: usize) -> bool {
+        let (proc, dsub) = self.locate(dest);
+        if proc != self.myproc && len <= self.cfg.eager_max {
+            let hdr = Header {
+                kind: wire::KIND_EAGER,
+                ctx,
+                src_rank,
+                tag,
+                len: len as u64,
+                ..Default::default()
+            };
+            // SAFETY: the caller's buffer holds `len` bytes for the duration of this call.
+            let data = unsafe { bytes(ptr, len) };
+            if let Err(e) = self.tp.send_eager(proc, dsub, sub, &hdr, data) {
+                fatal_transport(e)
+            }
+            return true;
+        }
+        // SAFETY: forwarded from the caller.
+        unsafe { self.try_send_now(sub, ctx, src_rank, dest, tag, ptr, len) }
     }
 
     /// Completes a standard-mode send of contiguous bytes at once when no request is needed:

@@ -8,7 +8,7 @@ use super::matching::{Posted, Unexp};
 use super::request::{Greq, ReqId, Request, Slab, Status};
 use crate::abi::consts as c;
 use crate::sched;
-use crate::sched::lock::Lock;
+use crate::sched::lock::{Guard, Lock};
 use crate::transport::engine::RING;
 use crate::transport::{wire, Event, Transport};
 use std::collections::{HashMap, VecDeque};
@@ -135,12 +135,11 @@ pub fn with_hot<R>(f: impl FnOnce(&mut State) -> R) -> MpiResult<R> {
     }
 }
 
-/// `with_hot` for the request-free fast paths of MPI_Send and MPI_Recv, which leave every
-/// error to the general path: None when MPI is not initialized or `f` declines.
+/// The state lock, held, for the request-free fast paths of MPI_Send and MPI_Recv: they
+/// run straight-line under it, without a closure call. Never park while holding it.
 #[inline(always)]
-pub fn with_opt<R>(f: impl FnOnce(&mut State) -> Option<R>) -> Option<R> {
-    let mut g = STATE.lock();
-    g.as_mut().and_then(f)
+pub fn lock() -> Guard<'static, Option<State>> {
+    STATE.lock()
 }
 
 #[cold]

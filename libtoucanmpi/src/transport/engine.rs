@@ -622,7 +622,7 @@ impl Transport {
     }
 
     /// The header of a message taken by `poll_ring_raw`.
-    #[inline]
+    #[inline(always)]
     pub fn header(&self, a: &Arrived) -> Header {
         // The slot buffer is HDR_LEN + eager_max bytes long (never shorter than a header).
         Header::from_bytes(&self.ring[a.slot].buf).unwrap_or_default()
@@ -630,7 +630,7 @@ impl Transport {
 
     /// The payload of an eager message taken by `poll_ring_raw` (with header `hdr`), read in
     /// place; None when it claims more bytes than a slot holds.
-    #[inline]
+    #[inline(always)]
     pub fn eager_payload(&self, a: &Arrived, hdr: &Header) -> Option<RingBytes> {
         let plen = hdr.len as usize;
         if HDR_LEN.checked_add(plen)? > self.slot_len {
