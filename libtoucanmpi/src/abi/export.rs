@@ -35,6 +35,43 @@ macro_rules! mpi_fn {
     };
 }
 
+/// `mpi_fn` with a fast path: `$fast` (an expression of the arguments giving
+/// `Result<c_int, $it>`) runs first, outside `catch_unwind`; it must not panic, and when it
+/// gives `Err(info)` it must have had no effect the general path would not also have (the
+/// general body then runs as in `mpi_fn`, out of line, with `$info` = `info` in scope).
+macro_rules! mpi_fn_fast {
+    ($name:ident, $pname:ident, |$($arg:ident : $ty:ty),* $(,)?| errcomm = $ec:expr,
+     fast($info:ident: $it:ty) = $fast:expr, $body:block) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $pname($($arg: $ty),*) -> std::os::raw::c_int {
+            $crate::core::deadlock::enter(stringify!($name));
+            let info = match $fast {
+                Ok(rc) => return rc,
+                Err(i) => i,
+            };
+            #[inline(never)]
+            #[allow(unused_variables)]
+            unsafe fn general($($arg: $ty,)* $info: $it) -> std::os::raw::c_int {
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> $crate::core::error::MpiResult<()> { $body }));
+                match r {
+                    Ok(Ok(())) => 0,
+                    Ok(Err(e)) => $crate::abi::raise($ec, stringify!($name), e),
+                    Err(p) => $crate::abi::raise(
+                        $crate::abi::consts::MPI_COMM_WORLD,
+                        stringify!($name),
+                        $crate::core::error::MpiError::new($crate::abi::consts::MPI_ERR_INTERN, $crate::abi::export::panic_text(&p)),
+                    ),
+                }
+            }
+            general($($arg,)* info)
+        }
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> std::os::raw::c_int {
+            $pname($($arg),*)
+        }
+    };
+}
+
 /// Exports an `int`-count function `$name` and its large-count (`MPI_Count`) twin `$cname`:
 /// both call `$f` with the arguments before the count, the count as `i64`, the arguments
 /// after it, then `$extra`.

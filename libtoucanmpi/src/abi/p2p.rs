@@ -3,12 +3,12 @@
 use super::consts as c;
 use super::handles::{self as hd, comm, me};
 use super::status::{store, store_at, MpiStatus};
-use crate::core::blocking::{self, block_on, block_on_with, finish, is_done, status_result};
+use crate::core::blocking::{self, block_on, block_on_after, finish, is_done, status_result};
 use crate::core::comm::CommRef;
 use crate::core::datatype::DtRef;
 use crate::core::error::{err, MpiError, MpiResult};
 use crate::core::matching::{Direct, Pattern};
-use crate::core::p2p::{SendData, SendMode};
+use crate::core::p2p::{InPlace, SendData, SendMode};
 use crate::core::request::{Persist, RecvTarget, ReqId, Status};
 use crate::core::state::{self, State};
 use crate::sched;
@@ -199,7 +199,15 @@ unsafe fn send_now(buf: *const c_void, count: i64, dt: usize, dest: c_int, tag: 
 /// match first (arrivals are matched against posted receives before they are queued). Returns
 /// None when the general path must run (e.g. a rendezvous from another process).
 #[inline(always)]
-unsafe fn recv_direct(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize) -> MpiResult<Option<Status>> {
+unsafe fn recv_direct(
+    buf: *mut c_void,
+    count: i64,
+    dt: usize,
+    src: c_int,
+    tag: c_int,
+    comm_h: usize,
+    spun: bool,
+) -> MpiResult<Option<Status>> {
     let sub = sched::current();
     let Some(d) = crate::core::datatype::predefined(dt) else {
         return Ok(None);
@@ -216,7 +224,7 @@ unsafe fn recv_direct(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: 
     };
     // The argument checks run under the lock of block_on's first try (one lock, not two).
     let checked: Cell<Option<Pattern>> = Cell::new(None);
-    block_on_with(
+    block_on_after(
         |s| {
             let pat = match checked.get() {
                 Some(p) => p,
@@ -278,6 +286,7 @@ unsafe fn recv_direct(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: 
             }
             _ => (s.progress(), None),
         },
+        spun,
     )?
 }
 
@@ -301,8 +310,66 @@ unsafe fn send_std(buf: *const c_void, count: i64, dt: usize, dest: c_int, tag: 
     send(buf, count, dt, dest, tag, comm_h, SendMode::Standard, "MPI_Send")
 }
 
-with_c!(MPI_Send, PMPI_Send, MPI_Send_c, PMPI_Send_c, (buf: *const c_void), count, (dt: usize, dest: c_int, tag: c_int, comm_h: usize),
-    errcomm = comm_h, send_std);
+mpi_fn_fast!(MPI_Send, PMPI_Send, |buf: *const c_void, count: c_int, dt: usize, dest: c_int, tag: c_int, comm_h: usize|
+    errcomm = comm_h, fast(_spun: ()) = send_fast(buf, count, dt, dest, tag, comm_h), {
+    send_std(buf, i64::from(count), dt, dest, tag, comm_h)
+});
+mpi_fn!(
+    MPI_Send_c,
+    PMPI_Send_c,
+    |buf: *const c_void, count: i64, dt: usize, dest: c_int, tag: c_int, comm_h: usize| errcomm = comm_h,
+    { send_std(buf, count, dt, dest, tag, comm_h) }
+);
+
+/// The communicator `comm_h` of local subrank `sub` when both are valid and the subrank is
+/// between MPI_Init and MPI_Finalize (None: the general path decides, with its errors).
+#[inline(always)]
+fn fast_comm(s: &State, sub: usize, comm_h: usize) -> Option<&CommRef> {
+    let l = s.locals.get(sub)?;
+    if !l.initialized || l.finalized {
+        return None;
+    }
+    l.comms.get(hd::comm_index(comm_h)?)?.as_ref()
+}
+
+/// World rank of `rank` of `cm` (handle `comm_h`) when it is a valid rank (not
+/// MPI_PROC_NULL): in MPI_COMM_WORLD it is the rank itself.
+#[inline(always)]
+fn fast_world_of(s: &State, cm: &CommRef, comm_h: usize, rank: c_int) -> Option<u32> {
+    if comm_h == c::MPI_COMM_WORLD {
+        return ((rank as u32 as usize) < s.world_size()).then_some(rank as u32);
+    }
+    cm.peers().ranks.get(usize::try_from(rank).ok()?).copied()
+}
+
+// The fast paths take every non-negative tag as valid.
+const _: () = assert!(hd::TAG_UB == i32::MAX);
+
+/// MPI_Send's fast path: a valid standard send of a contiguous predefined type that needs no
+/// request (`State::send_now_fast`), checked and done under one lock. Err: the general path
+/// runs (from the start: this one had no effect), for any error, MPI_PROC_NULL, a send that
+/// needs a request...
+#[inline(always)]
+unsafe fn send_fast(buf: *const c_void, count: c_int, dt: usize, dest: c_int, tag: c_int, comm_h: usize) -> Result<c_int, ()> {
+    let sub = sched::current();
+    let size = crate::core::datatype::contiguous_size(dt).ok_or(())?;
+    if count < 0 || (buf.is_null() && count > 0) || tag < 0 {
+        return Err(());
+    }
+    let len = count as usize * size;
+    let mut g = state::lock();
+    let Some(s) = g.as_mut() else { return Err(()) };
+    let Some(cm) = fast_comm(s, sub, comm_h) else { return Err(()) };
+    let Some(w) = fast_world_of(s, cm, comm_h, dest) else {
+        return Err(());
+    };
+    let (ctx, rank) = (cm.ctx, cm.rank);
+    if s.send_now_fast(sub, ctx, rank, w, tag, buf as *const u8, len) {
+        Ok(c::MPI_SUCCESS)
+    } else {
+        Err(())
+    }
+}
 
 /// Blocking send in any mode.
 #[inline(never)]
@@ -364,8 +431,17 @@ isend_fn!(MPI_Ibsend, PMPI_Ibsend, MPI_Ibsend_c, PMPI_Ibsend_c, SendMode::Buffer
 
 /// MPI_Recv: the request-free path inline, the general one out of line.
 #[inline(always)]
-unsafe fn recv(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize, status: *mut MpiStatus) -> MpiResult<()> {
-    match recv_direct(buf, count, dt, src, tag, comm_h)? {
+unsafe fn recv(
+    buf: *mut c_void,
+    count: i64,
+    dt: usize,
+    src: c_int,
+    tag: c_int,
+    comm_h: usize,
+    status: *mut MpiStatus,
+    spun: bool,
+) -> MpiResult<()> {
+    match recv_direct(buf, count, dt, src, tag, comm_h, spun)? {
         Some(st) => {
             store(status, &st);
             if st.error == c::MPI_SUCCESS {
@@ -395,8 +471,83 @@ unsafe fn recv_request(
     status_result(st, "MPI_Recv").map(|_| ())
 }
 
-with_c!(MPI_Recv, PMPI_Recv, MPI_Recv_c, PMPI_Recv_c, (buf: *mut c_void), count,
-    (dt: usize, src: c_int, tag: c_int, comm_h: usize, status: *mut MpiStatus), errcomm = comm_h, recv);
+mpi_fn_fast!(MPI_Recv, PMPI_Recv, |buf: *mut c_void, count: c_int, dt: usize, src: c_int, tag: c_int, comm_h: usize, status: *mut MpiStatus|
+    errcomm = comm_h, fast(spun: bool) = recv_fast(buf, count, dt, src, tag, comm_h, status), {
+    recv(buf, i64::from(count), dt, src, tag, comm_h, status, spun)
+});
+mpi_fn!(
+    MPI_Recv_c,
+    PMPI_Recv_c,
+    |buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize, status: *mut MpiStatus| errcomm = comm_h,
+    { recv(buf, count, dt, src, tag, comm_h, status, false) }
+);
+
+/// MPI_Recv's fast path: a valid receive of a contiguous predefined type from a rank (or
+/// MPI_ANY_SOURCE) into a buffer outside the swapped thread-locals, by a subrank with nothing
+/// queued, posted or in flight, polling the transport in place (`State::recv_in_place`) when
+/// no sibling can run. Err: the general path runs (with `true` when this one polled for as
+/// long as the general path would before parking); this one then had no effect beyond
+/// dispatching what arrived, as the general path's progress would.
+#[inline(always)]
+unsafe fn recv_fast(
+    buf: *mut c_void,
+    count: c_int,
+    dt: usize,
+    src: c_int,
+    tag: c_int,
+    comm_h: usize,
+    status: *mut MpiStatus,
+) -> Result<c_int, bool> {
+    let sub = sched::current();
+    let size = crate::core::datatype::contiguous_size(dt).ok_or(false)?;
+    if count < 0 || (buf.is_null() && count > 0) || (tag < 0 && tag != c::MPI_ANY_TAG) {
+        return Err(false);
+    }
+    let cap = count as usize * size;
+    // A buffer in the program's thread-locals: see recv_direct.
+    if let Some((lo, hi)) = crate::sched::swap::range() {
+        if !(cap == 0 || (buf as usize) >= hi || (buf as usize) + cap <= lo) {
+            return Err(false);
+        }
+    }
+    if sched::metrics::on() || sched::others_ready() {
+        return Err(false);
+    }
+    let r = {
+        let mut g = state::lock();
+        let Some(s) = g.as_mut() else { return Err(false) };
+        let Some(cm) = fast_comm(s, sub, comm_h) else { return Err(false) };
+        if src != c::MPI_ANY_SOURCE && fast_world_of(s, cm, comm_h, src).is_none() {
+            return Err(false);
+        }
+        let pat = Pattern { ctx: cm.ctx, src, tag };
+        // SAFETY: the caller's buffer holds `cap` bytes, and this rank runs.
+        unsafe { s.recv_in_place(sub, &pat, buf as *mut u8, cap, blocking::SPIN_POLLS) }
+    };
+    match r {
+        InPlace::Done(st) => {
+            store(status, &st);
+            if st.error == c::MPI_SUCCESS {
+                Ok(c::MPI_SUCCESS)
+            } else {
+                Ok(recv_failed(st, comm_h))
+            }
+        }
+        InPlace::Spun => Err(true),
+        InPlace::General => Err(false),
+    }
+}
+
+/// A receive that took its message but ends with an error (truncation): the error goes to
+/// the communicator's handler, as the general path's would.
+#[cold]
+#[inline(never)]
+fn recv_failed(st: Status, comm_h: usize) -> c_int {
+    match status_result(st, "MPI_Recv") {
+        Ok(_) => c::MPI_SUCCESS,
+        Err(e) => super::raise(comm_h, "MPI_Recv", e),
+    }
+}
 
 unsafe fn irecv_req(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize, req: *mut Req) -> MpiResult<()> {
     if req.is_null() {

@@ -45,7 +45,19 @@ pub fn block_on<T>(f: impl FnMut(&mut State) -> Option<T>) -> MpiResult<T> {
 /// `block_on` whose polls in place are `step` (in place of `State::progress`): it returns
 /// whether anything happened and may produce the result itself (a blocking receive whose
 /// message it copied straight from the transport).
-pub fn block_on_with<T>(mut f: impl FnMut(&mut State) -> Option<T>, mut step: impl FnMut(&mut State) -> (bool, Option<T>)) -> MpiResult<T> {
+pub fn block_on_with<T>(f: impl FnMut(&mut State) -> Option<T>, step: impl FnMut(&mut State) -> (bool, Option<T>)) -> MpiResult<T> {
+    block_on_after(f, step, false)
+}
+
+/// `block_on_with` for a caller that has just polled in place for as long as `block_on`
+/// would have (`spun`): its first round parks at once instead of polling again.
+#[inline(always)]
+pub fn block_on_after<T>(
+    mut f: impl FnMut(&mut State) -> Option<T>,
+    mut step: impl FnMut(&mut State) -> (bool, Option<T>),
+    spun: bool,
+) -> MpiResult<T> {
+    let mut spun = spun;
     loop {
         let mut settle = false;
         let r = state::with_hot(|s| {
@@ -55,7 +67,7 @@ pub fn block_on_with<T>(mut f: impl FnMut(&mut State) -> Option<T>, mut step: im
             // Generalized requests completed by the application need their query callback,
             // which must run outside the lock.
             settle = s.locals.get(sched::current()).is_some_and(|l| !l.greq_ready.is_empty());
-            if settle || sched::others_ready() {
+            if settle || spun || sched::others_ready() {
                 return None;
             }
             let me = sched::current();
@@ -67,6 +79,7 @@ pub fn block_on_with<T>(mut f: impl FnMut(&mut State) -> Option<T>, mut step: im
         if let Some(v) = r {
             return Ok(v);
         }
+        spun = false;
         if settle {
             settle_greqs()?;
             continue;
@@ -89,7 +102,7 @@ fn settle_greqs() -> MpiResult<()> {
 }
 
 /// Polls in place before parking when no sibling can run.
-const SPIN_POLLS: u32 = 64;
+pub const SPIN_POLLS: u32 = 64;
 
 /// Nobody else can run: polls in place. Only an event can change `f`'s answer, and an event
 /// that woke a sibling means it is time to let the sibling run.

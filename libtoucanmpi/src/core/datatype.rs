@@ -14,6 +14,7 @@ use crate::sched::lock::Lock;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 #[derive(Clone, Debug)]
@@ -275,6 +276,32 @@ fn bad_handle(h: usize) -> MpiError {
 /// `None` for user datatypes and invalid handles.
 pub fn predefined(h: usize) -> Option<&'static Datatype> {
     h.checked_sub(PREDEF_BASE).and_then(|i| table().get(i)).and_then(|d| d.as_deref())
+}
+
+/// Element size + 1 of each predefined datatype known to be contiguous (0: not known yet,
+/// or not contiguous), indexed by handle - PREDEF_BASE: a single load on the fast paths.
+static CONTIG_SIZE: [AtomicUsize; PREDEF_END - PREDEF_BASE] = [const { AtomicUsize::new(0) }; PREDEF_END - PREDEF_BASE];
+
+/// Element size of `h` when it is a contiguous predefined datatype (the request-free paths
+/// of MPI_Send and MPI_Recv); None otherwise.
+#[inline(always)]
+pub fn contiguous_size(h: usize) -> Option<usize> {
+    let i = h.wrapping_sub(PREDEF_BASE);
+    if i < CONTIG_SIZE.len() {
+        let v = CONTIG_SIZE[i].load(Ordering::Relaxed);
+        if v != 0 {
+            return Some(v - 1);
+        }
+    }
+    contiguous_size_slow(h)
+}
+
+#[cold]
+#[inline(never)]
+fn contiguous_size_slow(h: usize) -> Option<usize> {
+    let d = predefined(h).filter(|d| d.is_contiguous())?;
+    CONTIG_SIZE[h - PREDEF_BASE].store(d.size + 1, Ordering::Relaxed);
+    Some(d.size)
 }
 
 /// The datatype a handle names.

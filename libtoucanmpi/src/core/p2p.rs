@@ -7,6 +7,7 @@ use super::request::{RecvTarget, ReqId, Status};
 use super::state::State;
 use crate::abi::consts as c;
 use crate::sched;
+use crate::transport::engine::Arrived;
 use crate::transport::wire::{self, Header};
 use crate::transport::{Payload, RingBytes};
 
@@ -16,6 +17,17 @@ pub enum SendMode {
     Sync,
     Ready,
     Buffered,
+}
+
+/// What `State::recv_in_place` did.
+pub enum InPlace {
+    /// The message is in the buffer: its status.
+    Done(Status),
+    /// Nothing arrived in all the polls.
+    Spun,
+    /// The general path must run (something else arrived and was dispatched, or the state
+    /// needs the general path).
+    General,
 }
 
 /// Bytes of a send: a pointer into user memory or into `owned`.
@@ -43,6 +55,8 @@ fn wake_other(sub: usize) {
     }
 }
 
+#[cold]
+#[inline(never)]
 fn fatal_transport(e: String) -> ! {
     crate::abi::fatal(&format!("transport: {e}"))
 }
@@ -110,6 +124,34 @@ impl State {
             unsafe { self.tp.send_rndv(proc, dsub, sub, hdr, data.ptr, data.owned, id) }.unwrap_or_else(|e| fatal_transport(e));
         }
         Ok(())
+    }
+
+    /// `try_send_now` for MPI_Send's fast path: an eager message to another process inline,
+    /// the rest out of line.
+    ///
+    /// # Safety
+    /// As `try_send_now`.
+    #[inline(always)]
+    pub unsafe fn send_now_fast(&mut self, sub: usize, ctx: u64, src_rank: i32, dest: u32, tag: i32, ptr: *const u8, len: usize) -> bool {
+        let (proc, dsub) = self.locate(dest);
+        if proc != self.myproc && len <= self.cfg.eager_max {
+            let hdr = Header {
+                kind: wire::KIND_EAGER,
+                ctx,
+                src_rank,
+                tag,
+                len: len as u64,
+                ..Default::default()
+            };
+            // SAFETY: the caller's buffer holds `len` bytes for the duration of this call.
+            let data = unsafe { bytes(ptr, len) };
+            if let Err(e) = self.tp.send_eager(proc, dsub, sub, &hdr, data) {
+                fatal_transport(e)
+            }
+            return true;
+        }
+        // SAFETY: forwarded from the caller.
+        unsafe { self.try_send_now(sub, ctx, src_rank, dest, tag, ptr, len) }
     }
 
     /// Completes a standard-mode send of contiguous bytes at once when no request is needed:
@@ -433,6 +475,47 @@ impl State {
             Ok(None) => return (false, None),
             Err(e) => super::state::progress_failed(e),
         };
+        // SAFETY: forwarded from the caller.
+        (true, unsafe { self.take_arrived(sub, pat, buf, cap, a) })
+    }
+
+    /// The request-free blocking receive's first attempt (`abi::p2p`'s MPI_Recv fast path):
+    /// when nothing of `sub` can match first (no posted receive, nothing queued, no direct
+    /// receive registered) and the transport has nothing in flight, polls the ring in place
+    /// up to `polls` times; an eager message for `sub` that matches `pat` goes from its slot
+    /// straight into `buf`. Anything else that arrives is dispatched as usual and ends the
+    /// attempt ([`InPlace::General`]), as does a state this path does not handle.
+    ///
+    /// # Safety
+    /// `buf..buf+cap` must be writable, and `sub` is the running subrank.
+    #[inline(always)]
+    pub unsafe fn recv_in_place(&mut self, sub: usize, pat: &Pattern, buf: *mut u8, cap: usize, polls: u32) -> InPlace {
+        let Some(l) = self.locals.get(sub) else {
+            return InPlace::General;
+        };
+        if !l.unexpected.is_empty() || !l.posted.is_empty() || l.direct.is_some() || !l.greq_ready.is_empty() || self.tp.has_pending() {
+            return InPlace::General;
+        }
+        let a = match self.tp.spin_ring(polls, super::background::stepped) {
+            Ok(Some(a)) => a,
+            Ok(None) => return InPlace::Spun,
+            Err(e) => super::state::progress_failed(e),
+        };
+        // SAFETY: forwarded from the caller.
+        match unsafe { self.take_arrived(sub, pat, buf, cap, a) } {
+            Some(st) => InPlace::Done(st),
+            None => InPlace::General,
+        }
+    }
+
+    /// A message just taken from the ring by a receive of `sub` polling in place: an eager
+    /// one for `sub` matching `pat` is copied into `buf` and its status returned; anything
+    /// else is dispatched (None).
+    ///
+    /// # Safety
+    /// As `progress_recv`.
+    #[inline(always)]
+    unsafe fn take_arrived(&mut self, sub: usize, pat: &Pattern, buf: *mut u8, cap: usize, a: Arrived) -> Option<Status> {
         let hdr = self.tp.header(&a);
         let env = Envelope {
             ctx: hdr.ctx,
@@ -446,14 +529,19 @@ impl State {
                 let n = data.len().min(cap);
                 // SAFETY: `data` holds `n` bytes; the caller's buffer has room for `cap >= n`.
                 unsafe { crate::transport::copy::bytes(data.as_ptr(), buf, n) };
-                return (true, Some(received(&env, data.len(), cap)));
+                return Some(received(&env, data.len(), cap));
             }
         }
+        self.dispatch_arrived(a);
+        None
+    }
+
+    #[inline(never)]
+    fn dispatch_arrived(&mut self, a: Arrived) {
         match self.tp.event_of(a) {
             Ok(e) => self.dispatch(e),
             Err(e) => super::state::progress_failed(e),
         }
-        (true, None)
     }
 
     /// A rendezvous payload arrived for receive `rid`.

@@ -8,7 +8,7 @@ use super::matching::{Posted, Unexp};
 use super::request::{Greq, ReqId, Request, Slab, Status};
 use crate::abi::consts as c;
 use crate::sched;
-use crate::sched::lock::Lock;
+use crate::sched::lock::{Guard, Lock};
 use crate::transport::engine::RING;
 use crate::transport::{wire, Event, Transport};
 use std::collections::{HashMap, VecDeque};
@@ -133,6 +133,13 @@ pub fn with_hot<R>(f: impl FnOnce(&mut State) -> R) -> MpiResult<R> {
         Some(s) => Ok(f(s)),
         None => not_initialized(),
     }
+}
+
+/// The state lock, held, for the request-free fast paths of MPI_Send and MPI_Recv: they
+/// run straight-line under it, without a closure call. Never park while holding it.
+#[inline(always)]
+pub fn lock() -> Guard<'static, Option<State>> {
+    STATE.lock()
 }
 
 #[cold]
