@@ -197,9 +197,10 @@ def plan(args, ampi, bindir):
 
 
 # Charm++ runtime options for AMPI runs on the emulated interconnect: no Cross Memory Attach
-# (process_vm_readv between the processes of a host; Charm++ uses it for messages of a few KiB
-# and up, and for AMPI's large messages through its zero-copy API), so that, as MPICH with
-# MPIR_CVAR_NOLOCAL=1, every message between processes crosses the rate-limited loopback.
+# (process_vm_readv between the processes of a host, which Charm++ uses for large messages,
+# AMPI's through its zero-copy API: 1 MiB went that way here, 64 KiB did not), so that, as
+# MPICH with MPIR_CVAR_NOLOCAL=1, every message between processes crosses the rate-limited
+# loopback.
 AMPI_NETNS_FLAGS = ["+cma_disable", "+noCMAForZC"]
 
 
