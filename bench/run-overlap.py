@@ -13,7 +13,7 @@ times, interleaved (run 1 of every configuration, then run 2, ...):
   MPICH   mpirun -np N APP -v VARIANT ...            (N processes: the plain MPI program)
   Toucan  TOUCAN_V=V mpirun -np N APP -v VARIANT ... (N processes x V subranks), with
           TOUCAN_REPORT=<json> so the runtime's own overlap report is kept
-  AMPI    ampirun +p N APP +vp N*V -v VARIANT ...    (only when AMPI is found, see below)
+  AMPI    charmrun +p N ++local ++quiet APP +vp N*V -v VARIANT ...  (only when AMPI is found)
 
 for each V of --vs, each application, scaling and variant (original, toucan, nocomm, overlap;
 see bench/overlap.h). A rate other than `none` runs inside bench/netns.sh (a network namespace
@@ -32,9 +32,15 @@ Correctness is checked on every run: all variants but nocomm must give the same 
 across implementations and (strong scaling) across V, and cannon2d's result must verify.
 A mismatch is reported and makes the exit status 1.
 
-AMPI: found as `ampicc` on PATH or $AMPI_HOME/bin/ampicc; its runs use `ampirun` (or
-`charmrun`) from the same directory. AMPI_RUN overrides the command, a template such as
-"{runner} +p{n} {exe} +vp{nv} {args}". When AMPI is absent the script says so and skips it.
+AMPI: found as `ampicc` on PATH or $AMPI_HOME/bin/ampicc; its runs use `charmrun` from the same
+directory (not `ampirun`, which runs one rank per PE), as "{runner} +p{n} ++local ++quiet {exe}
++vp{nv} {args}": N processes of a netlrts build (N PEs of one process for a multicore build),
+started here without ssh, holding N*V virtual ranks. Inside the namespace (a rate other than
+`none`) a netlrts build gets the runtime options +cma_disable +noCMAForZC first in {args}:
+without them Charm++ moves messages between the processes of a host with Cross Memory Attach,
+past the loopback. Use a netlrts build with the `tcp` option there (the default UDP one got a
+fifth of the rate here). AMPI_RUN overrides the template. When AMPI is absent the script says
+so and skips it.
 
 Sizes: --quick uses tiny problems (seconds in all: for checking that everything works);
 otherwise each run takes a few seconds on 2 cores. JACOBI_STRONG, JACOBI_WEAK, CANNON_STRONG
@@ -73,6 +79,9 @@ QUICK_SIZES = {
     ("cannon2d", "strong"): "-n 256 -r 1 -w 0",
     ("cannon2d", "weak"): "-l 128 -r 1 -w 0",
 }
+# n processes (netlrts; n PEs of one process for a multicore build) holding n*V virtual ranks.
+# ++local: start them here without ssh (a multicore charmrun ignores it); ++quiet: no banner.
+AMPI_RUN = "{runner} +p{n} ++local ++quiet {exe} +vp{nv} {args}"
 BEGIN, END = "<!-- overlap:begin -->", "<!-- overlap:end -->"
 
 
@@ -104,12 +113,32 @@ def find_ampi():
         cc = os.path.join(home, "bin", "ampicc")
     if not cc:
         return None
-    d = os.path.dirname(cc)
-    for r in ("ampirun", "charmrun"):
-        p = os.path.join(d, r)
-        if os.access(p, os.X_OK):
-            return cc, p
-    return cc, shutil.which("ampirun") or shutil.which("charmrun") or "charmrun"
+    # charmrun, not ampirun: ampirun is mpirun-like (one rank per PE) and appends its own +p.
+    p = os.path.join(os.path.dirname(cc), "charmrun")
+    if os.access(p, os.X_OK):
+        return cc, p
+    return cc, shutil.which("charmrun") or "charmrun"
+
+
+def ampi_net(cc):
+    """(netlrts, tcp): whether AMPI is a netlrts build (processes talking over sockets) and
+    whether it has the `tcp` option (else UDP with Charm++'s own protocol)."""
+    inc = os.path.join(os.path.dirname(cc), "..", "include")
+    try:
+        with open(os.path.join(inc, "conv-common.h")) as f:
+            net = "CMK_NET_VERSION" in f.read()
+        with open(os.path.join(inc, "conv-mach-opt.h")) as f:
+            tcp = "conv-mach-tcp.h" in f.read()
+    except OSError:
+        return False, False
+    return net, net and tcp
+
+
+def ampi_desc(ampi):
+    if not ampi:
+        return "not found, skipped"
+    net, tcp = ampi_net(ampi[0])
+    return f"`{ampi[0]}`" + ((" (netlrts over TCP)" if tcp else " (netlrts over UDP)") if net else "")
 
 
 # ------------------------------------------------------------------------------ build
@@ -134,7 +163,9 @@ def build(args, ampi):
         for impl, cc in compilers.items():
             exe = os.path.join(bindir, f"{app}.{impl}")
             cmd = cc + ["-O2", "-Wall", "-o", exe, src, "-lblas", "-lm"]
-            r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            # In bindir: ampicc (charmc) copies charmrun and ampirun into the current directory.
+            r = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                               cwd=bindir if impl == "ampi" else None)
             if r.returncode != 0:
                 die(f"building {app} for {impl} failed:\n  {shlex.join(cmd)}\n{r.stdout}{r.stderr}")
     return bindir
@@ -165,7 +196,15 @@ def plan(args, ampi, bindir):
     return confs
 
 
-def command(conf, np_, ampi):
+# Charm++ runtime options for AMPI runs on the emulated interconnect: no Cross Memory Attach
+# (process_vm_readv between the processes of a host, which Charm++ uses for large messages,
+# AMPI's through its zero-copy API: 1 MiB went that way here, 64 KiB did not), so that, as
+# MPICH with MPIR_CVAR_NOLOCAL=1, every message between processes crosses the rate-limited
+# loopback.
+AMPI_NETNS_FLAGS = ["+cma_disable", "+noCMAForZC"]
+
+
+def command(conf, np_, ampi, rate="none"):
     """argv and extra environment of one run."""
     impl, v = conf["impl"], conf["v"]
     prog = [conf["exe"], "-v", conf["variant"]] + shlex.split(conf["sizes"])
@@ -174,8 +213,9 @@ def command(conf, np_, ampi):
         return [mpirun, "-np", str(np_ * v)] + prog, {}
     if impl == "toucan":
         return [mpirun, "-np", str(np_)] + prog, {"TOUCAN_V": str(v)}
-    tmpl = os.environ.get("AMPI_RUN", "{runner} +p{n} {exe} +vp{nv} {args}")
-    line = tmpl.format(runner=ampi[1], n=np_, nv=np_ * v, exe=conf["exe"], args=shlex.join(prog[1:]))
+    tmpl = os.environ.get("AMPI_RUN", AMPI_RUN)
+    args = (AMPI_NETNS_FLAGS if rate != "none" and ampi_net(ampi[0])[0] else []) + prog[1:]
+    line = tmpl.format(runner=ampi[1], n=np_, nv=np_ * v, exe=conf["exe"], args=shlex.join(args))
     return shlex.split(line), {}
 
 
@@ -223,7 +263,7 @@ def run_one(conf, rate, run, args, ampi):
     rundir = os.path.join(OUT, "runs")
     os.makedirs(rundir, exist_ok=True)
     base = os.path.join(rundir, f"{rate}.{key(conf)}.{run}")
-    argv, extra = command(conf, args.np, ampi)
+    argv, extra = command(conf, args.np, ampi, args.rate)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", **extra)
     report = base + ".json"
     if conf["impl"] == "toucan":
@@ -498,7 +538,12 @@ def main():
         return inner(args)
     ampi = None if args.no_ampi else find_ampi()
     if ampi:
-        say(f"AMPI: {ampi[0]} (runs with {ampi[1]} +p{args.np} ... +vp{args.np}*V)")
+        say(f"AMPI: {ampi[0]} (runs with {ampi[1]} +p{args.np} ++local ++quiet ... +vp{args.np}*V)")
+        net, tcp = ampi_net(ampi[0])
+        if net and not tcp and any(r != "none" for r in args.rates):
+            say("warning: this AMPI is a netlrts build over UDP; on the rate-limited loopback its own "
+                "datagram protocol got about a fifth of the rate here (build AMPI with the `tcp` "
+                "option for a fair comparison with MPICH over TCP; see bench/README.md)")
     else:
         say("AMPI: not found (no ampicc on PATH, AMPI_HOME unset): AMPI runs skipped")
     bindir = build(args, ampi)
@@ -533,7 +578,7 @@ def main():
         "",
         f"- Machine: {os.cpu_count()} CPUs; load average before {' '.join(f'{x:.2f}' for x in load_before)}, "
         f"after {' '.join(f'{x:.2f}' for x in os.getloadavg())}.",
-        f"- Toucan-MPI: commit {git_desc()}. AMPI: {'`' + ampi[0] + '`' if ampi else 'not found, skipped'}.",
+        f"- Toucan-MPI: commit {git_desc()}. AMPI: {ampi_desc(ampi)}.",
         f"- Median of {args.runs} run(s) per configuration, interleaved; times in seconds (timed loop from a barrier to a barrier, slowest rank).",
         "- Speedup = T_ref_original / T; hidden = (T_ref_original − T) / (T_ref_original − T_ref_nocomm); the "
         "reference is plain MPICH at n processes for strong scaling, the row's own original/nocomm for weak scaling. "

@@ -20,32 +20,46 @@ CXXFLAGS_COMPAT=${CXXFLAGS_COMPAT:--O2 -g -Wall}
 LIBS_COMPAT=${LIBS_COMPAT:--lm}
 
 # AMPI (Charm++'s MPI), the reference for overdecomposition: `ampicc` on PATH or
-# $AMPI_HOME/bin/ampicc. Its jobs run as `$AMPIRUN +p<n> prog +vp<n*V>` (ampirun, else charmrun,
-# from the same directory); COMPAT_AMPI_RUN overrides that with a template such as
-# "{runner} +p{n} ++local {exe} +vp{nv}". Empty AMPICC: not found.
+# $AMPI_HOME/bin/ampicc. Its jobs run as `charmrun +p<n> ++local ++quiet prog +vp<n*V>`
+# (charmrun from the same directory as ampicc, else from PATH): n processes (netlrts; n PEs
+# in one process for a multicore build) holding n*V virtual ranks. ++local starts the
+# processes on this machine without ssh (a netlrts build otherwise tries `ssh localhost`; a
+# multicore build's charmrun ignores it), ++quiet drops charmrun's and the runtime's banner.
+# Not `ampirun`: it is mpirun-like (`ampirun -np R prog` runs R ranks on R PEs) and appends
+# its own +p, which charmrun rejects ("Option 'p' is used more than once").
+# COMPAT_AMPI_RUN overrides the line with a template such as
+# "{runner} +p{n} ++nodelist mynodes {exe} +vp{nv}". Empty AMPICC: not found.
 AMPICC=${AMPICC:-$(command -v ampicc 2>/dev/null || true)}
 if [[ -z $AMPICC && -n ${AMPI_HOME:-} && -x $AMPI_HOME/bin/ampicc ]]; then
     AMPICC=$AMPI_HOME/bin/ampicc
 fi
 AMPIRUN=
 if [[ -n $AMPICC ]]; then
-    for r in ampirun charmrun; do
-        if [[ -x $(dirname "$AMPICC")/$r ]]; then
-            AMPIRUN=$(dirname "$AMPICC")/$r
-            break
-        fi
-    done
-    AMPIRUN=${AMPIRUN:-$(command -v ampirun 2>/dev/null || command -v charmrun 2>/dev/null || echo charmrun)}
+    if [[ -x $(dirname "$AMPICC")/charmrun ]]; then
+        AMPIRUN=$(dirname "$AMPICC")/charmrun
+    else
+        AMPIRUN=$(command -v charmrun 2>/dev/null || echo charmrun)
+    fi
 fi
+
+# ampicc flags for the tests allowed writable globals (GLOBALS_ALLOWED).
+AMPI_PRIVATIZE_FLAGS=${AMPI_PRIVATIZE_FLAGS--pieglobals}
 
 # compat_ampi_cmd N WORLD EXE: the AMPI command line for N processes, WORLD virtual ranks.
 compat_ampi_cmd() {
-    local t=${COMPAT_AMPI_RUN:-"{runner} +p{n} {exe} +vp{nv}"}
+    local t=${COMPAT_AMPI_RUN:-"{runner} +p{n} ++local ++quiet {exe} +vp{nv}"}
     t=${t//\{runner\}/$AMPIRUN}
     t=${t//\{n\}/$1}
     t=${t//\{nv\}/$2}
     t=${t//\{exe\}/$3}
     echo "$t"
+}
+
+# Lines Charm++ itself prints on stdout (its banner without ++quiet, and the exit line);
+# compat_ampi_filter removes them so that what is left is the program's own output.
+AMPI_NOISE='^(Charmrun> |Charm\+\+> |Converse/Charm\+\+ |Isomalloc> |CharmLB> |AMPI> |\[Partition [0-9]+\]\[Node [0-9]+\] End of program)'
+compat_ampi_filter() {
+    grep -Ev "$AMPI_NOISE" || true
 }
 
 # Symbols the C runtime itself puts in .data/.bss; anything else is a
@@ -98,7 +112,7 @@ compat_check_globals() {
 # compat_build KIND NAME -> builds out/KIND/NAME; KIND is mpich, toucan or ampi.
 # Prints the compiler output on failure. Returns non-zero on failure.
 compat_build() {
-    local kind=$1 name=$2 cc dir log src flags
+    local kind=$1 name=$2 cc dir log src flags cdir=.
     dir=$OUT_DIR/$kind
     mkdir -p "$dir"
     log=$dir/$name.build.log
@@ -113,6 +127,13 @@ compat_build() {
     elif [[ $kind == ampi ]]; then
         cc=$AMPICC
         [[ $src == *.cc ]] && cc=${AMPICXX:-$(dirname "$AMPICC")/ampicxx}
+        # ampicc (charmc) copies charmrun and ampirun into the current directory
+        cdir=$dir
+        # The privatize_* tests have writable globals: AMPI needs its own privatization for
+        # them (-pieglobals: each virtual rank gets its own copy of the program's globals).
+        if [[ "$name" =~ $GLOBALS_ALLOWED ]]; then
+            flags+=" $AMPI_PRIVATIZE_FLAGS"
+        fi
     else
         cc=$TOUCANCC
         [[ $src == *.cc ]] && cc=$TOUCANCXX
@@ -124,8 +145,8 @@ compat_build() {
     fi
     rm -f "$dir/$name" "$dir/$name.o"
     # shellcheck disable=SC2086
-    if ! { $cc $flags -I"$SRC_DIR" -c -o "$dir/$name.o" "$src" &&
-           $cc $flags -o "$dir/$name" "$dir/$name.o" $LIBS_COMPAT; } >"$log" 2>&1; then
+    if ! (cd "$cdir" && $cc $flags -I"$SRC_DIR" -c -o "$dir/$name.o" "$src" &&
+          $cc $flags -o "$dir/$name" "$dir/$name.o" $LIBS_COMPAT) >"$log" 2>&1; then
         echo "build of $name with $cc failed:"
         head -40 "$log"
         return 1
