@@ -10,6 +10,7 @@
 
 use super::lock::Lock;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
@@ -36,9 +37,16 @@ pub struct Board {
 
 static BOARD: Lock<Option<Board>> = Lock::new(None);
 
+/// Whether a ready queue of the board is not empty, as of the last `with_board`: read
+/// without the board's lock on the hot paths (`others_ready`).
+static QUEUED: AtomicBool = AtomicBool::new(false);
+
 pub fn with_board<R>(f: impl FnOnce(&mut Board) -> R) -> R {
     let mut g = BOARD.lock();
-    f(g.as_mut().expect("scheduler not started"))
+    let b = g.as_mut().expect("scheduler not started");
+    let r = f(b);
+    QUEUED.store(!b.ready.is_empty() || !b.deferred.is_empty(), Ordering::Release);
+    r
 }
 
 pub fn reset(n: usize) {
@@ -52,6 +60,7 @@ pub fn reset(n: usize) {
         exit_codes: Vec::new(),
         live: n,
     });
+    QUEUED.store(n > 0, Ordering::Release);
 }
 
 /// Allocates a scheduler id for a new task (reusing finished helper ids), ready to run.
@@ -74,9 +83,13 @@ pub fn add_task(first_helper: usize) -> usize {
     })
 }
 
-/// Whether some other task could run now (ready or deferred).
+/// Whether some other task could run now (ready or deferred). Every change to the queues
+/// goes through `with_board`, which publishes this under the board's lock: no lock here (a
+/// blocking call asks before each park decision; a wake-up racing with the read is seen at
+/// the next one, as with the lock).
+#[inline]
 pub fn others_ready() -> bool {
-    with_board(|b| !b.ready.is_empty() || !b.deferred.is_empty())
+    QUEUED.load(Ordering::Acquire)
 }
 
 /// Whether some task waits for a wake-up (the background progress thread's cue).
