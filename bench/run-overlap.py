@@ -419,7 +419,10 @@ def acceptance(med, rate, app, vs):
         parts.append(f"MPICH original spends {pct((o - n) / o)} of its time communicating (acceptance needs >= 30%)")
     t1 = m("toucan", 1, "original")
     if t1 is not None:
-        parts.append(f"Toucan V=1 original / MPICH original = {t1 / o:.3f} (within 3%: {'yes' if abs(t1 / o - 1) <= 0.03 else 'no'})")
+        # The acceptance line bounds Toucan's own cost at V=1: slower by at most 3%. Faster
+        # is not a failure (it happens where Toucan's algorithm beats MPICH's, see RESULTS.md).
+        parts.append(f"Toucan V=1 original / MPICH original = {t1 / o:.3f} "
+                     f"(at most 3% slower: {'yes' if t1 / o <= 1.03 else 'no'})")
     cands = [(m("toucan", v, var), v, var) for v in vs for var in ("original", "toucan") if m("toucan", v, var) is not None]
     if cands and n is not None and o - n > 0:
         t, v, var = min(cands)
@@ -427,6 +430,11 @@ def acceptance(med, rate, app, vs):
         faster = "–" if ov is None else ("yes" if t < ov else "no")
         parts.append(f"best Toucan: V={v} {var}, {t:.4f} s, hidden {pct(h)} (>= 50%: {'yes' if h >= 0.5 else 'no'}), "
                      f"faster than MPICH overlap ({fmt(ov)} s): {faster}")
+        amp = [(m("ampi", w, x), w, x) for w in vs for x in ("original", "toucan") if m("ampi", w, x) is not None]
+        if amp:
+            ta, va, xa = min(amp)
+            parts.append(f"best AMPI: V={va} {xa}, {ta:.4f} s, hidden {pct((o - ta) / (o - n))}; "
+                         f"best Toucan / best AMPI = {t / ta:.3f} (faster: {'yes' if t < ta else 'no'})")
     return "\nAcceptance measures: " + "; ".join(parts) + "."
 
 
