@@ -6,8 +6,8 @@
 //! polls between subranks, but a subrank computing for milliseconds polls nothing: a message
 //! its siblings wait for would stand still for the whole compute phase, and overdecomposition
 //! would hide nothing. So, when the worker has not polled for `interval` and some
-//! communication is outstanding (a subrank parked on it, or a request or real transfer in
-//! flight), this thread takes the state lock (only if free: it never makes the worker wait
+//! communication is outstanding (a posted or blocked receive, an incomplete request, a real
+//! transfer in flight: `awaits_transport`), this thread takes the state lock (only if free: it never makes the worker wait
 //! long) and runs the same progress the worker runs; completions wake the parked subranks,
 //! which the worker resumes at its next switch. With nothing outstanding, or while the worker
 //! polls by itself, it backs off to `IDLE_MAX` between looks (about a thousand wake-ups a
@@ -15,7 +15,6 @@
 //! made under the state lock, from whichever thread holds it.
 
 use super::state;
-use crate::sched::park;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::thread::JoinHandle;
@@ -107,9 +106,8 @@ fn next_pause(look: &Look, pause: Duration, interval: Duration) -> Duration {
 }
 
 fn look_once() -> Look {
-    let outstanding_tasks = park::any_parked();
     state::try_with(|s| {
-        if !outstanding_tasks && s.reqs.live() == 0 && !s.tp.has_pending() {
+        if !awaits_transport(s) {
             return Look::Quiet;
         }
         let mut any = false;
@@ -122,6 +120,19 @@ fn look_once() -> Look {
         Look::Polled(any)
     })
     .unwrap_or(Look::WorkerActive)
+}
+
+/// Whether something may wait for the transport: a real request in flight, a posted or
+/// blocked receive (its message may come from another process), an incomplete request (a
+/// send waiting for its acknowledgement or payload, a receive, ...). Subranks that wait only
+/// for their siblings (a barrier's local meeting, say) do not: polling for them would only
+/// take the core from the computing subrank.
+fn awaits_transport(s: &state::State) -> bool {
+    s.tp.has_pending()
+        || s.locals
+            .iter()
+            .any(|l| !l.posted.is_empty() || l.waiting.is_some() || l.direct.is_some())
+        || s.reqs.iter().any(|r| r.active && !r.complete && r.greq.is_none())
 }
 
 #[cfg(test)]

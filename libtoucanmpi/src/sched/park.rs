@@ -92,12 +92,6 @@ pub fn others_ready() -> bool {
     QUEUED.load(Ordering::Acquire)
 }
 
-/// Whether some task waits for a wake-up (the background progress thread's cue).
-pub fn any_parked() -> bool {
-    let g = BOARD.lock();
-    g.as_ref().is_some_and(|b| b.states.contains(&State::Parked))
-}
-
 /// Whether some runnable task other than `me` (queued, deferred, or in the worker's current
 /// round) satisfies `pred`.
 pub fn any_runnable(me: usize, pred: impl Fn(usize) -> bool) -> bool {
