@@ -18,15 +18,7 @@ macro_rules! mpi_fn {
         pub unsafe extern "C" fn $pname($($arg: $ty),*) -> std::os::raw::c_int {
             $crate::core::deadlock::enter(stringify!($name));
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> $crate::core::error::MpiResult<()> { $body }));
-            match r {
-                Ok(Ok(())) => 0,
-                Ok(Err(e)) => $crate::abi::raise($ec, stringify!($name), e),
-                Err(p) => $crate::abi::raise(
-                    $crate::abi::consts::MPI_COMM_WORLD,
-                    stringify!($name),
-                    $crate::core::error::MpiError::new($crate::abi::consts::MPI_ERR_INTERN, $crate::abi::export::panic_text(&p)),
-                ),
-            }
+            $crate::abi::export::outcome(r, $ec, stringify!($name))
         }
         #[no_mangle]
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> std::os::raw::c_int {
@@ -53,15 +45,7 @@ macro_rules! mpi_fn_fast {
             #[allow(unused_variables)]
             unsafe fn general($($arg: $ty,)* $info: $it) -> std::os::raw::c_int {
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> $crate::core::error::MpiResult<()> { $body }));
-                match r {
-                    Ok(Ok(())) => 0,
-                    Ok(Err(e)) => $crate::abi::raise($ec, stringify!($name), e),
-                    Err(p) => $crate::abi::raise(
-                        $crate::abi::consts::MPI_COMM_WORLD,
-                        stringify!($name),
-                        $crate::core::error::MpiError::new($crate::abi::consts::MPI_ERR_INTERN, $crate::abi::export::panic_text(&p)),
-                    ),
-                }
+                $crate::abi::export::outcome(r, $ec, stringify!($name))
             }
             general($($arg,)* info)
         }
@@ -85,6 +69,17 @@ macro_rules! with_c {
             $f($($a,)* $cnt, $($b,)* $($extra),*)
         });
     };
+}
+
+/// The return code of an export whose body gave `r`: 0, or the error (or the panic, as
+/// MPI_ERR_INTERN on MPI_COMM_WORLD) through the error handler of `comm`.
+#[inline]
+pub fn outcome(r: std::thread::Result<crate::core::error::MpiResult<()>>, comm: usize, call: &str) -> c_int {
+    match r {
+        Ok(Ok(())) => 0,
+        Ok(Err(e)) => super::raise(comm, call, e),
+        Err(p) => super::raise(c::MPI_COMM_WORLD, call, MpiError::new(c::MPI_ERR_INTERN, panic_text(&p))),
+    }
 }
 
 pub fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {

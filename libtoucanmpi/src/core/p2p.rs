@@ -135,23 +135,29 @@ impl State {
     pub unsafe fn send_now_fast(&mut self, sub: usize, ctx: u64, src_rank: i32, dest: u32, tag: i32, ptr: *const u8, len: usize) -> bool {
         let (proc, dsub) = self.locate(dest);
         if proc != self.myproc && len <= self.cfg.eager_max {
-            let hdr = Header {
-                kind: wire::KIND_EAGER,
-                ctx,
-                src_rank,
-                tag,
-                len: len as u64,
-                ..Default::default()
-            };
             // SAFETY: the caller's buffer holds `len` bytes for the duration of this call.
-            let data = unsafe { bytes(ptr, len) };
-            if let Err(e) = self.tp.send_eager(proc, dsub, sub, &hdr, data) {
-                fatal_transport(e)
-            }
+            self.send_eager_to(proc, dsub, sub, Envelope { ctx, src: src_rank, tag }, unsafe { bytes(ptr, len) });
             return true;
         }
         // SAFETY: forwarded from the caller.
         unsafe { self.try_send_now(sub, ctx, src_rank, dest, tag, ptr, len) }
+    }
+
+    /// An eager message (standard mode: no acknowledgement) with envelope `env` from subrank
+    /// `sub` to subrank `dsub` of process `proc`; the transport's failure ends the job.
+    #[inline(always)]
+    fn send_eager_to(&mut self, proc: usize, dsub: usize, sub: usize, env: Envelope, data: &[u8]) {
+        let hdr = Header {
+            kind: wire::KIND_EAGER,
+            ctx: env.ctx,
+            src_rank: env.src,
+            tag: env.tag,
+            len: data.len() as u64,
+            ..Default::default()
+        };
+        if let Err(e) = self.tp.send_eager(proc, dsub, sub, &hdr, data) {
+            fatal_transport(e)
+        }
     }
 
     /// Completes a standard-mode send of contiguous bytes at once when no request is needed:
@@ -170,17 +176,7 @@ impl State {
             if len > self.cfg.eager_max {
                 return false;
             }
-            let hdr = Header {
-                kind: wire::KIND_EAGER,
-                ctx,
-                src_rank,
-                tag,
-                len: len as u64,
-                ..Default::default()
-            };
-            self.tp
-                .send_eager(proc, dsub, sub, &hdr, data)
-                .unwrap_or_else(|e| fatal_transport(e));
+            self.send_eager_to(proc, dsub, sub, env, data);
             return true;
         }
         if let Some(i) = find_posted(self.locals[dsub].posted.iter(), &env) {
