@@ -126,14 +126,19 @@ fn look_once() -> Look {
 /// blocked receive (its message may come from another process), an incomplete request (a
 /// send waiting for its acknowledgement or payload, a receive, ...). Subranks that wait only
 /// for their siblings (a barrier's local meeting, say) do not: polling for them would only
-/// take the core from the computing subrank.
+/// take the core from the computing subrank. Runs under the state lock: with more than
+/// `SCAN_MAX` live requests it does not look at each one, it polls.
 fn awaits_transport(s: &state::State) -> bool {
     s.tp.has_pending()
         || s.locals
             .iter()
             .any(|l| !l.posted.is_empty() || l.waiting.is_some() || l.direct.is_some())
+        || s.reqs.live() > SCAN_MAX
         || s.reqs.iter().any(|r| r.active && !r.complete && r.greq.is_none())
 }
+
+/// Live requests `awaits_transport` looks at one by one, at most.
+const SCAN_MAX: usize = 64;
 
 #[cfg(test)]
 mod tests {
