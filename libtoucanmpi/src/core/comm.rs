@@ -31,12 +31,8 @@ pub const CTX_COLL: u64 = 1;
 /// communicating; distinct (parent, seq, color) give distinct ids except with probability
 /// about 2^-63 per pair.
 pub fn derive_ctx(parent: u64, seq: u64, color: i64) -> u64 {
-    let mut x = parent ^ seq.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (color as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
-    // splitmix64 finaliser
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^= x >> 31;
-    (x & !CTX_COLL) | 0x100
+    let x = parent ^ seq.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (color as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    (super::idmap::mix64(x) & !CTX_COLL) | 0x100
 }
 
 /// One subrank's view of a communicator.

@@ -526,10 +526,7 @@ pub fn detector_view(s: &State) -> Option<Vec<(u64, u64, u64)>> {
 
 /// A 64-bit name of a twin's key, the same on every process.
 fn key_hash((ctx, first, len): CommKey) -> u64 {
-    let mut x = ctx ^ (first as u64).rotate_left(24) ^ (len as u64).rotate_left(48);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
+    super::idmap::mix64(ctx ^ (first as u64).rotate_left(24) ^ (len as u64).rotate_left(48))
 }
 
 /// Whether intra-communicator `cm` has a twin (made or being made).

@@ -580,32 +580,15 @@ impl Transport {
     /// instructions: on the latency path).
     #[inline(always)]
     pub fn poll_ring_raw(&mut self) -> Result<Option<Arrived>, String> {
-        if self.repost != 0 {
-            self.flush_reposts()?;
-        }
-        let mut flag: c_int = 0;
-        let mut st = std::mem::MaybeUninit::<RealStatus>::uninit();
         // MPI_Request_get_status, not MPI_Test: it drives the real MPI's progress as much, but
         // costs fewer instructions in MPICH 4.0.2 (failed: about 320 against 400; an arrival:
         // 661 against 826), which shortens both the polling period and the path from an
         // arrival to its receiver. The complete request is freed at the slot's repost
         // (`flush_reposts`), off that path.
-        // SAFETY: the head slot's request is a live receive posted by post_slot.
-        check(
-            unsafe {
-                self.real
-                    .PMPI_Request_get_status(self.ring[self.head].req, &mut flag, st.as_mut_ptr())
-            },
-            "MPI_Request_get_status",
-        )?;
-        if flag == 0 {
-            return Ok(None);
-        }
-        // SAFETY: with flag set, the real MPI filled the status.
-        Ok(Some(self.take_head(unsafe { st.assume_init_ref() })))
+        self.spin_ring(1, || {})
     }
 
-    /// `poll_ring_raw` up to `polls` times until a message arrives, calling `each` before
+    /// Polls the head slot up to `polls` times until a message arrives, calling `each` before
     /// every poll: the loop of a receive polling in place, with as little as possible around
     /// each `MPI_Request_get_status` (it sets how soon an arrival is noticed).
     #[inline(always)]
