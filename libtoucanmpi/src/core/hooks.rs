@@ -3,7 +3,11 @@
 use super::state;
 use crate::sched::worker::Hooks;
 
-pub struct Progress;
+#[derive(Default)]
+pub struct Progress {
+    /// `Transport::shares_core`, once the real MPI is up.
+    shares_core: Option<bool>,
+}
 
 /// Most transport polls per worker poll.
 const DRAIN: usize = 32;
@@ -27,5 +31,12 @@ impl Hooks for Progress {
 
     fn idle(&mut self, idle: std::time::Duration) {
         let _ = state::with(|s| super::deadlock::tick(s, idle));
+    }
+
+    fn shares_core(&mut self) -> bool {
+        if self.shares_core.is_none() && state::exists() {
+            self.shares_core = state::with(|s| s.tp.shares_core).ok();
+        }
+        self.shares_core.unwrap_or(true)
     }
 }

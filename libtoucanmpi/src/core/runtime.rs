@@ -103,6 +103,13 @@ pub unsafe fn init(sub: usize, argc: *mut c_int, argv: *mut *mut *mut i8) -> Mpi
             return err(c::MPI_ERR_OTHER, "world too large");
         }
         let background = tp.nproc > 1 && tp.serialized;
+        if crate::privatize::verbose() && tp.myproc == 0 {
+            let idle = if tp.shares_core { "sleep between polls" } else { "keep polling" };
+            eprintln!(
+                "toucan: processes outnumber the CPUs on process 0's node: {}; idle workers {idle}",
+                if tp.shares_core { "yes" } else { "no" }
+            );
+        }
         state::install(State::new(cfg, tp, version));
         if background {
             let pause = std::time::Duration::from_micros(cfg.progress_us as u64);

@@ -124,6 +124,11 @@ pub trait Hooks {
     fn poll(&mut self) -> bool;
     /// Called when every subrank has been parked for `idle` (deadlock checks, reports).
     fn idle(&mut self, _idle: Duration) {}
+    /// Whether another process may need this worker's core: then a worker idle for long
+    /// sleeps between polls, otherwise it only yields the core between them.
+    fn shares_core(&mut self) -> bool {
+        true
+    }
 }
 
 /// Runs `subs` to completion; returns each one's exit code.
@@ -174,10 +179,11 @@ pub fn run(subs: Vec<Subrank>, hooks: &mut dyn Hooks) -> Vec<i32> {
             }
             let since = *idle_since.get_or_insert_with(Instant::now);
             spins += 1;
-            // Spin briefly, then give the core away, then sleep in short steps.
+            // Spin briefly, then give the core away, then (when another process may need this
+            // core) sleep in short steps.
             if spins > 200 {
                 let idle = since.elapsed();
-                if idle > Duration::from_millis(20) {
+                if idle > Duration::from_millis(20) && hooks.shares_core() {
                     std::thread::sleep(Duration::from_micros(50));
                 } else {
                     std::thread::yield_now();

@@ -1,0 +1,98 @@
+//! Whether this process shares a core with another process of the job.
+//!
+//! A worker whose subranks are all blocked polls the real MPI. On a node with at least a core
+//! per process it keeps polling (yielding the core between polls, as plain MPICH busy-polls):
+//! sleeping there frees nothing anybody needs, delays completions, and each of its thousands
+//! of wake-ups a second lands on some core and interrupts whoever computes there (cannon2d at
+//! V=1 over 1 Gbit/s: dgemm 3% slower beside a process sleeping 50 us between polls, 8 runs).
+//! When processes outnumber the cores they can run on, a long-idle worker must sleep between
+//! polls so that the process sharing its core gets it (DESIGN.md, Scheduling).
+
+use super::real::{self as r, h, RComm, RealMpi};
+use std::os::raw::{c_int, c_void};
+
+/// Bytes of an affinity mask as exchanged (libc's `cpu_set_t`: 1024 CPUs).
+const MASK: usize = std::mem::size_of::<libc::cpu_set_t>();
+
+/// This process's CPU affinity as bytes (all ones when it cannot be read: any CPU).
+fn my_mask() -> [u8; MASK] {
+    // SAFETY: cpu_set_t is plain bytes; all-zero is a valid (empty) set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: pid 0 is this thread; the size is the set's own.
+    let rc = unsafe { libc::sched_getaffinity(0, MASK, &mut set) };
+    if rc != 0 {
+        return [0xff; MASK];
+    }
+    // SAFETY: cpu_set_t is MASK plain bytes.
+    unsafe { std::mem::transmute::<libc::cpu_set_t, [u8; MASK]>(set) }
+}
+
+/// Whether `procs` processes whose affinity masks are `masks` (MASK bytes each) must share
+/// a core: more processes than CPUs in the union of their masks.
+pub fn must_share(procs: usize, masks: &[u8]) -> bool {
+    let mut union = [0u8; MASK];
+    for m in masks.chunks(MASK) {
+        for (u, b) in union.iter_mut().zip(m) {
+            *u |= b;
+        }
+    }
+    let cpus: u32 = union.iter().map(|b| b.count_ones()).sum();
+    procs > cpus as usize
+}
+
+/// Asks the processes on this node (a collective over the real `world`): whether they
+/// outnumber the CPUs their affinity lets them run on.
+pub fn shares_core(real: &RealMpi, world: RComm) -> Result<bool, String> {
+    let mut node: RComm = h(r::REAL_MPI_COMM_NULL);
+    let mut procs: c_int = 0;
+    let me = my_mask();
+    let mut all: Vec<u8>;
+    // SAFETY: plain calls on live real communicators with valid out-pointers; the gather
+    // buffer holds MASK bytes for each of the node communicator's `procs` members.
+    unsafe {
+        super::engine::check(
+            real.PMPI_Comm_split_type(world, r::REAL_MPI_COMM_TYPE_SHARED as c_int, 0, h(r::REAL_MPI_INFO_NULL), &mut node),
+            "MPI_Comm_split_type",
+        )?;
+        super::engine::check(real.PMPI_Comm_size(node, &mut procs), "MPI_Comm_size")?;
+        all = vec![0u8; MASK * procs as usize];
+        super::engine::check(
+            real.PMPI_Allgather(
+                me.as_ptr() as *const c_void,
+                MASK as c_int,
+                h(r::REAL_MPI_BYTE),
+                all.as_mut_ptr() as *mut c_void,
+                MASK as c_int,
+                h(r::REAL_MPI_BYTE),
+                node,
+            ),
+            "MPI_Allgather",
+        )?;
+        super::engine::check(real.PMPI_Comm_free(&mut node), "MPI_Comm_free")?;
+    }
+    Ok(must_share(procs as usize, &all))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    /// A mask with the CPUs of bit set `cpus` (CPU i: bit i).
+    fn mask(cpus: u64) -> Vec<u8> {
+        let mut m = vec![0u8; MASK];
+        m[..8].copy_from_slice(&cpus.to_le_bytes());
+        m
+    }
+
+    #[rstest]
+    #[case::one_per_core_unbound(&[0b11, 0b11], false)]
+    #[case::bound_to_own_cores(&[0b01, 0b10], false)]
+    #[case::four_on_two(&[0b11, 0b11, 0b11, 0b11], true)]
+    #[case::bound_to_one_core(&[0b1000, 0b1000], true)]
+    #[case::alone(&[0b100000], false)]
+    fn sharing(#[case] masks: &[u64], #[case] want: bool) {
+        let all: Vec<u8> = masks.iter().flat_map(|&m| mask(m)).collect();
+        assert_eq!(must_share(masks.len(), &all), want);
+    }
+}
