@@ -48,12 +48,8 @@ unsafe extern "C" fn trampoline(argc: c_int, argv: *mut *mut c_char, envp: *mut 
     };
     // SAFETY: set by __libc_start_main before it called us.
     let Some(main) = USER_MAIN else { return 127 };
-    // UCX (under MPICH) installs its own SIGSEGV/SIGBUS handlers, which print a backtrace
-    // and would hide our stack-overflow report; unless the user asked for them, leave the
-    // fault handling to us. Set before the real MPI is loaded, while single-threaded.
-    if std::env::var_os("UCX_HANDLE_ERRORS").is_none() {
-        std::env::set_var("UCX_HANDLE_ERRORS", "none");
-    }
+    // Set before the real MPI is loaded, while single-threaded.
+    crate::transport::ucx::prepare_env();
     // One `main` per subrank: the program's own, or that of the subrank's copy of it.
     let mains = match privatize::prepare(cfg.v, main, argc, argv, envp) {
         Ok(m) => m,

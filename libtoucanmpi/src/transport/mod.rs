@@ -4,6 +4,7 @@ pub mod copy;
 pub mod engine;
 pub mod node;
 pub mod real;
+pub mod ucx;
 pub mod wire;
 
 pub use collective::{CollMem, RealColl};
