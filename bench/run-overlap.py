@@ -13,6 +13,9 @@ times, interleaved (run 1 of every configuration, then run 2, ...):
   MPICH   mpirun -np N APP -v VARIANT ...            (N processes: the plain MPI program)
   Toucan  TOUCAN_V=V mpirun -np N APP -v VARIANT ... (N processes x V subranks), with
           TOUCAN_REPORT=<json> so the runtime's own overlap report is kept
+  Toucan (UCX defaults)  the same at V=1 (strong scaling) with UCX_RNDV_THRESH=auto: over
+          TCP Toucan raises UCX's eager limit (README, UCX_RNDV_THRESH), which plain MPICH
+          does not; this row is Toucan's own cost at V=1 with the real MPI set up as MPICH's
   AMPI    charmrun +p N ++local ++quiet APP +vp N*V -v VARIANT ...  (only when AMPI is found)
 
 for each V of --vs, each application, scaling and variant (original, toucan, nocomm, overlap;
@@ -185,13 +188,15 @@ def plan(args, ampi, bindir):
                 if args.mpich_at_v:
                     impls += [("mpich", v) for v in args.vs if v > 1]
             impls += [("toucan", v) for v in args.vs]
+            if scaling == "strong" and 1 in args.vs:
+                impls.append(("toucan-ucx", 1))
             if ampi:
                 impls += [("ampi", v) for v in args.vs]
             for impl, v in impls:
                 for variant in VARIANTS:
                     confs.append(
                         dict(app=app, scaling=scaling, impl=impl, v=v, variant=variant, sizes=sizes,
-                             exe=os.path.join(bindir, f"{app}.{impl}"))
+                             exe=os.path.join(bindir, f"{app}.{impl.split('-')[0]}"))
                     )
     return confs
 
@@ -213,6 +218,8 @@ def command(conf, np_, ampi, rate="none"):
         return [mpirun, "-np", str(np_ * v)] + prog, {}
     if impl == "toucan":
         return [mpirun, "-np", str(np_)] + prog, {"TOUCAN_V": str(v)}
+    if impl == "toucan-ucx":
+        return [mpirun, "-np", str(np_)] + prog, {"TOUCAN_V": str(v), "UCX_RNDV_THRESH": "auto"}
     tmpl = os.environ.get("AMPI_RUN", AMPI_RUN)
     args = (AMPI_NETNS_FLAGS if rate != "none" and ampi_net(ampi[0])[0] else []) + prog[1:]
     line = tmpl.format(runner=ampi[1], n=np_, nv=np_ * v, exe=conf["exe"], args=shlex.join(args))
@@ -266,7 +273,7 @@ def run_one(conf, rate, run, args, ampi):
     argv, extra = command(conf, args.np, ampi, args.rate)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", **extra)
     report = base + ".json"
-    if conf["impl"] == "toucan":
+    if conf["impl"].startswith("toucan"):
         env["TOUCAN_REPORT"] = report
         if os.path.exists(report):
             os.remove(report)
@@ -371,7 +378,7 @@ def tabulate(recs, rates, args):
         for app in args.apps:
             for scaling in args.scaling:
                 rows = sorted({(k[3], k[4]) for k in med if k[:3] == (rate, app, scaling)},
-                              key=lambda x: (["mpich", "toucan", "ampi"].index(x[0]), x[1]))
+                              key=lambda x: (["mpich", "toucan", "toucan-ucx", "ampi"].index(x[0]), x[1]))
                 if not rows:
                     continue
                 sizes = (QUICK_SIZES if args.quick else SIZES)[(app, scaling)]
@@ -394,7 +401,7 @@ def tabulate(recs, rates, args):
                         ok = ref_o is not None and ref_n is not None and t[var] is not None and ref_o - ref_n > 0
                         hid[var] = (ref_o - t[var]) / (ref_o - ref_n) if ok else None
                     rh = median(rep.get((rate, app, scaling, v), [])) if impl == "toucan" else None
-                    name = {"mpich": "MPICH", "toucan": "Toucan", "ampi": "AMPI"}[impl]
+                    name = {"mpich": "MPICH", "toucan": "Toucan", "toucan-ucx": "Toucan (UCX defaults)", "ampi": "AMPI"}[impl]
                     ranks = args.np * v
                     lines.append(
                         f"| {name} | {v} | {ranks} | " + " | ".join(fmt(t[x]) for x in VARIANTS) + " | "
@@ -423,6 +430,9 @@ def acceptance(med, rate, app, vs):
         # is not a failure (it happens where Toucan's algorithm beats MPICH's, see RESULTS.md).
         parts.append(f"Toucan V=1 original / MPICH original = {t1 / o:.3f} "
                      f"(at most 3% slower: {'yes' if t1 / o <= 1.03 else 'no'})")
+    tu = m("toucan-ucx", 1, "original")
+    if tu is not None:
+        parts.append(f"the same with UCX's defaults = {tu / o:.3f} (within 3%: {'yes' if abs(tu / o - 1) <= 0.03 else 'no'})")
     cands = [(m("toucan", v, var), v, var) for v in vs for var in ("original", "toucan") if m("toucan", v, var) is not None]
     if cands and n is not None and o - n > 0:
         t, v, var = min(cands)
