@@ -95,7 +95,7 @@ unsafe extern "C" fn trampoline(argc: c_int, argv: *mut *mut c_char, envp: *mut 
     if crate::core::report::wanted().is_some() {
         sched::metrics::start(cfg.v);
     }
-    let codes = sched::worker::run(subs, &mut crate::core::hooks::Progress::default());
+    let codes = sched::worker::run(subs, &mut crate::core::hooks::Progress);
     let _ = std::io::stdout().flush();
     if let Err(e) = runtime::process_exit() {
         let _ = writeln!(std::io::stderr(), "toucan: {e}");

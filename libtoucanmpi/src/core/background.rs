@@ -7,12 +7,13 @@
 //! its siblings wait for would stand still for the whole compute phase, and overdecomposition
 //! would hide nothing. So, when the worker has not polled for `interval` and some
 //! communication is outstanding (a posted or blocked receive, an incomplete request, a real
-//! transfer in flight: `awaits_transport`), this thread takes the state lock (only if free: it never makes the worker wait
-//! long) and runs the same progress the worker runs; completions wake the parked subranks,
-//! which the worker resumes at its next switch. With nothing outstanding, or while the worker
-//! polls by itself, it backs off to `IDLE_MAX` between looks (about a thousand wake-ups a
-//! second). The real MPI is initialised at MPI_THREAD_SERIALIZED: every call it receives is
-//! made under the state lock, from whichever thread holds it.
+//! transfer in flight: `awaits_transport`), this thread takes the state lock (only if free:
+//! it never makes the worker wait long) and runs the same progress the worker runs;
+//! completions wake the parked subranks, which the worker resumes at its next switch. With
+//! nothing outstanding, or while the worker polls by itself, it backs off to `IDLE_MAX`
+//! between looks (about a thousand wake-ups a second). The real MPI is initialised at
+//! MPI_THREAD_SERIALIZED: every call it receives is made under the state lock, from
+//! whichever thread holds it.
 
 use super::state;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

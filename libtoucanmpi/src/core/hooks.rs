@@ -3,11 +3,7 @@
 use super::state;
 use crate::sched::worker::Hooks;
 
-#[derive(Default)]
-pub struct Progress {
-    /// `Transport::shares_core`, once the real MPI is up.
-    shares_core: Option<bool>,
-}
+pub struct Progress;
 
 /// Most transport polls per worker poll.
 const DRAIN: usize = 32;
@@ -34,9 +30,6 @@ impl Hooks for Progress {
     }
 
     fn shares_core(&mut self) -> bool {
-        if self.shares_core.is_none() && state::exists() {
-            self.shares_core = state::with(|s| s.tp.shares_core).ok();
-        }
-        self.shares_core.unwrap_or(true)
+        crate::transport::node::shares_core()
     }
 }

@@ -104,11 +104,12 @@ pub unsafe fn init(sub: usize, argc: *mut c_int, argv: *mut *mut *mut i8) -> Mpi
         }
         let background = tp.nproc > 1 && tp.serialized;
         if crate::privatize::verbose() && tp.myproc == 0 {
-            let idle = if tp.shares_core { "sleep between polls" } else { "keep polling" };
-            eprintln!(
-                "toucan: processes outnumber the CPUs on process 0's node: {}; idle workers {idle}",
-                if tp.shares_core { "yes" } else { "no" }
-            );
+            let (answer, idle) = if crate::transport::node::shares_core() {
+                ("yes", "sleep between polls")
+            } else {
+                ("no", "keep polling")
+            };
+            eprintln!("toucan: processes outnumber the CPUs on process 0's node: {answer}; idle workers {idle}");
         }
         state::install(State::new(cfg, tp, version));
         if background {

@@ -109,8 +109,6 @@ pub struct Transport {
     pub tag_ub: i64,
     /// The real MPI may be called from more than one thread, one at a time.
     pub serialized: bool,
-    /// Processes on this node outnumber the CPUs they may run on (`node::shares_core`).
-    pub shares_core: bool,
     /// Pre-posted wildcard receives for control messages, completed in posting order.
     ring: Vec<Slot>,
     head: usize,
@@ -233,7 +231,7 @@ impl Transport {
         if tag_ub < (1 << 16) {
             return Err(format!("the real MPI's MPI_TAG_UB ({tag_ub}) is below the 2^16 Toucan needs"));
         }
-        let shares_core = super::node::shares_core(&real, world)?;
+        super::node::detect(&real, world)?;
         let mut t = Transport {
             real,
             nproc: size as usize,
@@ -252,7 +250,6 @@ impl Transport {
             msgid_limit: tag_ub.min(u32::MAX as i64 / 2) as u32,
             tag_ub,
             serialized: provided >= real::REAL_MPI_THREAD_SERIALIZED as c_int,
-            shares_core,
             ring: Vec::new(),
             head: 0,
             repost: 0,

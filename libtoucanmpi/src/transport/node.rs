@@ -10,6 +10,15 @@
 
 use super::real::{self as r, h, RComm, RealMpi};
 use std::os::raw::{c_int, c_void};
+use std::sync::OnceLock;
+
+/// The answer of `detect`, once the real MPI is up.
+static SHARES: OnceLock<bool> = OnceLock::new();
+
+/// Whether this process may share a core with another of the job (true until `detect` ran).
+pub fn shares_core() -> bool {
+    SHARES.get().copied().unwrap_or(true)
+}
 
 /// Bytes of an affinity mask as exchanged (libc's `cpu_set_t`: 1024 CPUs).
 const MASK: usize = std::mem::size_of::<libc::cpu_set_t>();
@@ -40,9 +49,10 @@ pub fn must_share(procs: usize, masks: &[u8]) -> bool {
     procs > cpus as usize
 }
 
-/// Asks the processes on this node (a collective over the real `world`): whether they
-/// outnumber the CPUs their affinity lets them run on.
-pub fn shares_core(real: &RealMpi, world: RComm) -> Result<bool, String> {
+/// Asks the processes on this node (a collective over the real `world`) whether they
+/// outnumber the CPUs their affinity lets them run on, and records the answer for
+/// `shares_core`.
+pub fn detect(real: &RealMpi, world: RComm) -> Result<bool, String> {
     let mut node: RComm = h(r::REAL_MPI_COMM_NULL);
     let mut procs: c_int = 0;
     let me = my_mask();
@@ -70,7 +80,9 @@ pub fn shares_core(real: &RealMpi, world: RComm) -> Result<bool, String> {
         )?;
         super::engine::check(real.PMPI_Comm_free(&mut node), "MPI_Comm_free")?;
     }
-    Ok(must_share(procs as usize, &all))
+    let shares = must_share(procs as usize, &all);
+    let _ = SHARES.set(shares);
+    Ok(shares)
 }
 
 #[cfg(test)]
