@@ -183,16 +183,17 @@ bench_build() {
 }
 
 # ---------------------------------------------------------------------------- configurations
-# A configuration CFG runs `env ${cfg_env[CFG]} TOUCAN_V=${cfg_v[CFG]} $MPIRUN -np
+# A configuration CFG runs `env TOUCAN_V=${cfg_v[CFG]} ${cfg_env[CFG]} $MPIRUN -np
 # ${cfg_np[CFG]} ${cfg_exe[CFG]}`; cfg_v "" leaves TOUCAN_V unset, cfg_env (optional) holds
-# further VAR=VALUE words.
+# further VAR=VALUE words. TOUCAN_V and TOUCAN_WORKERS of the caller's environment never reach
+# a run: a configuration sets what it uses (e.g. cfg_env "TOUCAN_WORKERS=2").
 declare -A cfg_env=()
 
 # The command line of a configuration, for the report (paths relative to the repository).
 show_cmd() {
     local cfg=$1 s="" a
-    [[ -n "${cfg_env[$cfg]-}" ]] && s="${cfg_env[$cfg]} "
-    [[ -n "${cfg_v[$cfg]}" ]] && s+="TOUCAN_V=${cfg_v[$cfg]} "
+    [[ -n "${cfg_v[$cfg]}" ]] && s="TOUCAN_V=${cfg_v[$cfg]} "
+    [[ -n "${cfg_env[$cfg]-}" ]] && s+="${cfg_env[$cfg]} "
     s+="$(basename "$MPIRUN") -np ${cfg_np[$cfg]} ${cfg_exe[$cfg]#"$root"/}"
     for a in "${prog_args[@]+"${prog_args[@]}"}"; do s+=" $(printf '%q' "$a")"; done
     printf '%s\n' "$s"
@@ -201,12 +202,14 @@ show_cmd() {
 # run_config CONFIG STDOUT STDERR [ARGS...]: one run, under the timeout, with the program
 # arguments ARGS (default: those of the command line); returns its exit status.
 run_config() {
-    local cfg=$1 o=$2 e=$3 env_v=(-u TOUCAN_V) args=("${prog_args[@]+"${prog_args[@]}"}") extra=()
+    local cfg=$1 o=$2 e=$3 env_v=() args=("${prog_args[@]+"${prog_args[@]}"}") extra=()
     shift 3
     (($#)) && args=("$@")
     [[ -n "${cfg_v[$cfg]}" ]] && env_v=("TOUCAN_V=${cfg_v[$cfg]}")
     [[ -n "${cfg_env[$cfg]-}" ]] && read -ra extra <<<"${cfg_env[$cfg]}"
-    timeout -k 10 "$run_timeout" env "${extra[@]+"${extra[@]}"}" "${env_v[@]}" "$MPIRUN" -np "${cfg_np[$cfg]}" \
+    # env's options (-u) before its assignments: after the first VAR=VALUE it reads a command.
+    timeout -k 10 "$run_timeout" env -u TOUCAN_V -u TOUCAN_WORKERS "${env_v[@]+"${env_v[@]}"}" \
+        "${extra[@]+"${extra[@]}"}" "$MPIRUN" -np "${cfg_np[$cfg]}" \
         "${cfg_exe[$cfg]}" "${args[@]+"${args[@]}"}" >"$o" 2>"$e"
 }
 

@@ -12,9 +12,14 @@
 #   mpich-2p        plain MPICH,  mpirun -np 2                (two processes, MPICH shared memory)
 #   toucan-inter    Toucan-MPI,   TOUCAN_V=1 mpirun -np 2     (ranks 0 and 1 in two processes)
 #   toucan-sibling  Toucan-MPI,   TOUCAN_V=2 mpirun -np 1     (ranks 0 and 1 sibling subranks)
+#   toucan-cousin   Toucan-MPI,   TOUCAN_WORKERS=2 TOUCAN_V=1 mpirun -np 1
+#                                 (ranks 0 and 1 cousins: one process, home workers 0 and 1)
 #
 # and prints a Markdown table of the median of each measurement per configuration, with the
-# ratios Toucan/MPICH.
+# ratios Toucan/MPICH, and the lines of issue 14's benchmark 2 (cousins: 8 B latency <= 0.5 us
+# and below MPICH's, 1 MiB bandwidth >= MPICH's). A library without SMP mode ignores
+# TOUCAN_WORKERS, so toucan-cousin has one rank and pingpong refuses to run: that row is then
+# left out with a note, not counted as a failure.
 #
 # Options:
 #   -r N              runs per configuration (default 5)
@@ -48,12 +53,25 @@ bench_wait_quiet
 bench_build
 
 # ---------------------------------------------------------------------------- configurations
-configs=(mpich-2p toucan-inter toucan-sibling)
+configs=(mpich-2p toucan-inter toucan-sibling toucan-cousin)
 # TOUCAN_V ("" = unset), process count and executable of each configuration.
-declare -A cfg_v=([mpich-2p]="" [toucan-inter]=1 [toucan-sibling]=2)
-declare -A cfg_np=([mpich-2p]=2 [toucan-inter]=2 [toucan-sibling]=1)
+declare -A cfg_v=([mpich-2p]="" [toucan-inter]=1 [toucan-sibling]=2 [toucan-cousin]=1)
+declare -A cfg_np=([mpich-2p]=2 [toucan-inter]=2 [toucan-sibling]=1 [toucan-cousin]=1)
 declare -A cfg_exe=([mpich-2p]="$out/pingpong.mpich" [toucan-inter]="$out/pingpong.toucan"
-    [toucan-sibling]="$out/pingpong.toucan")
+    [toucan-sibling]="$out/pingpong.toucan" [toucan-cousin]="$out/pingpong.toucan")
+# SMP mode (issue 14): 2 workers of V=1 in one process, so rank 0 lives on worker 0 and rank 1
+# on worker 1.
+cfg_env[toucan-cousin]="TOUCAN_WORKERS=2"
+
+# Without SMP mode the cousin layout is a world of one rank, which pingpong refuses: say so and
+# go on without it (a library that has SMP mode but fails here fails the preflight below).
+if ! run_config toucan-cousin "$out/runs/toucan-cousin.probe.out" "$out/runs/toucan-cousin.probe.err" -q -t lat &&
+    grep -q 'needs at least 2 ranks (have 1)' "$out/runs/toucan-cousin.probe.out" \
+        "$out/runs/toucan-cousin.probe.err" 2>/dev/null; then
+    echo "$tag: note: this library ignores TOUCAN_WORKERS (a world of 1 rank): toucan-cousin skipped" >&2
+    no_smp=yes
+    configs=(mpich-2p toucan-inter toucan-sibling)
+fi
 
 # One short run per configuration (pingpong -q -t rate, well under a second) first.
 bench_preflight -q -t rate
@@ -64,7 +82,7 @@ bench_runs
 # ---------------------------------------------------------------------------- table
 # Markdown table of the medians (from bench_medians on stdin).
 make_table() {
-    LC_ALL=C awk -F'\t' -v runs="$runs" "$bench_awk_lib"'
+    LC_ALL=C awk -F'\t' -v runs="$runs" -v nosmp="${no_smp-}" "$bench_awk_lib"'
         function fmt(kind, x) {
             if (x == "") return "failed"
             return kind == "lat" ? sprintf("%.2f", x) : sprintf("%.0f", x)
@@ -80,21 +98,40 @@ make_table() {
             printf "Median of %d run(s) per configuration. Latency (µs, half round trip): ratio = Toucan/MPICH, " \
                    "**lower is better**. Bandwidth (MB/s, 1 MB = 10^6 B, window of 64) and message rate " \
                    "(8-byte messages/s, window of 64): ratio = Toucan/MPICH, **higher is better**.\n\n", runs
-            printf "| %-20s | %10s | %12s | %11s | %14s | %13s |\n", "measurement", "MPICH", "Toucan inter", \
-                   "inter/MPICH", "Toucan sibling", "sibling/MPICH"
-            printf "|%s|%s|%s|%s|%s|%s|\n", "---", "---:", "---:", "---:", "---:", "---:"
+            printf "| %-20s | %10s | %12s | %11s | %14s | %13s | %13s | %12s |\n", "measurement", "MPICH", \
+                   "Toucan inter", "inter/MPICH", "Toucan sibling", "sibling/MPICH", "Toucan cousin", "cousin/MPICH"
+            printf "|%s|%s|%s|%s|%s|%s|%s|%s|\n", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:"
             for (l = 1; l <= nlines; l++) {
                 if (!(l in keys)) continue
                 k = keys[l]; kd = kind[k]
                 m = med["mpich-2p", k]; ti = med["toucan-inter", k]; ts = med["toucan-sibling", k]
+                tc = med["toucan-cousin", k]
                 name = kd " " human(size[k]) " (" unit[kd] ")"
-                printf "| %s | %10s | %12s | %11s | %14s | %13s |\n", lpad(name, 20), fmt(kd, m), fmt(kd, ti), \
-                       ratio(ti, m), fmt(kd, ts), ratio(ts, m)
+                printf "| %s | %10s | %12s | %11s | %14s | %13s | %13s | %12s |\n", lpad(name, 20), fmt(kd, m), \
+                       fmt(kd, ti), ratio(ti, m), fmt(kd, ts), ratio(ts, m), (nosmp == "yes" ? "not run" : fmt(kd, tc)), ratio(tc, m)
+            }
+            # issue 14, benchmark 2: cousins (two workers of one process)
+            lm = med["mpich-2p", "lat 8"]; lc = med["toucan-cousin", "lat 8"]
+            bm = med["mpich-2p", "bw 1048576"]; bc = med["toucan-cousin", "bw 1048576"]
+            if (lc != "" || bc != "") {
+                printf "\nCousins (issue 14, benchmark 2): "
+                if (lc != "")
+                    printf "8 B latency %.2f µs (<= 0.5 µs: %s; below MPICH'"'"'s %s µs: %s)", lc, \
+                           (lc <= 0.5 ? "yes" : "no"), (lm == "" ? "-" : sprintf("%.2f", lm)), \
+                           (lm == "" ? "-" : (lc < lm ? "yes" : "no"))
+                if (lc != "" && bc != "") printf "; "
+                if (bc != "")
+                    printf "1 MiB bandwidth %.0f MB/s (>= MPICH'"'"'s %s MB/s: %s)", bc, \
+                           (bm == "" ? "-" : sprintf("%.0f", bm)), (bm == "" ? "-" : (bc >= bm ? "yes" : "no"))
+                printf ".\n"
             }
         }'
 }
 
 table="$(bench_medians | make_table; bench_medians | bench_spread "${configs[@]}")"
+if [[ "${no_smp-}" == yes ]]; then
+    table+=$'\n\n'"Toucan cousin: not run (this library ignores TOUCAN_WORKERS: SMP mode, issue 14, is not in it)."
+fi
 
 # ---------------------------------------------------------------------------- report
 # What the benchmark measures, above its section when RESULTS.md has none yet.
@@ -114,6 +151,9 @@ Configurations:
 - **Toucan sibling** (`toucan-sibling`): Toucan-MPI, `TOUCAN_V=2 mpirun -np 1`; ranks 0 and 1
   are sibling subranks (coroutines) of one process, and messages are copied in memory without
   MPICH.
+- **Toucan cousin** (`toucan-cousin`): Toucan-MPI in SMP mode, `TOUCAN_WORKERS=2 TOUCAN_V=1
+  mpirun -np 1`; ranks 0 and 1 are cousins, on the two worker threads (cores) of one process:
+  messages are copied in memory between the threads (issue 14, benchmark 2).
 
 EOF
 bench_report "$table" "$intro"
