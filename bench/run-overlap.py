@@ -5,6 +5,7 @@ MPICH, Toucan-MPI at several V and AMPI when present, side by side, on an emulat
   bench/run-overlap.py [--apps jacobi3d,cannon2d] [--scaling strong,weak] [--vs 1,2,4,8]
                        [--rates 1gbit,5gbit,10gbit] [--runs 3] [--np 2] [--quick]
                        [--no-check] [--timeout 300] [--update-results] [--mpich-at-v]
+                       [--workers W]
 
 Builds bench/jacobi3d.c and bench/cannon2d.c with mpicc, wrappers/toucancc and (when found)
 AMPI's ampicc into bench/out/overlap/bin, then, for each rate, runs every configuration --runs
@@ -17,6 +18,9 @@ times, interleaved (run 1 of every configuration, then run 2, ...):
           TCP Toucan raises UCX's eager limit (README, UCX_RNDV_THRESH), which plain MPICH
           does not; this row is Toucan's own cost at V=1 with the real MPI set up as MPICH's
   AMPI    charmrun +p N ++local ++quiet APP +vp N*V -v VARIANT ...  (only when AMPI is found)
+  Toucan N/W×W  with --workers W (SMP mode, issue 14): TOUCAN_WORKERS=W TOUCAN_V=V
+          mpirun -np N/W APP ..., the same N*V ranks in N/W processes of W workers each
+          (--workers 2 at N = 2: one process of 2 workers beside 2 processes of 1 worker)
 
 for each V of --vs, each application, scaling and variant (original, toucan, nocomm, overlap;
 see bench/overlap.h). A rate other than `none` runs inside bench/netns.sh (a network namespace
@@ -32,8 +36,10 @@ row's own original and nocomm for weak scaling (the problem grows with V). A plo
 hidden against V (strong scaling, per application and rate) goes to overlap.png (gnuplot).
 
 Correctness is checked on every run: all variants but nocomm must give the same checksum,
-across implementations and (strong scaling) across V, and cannon2d's result must verify.
-A mismatch is reported and makes the exit status 1.
+across implementations and (strong scaling) across V, and cannon2d's result must verify;
+every run must have N*V ranks (a library that ignores TOUCAN_WORKERS would not). A mismatch is
+reported and makes the exit status 1. With --workers, each strong-scaling table ends with
+issue 14's benchmark 4 line: Toucan N/W×W / Toucan N×1 at the same V (no slower).
 
 AMPI: found as `ampicc` on PATH or $AMPI_HOME/bin/ampicc; its runs use `charmrun` from the same
 directory (not `ampirun`, which runs one rank per PE), as "{runner} +p{n} ++local ++quiet {exe}
@@ -190,6 +196,8 @@ def plan(args, ampi, bindir):
             impls += [("toucan", v) for v in args.vs]
             if scaling == "strong" and 1 in args.vs:
                 impls.append(("toucan-ucx", 1))
+            if args.workers > 1:
+                impls += [("toucan-smp", v) for v in args.vs]
             if ampi:
                 impls += [("ampi", v) for v in args.vs]
             for impl, v in impls:
@@ -209,7 +217,7 @@ def plan(args, ampi, bindir):
 AMPI_NETNS_FLAGS = ["+cma_disable", "+noCMAForZC"]
 
 
-def command(conf, np_, ampi, rate="none"):
+def command(conf, np_, ampi, rate="none", workers=1):
     """argv and extra environment of one run."""
     impl, v = conf["impl"], conf["v"]
     prog = [conf["exe"], "-v", conf["variant"]] + shlex.split(conf["sizes"])
@@ -220,6 +228,8 @@ def command(conf, np_, ampi, rate="none"):
         return [mpirun, "-np", str(np_)] + prog, {"TOUCAN_V": str(v)}
     if impl == "toucan-ucx":
         return [mpirun, "-np", str(np_)] + prog, {"TOUCAN_V": str(v), "UCX_RNDV_THRESH": "auto"}
+    if impl == "toucan-smp":
+        return [mpirun, "-np", str(np_ // workers)] + prog, {"TOUCAN_WORKERS": str(workers), "TOUCAN_V": str(v)}
     tmpl = os.environ.get("AMPI_RUN", AMPI_RUN)
     args = (AMPI_NETNS_FLAGS if rate != "none" and ampi_net(ampi[0])[0] else []) + prog[1:]
     line = tmpl.format(runner=ampi[1], n=np_, nv=np_ * v, exe=conf["exe"], args=shlex.join(args))
@@ -270,8 +280,10 @@ def run_one(conf, rate, run, args, ampi):
     rundir = os.path.join(OUT, "runs")
     os.makedirs(rundir, exist_ok=True)
     base = os.path.join(rundir, f"{rate}.{key(conf)}.{run}")
-    argv, extra = command(conf, args.np, ampi, args.rate)
+    argv, extra = command(conf, args.np, ampi, args.rate, args.workers)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", **extra)
+    if "TOUCAN_WORKERS" not in extra:
+        env.pop("TOUCAN_WORKERS", None)  # one worker per process unless the row says otherwise
     report = base + ".json"
     if conf["impl"].startswith("toucan"):
         env["TOUCAN_REPORT"] = report
@@ -335,12 +347,15 @@ def pct(x):
     return "–" if x is None else f"{100 * x:.0f}%"
 
 
-def check(recs):
-    """Correctness: checksums agree, cannon verifies. Returns a list of problems."""
+def check(recs, np_):
+    """Correctness: checksums agree, cannon verifies, world sizes. Returns a list of problems."""
     problems = []
     for r in recs:
         if (r.get("rc") != 0 and not r.get("finalize_hang")) or "time" not in r:
             problems.append(f"{r['rate']} {key(r)} run {r['run']}: failed (exit {r.get('rc')}; see bench/out/overlap/runs)")
+        elif r.get("ranks") is not None and int(r["ranks"]) != np_ * r["v"]:
+            hint = " (this library ignores TOUCAN_WORKERS?)" if r["impl"] == "toucan-smp" else ""
+            problems.append(f"{r['rate']} {key(r)} run {r['run']}: {r['ranks']} ranks, expected {np_ * r['v']}{hint}")
         elif r["app"] == "cannon2d" and r["variant"] != "nocomm" and r.get("verified") != "yes":
             problems.append(f"{r['rate']} {key(r)} run {r['run']}: C = A B does not verify")
     groups = {}
@@ -369,6 +384,9 @@ def tabulate(recs, rates, args):
                 if h is not None:
                     rep.setdefault((r["rate"], r["app"], r["scaling"], r["v"]), []).append(h)
     med = {k: median(v) for k, v in med.items()}
+    # SMP rows whose world was not N*V ranks (a library that ignores TOUCAN_WORKERS): not judged
+    bad_smp = {(r["rate"], r["app"], r["scaling"], r["v"]) for r in recs if r["impl"] == "toucan-smp"
+               and r.get("ranks") is not None and int(r["ranks"]) != args.np * r["v"]}
     lines, plot = [], {}
     hangs = sum(1 for r in recs if r.get("finalize_hang"))
     if hangs:
@@ -378,7 +396,7 @@ def tabulate(recs, rates, args):
         for app in args.apps:
             for scaling in args.scaling:
                 rows = sorted({(k[3], k[4]) for k in med if k[:3] == (rate, app, scaling)},
-                              key=lambda x: (["mpich", "toucan", "toucan-ucx", "ampi"].index(x[0]), x[1]))
+                              key=lambda x: (["mpich", "toucan", "toucan-ucx", "toucan-smp", "ampi"].index(x[0]), x[1]))
                 if not rows:
                     continue
                 sizes = (QUICK_SIZES if args.quick else SIZES)[(app, scaling)]
@@ -401,7 +419,8 @@ def tabulate(recs, rates, args):
                         ok = ref_o is not None and ref_n is not None and t[var] is not None and ref_o - ref_n > 0
                         hid[var] = (ref_o - t[var]) / (ref_o - ref_n) if ok else None
                     rh = median(rep.get((rate, app, scaling, v), [])) if impl == "toucan" else None
-                    name = {"mpich": "MPICH", "toucan": "Toucan", "toucan-ucx": "Toucan (UCX defaults)", "ampi": "AMPI"}[impl]
+                    name = {"mpich": "MPICH", "toucan": "Toucan", "toucan-ucx": "Toucan (UCX defaults)", "ampi": "AMPI",
+                            "toucan-smp": f"Toucan {args.np // args.workers}×{args.workers} workers"}[impl]
                     ranks = args.np * v
                     lines.append(
                         f"| {name} | {v} | {ranks} | " + " | ".join(fmt(t[x]) for x in VARIANTS) + " | "
@@ -412,6 +431,8 @@ def tabulate(recs, rates, args):
                         plot.setdefault((app, rate), []).append((v, hid["toucan"], hid["original"]))
                 if scaling == "strong":
                     lines.append(acceptance(med, rate, app, args.vs))
+                if args.workers > 1:
+                    lines.append(smp_line(med, rate, app, scaling, args, bad_smp))
     return "\n".join(lines), plot
 
 
@@ -446,6 +467,28 @@ def acceptance(med, rate, app, vs):
             parts.append(f"best AMPI: V={va} {xa}, {ta:.4f} s, hidden {pct((o - ta) / (o - n))}; "
                          f"best Toucan / best AMPI = {t / ta:.3f} (faster: {'yes' if t < ta else 'no'})")
     return "\nAcceptance measures: " + "; ".join(parts) + "."
+
+
+def smp_line(med, rate, app, scaling, args, bad_smp):
+    """Issue 14, benchmark 4: the SMP layout (N/W processes x W workers) against N processes x
+    1 worker at the same V (same ranks): balanced codes must not lose."""
+    parts = []
+    for v in args.vs:
+        for var in ("original", "toucan"):
+            a = med.get((rate, app, scaling, "toucan-smp", v, var))
+            b = med.get((rate, app, scaling, "toucan", v, var))
+            if a is None or b is None:
+                continue
+            if (rate, app, scaling, v) in bad_smp:
+                parts.append(f"V={v} {var} not judged (wrong world size: TOUCAN_WORKERS ignored?)")
+                continue
+            q = a / b
+            verdict = "yes" if q <= 1.0 else ("within 3%" if q <= 1.03 else "no")
+            parts.append(f"V={v} {var} {q:.3f} ({verdict})")
+    if not parts:
+        return "\n(no SMP rows to compare)"
+    return (f"\nSMP mode (issue 14, benchmark 4): Toucan {args.np // args.workers}×{args.workers} workers / "
+            f"Toucan {args.np}×1, same V, no slower: " + "; ".join(parts) + ".")
 
 
 def make_plot(plot, path):
@@ -529,6 +572,8 @@ def parse_args():
     p.add_argument("--no-mpich", action="store_true")
     p.add_argument("--no-ampi", action="store_true")
     p.add_argument("--mpich-at-v", action="store_true", help="also run MPICH with N*V processes (oversubscribed: slow)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="W > 1: also run Toucan as N/W processes of W workers (TOUCAN_WORKERS=W; SMP mode)")
     p.add_argument("--update-results", action="store_true")
     p.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--rate", default="none", help=argparse.SUPPRESS)
@@ -537,13 +582,15 @@ def parse_args():
     bad = [x for x in a.apps if x not in APPS] + [x for x in a.scaling if x not in ("strong", "weak")]
     if bad or a.runs < 1 or a.np < 1 or any(v < 1 or v > 256 for v in a.vs):
         p.error(f"bad arguments {bad or ''}")
+    if a.workers < 1 or a.np % a.workers:
+        p.error(f"--workers {a.workers} must divide --np {a.np}")
     return a
 
 
 def forward(args):
     """The options the inner runs need."""
     f = ["--apps", ",".join(args.apps), "--scaling", ",".join(args.scaling), "--vs", ",".join(map(str, args.vs)),
-         "--runs", str(args.runs), "--np", str(args.np), "--timeout", str(args.timeout)]
+         "--runs", str(args.runs), "--np", str(args.np), "--timeout", str(args.timeout), "--workers", str(args.workers)]
     for flag in ("quick", "no_mpich", "no_ampi", "mpich_at_v"):
         if getattr(args, flag):
             f.append("--" + flag.replace("_", "-"))
@@ -586,7 +633,7 @@ def main():
     if os.path.exists(results):
         with open(results) as f:
             recs = [json.loads(line) for line in f if line.strip()]
-    problems = check(recs)
+    problems = check(recs, args.np)
     tables, plot = tabulate(recs, args.rates, args)
     png = os.path.join(HERE if args.update_results else OUT, "overlap.png")
     have_plot = make_plot(plot, png)
