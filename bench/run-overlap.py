@@ -5,7 +5,7 @@ MPICH, Toucan-MPI at several V and AMPI when present, side by side, on an emulat
   bench/run-overlap.py [--apps jacobi3d,cannon2d] [--scaling strong,weak] [--vs 1,2,4,8]
                        [--rates 1gbit,5gbit,10gbit] [--runs 3] [--np 2] [--quick]
                        [--no-check] [--timeout 300] [--update-results] [--mpich-at-v]
-                       [--workers W]
+                       [--workers W] [--baseline DIR]
 
 Builds bench/jacobi3d.c and bench/cannon2d.c with mpicc, wrappers/toucancc and (when found)
 AMPI's ampicc into bench/out/overlap/bin, then, for each rate, runs every configuration --runs
@@ -21,6 +21,10 @@ times, interleaved (run 1 of every configuration, then run 2, ...):
   Toucan N/W×W  with --workers W (SMP mode, issue 14): TOUCAN_WORKERS=W TOUCAN_V=V
           mpirun -np N/W APP ..., the same N*V ranks in N/W processes of W workers each
           (--workers 2 at N = 2: one process of 2 workers beside 2 processes of 1 worker)
+  Toucan (baseline)  with --baseline DIR: the Toucan row at V=1, built with DIR's
+          wrappers/toucancc against DIR's target/release/libtoucanmpi.so (a built checkout of
+          the previous main): A/B of the library in one interleaved set (issue 14,
+          benchmark 1: no cost at W=1)
 
 for each V of --vs, each application, scaling and variant (original, toucan, nocomm, overlap;
 see bench/overlap.h). A rate other than `none` runs inside bench/netns.sh (a network namespace
@@ -153,6 +157,22 @@ def ampi_desc(ampi):
 # ------------------------------------------------------------------------------ build
 def build(args, ampi):
     bindir = os.path.join(OUT, "bin")
+    if args.baseline:
+        # the baseline's own headers and wrapper, linked to a snapshot of its library
+        blib = os.path.join(args.baseline, "target", "release", "libtoucanmpi.so")
+        bcc = os.path.join(args.baseline, "wrappers", "toucancc")
+        if not os.path.exists(blib) or not os.access(bcc, os.X_OK):
+            die(f"--baseline {args.baseline}: needs wrappers/toucancc and target/release/libtoucanmpi.so (build it)")
+        bdir = os.path.join(OUT, "base-lib")
+        os.makedirs(bdir, exist_ok=True)
+        shutil.copy2(blib, os.path.join(bdir, "libtoucanmpi.so"))
+        for app in args.apps:
+            exe = os.path.join(bindir, f"{app}.toucan-base")
+            os.makedirs(bindir, exist_ok=True)
+            cmd = [bcc, "-O2", "-Wall", "-o", exe, os.path.join(HERE, f"{app}.c"), "-lblas", "-lm"]
+            r = subprocess.run(cmd, env=dict(os.environ, TOUCAN_LIBDIR=bdir), capture_output=True, text=True)
+            if r.returncode != 0:
+                die(f"building {app} for the baseline failed:\n  {shlex.join(cmd)}\n{r.stdout}{r.stderr}")
     libdir = os.path.join(OUT, "lib")
     os.makedirs(bindir, exist_ok=True)
     os.makedirs(libdir, exist_ok=True)
@@ -196,6 +216,8 @@ def plan(args, ampi, bindir):
             impls += [("toucan", v) for v in args.vs]
             if scaling == "strong" and 1 in args.vs:
                 impls.append(("toucan-ucx", 1))
+            if args.baseline and 1 in args.vs:
+                impls.append(("toucan-base", 1))
             if args.workers > 1:
                 impls += [("toucan-smp", v) for v in args.vs]
             if ampi:
@@ -204,7 +226,7 @@ def plan(args, ampi, bindir):
                 for variant in VARIANTS:
                     confs.append(
                         dict(app=app, scaling=scaling, impl=impl, v=v, variant=variant, sizes=sizes,
-                             exe=os.path.join(bindir, f"{app}.{impl.split('-')[0]}"))
+                             exe=os.path.join(bindir, f"{app}.{'toucan-base' if impl == 'toucan-base' else impl.split('-')[0]}"))
                     )
     return confs
 
@@ -228,6 +250,8 @@ def command(conf, np_, ampi, rate="none", workers=1):
         return [mpirun, "-np", str(np_)] + prog, {"TOUCAN_V": str(v)}
     if impl == "toucan-ucx":
         return [mpirun, "-np", str(np_)] + prog, {"TOUCAN_V": str(v), "UCX_RNDV_THRESH": "auto"}
+    if impl == "toucan-base":
+        return [mpirun, "-np", str(np_)] + prog, {"TOUCAN_V": str(v)}
     if impl == "toucan-smp":
         return [mpirun, "-np", str(np_ // workers)] + prog, {"TOUCAN_WORKERS": str(workers), "TOUCAN_V": str(v)}
     tmpl = os.environ.get("AMPI_RUN", AMPI_RUN)
@@ -396,7 +420,7 @@ def tabulate(recs, rates, args):
         for app in args.apps:
             for scaling in args.scaling:
                 rows = sorted({(k[3], k[4]) for k in med if k[:3] == (rate, app, scaling)},
-                              key=lambda x: (["mpich", "toucan", "toucan-ucx", "toucan-smp", "ampi"].index(x[0]), x[1]))
+                              key=lambda x: (["mpich", "toucan", "toucan-base", "toucan-ucx", "toucan-smp", "ampi"].index(x[0]), x[1]))
                 if not rows:
                     continue
                 sizes = (QUICK_SIZES if args.quick else SIZES)[(app, scaling)]
@@ -420,6 +444,7 @@ def tabulate(recs, rates, args):
                         hid[var] = (ref_o - t[var]) / (ref_o - ref_n) if ok else None
                     rh = median(rep.get((rate, app, scaling, v), [])) if impl == "toucan" else None
                     name = {"mpich": "MPICH", "toucan": "Toucan", "toucan-ucx": "Toucan (UCX defaults)", "ampi": "AMPI",
+                            "toucan-base": "Toucan (baseline)",
                             "toucan-smp": f"Toucan {args.np // args.workers}×{args.workers} workers"}[impl]
                     ranks = args.np * v
                     lines.append(
@@ -433,6 +458,8 @@ def tabulate(recs, rates, args):
                     lines.append(acceptance(med, rate, app, args.vs))
                 if args.workers > 1:
                     lines.append(smp_line(med, rate, app, scaling, args, bad_smp))
+                if args.baseline:
+                    lines.append(base_line(med, rate, app, scaling))
     return "\n".join(lines), plot
 
 
@@ -491,6 +518,19 @@ def smp_line(med, rate, app, scaling, args, bad_smp):
             f"Toucan {args.np}×1, same V, no slower: " + "; ".join(parts) + ".")
 
 
+def base_line(med, rate, app, scaling):
+    """Issue 14, benchmark 1: this library against the baseline at V=1 (one worker)."""
+    parts = []
+    for var in VARIANTS:
+        a = med.get((rate, app, scaling, "toucan", 1, var))
+        b = med.get((rate, app, scaling, "toucan-base", 1, var))
+        if a is not None and b is not None:
+            parts.append(f"{var} {a / b:.3f}")
+    if not parts:
+        return "\n(no baseline rows at V=1)"
+    return "\nA/B at V=1 (issue 14, benchmark 1: unchanged within noise): Toucan / Toucan (baseline) = " + "; ".join(parts) + "."
+
+
 def make_plot(plot, path):
     gnuplot = shutil.which("gnuplot")
     if not gnuplot:
@@ -534,10 +574,10 @@ def make_plot(plot, path):
     return True
 
 
-def git_desc():
+def git_desc(root=ROOT):
     try:
-        c = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "libtoucanmpi", "bench"], capture_output=True,
+        c = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "libtoucanmpi", "bench"], capture_output=True,
                                text=True).stdout.strip()
         return c + (" + uncommitted changes" if dirty else "")
     except OSError:
@@ -572,6 +612,7 @@ def parse_args():
     p.add_argument("--no-mpich", action="store_true")
     p.add_argument("--no-ampi", action="store_true")
     p.add_argument("--mpich-at-v", action="store_true", help="also run MPICH with N*V processes (oversubscribed: slow)")
+    p.add_argument("--baseline", help="a built checkout of another Toucan-MPI: its V=1 rows beside (A/B)")
     p.add_argument("--workers", type=int, default=1,
                    help="W > 1: also run Toucan as N/W processes of W workers (TOUCAN_WORKERS=W; SMP mode)")
     p.add_argument("--update-results", action="store_true")
@@ -582,6 +623,8 @@ def parse_args():
     bad = [x for x in a.apps if x not in APPS] + [x for x in a.scaling if x not in ("strong", "weak")]
     if bad or a.runs < 1 or a.np < 1 or any(v < 1 or v > 256 for v in a.vs):
         p.error(f"bad arguments {bad or ''}")
+    if a.baseline:
+        a.baseline = os.path.abspath(a.baseline)
     if a.workers < 1 or a.np % a.workers:
         p.error(f"--workers {a.workers} must divide --np {a.np}")
     return a
@@ -590,7 +633,8 @@ def parse_args():
 def forward(args):
     """The options the inner runs need."""
     f = ["--apps", ",".join(args.apps), "--scaling", ",".join(args.scaling), "--vs", ",".join(map(str, args.vs)),
-         "--runs", str(args.runs), "--np", str(args.np), "--timeout", str(args.timeout), "--workers", str(args.workers)]
+         "--runs", str(args.runs), "--np", str(args.np), "--timeout", str(args.timeout), "--workers", str(args.workers)] + (
+             ["--baseline", args.baseline] if args.baseline else [])
     for flag in ("quick", "no_mpich", "no_ampi", "mpich_at_v"):
         if getattr(args, flag):
             f.append("--" + flag.replace("_", "-"))
@@ -643,7 +687,8 @@ def main():
         "",
         f"- Machine: {os.cpu_count()} CPUs; load average before {' '.join(f'{x:.2f}' for x in load_before)}, "
         f"after {' '.join(f'{x:.2f}' for x in os.getloadavg())}.",
-        f"- Toucan-MPI: commit {git_desc()}. AMPI: {ampi_desc(ampi)}.",
+        f"- Toucan-MPI: commit {git_desc()}. AMPI: {ampi_desc(ampi)}."
+        + (f" Baseline (`--baseline`): {args.baseline}, commit {git_desc(args.baseline)}." if args.baseline else ""),
         f"- Median of {args.runs} run(s) per configuration, interleaved; times in seconds (timed loop from a barrier to a barrier, slowest rank).",
         "- Speedup = T_ref_original / T; hidden = (T_ref_original − T) / (T_ref_original − T_ref_nocomm); the "
         "reference is plain MPICH at n processes for strong scaling, the row's own original/nocomm for weak scaling. "
