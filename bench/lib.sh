@@ -18,7 +18,9 @@
 # Variables set for the script: here (bench/), root (the repository), out (bench/out/NAME),
 # results (bench/RESULTS.md), tag (run-NAME, prefix of messages), MPICC, MPIRUN, TOUCANCC,
 # runs, quick, run_timeout, retries, update, prog_args, lib_mtime, lib_sum, raw, failed,
-# run_configs, elapsed, others_pct, load_before, load_after, busy_note.
+# run_configs, elapsed, others_pct, load_before, load_after, busy_note; with --baseline DIR
+# (only in scripts that set bench_baseline_ok=yes before bench_init) baseline, base_commit,
+# base_mtime, base_sum, and bench_build also builds NAME.base.
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"
@@ -105,6 +107,12 @@ bench_init() {
             update=yes
             shift
             ;;
+        --baseline)
+            [[ "${bench_baseline_ok-}" == yes ]] || die "--baseline: not supported by this script"
+            [[ -d "${2-}" ]] || die "--baseline needs a directory (a built checkout of Toucan-MPI)"
+            baseline="$(cd "$2" && pwd)"
+            shift 2
+            ;;
         -h | --help)
             usage
             exit 0
@@ -129,6 +137,12 @@ bench_init() {
     [[ -n "$MPIRUN" ]] || die "no mpirun found (install MPICH, or set MPIRUN)"
     [[ -x "$TOUCANCC" ]] || die "$TOUCANCC is missing or not executable"
     command -v timeout >/dev/null || die "timeout (coreutils) is missing"
+
+    if [[ -n "${baseline-}" ]]; then
+        [[ -x "$baseline/wrappers/toucancc" && -e "$baseline/target/release/libtoucanmpi.so" ]] ||
+            die "--baseline $baseline: needs wrappers/toucancc and target/release/libtoucanmpi.so (build it)"
+        base_commit="$(git -C "$baseline" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    fi
 
     libdir="$("$TOUCANCC" -showme:libdirs)"
     if [[ ! -e "$libdir/libtoucanmpi.so" ]]; then
@@ -173,10 +187,17 @@ snapshot_lib() { # snapshot_lib [SRC_DIR DEST_DIR]: default $libdir and $out/lib
 
 build_toucan() { TOUCAN_LIBDIR="$out/lib" build "$out/$bench.toucan" "$TOUCANCC"; }
 
-# Fresh run directory, library snapshot, $out/NAME.mpich and $out/NAME.toucan.
+# Fresh run directory, library snapshot, $out/NAME.mpich and $out/NAME.toucan; with
+# --baseline also $out/NAME.base, built with the baseline's own wrapper (and headers) against a
+# snapshot of its library in $out/base-lib.
 bench_build() {
     rm -rf "$out/runs"
     mkdir -p "$out/runs"
+    if [[ -n "${baseline-}" ]]; then
+        snapshot_lib "$baseline/target/release" "$out/base-lib"
+        base_mtime=$lib_mtime base_sum=$lib_sum
+        TOUCAN_LIBDIR="$out/base-lib" build "$out/$bench.base" "$baseline/wrappers/toucancc"
+    fi
     snapshot_lib
     build "$out/$bench.mpich" "$MPICC"
     build_toucan
@@ -491,6 +512,10 @@ describe_setup() {
         "$(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*/MPICH /p')" \
         "($(mpichversion 2>/dev/null | sed -n 's/^MPICH Device:[[:space:]]*//p'))."
     echo "- Toucan-MPI: commit $commit; libtoucanmpi.so built $lib_mtime (sha256 $lib_sum; all runs used this one copy)."
+    if [[ -n "${baseline-}" ]]; then
+        echo "- Baseline (\`--baseline\`): $baseline, commit $base_commit; libtoucanmpi.so built $base_mtime" \
+            "(sha256 $base_sum; copied)."
+    fi
     echo "- Other processes used ${others_pct}% of the CPU time during the runs; load average" \
         "(1, 5, 15 min) before: $load_before, after: $load_after. Total time: ${elapsed} s."
 }

@@ -3,7 +3,7 @@
 # Toucan-MPI side by side (bench/pingpong.c; see bench/README.md).
 #
 #   bench/run-pingpong.sh [-r N] [-q] [-t SECONDS] [--retries N] [--wait-quiet SECONDS]
-#                         [--update-results] [-- ARGS]
+#                         [--update-results] [--baseline DIR] [-- ARGS]
 #
 # Builds bench/pingpong.c with mpicc -O2 and with wrappers/toucancc -O2 (into
 # bench/out/pingpong/), then runs each configuration N times, interleaved
@@ -31,6 +31,11 @@
 #                     processes using under 10% of the CPUs for 10 s in a row); then run anyway
 #   --update-results  also rewrite the section between <!-- pingpong:begin --> and
 #                     <!-- pingpong:end --> in bench/RESULTS.md (created if missing)
+#   --baseline DIR    A/B (issue 14, benchmark 1): also run toucan-inter and toucan-sibling
+#                     built with DIR, a built checkout of another Toucan-MPI (its own
+#                     wrappers/toucancc and headers, a copy of its target/release library), as
+#                     base-inter and base-sibling in the same interleaved set, and print a
+#                     second table: this library / the baseline
 #   -- ARGS           further arguments for pingpong itself (e.g. -- -f 2 for more iterations)
 #   -h, --help        this text
 #
@@ -47,6 +52,7 @@
 set -euo pipefail
 # shellcheck source=lib.sh source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_baseline_ok=yes
 bench_init pingpong "$@"
 bench_kinds='lat|bw|rate'
 bench_wait_quiet
@@ -71,6 +77,11 @@ if ! run_config toucan-cousin "$out/runs/toucan-cousin.probe.out" "$out/runs/tou
     echo "$tag: note: this library ignores TOUCAN_WORKERS (a world of 1 rank): toucan-cousin skipped" >&2
     no_smp=yes
     configs=(mpich-2p toucan-inter toucan-sibling)
+fi
+if [[ -n "${baseline-}" ]]; then
+    configs+=(base-inter base-sibling)
+    cfg_v[base-inter]=1 cfg_np[base-inter]=2 cfg_exe[base-inter]="$out/pingpong.base"
+    cfg_v[base-sibling]=2 cfg_np[base-sibling]=1 cfg_exe[base-sibling]="$out/pingpong.base"
 fi
 
 # One short run per configuration (pingpong -q -t rate, well under a second) first.
@@ -128,9 +139,40 @@ make_table() {
         }'
 }
 
+# A/B against the baseline (from bench_medians on stdin): this library / the baseline, same layout.
+make_ab_table() {
+    LC_ALL=C awk -F'\t' "$bench_awk_lib"'
+        function fmt(kind, x) { return x == "" ? "failed" : (kind == "lat" ? sprintf("%.2f", x) : sprintf("%.0f", x)) }
+        {
+            key = $3 " " $4
+            if (!(key in order)) { order[key] = $2; keys[$2] = key; kind[key] = $3; size[key] = $4 }
+            med[$1, key] = $5
+            if ($2 > nlines) nlines = $2
+        }
+        END {
+            unit["lat"] = "µs"; unit["bw"] = "MB/s"; unit["rate"] = "msg/s"
+            printf "\nA/B against the baseline (issue 14, benchmark 1: no cost at W=1, unchanged within noise): " \
+                   "ratio = this library / baseline, same layout.\n\n"
+            printf "| %-20s | %10s | %12s | %10s | %12s | %14s | %12s |\n", "measurement", "base inter", \
+                   "Toucan inter", "inter/base", "base sibling", "Toucan sibling", "sibling/base"
+            printf "|%s|%s|%s|%s|%s|%s|%s|\n", "---", "---:", "---:", "---:", "---:", "---:", "---:"
+            for (l = 1; l <= nlines; l++) {
+                if (!(l in keys)) continue
+                k = keys[l]; kd = kind[k]
+                bi = med["base-inter", k]; ti = med["toucan-inter", k]
+                bs = med["base-sibling", k]; ts = med["toucan-sibling", k]
+                printf "| %s | %10s | %12s | %10s | %12s | %14s | %12s |\n", lpad(kd " " human(size[k]) " (" unit[kd] ")", 20), \
+                       fmt(kd, bi), fmt(kd, ti), ratio(ti, bi), fmt(kd, bs), fmt(kd, ts), ratio(ts, bs)
+            }
+        }'
+}
+
 table="$(bench_medians | make_table; bench_medians | bench_spread "${configs[@]}")"
 if [[ "${no_smp-}" == yes ]]; then
     table+=$'\n\n'"Toucan cousin: not run (this library ignores TOUCAN_WORKERS: SMP mode, issue 14, is not in it)."
+fi
+if [[ -n "${baseline-}" ]]; then
+    table+=$'\n'"$(bench_medians | make_ab_table)"
 fi
 
 # ---------------------------------------------------------------------------- report
