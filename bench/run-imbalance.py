@@ -4,8 +4,8 @@ under plain MPICH, Toucan-MPI with one and with two workers per process, and AMP
 balancer when present, side by side, on this machine's 2 cores.
 
   bench/run-imbalance.py [--runs 5] [--quick] [--args "-n 1024 -s 100 ..."] [--timeout 120]
-                         [--ampi HOME[,HOME]] [--balancers GreedyLB,none] [--no-ampi]
-                         [--wait-quiet SECONDS] [--update-results]
+                         [--vs 4[,8]] [--ampi HOME[,HOME]] [--balancers GreedyLB,none] [--no-ampi]
+                         [--only NAME,...] [--wait-quiet SECONDS] [--update-results]
 
 Builds bench/imbalance.c with mpicc, wrappers/toucancc (against a snapshot of the library) and
 AMPI's ampicc into bench/out/imbalance/, then runs every configuration --runs times, interleaved
@@ -20,9 +20,12 @@ AMPI's ampicc into bench/out/imbalance/, then runs every configuration --runs ti
   toucan-1x2x4  TOUCAN_WORKERS=2 TOUCAN_V=4 mpirun -np 1 imbalance.toucan   8 ranks in one
                 process of 2 workers: ranks 0-3 at home on worker 0, 4-7 on worker 1; work
                 stealing may run any of them on either core
-  ampi-B-LB     charmrun +p2 ++local ++quiet imbalance.ampi +vp8 +balancer LB   8 virtual ranks
+  ampi-B-LB-v4  charmrun +p2 ++local ++quiet imbalance.ampi +vp8 +balancer LB   8 virtual ranks
                 on 2 PEs (one process of a multicore build, or 2 processes of a netlrts build),
                 AMPI_Migrate every -m steps; LB "none" runs without +balancer
+
+--vs 4,8 adds the Toucan and AMPI rows at other V (2V ranks; the same total work): finer
+ranks let stealing balance better. The acceptance lines are those of V=4 (the issue's).
 
 (`ranks` is checked in every RESULT line: a library that ignores TOUCAN_WORKERS runs the
 1x2x4 layout as 4 ranks on one core, which is reported and left out of the acceptance lines.)
@@ -66,7 +69,7 @@ ARGS = "-n 1024 -x 256 -s 100 -w 10 -c 64 -r 3 -m 10"
 QUICK_ARGS = "-n 256 -x 128 -s 20 -w 4 -c 16 -r 3 -m 5"
 AMPI_RUN = "{runner} +p{n} ++local ++quiet {exe} +vp{nv} {args}"
 BEGIN, END = "<!-- imbalance:begin -->", "<!-- imbalance:end -->"
-V, W = 4, 2  # the layouts of the issue: 8 ranks, 2 cores
+V, W = 4, 2  # the layout of the issue's acceptance lines: 8 ranks, 2 cores
 
 # Shared helpers of the overlap driver (tool discovery, AMPI discovery, the run watchdog).
 _spec = importlib.util.spec_from_file_location("run_overlap", os.path.join(HERE, "run-overlap.py"))
@@ -146,19 +149,23 @@ def plan(args, ampis, exes):
              argv=[mpirun, "-np", "1", exes["mpich"]] + prog, env={}),
         dict(name="mpich-2p", label="MPICH -np 2", ranks=2,
              argv=[mpirun, "-np", "2", exes["mpich"]] + prog, env={}),
-        dict(name=f"toucan-2x1x{V}", label=f"Toucan 2×1×{V}", ranks=2 * V,
-             argv=[mpirun, "-np", "2", exes["toucan"]] + prog, env={"TOUCAN_WORKERS": "1", "TOUCAN_V": str(V)}),
-        dict(name=f"toucan-1x{W}x{V}", label=f"Toucan 1×{W}×{V}", ranks=W * V,
-             argv=[mpirun, "-np", "1", exes["toucan"]] + prog, env={"TOUCAN_WORKERS": str(W), "TOUCAN_V": str(V)}),
     ]
+    for v in args.vs:
+        confs += [
+            dict(name=f"toucan-2x1x{v}", label=f"Toucan 2×1×{v}", ranks=2 * v,
+                 argv=[mpirun, "-np", "2", exes["toucan"]] + prog, env={"TOUCAN_WORKERS": "1", "TOUCAN_V": str(v)}),
+            dict(name=f"toucan-1x{W}x{v}", label=f"Toucan 1×{W}×{v}", ranks=W * v,
+                 argv=[mpirun, "-np", "1", exes["toucan"]] + prog, env={"TOUCAN_WORKERS": str(W), "TOUCAN_V": str(v)}),
+        ]
     tmpl = os.environ.get("AMPI_RUN", AMPI_RUN)
-    for name, _, runner in ampis:
-        exe = exes[f"ampi-{name}"]
-        for lb in args.balancers:
-            extra = [] if lb == "none" else ["+balancer", lb]
-            line = tmpl.format(runner=runner, n=2, nv=2 * V, exe=exe, args=shlex.join(extra + prog))
-            confs.append(dict(name=f"ampi-{name}-{lb}", label=f"AMPI {name}, " + ("no balancer" if lb == "none" else lb),
-                              ranks=2 * V, argv=shlex.split(line), env={}))
+    for v in args.vs:
+        for name, _, runner in ampis:
+            exe = exes[f"ampi-{name}"]
+            for lb in args.balancers:
+                extra = [] if lb == "none" else ["+balancer", lb]
+                line = tmpl.format(runner=runner, n=2, nv=2 * v, exe=exe, args=shlex.join(extra + prog))
+                confs.append(dict(name=f"ampi-{name}-{lb}-v{v}", v=v, ranks=2 * v, argv=shlex.split(line), env={},
+                                  label=f"AMPI {name}, " + ("no balancer" if lb == "none" else lb) + f", +vp{2 * v}"))
     return confs
 
 
@@ -243,7 +250,7 @@ def tabulate(confs, recs, args):
     lines.append(f"Perfect balance = serial / 2 = {fmt(perfect)} s.")
     acc = []
     if smp in wrong:
-        acc.append(f"Toucan 1×{W}×{V} ran with {wrong[smp]} ranks instead of {W * V}: this library does not "
+        acc.append(f"Toucan 1×{W}×{V} ran with {', '.join(map(str, wrong[smp]))} ranks instead of {W * V}: this library does not "
                    "support TOUCAN_WORKERS yet; no acceptance line")
     elif tsmp is not None:
         if perfect:
@@ -253,6 +260,7 @@ def tabulate(confs, recs, args):
             if name in med and name not in wrong:
                 s = med[name] / tsmp
                 acc.append(f"{what} / Toucan 1×{W}×{V} = {s:.2f}x (>= 1.3x: {'yes' if s >= 1.3 else 'no'})")
+        # AMPI's best over every build, balancer and V run
         amp = [(med[c["name"]], c["label"]) for c in confs if c["name"].startswith("ampi-") and c["name"] in med
                and c["name"] not in wrong]
         if amp:
@@ -300,13 +308,15 @@ def parse_args():
     p.add_argument("--timeout", type=float, default=120)
     p.add_argument("--ampi", type=lst, help="AMPI build directories (default $AMPI_HOME or ampicc on PATH)")
     p.add_argument("--balancers", type=lst, default=["GreedyLB", "none"])
+    p.add_argument("--vs", type=lambda s: [int(x) for x in lst(s)], default=[V],
+                   help=f"subranks per worker of the Toucan and AMPI rows (default {V}; acceptance at V={V})")
     p.add_argument("--no-ampi", action="store_true")
     p.add_argument("--only", type=lst, help="run only these configurations (names as in the table's runs/ files)")
     p.add_argument("--wait-quiet", type=int, default=0)
     p.add_argument("--update-results", action="store_true")
     a = p.parse_args()
-    if a.runs < 1:
-        p.error("--runs must be >= 1")
+    if a.runs < 1 or any(v < 1 for v in a.vs):
+        p.error("--runs and --vs must be >= 1")
     if a.args is None:
         a.args = QUICK_ARGS if a.quick else ARGS
     return a
