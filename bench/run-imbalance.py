@@ -175,6 +175,9 @@ def run_one(conf, run, args):
     # Toucan's variables are set only where a row names them, so the caller's cannot leak in.
     env = {k: v for k, v in os.environ.items() if not k.startswith("TOUCAN_") or k == "TOUCAN_LIBDIR"}
     env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", **conf["env"])
+    report = base + ".json"
+    if conf["name"].startswith("toucan"):
+        env["TOUCAN_REPORT"] = report  # the runtime's own account: compute, blocked, steals
     t0 = time.monotonic()
     with open(base + ".out", "w") as out, open(base + ".err", "w") as err:
         p = subprocess.Popen(conf["argv"], env=env, stdout=out, stderr=err, start_new_session=True)
@@ -187,7 +190,32 @@ def run_one(conf, run, args):
     if (rc == 0 or hang) and res:
         rec.update(time=float(res["time"]), checksum=res.get("checksum"), ranks=int(res.get("ranks", 0)),
                    migrate=res.get("migrate"))
+    if os.path.exists(report):
+        try:
+            with open(report) as f:
+                rec["report"] = json.load(f)
+        except (OSError, ValueError) as e:
+            rec["report_error"] = str(e)
     return rec
+
+
+def steals(rep):
+    """Total of every counter whose name mentions steals, anywhere in a TOUCAN_REPORT (the
+    per-worker layout is the SMP core's to define); None when there is none."""
+    found = []
+
+    def walk(x):
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if "steal" in k and isinstance(v, (int, float)):
+                    found.append(v)
+                else:
+                    walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+    walk(rep.get("total", rep))
+    return sum(found) if found else None
 
 
 # ------------------------------------------------------------------------------ load
@@ -234,8 +262,9 @@ def tabulate(confs, recs, args):
     perfect = med["serial"] / 2 if "serial" in med else None
     smp = f"toucan-1x{W}x{V}"
     tsmp = med.get(smp) if smp not in wrong else None
-    lines = ["| configuration | ranks | T median (s) | min – max (s) | runs | T / perfect | T / Toucan 1×2×4 |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| configuration | ranks | T median (s) | min – max (s) | runs | T / perfect | T / Toucan 1×2×4 | "
+             "Toucan report: compute / blocked (s), steals |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]
     for c in confs:
         rs = by.get(c["name"], [])
         t = med.get(c["name"])
@@ -243,11 +272,21 @@ def tabulate(confs, recs, args):
         if c["name"] in wrong:
             ranks += f" (expected {c['ranks']})"
         mm = f"{min(x['time'] for x in rs):.3f} – {max(x['time'] for x in rs):.3f}" if rs else "–"
+        reps = [x["report"].get("total", {}) for x in rs if isinstance(x.get("report"), dict)]
+        rcol = "–"
+        if reps:
+            comp = statistics.median(r.get("compute_s") or 0 for r in reps)
+            blk = statistics.median(r.get("blocked_s") or 0 for r in reps)
+            st = [steals(x["report"]) for x in rs if isinstance(x.get("report"), dict)]
+            st = [x for x in st if x is not None]
+            rcol = f"{comp:.2f} / {blk:.2f}" + (f", {statistics.median(st):.0f}" if st else "")
         lines.append(f"| {c['label']} | {ranks} | {fmt(t)} | {mm} | {len(rs)} | "
                      f"{fmt(t / perfect if t and perfect else None, '{:.2f}')} | "
-                     f"{fmt(t / tsmp if t and tsmp else None, '{:.2f}')} |")
+                     f"{fmt(t / tsmp if t and tsmp else None, '{:.2f}')} | {rcol} |")
     lines.append("")
-    lines.append(f"Perfect balance = serial / 2 = {fmt(perfect)} s.")
+    lines.append(f"Perfect balance = serial / 2 = {fmt(perfect)} s. The last column is the runtime's own report "
+                 "(TOUCAN_REPORT; medians over the runs: compute and blocked time summed over all subranks, and the "
+                 "steals when the report counts them), which includes the warm-up and set-up.")
     acc = []
     if smp in wrong:
         acc.append(f"Toucan 1×{W}×{V} ran with {', '.join(map(str, wrong[smp]))} ranks instead of {W * V}: this library does not "
