@@ -85,11 +85,14 @@ pub struct Plan {
     pub steal_order: Vec<Vec<usize>>,
     /// Set when the plan oversubscribes cores (allowed): the text to print.
     pub warning: Option<String>,
-    /// Per worker: (index of its core in the machine, its NUMA node), for `describe`.
-    place: Vec<Option<(usize, Option<usize>)>>,
+    /// Per worker: where it is bound, for `describe`.
+    place: Vec<Option<Place>>,
     /// Where the process's cores came from, for `describe`.
     origin: String,
 }
+
+/// (index of a core in the machine, its NUMA node).
+type Place = (usize, Option<usize>);
 
 impl Plan {
     /// One unbound worker: the layout before SMP mode, decided without looking at the machine.
@@ -269,7 +272,7 @@ pub fn plan_on(m: &Machine, w: Workers, bind: Option<Bind>, local: Option<Local>
     }
     // Worker k's core in the share: spread when the share has room, round-robin otherwise.
     let slot = |k: usize| if n <= s { k * s / n } else { k % s };
-    let (cpus, place): (Vec<Option<Cpus>>, Vec<Option<(usize, Option<usize>)>>) = (0..n)
+    let (cpus, place): (Vec<Option<Cpus>>, Vec<Option<Place>>) = (0..n)
         .map(|k| match bind {
             Bind::Core => {
                 let (i, pus) = &share[slot(k)];
