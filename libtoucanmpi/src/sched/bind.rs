@@ -15,9 +15,12 @@
 //!   blocks (in hwloc's topological order, so a block stays inside a NUMA node when it can).
 //! - `TOUCAN_WORKERS=auto`: one worker per core of that share. `TOUCAN_BIND`: `core` (default
 //!   when `auto` or W > 1) binds worker `k` to core `k·S/W` of the share's S cores (spread over
-//!   the share when W < S, so each worker gets the most cache and memory bandwidth), or
-//!   round-robin when W > S (oversubscribed: allowed, with a warning); `none` (default at
-//!   W = 1: exactly the behaviour before SMP mode) binds nothing.
+//!   the share when W < S, so each worker gets the most cache and memory bandwidth); `none`
+//!   (default at W = 1: exactly the behaviour before SMP mode) binds nothing.
+//! - Oversubscribed (W > S, or more processes on the node than cores): allowed, with a
+//!   warning, and by default not bound, so the OS balances the threads over the cores (pinned,
+//!   3 processes × 2 workers on 2 cores would put 4 threads on one core and 2 on the other);
+//!   `TOUCAN_BIND=core` still binds them, round-robin over the share.
 //! - Steal order: the other workers nearest first (same core, L2, L3, NUMA node, package),
 //!   ties broken in ring order starting after the worker itself, so that thieves spread.
 
@@ -229,12 +232,14 @@ pub fn plan_on(m: &Machine, w: Workers, bind: Option<Bind>, local: Option<Local>
     }
     let unbound = is_subset(&all, bound);
     let mut warnings = Vec::new();
+    let mut crowded = false;
     let c = mine.len();
     let (share, origin) = match local {
         Some(l) if unbound && l.size > 1 => {
             let lo = (l.rank * c / l.size).min(c - 1);
             let hi = ((l.rank + 1) * c / l.size).clamp(lo + 1, c);
             if c < l.size {
+                crowded = true;
                 warnings.push(format!("{} processes share this node's {c} cores", l.size));
             }
             let origin = format!(
@@ -253,7 +258,13 @@ pub fn plan_on(m: &Machine, w: Workers, bind: Option<Bind>, local: Option<Local>
             };
             (&mine[..], format!("all {c} cores of the node (not bound by the launcher; {who})"))
         }
-        _ => (&mine[..], format!("the {c} cores of the CPU set the launcher bound it to")),
+        _ => (
+            &mine[..],
+            format!(
+                "the {c} core{} of the CPU set the launcher bound it to",
+                if c == 1 { "" } else { "s" }
+            ),
+        ),
     };
     let s = share.len();
     let n = match w {
@@ -266,10 +277,18 @@ pub fn plan_on(m: &Machine, w: Workers, bind: Option<Bind>, local: Option<Local>
         }
     };
     check_count(n)?;
-    let bind = bind.unwrap_or(if w == Workers::Auto || n > 1 { Bind::Core } else { Bind::None });
     if n > s {
-        warnings.push(format!("{n} workers on {s} cores: oversubscribed, workers time-share cores"));
+        crowded = true;
+        warnings.push(format!("{n} workers on {s} core{}: oversubscribed", if s == 1 { "" } else { "s" }));
     }
+    let bind = bind.unwrap_or(if crowded {
+        warnings.push("workers not bound (TOUCAN_BIND=core binds them round-robin)".into());
+        Bind::None
+    } else if w == Workers::Auto || n > 1 {
+        Bind::Core
+    } else {
+        Bind::None
+    });
     // Worker k's core in the share: spread when the share has room, round-robin otherwise.
     let slot = |k: usize| if n <= s { k * s / n } else { k % s };
     let (cpus, place): (Vec<Option<Cpus>>, Vec<Option<Place>>) = (0..n)
@@ -648,13 +667,16 @@ mod tests {
     // W=1: not bound unless asked; asked, the local share's core.
     #[case(machine(1, 1, 1, 2, 1), Workers::Count(1), None, Some((1, 2)), 1, vec![None], false)]
     #[case(machine(1, 1, 1, 2, 1), Workers::Count(1), Some(Bind::Core), Some((1, 2)), 1, vec![Some(1)], false)]
-    // Oversubscribed: 3 workers on 2 cores, round-robin, warned.
-    #[case(machine(1, 1, 1, 2, 1), Workers::Count(3), None, None, 3, vec![Some(0), Some(1), Some(0)], true)]
-    // 2 workers of each of 2 processes on 2 cores: one core each, both workers on it.
-    #[case(machine(1, 1, 1, 2, 1), Workers::Count(2), None, Some((1, 2)), 2, vec![Some(1), Some(1)], true)]
+    // Oversubscribed: 3 workers on 2 cores, warned, not bound unless asked (then round-robin).
+    #[case(machine(1, 1, 1, 2, 1), Workers::Count(3), None, None, 3, vec![None, None, None], true)]
+    #[case(machine(1, 1, 1, 2, 1), Workers::Count(3), Some(Bind::Core), None, 3, vec![Some(0), Some(1), Some(0)], true)]
+    // 2 workers of each of 2 processes on 2 cores (compat layout 2x2x1): one core each.
+    #[case(machine(1, 1, 1, 2, 1), Workers::Count(2), None, Some((1, 2)), 2, vec![None, None], true)]
+    #[case(machine(1, 1, 1, 2, 1), Workers::Count(2), Some(Bind::Core), Some((1, 2)), 2, vec![Some(1), Some(1)], true)]
     // 3 processes on 2 cores: one core each, warned.
-    #[case(machine(1, 1, 1, 2, 1), Workers::Auto, None, Some((2, 3)), 1, vec![Some(1)], true)]
-    #[case(machine(1, 1, 1, 2, 1), Workers::Auto, None, Some((1, 3)), 1, vec![Some(0)], true)]
+    #[case(machine(1, 1, 1, 2, 1), Workers::Auto, None, Some((2, 3)), 1, vec![None], true)]
+    #[case(machine(1, 1, 1, 2, 1), Workers::Auto, Some(Bind::Core), Some((2, 3)), 1, vec![Some(1)], true)]
+    #[case(machine(1, 1, 1, 2, 1), Workers::Auto, Some(Bind::Core), Some((1, 3)), 1, vec![Some(0)], true)]
     // 2 sockets × 32 cores, 2 hardware threads each (PUs 0-63, 64-127).
     #[case(machine(2, 1, 1, 32, 2), Workers::Auto, None, None, 64, (0..64).map(Some).collect(), false)]
     // W=2 spreads over the share: one per socket.
@@ -664,7 +686,8 @@ mod tests {
     // Unbound, 4 processes on the 64 cores: 16 each, the third gets cores 32..48.
     #[case(machine(2, 1, 1, 32, 2), Workers::Auto, None, Some((2, 4)), 16, (32..48).map(Some).collect(), false)]
     // Bound to one core (-bind-to core) with W=2: oversubscribed on it.
-    #[case(bound_to(machine(2, 1, 1, 32, 1), 5..6), Workers::Count(2), None, None, 2, vec![Some(5), Some(5)], true)]
+    #[case(bound_to(machine(2, 1, 1, 32, 1), 5..6), Workers::Count(2), None, None, 2, vec![None, None], true)]
+    #[case(bound_to(machine(2, 1, 1, 32, 1), 5..6), Workers::Count(2), Some(Bind::Core), None, 2, vec![Some(5), Some(5)], true)]
     fn plans(
         #[case] m: Machine,
         #[case] w: Workers,
@@ -776,6 +799,16 @@ mod tests {
         let d = describe(&p);
         assert!(d.contains("worker 0: core"), "{d}");
         eprintln!("{d}");
+    }
+
+    /// `plan` itself, with this process's environment: under `mpirun -np 2` on a 2-core node
+    /// (run the test binary under it), each process gets one worker on its own core.
+    #[test]
+    fn plan_here() {
+        let p = plan(Workers::Auto, None).unwrap();
+        assert!(p.workers >= 1);
+        assert!(p.warning.is_some() || p.cpus.iter().all(Option::is_some));
+        eprintln!("{}", describe(&p));
     }
 
     /// Binding a thread to the first CPU it may run on leaves it on that CPU only.
