@@ -88,6 +88,9 @@ pub struct Plan {
     pub steal_order: Vec<Vec<usize>>,
     /// Set when the plan oversubscribes cores (allowed): the text to print.
     pub warning: Option<String>,
+    /// Every PU of the process's cores when workers are bound (empty otherwise): where its
+    /// other threads belong (`bind_current_thread_to_process`).
+    pub process_cpus: Cpus,
     /// Per worker: where it is bound, for `describe`.
     place: Vec<Option<Place>>,
     /// Where the process's cores came from, for `describe`.
@@ -105,6 +108,7 @@ impl Plan {
             cpus: vec![None],
             steal_order: vec![Vec::new()],
             warning: None,
+            process_cpus: Vec::new(),
             place: vec![None],
             origin: "not looked up (one worker, not bound)".into(),
         }
@@ -319,11 +323,20 @@ pub fn plan_on(m: &Machine, w: Workers, bind: Option<Bind>, local: Option<Local>
             o
         })
         .collect();
+    let process_cpus = match bind {
+        Bind::Core => {
+            let mut v: Cpus = share.iter().flat_map(|(_, p)| p.iter().copied()).collect();
+            v.sort_unstable();
+            v
+        }
+        Bind::None => Vec::new(),
+    };
     Ok(Plan {
         workers: n,
         cpus,
         steal_order,
         warning: (!warnings.is_empty()).then(|| warnings.join("; ")),
+        process_cpus,
         place,
         origin,
     })
@@ -371,6 +384,16 @@ pub fn bind_current_thread(plan: &Plan, worker: usize) -> Result<(), String> {
         None => Ok(()),
         Some(cpus) => set_affinity(cpus).map_err(|e| format!("binding worker {worker} to PU {}: {e}", fmt_cpus(cpus))),
     }
+}
+
+/// Widens the calling thread to all the process's cores, when workers are bound: for a thread
+/// that is no worker (a progress thread, an application thread) started by a bound worker,
+/// which would otherwise inherit that worker's single core. Nothing when workers are not bound.
+pub fn bind_current_thread_to_process(plan: &Plan) -> Result<(), String> {
+    if plan.process_cpus.is_empty() {
+        return Ok(());
+    }
+    set_affinity(&plan.process_cpus).map_err(|e| format!("binding a thread to PU {}: {e}", fmt_cpus(&plan.process_cpus)))
 }
 
 /// `sched_setaffinity` of the calling thread to `cpus`, with a mask as large as they need.
@@ -708,6 +731,11 @@ mod tests {
             s.sort_unstable();
             assert_eq!(s, (0..workers).filter(|&j| j != k).collect::<Vec<_>>(), "worker {k}");
         }
+        // The process's CPUs hold every worker's, and are empty when nothing is bound.
+        assert_eq!(p.process_cpus.is_empty(), p.cpus.iter().all(Option::is_none));
+        for c in p.cpus.iter().flatten() {
+            assert!(is_subset(c, &p.process_cpus), "{c:?} not in {:?}", p.process_cpus);
+        }
         let d = describe(&p);
         assert!(d.starts_with(&format!("{workers} worker")), "{d}");
         assert_eq!(d.lines().filter(|l| l.starts_with("  worker ")).count(), workers, "{d}");
@@ -722,6 +750,7 @@ mod tests {
         assert_eq!(firsts.len(), 64);
         // Each core with both of its hardware threads.
         assert_eq!(p.cpus[3], Some(vec![3, 67]));
+        assert_eq!(p.process_cpus, (0..128).collect::<Vec<u32>>());
     }
 
     /// 2 packages × 2 NUMA nodes × 2 L3 × 8 cores = 64 cores: the steal order goes L3, then
@@ -811,6 +840,11 @@ mod tests {
         eprintln!("{}", describe(&p));
     }
 
+    fn now_allowed(set: &libc::cpu_set_t) -> Cpus {
+        // SAFETY: reading bits of an initialised set.
+        (0..1024u32).filter(|&c| unsafe { libc::CPU_ISSET(c as usize, set) }).collect()
+    }
+
     /// Binding a thread to the first CPU it may run on leaves it on that CPU only.
     #[test]
     fn binds_a_thread() {
@@ -825,7 +859,9 @@ mod tests {
             // SAFETY: reading bits of an initialised set.
             let first = (0..1024u32).find(|&c| unsafe { libc::CPU_ISSET(c as usize, &set) }).unwrap();
             let mut p = Plan::single();
+            bind_current_thread_to_process(&p).unwrap();
             p.cpus = vec![Some(vec![first])];
+            p.process_cpus = now_allowed(&set);
             bind_current_thread(&p, 0).unwrap();
             assert!(bind_current_thread(&p, 1).is_err());
             // SAFETY: as above.
@@ -838,6 +874,14 @@ mod tests {
             // SAFETY: as above.
             let now: Vec<u32> = (0..1024u32).filter(|&c| unsafe { libc::CPU_ISSET(c as usize, &set) }).collect();
             assert_eq!(now, vec![first]);
+            // And back to all the CPUs it had.
+            bind_current_thread_to_process(&p).unwrap();
+            // SAFETY: as above.
+            assert_eq!(
+                unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) },
+                0
+            );
+            assert_eq!(now_allowed(&set), p.process_cpus);
         })
         .join()
         .unwrap();
