@@ -30,7 +30,7 @@ unsafe fn init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> MpiResult<()> {
         return err(c::MPI_ERR_OTHER, "MPI_Init after MPI_Finalize");
     }
     runtime::init(sub, argc, argv as _)?;
-    let base = state::with(|s| s.myproc * s.cfg.v)?;
+    let base = state::with(|s| s.myproc * s.cfg.local())?;
     crate::sched::guard::set_rank_base(base);
     // The real MPI's initialisation may have replaced our fault handler.
     crate::sched::guard::install();
@@ -123,8 +123,12 @@ mpi_fn!(
     |buf: *mut c_char, len: *mut c_int| errcomm = c::MPI_COMM_WORLD,
     {
         let real = state::with(|s| s.real_version.clone()).unwrap_or_else(|_| "real MPI not loaded yet".into());
-        let v = runtime::config().v;
-        let text = format!("Toucan-MPI {} (V={v}) over {real}", env!("CARGO_PKG_VERSION"));
+        let cfg = runtime::config();
+        let layout = match cfg.workers {
+            1 => format!("V={}", cfg.v),
+            w => format!("V={}, W={w}", cfg.v),
+        };
+        let text = format!("Toucan-MPI {} ({layout}) over {real}", env!("CARGO_PKG_VERSION"));
         put_string(&text, buf, len, c::MPI_MAX_LIBRARY_VERSION_STRING as usize)
     }
 );

@@ -17,7 +17,7 @@ pub unsafe extern "C" fn exit(code: c_int) -> ! {
         if unfinished {
             crate::abi::say(&format!(
                 "toucan: virtual rank {}: exit({code}) called before MPI_Finalize: ending the job\n",
-                crate::core::state::with(|s| s.myproc * s.cfg.v + sub).unwrap_or(sub)
+                crate::core::state::with(|s| s.myproc * s.cfg.local() + sub).unwrap_or(sub)
             ));
             crate::abi::abort_job(if code == 0 { 1 } else { code });
         }

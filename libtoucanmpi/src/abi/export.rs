@@ -93,7 +93,7 @@ pub fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
 /// "virtual rank R" of the running subrank (or of the process, outside one).
 pub fn who() -> String {
     let sub = sched::current();
-    let v = crate::core::runtime::config().v;
+    let v = crate::core::runtime::config().local();
     let base = crate::sched::guard::rank_base();
     match state::try_with(|s| s.myproc).map(|p| p * v).or(base) {
         Some(b) if sub != usize::MAX => format!("virtual rank {}", b + sub),

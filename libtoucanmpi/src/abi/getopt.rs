@@ -55,6 +55,9 @@ struct State {
     last: usize,
 }
 
+/// Held through a whole interposed call.
+static TURN: Lock<()> = Lock::new(());
+
 static STATE: Lock<State> = Lock::new(State {
     lib: None,
     subs: Vec::new(),
@@ -116,6 +119,9 @@ fn lib_vars(st: &mut State) -> Option<[usize; 4]> {
 /// # Safety
 /// Called by the program's code, with the arguments of one of the interposed functions.
 unsafe fn as_subrank(call: impl Fn(bool) -> c_int) -> c_int {
+    // The C library's parser has one state per process: subranks running on several workers
+    // (SMP mode) take turns through the whole call (which never blocks or yields).
+    let _turn = TURN.lock();
     let k = sched::current();
     let mut st = STATE.lock();
     let lib = match lib_vars(&mut st) {

@@ -14,19 +14,24 @@ use crate::core::state::{self, State};
 use crate::sched;
 use std::cell::Cell;
 use std::os::raw::{c_int, c_void};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 type Req = usize;
 
-thread_local! {
-    /// Communicator whose error handler a request-completion error goes to.
-    static ERRCOMM: Cell<usize> = const { Cell::new(c::MPI_COMM_WORLD) };
-}
+/// Per task (by scheduler id), the communicator whose error handler a request-completion
+/// error goes to: a per-rank word, not a thread-local, since a rank blocked in `MPI_Wait` may
+/// resume on another worker thread (SMP mode). Tasks beyond the table use MPI_COMM_WORLD.
+static ERRCOMM: [AtomicUsize; ERRCOMM_TASKS] = [const { AtomicUsize::new(c::MPI_COMM_WORLD) }; ERRCOMM_TASKS];
+const ERRCOMM_TASKS: usize = 1 << 16;
+
 fn errcomm() -> usize {
-    ERRCOMM.with(|e| e.get())
+    ERRCOMM
+        .get(sched::current())
+        .map_or(c::MPI_COMM_WORLD, |e| e.load(Ordering::Relaxed))
 }
 fn set_errcomm(s: &State, id: ReqId) {
-    if let Some(r) = s.reqs.get(id) {
-        ERRCOMM.with(|e| e.set(r.comm));
+    if let (Some(r), Some(e)) = (s.reqs.get(id), ERRCOMM.get(sched::current())) {
+        e.store(r.comm, Ordering::Relaxed);
     }
 }
 
@@ -218,10 +223,7 @@ unsafe fn recv_direct(
     let cap = count as usize * d.size;
     // A buffer in the program's thread-locals holds the running subrank's values only: it
     // must not be written while this rank is parked (see core::tlsbuf).
-    let direct_ok = match crate::sched::swap::range() {
-        Some((lo, hi)) => cap == 0 || (buf as usize) >= hi || (buf as usize) + cap <= lo,
-        None => true,
-    };
+    let direct_ok = cap == 0 || !crate::sched::swap::in_blocks(buf as usize, buf as usize + cap);
     // The argument checks run under the lock of block_on's first try (one lock, not two).
     let checked: Cell<Option<Pattern>> = Cell::new(None);
     block_on_after(
@@ -505,10 +507,8 @@ unsafe fn recv_fast(
     }
     let cap = count as usize * size;
     // A buffer in the program's thread-locals: see recv_direct.
-    if let Some((lo, hi)) = crate::sched::swap::range() {
-        if !(cap == 0 || (buf as usize) >= hi || (buf as usize) + cap <= lo) {
-            return Err(false);
-        }
+    if cap != 0 && crate::sched::swap::in_blocks(buf as usize, buf as usize + cap) {
+        return Err(false);
     }
     if sched::metrics::on() || sched::others_ready() {
         return Err(false);

@@ -51,7 +51,8 @@ unsafe extern "C" fn trampoline(argc: c_int, argv: *mut *mut c_char, envp: *mut 
     // Set before the real MPI is loaded, while single-threaded.
     crate::transport::ucx::prepare_env();
     // One `main` per subrank: the program's own, or that of the subrank's copy of it.
-    let mains = match privatize::prepare(cfg.v, main, argc, argv, envp) {
+    let local = cfg.local();
+    let mains = match privatize::prepare(local, main, argc, argv, envp) {
         Ok(m) => m,
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "toucan: {e}");
@@ -60,7 +61,7 @@ unsafe extern "C" fn trampoline(argc: c_int, argv: *mut *mut c_char, envp: *mut 
     };
     let args: Vec<*mut c_char> = (0..argc as usize).map(|i| *argv.add(i)).collect();
     let envp = envp as usize;
-    let mut subs = Vec::with_capacity(cfg.v);
+    let mut subs = Vec::with_capacity(local);
     for (i, main) in mains.into_iter().enumerate() {
         // Each subrank gets its own argv array (MPI_Init may rewrite it); strings are shared.
         let mut own: Vec<*mut c_char> = args.clone();
@@ -93,9 +94,17 @@ unsafe extern "C" fn trampoline(argc: c_int, argv: *mut *mut c_char, envp: *mut 
     }
     sched::guard::install();
     if crate::core::report::wanted().is_some() {
-        sched::metrics::start(cfg.v);
+        sched::metrics::start(local, cfg.workers);
     }
-    let codes = sched::worker::run(subs, &mut crate::core::hooks::Progress);
+    // SMP mode: W workers, each the home of V consecutive subranks. Tasks may move between
+    // workers unless the program's thread-locals are swapped per worker thread (`swap`).
+    let layout = sched::worker::Layout {
+        workers: cfg.workers,
+        home: (0..local).map(|k| cfg.home(k)).collect(),
+        steal: !sched::swap::active(),
+        order: None,
+    };
+    let codes = sched::worker::run(subs, layout, &crate::core::hooks::Progress);
     let _ = std::io::stdout().flush();
     if let Err(e) = runtime::process_exit() {
         let _ = writeln!(std::io::stderr(), "toucan: {e}");

@@ -27,7 +27,7 @@ const REPORTED: i64 = 4;
 const FIRST_WAVE: Duration = Duration::from_secs(2);
 const BETWEEN_WAVES: Duration = Duration::from_millis(500);
 
-const MAX_SUBS: usize = 256;
+const MAX_SUBS: usize = 1 << 16;
 /// The MPI function each subrank entered last (pointer and length of a &'static str).
 static CALL_PTR: [AtomicUsize; MAX_SUBS] = [const { AtomicUsize::new(0) }; MAX_SUBS];
 static CALL_LEN: [AtomicUsize; MAX_SUBS] = [const { AtomicUsize::new(0) }; MAX_SUBS];
@@ -165,12 +165,11 @@ pub fn tick(s: &mut State, idle: Duration) {
 
 /// Prints this process's blocked ranks, one line per distinct call (ranks grouped).
 fn report(s: &State) {
-    let v = s.cfg.v;
-    let states = sched::park::with_board(|b| b.states.clone());
+    let v = s.cfg.local();
     let mut lines: Vec<(String, Vec<usize>)> = Vec::new();
     for sub in 0..v {
         let w = s.myproc * v + sub;
-        let what = match states.get(sub) {
+        let what = match Some(sched::park::state(sub)) {
             Some(sched::park::State::Done) => "finished (returned from main)".to_string(),
             _ => format!("blocked in {}", describe(s, sub)),
         };

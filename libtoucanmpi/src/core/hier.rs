@@ -159,7 +159,7 @@ pub struct Meets {
 }
 
 fn node_map(s: &mut State, c: &Coll) -> Arc<NodeMap> {
-    let (myproc, v) = (s.myproc, s.cfg.v);
+    let (myproc, v) = (s.myproc, s.cfg.local());
     let group = c.comm.group.clone();
     // Derived data, rebuilt on demand: bounded so that programs creating communicators
     // endlessly do not grow it.

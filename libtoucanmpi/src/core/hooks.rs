@@ -11,8 +11,12 @@ const DRAIN: usize = 32;
 impl Hooks for Progress {
     /// Takes in what arrived (a transport poll takes one control message at a time), so
     /// that every sibling it concerns is woken before the next one runs.
-    fn poll(&mut self) -> bool {
-        state::with(|s| {
+    ///
+    /// Worker 0 waits for the state lock; the others poll only when it is free (somebody
+    /// holding it is driving the transport or will poll soon), so idle workers do not queue up
+    /// behind each other on it.
+    fn poll(&self, worker: usize) -> bool {
+        let drain = |s: &mut state::State| {
             let mut any = false;
             for _ in 0..DRAIN {
                 if !s.progress() {
@@ -21,15 +25,19 @@ impl Hooks for Progress {
                 any = true;
             }
             any
-        })
-        .unwrap_or(false)
+        };
+        if worker == 0 {
+            state::with(drain).unwrap_or(false)
+        } else {
+            state::try_with(drain).unwrap_or(false)
+        }
     }
 
-    fn idle(&mut self, idle: std::time::Duration) {
+    fn idle(&self, idle: std::time::Duration) {
         let _ = state::with(|s| super::deadlock::tick(s, idle));
     }
 
-    fn shares_core(&mut self) -> bool {
+    fn shares_core(&self) -> bool {
         crate::transport::node::shares_core()
     }
 }

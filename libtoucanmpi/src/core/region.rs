@@ -109,46 +109,74 @@ fn transition(sb: &mut Superblock, hint: Hint) {
 /// The compute region's gate (see the module's documentation).
 fn gate(sub: usize) -> MpiResult<()> {
     let mut defers = 0usize;
+    let mut waiting: Option<std::time::Instant> = None;
     loop {
-        let go = state::with(|s| {
-            let go = gate_open(s, sub, defers);
-            s.locals[sub].region.gated = !go;
-            if go {
+        let gate = state::with(|s| {
+            let g = gate_open(s, sub, defers);
+            s.locals[sub].region.gated = g != Gate::Open;
+            if g == Gate::Open {
                 s.locals[sub].region.reqs.clear();
             }
-            go
+            g
         })?;
-        if go {
-            return Ok(());
+        match gate {
+            Gate::Open => return Ok(()),
+            Gate::Defer => defers += 1,
+            // Only tasks of other workers (SMP mode) can still post their traffic: a turn of
+            // ours gave them nothing, so it does not count; a bounded time does (they may
+            // poll with MPI_Test for ever, waiting for this one).
+            Gate::Wait => {
+                if waiting.get_or_insert_with(std::time::Instant::now).elapsed() > GATE_WAIT_MAX {
+                    defers = usize::MAX;
+                }
+            }
         }
-        defers += 1;
         sched::defer();
     }
 }
 
-fn gate_open(s: &mut State, sub: usize, defers: usize) -> bool {
+/// Longest a compute region waits for tasks of other workers to post their traffic (a
+/// worker thread descheduled on a loaded machine can take tens of milliseconds).
+const GATE_WAIT_MAX: std::time::Duration = std::time::Duration::from_millis(200);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Gate {
+    Open,
+    /// Let the queued tasks go first.
+    Defer,
+    /// Let the tasks running on other workers go on.
+    Wait,
+}
+
+fn gate_open(s: &mut State, sub: usize, defers: usize) -> Gate {
     // Enough for every sibling to post its traffic twice over; a sibling that keeps yielding
     // (polling with MPI_Test) must not hold this one back for ever.
-    let limit = 2 * s.cfg.v + 4;
+    let limit = 2 * s.cfg.local() + 4;
     if defers >= limit || deps_done(s, sub) {
-        return true;
+        return Gate::Open;
     }
     // Let arrivals since the last poll count.
     s.progress();
     if deps_done(s, sub) {
-        return true;
+        return Gate::Open;
     }
     let n = s.locals.len();
     let gated = |t: usize| t < n && s.locals[t].region.gated;
     // A runnable task that is not waiting at a gate: a sibling that has not posted its
-    // traffic yet, one just woken, a helper task. (Runnable = queued, deferred or later in
-    // the worker's current round.)
-    if sched::park::any_runnable(sub, |t| !gated(t)) {
-        return false;
+    // traffic yet, one just woken, a helper task. (Runnable = queued, or running on another
+    // worker.)
+    match sched::park::runnable(sub, |t| !gated(t)) {
+        (true, _) => return Gate::Defer,
+        (false, true) => return Gate::Wait,
+        _ => {}
     }
     // Every other runnable task waits at a gate (a gated subrank is always runnable): go
     // after one whose messages are there.
-    !(0..n).any(|t| t != sub && gated(t) && deps_done(s, t))
+    match sched::park::runnable(sub, |t| gated(t) && deps_done(s, t)) {
+        (true, _) => Gate::Defer,
+        (false, true) => Gate::Wait,
+        _ => Gate::Open,
+    }
 }
 
 #[cfg(test)]

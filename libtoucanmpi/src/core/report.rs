@@ -39,8 +39,8 @@ pub struct Row {
     pub received: u64,
 }
 
-/// Words per row on the wire: 5 times, 5 counts, then 3 per region kind.
-const HEAD: usize = 10;
+/// Words per row on the wire: 5 times, 7 counts, then 3 per region kind.
+const HEAD: usize = 12;
 const WORDS: usize = HEAD + 3 * KINDS;
 
 impl Row {
@@ -58,6 +58,8 @@ impl Row {
             t.subranks as f64,
             self.sent as f64,
             self.received as f64,
+            t.workers as f64,
+            t.steals as f64,
         ];
         w[..HEAD].copy_from_slice(&head);
         for (k, pk) in t.kinds.iter().enumerate() {
@@ -87,6 +89,8 @@ impl Row {
                 switches: w[5] as u64,
                 parks: w[6] as u64,
                 subranks: w[7] as usize,
+                workers: w[10] as usize,
+                steals: w[11] as u64,
                 kinds,
             },
             sent: w[8] as u64,
@@ -105,6 +109,9 @@ impl Row {
         t.switches += u.switches;
         t.parks += u.parks;
         t.subranks += u.subranks;
+        // Per process (worker-seconds of the sum are its wall times this).
+        t.workers = t.workers.max(u.workers);
+        t.steals += u.steals;
         for (a, b) in t.kinds.iter_mut().zip(u.kinds.iter()) {
             a.run += b.run;
             a.blocked += b.blocked;
@@ -187,8 +194,8 @@ pub fn text(rows: &[Row], v: usize) -> String {
     );
     let _ = writeln!(
         o,
-        "{:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>10} {:>10}",
-        "process", "wall", "compute", "blocked", "runtime", "waiting", "hidden", "switches", "messages"
+        "{:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>10} {:>10} {:>8}",
+        "process", "wall", "compute", "blocked", "runtime", "waiting", "hidden", "switches", "messages", "steals"
     );
     let total = sum(rows);
     let named = rows.iter().enumerate().map(|(i, r)| (i.to_string(), r));
@@ -196,7 +203,7 @@ pub fn text(rows: &[Row], v: usize) -> String {
         let t = &r.t;
         let _ = writeln!(
             o,
-            "{name:>8} {:>9.4} {:>9.4} {:>9.4} {:>9.4} {:>9.4} {:>7} {:>10} {:>10}",
+            "{name:>8} {:>9.4} {:>9.4} {:>9.4} {:>9.4} {:>9.4} {:>7} {:>10} {:>10} {:>8}",
             t.wall,
             t.compute,
             t.blocked,
@@ -204,7 +211,8 @@ pub fn text(rows: &[Row], v: usize) -> String {
             t.waiting,
             pct(r.hidden()),
             t.switches,
-            r.sent
+            r.sent,
+            t.steals
         );
     }
     if total.regions_used() {
@@ -249,7 +257,7 @@ fn json_row(o: &mut String, r: &Row, process: Option<usize>) {
         o,
         "\"subranks\": {}, \"wall_s\": {}, \"compute_s\": {}, \"blocked_s\": {}, \"runtime_s\": {}, \"helpers_s\": {}, \
          \"waiting_s\": {}, \"hidden_share\": {}, \"switches\": {}, \"parks\": {}, \"messages_sent\": {}, \
-         \"messages_received\": {}, \"regions\": ",
+         \"messages_received\": {}, \"workers\": {}, \"steals\": {}, \"regions\": ",
         t.subranks,
         num(t.wall),
         num(t.compute),
@@ -261,7 +269,9 @@ fn json_row(o: &mut String, r: &Row, process: Option<usize>) {
         t.switches,
         t.parks,
         r.sent,
-        r.received
+        r.received,
+        t.workers,
+        t.steals
     );
     if r.regions_used() {
         o.push('{');

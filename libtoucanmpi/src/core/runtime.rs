@@ -9,6 +9,8 @@ use std::os::raw::c_int;
 use std::sync::OnceLock;
 
 static CONFIG: OnceLock<Config> = OnceLock::new();
+/// Held while the real MPI is brought up.
+static INIT: crate::sched::lock::Lock<()> = crate::sched::lock::Lock::new(());
 static ABORT: OnceLock<(unsafe extern "C" fn(real::RComm, c_int) -> c_int, real::RComm)> = OnceLock::new();
 
 fn env_usize(name: &str, default: usize, min: usize, max: usize) -> Result<usize, String> {
@@ -57,14 +59,16 @@ fn env_switch(name: &str, default: bool) -> Result<bool, String> {
 /// Reads the configuration from the environment (once).
 pub fn load_config() -> Result<Config, String> {
     let v = env_usize("TOUCAN_V", 1, 1, 256)?;
+    let workers = env_usize("TOUCAN_WORKERS", 1, 1, crate::sched::queue::MAX_WORKERS)?;
     let cfg = Config {
         v,
+        workers,
         stack: env_usize("TOUCAN_STACK", 8 << 20, 64 << 10, 1 << 40)?,
         eager_max: env_usize("TOUCAN_EAGER", 8 << 10, 0, 1 << 30)?,
         intra_eager_max: env_usize("TOUCAN_INTRA_EAGER", 64 << 10, 0, 1 << 30)?,
         // Background progress by default only with siblings to overlap: at V=1 its wake-ups
         // cost a ping-pong about 0.03 us per message (0.45 against 0.42 us, quiet machine).
-        progress_us: env_usize("TOUCAN_PROGRESS", if v > 1 { PROGRESS_US } else { 0 }, 0, 1_000_000)?,
+        progress_us: env_usize("TOUCAN_PROGRESS", if v * workers > 1 { PROGRESS_US } else { 0 }, 0, 1_000_000)?,
         real_coll: env_switch("TOUCAN_REAL_COLL", true)?,
         real_coll_derived: env_switch("TOUCAN_REAL_COLL_DERIVED", true)?,
         real_coll_min: env_usize("TOUCAN_REAL_COLL_MIN", REAL_COLL_MIN, 0, usize::MAX / 2)?,
@@ -77,6 +81,7 @@ pub fn load_config() -> Result<Config, String> {
 pub fn config() -> Config {
     *CONFIG.get_or_init(|| Config {
         v: 1,
+        workers: 1,
         stack: 8 << 20,
         eager_max: 8 << 10,
         intra_eager_max: 64 << 10,
@@ -93,13 +98,17 @@ pub fn config() -> Config {
 /// # Safety
 /// `argc`/`argv` must be null or the program's argument count and vector.
 pub unsafe fn init(sub: usize, argc: *mut c_int, argv: *mut *mut *mut i8) -> MpiResult<()> {
+    // Subranks on several workers (SMP mode) may call MPI_Init at the same time: one brings
+    // the real MPI up, the others wait for it here (nothing else to do before it is up).
+    let once = INIT.lock();
     if !state::exists() {
         let realmpi = real::load().map_err(|e| super::error::MpiError::new(c::MPI_ERR_OTHER, e))?;
         let version = real::library_version(&realmpi);
         let _ = ABORT.set((realmpi.PMPI_Abort, real::h(real::REAL_MPI_COMM_WORLD)));
+        crate::transport::node::set_threads(config().workers);
         let tp = Transport::init(realmpi, argc, argv, config().eager_max).map_err(|e| super::error::MpiError::new(c::MPI_ERR_OTHER, e))?;
         let cfg = config();
-        if tp.nproc * cfg.v > i32::MAX as usize / 2 {
+        if tp.nproc * cfg.local() > i32::MAX as usize / 2 {
             return err(c::MPI_ERR_OTHER, "world too large");
         }
         let background = tp.nproc > 1 && tp.serialized;
@@ -118,6 +127,7 @@ pub unsafe fn init(sub: usize, argc: *mut c_int, argv: *mut *mut *mut i8) -> Mpi
                 .map_err(|e| super::error::MpiError::new(c::MPI_ERR_OTHER, format!("cannot start the progress thread: {e}")))?;
         }
     }
+    drop(once);
     state::with(|s| {
         let l = &mut s.locals[sub];
         if l.initialized {
@@ -131,6 +141,9 @@ pub unsafe fn init(sub: usize, argc: *mut c_int, argv: *mut *mut *mut i8) -> Mpi
 /// Aborts the job through the real MPI when it is up; returns if it is not.
 pub fn abort_real(code: i32) {
     if let Some((f, world)) = ABORT.get() {
+        // Other threads (workers in SMP mode, the progress thread) call the real MPI only under
+        // the state lock: hold it, so that none is inside the real MPI while it aborts.
+        state::freeze(std::time::Duration::from_millis(100));
         // SAFETY: the pointer is the real MPI's PMPI_Abort, valid while the library is loaded
         // (never unloaded); aborting is allowed from any state.
         unsafe { f(*world, code) };

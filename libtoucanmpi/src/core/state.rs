@@ -17,7 +17,10 @@ use std::sync::Arc;
 /// Launch-time settings (from the environment).
 #[derive(Clone, Copy, Debug)]
 pub struct Config {
+    /// Subranks per worker (`TOUCAN_V`).
     pub v: usize,
+    /// Worker threads per process (`TOUCAN_WORKERS`; SMP mode when more than one).
+    pub workers: usize,
     pub stack: usize,
     /// Largest inter-process message sent eagerly (header + payload in one real message).
     pub eager_max: usize,
@@ -35,6 +38,21 @@ pub struct Config {
     pub real_coll_min: usize,
     /// Bytes from which a broadcast goes to the real MPI.
     pub real_bcast_min: usize,
+}
+
+impl Config {
+    /// Subranks per process: V for each worker.
+    #[inline]
+    pub fn local(&self) -> usize {
+        self.v * self.workers
+    }
+
+    /// Home worker of local subrank `sub` (the original rank it stands for, within the
+    /// process): the layout of SMP mode, computed only here.
+    #[inline]
+    pub fn home(&self, sub: usize) -> usize {
+        sub / self.v
+    }
 }
 
 /// One subrank's MPI state.
@@ -155,6 +173,23 @@ pub fn try_with<R>(f: impl FnOnce(&mut State) -> R) -> Option<R> {
     g.as_mut().map(f)
 }
 
+/// Takes the state lock for good, waiting at most `wait` for it (the caller may hold it
+/// already: then it gives up): before the real MPI is aborted, so that no other thread (other
+/// workers, the progress thread) is inside it meanwhile.
+pub fn freeze(wait: std::time::Duration) {
+    let t0 = std::time::Instant::now();
+    loop {
+        if let Some(g) = STATE.try_lock() {
+            std::mem::forget(g);
+            return;
+        }
+        if t0.elapsed() >= wait {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
 /// Whether the real MPI has been initialised in this process.
 pub fn exists() -> bool {
     STATE.lock().is_some()
@@ -174,11 +209,11 @@ impl State {
     pub fn new(cfg: Config, tp: Transport, real_version: String) -> State {
         let (myproc, nproc) = (tp.myproc, tp.nproc);
         let world = Arc::new(Group {
-            ranks: (0..(nproc * cfg.v) as u32).collect(),
+            ranks: (0..(nproc * cfg.local()) as u32).collect(),
         });
-        let locals = (0..cfg.v)
+        let locals = (0..cfg.local())
             .map(|sub| {
-                let w = (myproc * cfg.v + sub) as u32;
+                let w = (myproc * cfg.local() + sub) as u32;
                 let self_group = Arc::new(Group { ranks: vec![w] });
                 Local {
                     world_rank: w,
@@ -225,13 +260,14 @@ impl State {
     }
 
     pub fn world_size(&self) -> usize {
-        self.nproc * self.cfg.v
+        self.nproc * self.cfg.local()
     }
 
-    /// (process, subrank) hosting world rank `w`: the block mapping, computed only here.
+    /// (process, subrank) hosting world rank `w`: the block mapping, computed only here (with
+    /// W workers of V subranks each, a process holds W·V consecutive ranks).
     #[inline]
     pub fn locate(&self, w: u32) -> (usize, usize) {
-        let v = self.cfg.v;
+        let v = self.cfg.local();
         if v.is_power_of_two() {
             // A shift and a mask instead of a division on every send.
             (w as usize >> v.trailing_zeros(), w as usize & (v - 1))

@@ -24,11 +24,14 @@ pub fn span(buf: *const u8, count: usize, dt: &DtRef) -> Option<(usize, usize)> 
     Some((lo, hi))
 }
 
-/// The span of a buffer that overlaps the swapped thread-local block, if it does.
+/// The span of a buffer that overlaps a swapped thread-local block (one per worker thread),
+/// if it does.
 #[inline]
 pub fn in_swapped(buf: *const u8, count: usize, dt: &DtRef) -> Option<(usize, usize)> {
-    let (tlo, thi) = swap::range()?;
-    span(buf, count, dt).filter(|&(lo, hi)| lo < thi && tlo < hi)
+    if !swap::active() {
+        return None;
+    }
+    span(buf, count, dt).filter(|&(lo, hi)| swap::in_blocks(lo, hi))
 }
 
 /// A receive's stand-in buffer and where its bytes go on completion.

@@ -58,13 +58,18 @@ impl Subrank {
     }
 }
 
-/// Whether the caller runs inside a subrank.
+/// Whether the caller runs inside a subrank. Out of line, as every access to YIELDER: a
+/// coroutine may resume on another thread (SMP mode), and a thread-local's address computed
+/// before a suspension must never be reused after it (inlined into a caller's loop, the
+/// compiler would hoist the lookup out of it).
+#[inline(never)]
 pub fn in_subrank() -> bool {
     YIELDER.with(|c| !c.get().is_null())
 }
 
 /// Suspends the running subrank back to its worker. Returns false (and does nothing) when
-/// called outside a subrank.
+/// called outside a subrank. Out of line (see `in_subrank`).
+#[inline(never)]
 pub fn suspend() -> bool {
     let y = YIELDER.with(|c| c.get());
     if y.is_null() {
@@ -74,8 +79,16 @@ pub fn suspend() -> bool {
     // `resume` when it returns, so a non-null value always belongs to the coroutine executing
     // on this thread right now, which stays alive while it runs.
     unsafe { (*y).suspend(()) };
-    // After resumption the worker may have run other subranks which set YIELDER to theirs and
-    // restored it; ours is the one current again.
-    YIELDER.with(|c| c.set(y));
+    // After resumption the worker (maybe another thread: SMP mode) may have run other
+    // subranks which set YIELDER to theirs and restored it; ours is the one current again.
+    set_yielder(y);
     true
+}
+
+/// Out of line: the thread-local's address must be looked up again after a suspension, which
+/// may have moved the coroutine to another thread (the compiler would reuse the address it
+/// computed before the suspension within one function).
+#[inline(never)]
+fn set_yielder(y: *const Yielder<(), ()>) {
+    YIELDER.with(|c| c.set(y));
 }

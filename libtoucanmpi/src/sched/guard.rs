@@ -8,7 +8,8 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-const MAX: usize = 256;
+/// Subranks whose stacks are watched (a process of 64 workers at V=64 holds 4096).
+const MAX: usize = 1 << 16;
 /// (limit, size) of each subrank's stack, written before the handler can see them.
 static STACKS: [(AtomicUsize, AtomicUsize); MAX] = [const { (AtomicUsize::new(0), AtomicUsize::new(0)) }; MAX];
 /// World rank of subrank 0 of this process (usize::MAX: not known yet).
@@ -161,10 +162,11 @@ extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut l
     die_of(sig);
 }
 
-/// Installs the handler (again, after a library replaced it) on an alternate stack.
-pub fn install() {
+/// Gives the calling thread an alternate signal stack if it has none big enough (each
+/// worker thread needs its own: the faulting subrank's stack may be exhausted).
+pub fn altstack() {
     // SAFETY: plain libc calls with initialised structures; the alternate stack is leaked so
-    // it outlives every signal delivery.
+    // it outlives every signal delivery on this thread.
     unsafe {
         let mut cur: libc::stack_t = std::mem::zeroed();
         libc::sigaltstack(std::ptr::null(), &mut cur);
@@ -178,6 +180,14 @@ pub fn install() {
             };
             libc::sigaltstack(&st, std::ptr::null_mut());
         }
+    }
+}
+
+/// Installs the handler (again, after a library replaced it) on an alternate stack.
+pub fn install() {
+    altstack();
+    // SAFETY: plain libc calls with initialised structures.
+    unsafe {
         let mut sa: libc::sigaction = std::mem::zeroed();
         sa.sa_sigaction = on_fault as *const () as usize;
         sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;

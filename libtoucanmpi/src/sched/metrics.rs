@@ -72,6 +72,11 @@ pub struct Totals {
     pub switches: u64,
     pub parks: u64,
     pub subranks: usize,
+    /// Worker threads (SMP mode: more than one; then compute, blocked and runtime are
+    /// worker-seconds, adding up to `wall` times `workers`).
+    pub workers: usize,
+    /// Tasks a worker took from another's queues.
+    pub steals: u64,
     /// Summed over the subranks.
     pub kinds: [PerKind; KINDS],
 }
@@ -79,7 +84,7 @@ pub struct Totals {
 impl Totals {
     /// Worker time that was neither compute nor blocked: switches, polls, helper tasks.
     pub fn runtime(&self) -> f64 {
-        (self.wall - self.compute - self.blocked).max(0.0)
+        (self.wall * self.workers.max(1) as f64 - self.compute - self.blocked).max(0.0)
     }
 }
 
@@ -94,7 +99,9 @@ struct Metrics {
     run: f64,
     helpers: f64,
     idle: f64,
-    idle_since: Option<Instant>,
+    /// Per worker, since when it has found nothing to run.
+    idle_since: Vec<Option<Instant>>,
+    steals: u64,
     /// Time subranks spent waiting in place (inside `run`).
     spin: f64,
     /// Subranks now waiting (parked or in place), and since when the count is non-zero.
@@ -124,8 +131,8 @@ fn with<R>(f: impl FnOnce(&mut Metrics, Instant) -> R) -> Option<R> {
     METRICS.lock().as_mut().map(|m| f(m, now))
 }
 
-/// Starts collecting for a worker with `subranks` tasks (ids below it are subranks).
-pub fn start(subranks: usize) {
+/// Starts collecting for `workers` workers running `subranks` subranks (task ids below it).
+pub fn start(subranks: usize, workers: usize) {
     *METRICS.lock() = Some(Metrics {
         start: Instant::now(),
         end: None,
@@ -136,7 +143,8 @@ pub fn start(subranks: usize) {
         run: 0.0,
         helpers: 0.0,
         idle: 0.0,
-        idle_since: None,
+        idle_since: vec![None; workers.max(1)],
+        steals: 0,
         spin: 0.0,
         waiting_now: 0,
         waiting_since: None,
@@ -145,10 +153,12 @@ pub fn start(subranks: usize) {
     ON.store(true, Ordering::Relaxed);
 }
 
-/// Stops the clock (the worker has no task left).
+/// Stops the clock (the workers have no task left).
 pub fn stop() {
     with(|m, now| {
-        idle_end(m, now);
+        for w in 0..m.idle_since.len() {
+            idle_end(m, w, now);
+        }
         m.end = Some(now);
     });
 }
@@ -161,11 +171,11 @@ fn task(m: &mut Metrics, id: usize) -> Option<&mut Task> {
     }
 }
 
-/// Task `id` is about to be resumed; returns the time to pass to `suspended`.
+/// Worker `w` is about to resume task `id`; returns the time to pass to `suspended`.
 #[inline]
-pub fn resuming(id: usize) -> Option<Instant> {
+pub fn resuming(id: usize, w: usize) -> Option<Instant> {
     with(|m, now| {
-        idle_end(m, now);
+        idle_end(m, w, now);
         m.switches += 1;
         if let Some(t) = task(m, id) {
             t.mark = Some(now);
@@ -192,15 +202,22 @@ pub fn suspended(id: usize, since: Option<Instant>) {
     });
 }
 
-/// The worker found nothing to run.
-pub fn idle_begin() {
+/// Worker `w` found nothing to run.
+pub fn idle_begin(w: usize) {
     with(|m, now| {
-        m.idle_since.get_or_insert(now);
+        if let Some(s) = m.idle_since.get_mut(w) {
+            s.get_or_insert(now);
+        }
     });
 }
 
-fn idle_end(m: &mut Metrics, now: Instant) {
-    if let Some(s) = m.idle_since.take() {
+/// Worker `w` took `n` tasks from another worker.
+pub fn stole(n: usize) {
+    with(|m, _| m.steals += n as u64);
+}
+
+fn idle_end(m: &mut Metrics, w: usize, now: Instant) {
+    if let Some(s) = m.idle_since.get_mut(w).and_then(Option::take) {
         m.idle += secs(s, now);
     }
 }
@@ -301,7 +318,7 @@ pub fn totals() -> Option<Totals> {
         }
     }
     let open_wait = m.waiting_since.map(|s| secs(s, end)).unwrap_or(0.0);
-    let open_idle = m.idle_since.map(|s| secs(s, end)).unwrap_or(0.0);
+    let open_idle: f64 = m.idle_since.iter().flatten().map(|&s| secs(s, end)).sum();
     Some(Totals {
         wall: secs(m.start, end),
         compute: (m.run - m.spin).max(0.0),
@@ -311,6 +328,8 @@ pub fn totals() -> Option<Totals> {
         switches: m.switches,
         parks: m.parks,
         subranks: m.subranks,
+        workers: m.idle_since.len(),
+        steals: m.steals,
         kinds,
     })
 }

@@ -5,7 +5,9 @@ pub mod guard;
 pub mod lock;
 pub mod metrics;
 pub mod park;
+pub mod queue;
 pub mod swap;
+pub mod task;
 pub mod worker;
 
 pub use park::{others_ready, wake};

@@ -1,195 +1,220 @@
-//! Park/wake bookkeeping and the ready queues, shared by the worker and the code that wakes
-//! subranks (the progress engine's completions). Thread-safe so that several workers can
-//! share it later (SMP mode); today one worker per process uses it.
+//! Park and wake: each task's state machine (states in `task`), safe when the waker and the
+//! task's worker are different threads (SMP mode).
 //!
-//! Two ready queues: `ready` (FIFO, round-robin) and `deferred`, for tasks that could run but
-//! asked to go after every other ready task (a compute region whose messages are not there
-//! yet, see `core::region`). A round of the worker runs the ready tasks first, then the
-//! deferred ones, so a deferred task still gets its turn every round. Within each queue,
-//! siblings (tasks of the worker's own real rank) go before cousins (`order`).
+//! - `wake`: a parked task becomes `QUEUED` and joins its home worker's ready queue; a task
+//!   that is running becomes `NOTIFIED`, so its next park does not happen (no lost wake-up);
+//!   a queued, notified or finished one stays as it is.
+//! - A running task that wants to park checks for a pending notification (`prepare_park`),
+//!   records its intent and suspends; only its worker, once the coroutine is off the stack,
+//!   turns `RUNNING` into `PARKED` (`settle`). So no other worker can resume a task whose
+//!   stack is still in use, and a wake-up between the intent and the suspension is seen by
+//!   the worker's compare-and-swap, which queues the task again instead.
 
-use super::lock::Lock;
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use super::queue;
+use super::task::{self, DEFER, DONE, GO_ON, NOTIFIED, PARK, PARKED, QUEUED, RETIRE, RUNNING, YIELD};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
+/// A task's state, as reports show it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
-    /// In the ready queue or running.
+    /// Queued or running.
     Ready,
     /// Waiting for a wake-up.
     Parked,
     Done,
 }
 
-pub struct Board {
-    pub states: Vec<State>,
-    /// A wake-up that arrived while the subrank was not parked (consumed by the next park).
-    pub tokens: Vec<bool>,
-    pub ready: VecDeque<usize>,
-    /// Runnable tasks that yielded to every other ready one (served after `ready`).
-    pub deferred: VecDeque<usize>,
-    /// The real rank each task belongs to (all the same until SMP mode hosts cousins).
-    pub home: Vec<u32>,
-    pub live: usize,
-    /// Exit status of subranks that left through `exit`.
-    pub exit_codes: Vec<Option<i32>>,
+/// Tasks that have not finished.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+pub fn live() -> usize {
+    LIVE.load(Ordering::Acquire)
 }
 
-static BOARD: Lock<Option<Board>> = Lock::new(None);
-
-/// Whether a ready queue of the board is not empty, as of the last `with_board`: read
-/// without the board's lock on the hot paths (`others_ready`).
-static QUEUED: AtomicBool = AtomicBool::new(false);
-
-pub fn with_board<R>(f: impl FnOnce(&mut Board) -> R) -> R {
-    let mut g = BOARD.lock();
-    let b = g.as_mut().expect("scheduler not started");
-    let r = f(b);
-    QUEUED.store(!b.ready.is_empty() || !b.deferred.is_empty(), Ordering::Release);
-    r
-}
-
-pub fn reset(n: usize) {
-    let mut g = BOARD.lock();
-    *g = Some(Board {
-        states: vec![State::Ready; n],
-        tokens: vec![false; n],
-        ready: (0..n).collect(),
-        deferred: VecDeque::new(),
-        home: vec![0; n],
-        exit_codes: Vec::new(),
-        live: n,
-    });
-    QUEUED.store(n > 0, Ordering::Release);
-}
-
-/// Allocates a scheduler id for a new task (reusing finished helper ids), ready to run.
-pub fn add_task(first_helper: usize) -> usize {
-    with_board(|b| {
-        let id = match (first_helper..b.states.len()).find(|&i| b.states[i] == State::Done) {
-            Some(i) => i,
-            None => {
-                b.states.push(State::Done);
-                b.tokens.push(false);
-                b.home.push(0);
-                b.states.len() - 1
-            }
-        };
-        b.states[id] = State::Ready;
-        b.tokens[id] = false;
-        b.ready.push_back(id);
-        b.live += 1;
-        id
-    })
-}
-
-/// Whether some other task could run now (ready or deferred). Every change to the queues
-/// goes through `with_board`, which publishes this under the board's lock: no lock here (a
-/// blocking call asks before each park decision; a wake-up racing with the read is seen at
-/// the next one, as with the lock).
-#[inline]
-pub fn others_ready() -> bool {
-    QUEUED.load(Ordering::Acquire)
-}
-
-/// Whether some runnable task other than `me` (queued, deferred, or in the worker's current
-/// round) satisfies `pred`.
-pub fn any_runnable(me: usize, pred: impl Fn(usize) -> bool) -> bool {
-    with_board(|b| b.states.iter().enumerate().any(|(t, &st)| t != me && st == State::Ready && pred(t)))
-}
-
-/// Moves the next round into `batch`: the ready tasks, then the deferred ones, each group
-/// ordered siblings of `home` first (see `order`).
-pub fn take_batch(batch: &mut Vec<usize>, home: u32) {
-    with_board(|b| {
-        let start = batch.len();
-        batch.extend(b.ready.drain(..));
-        order(&mut batch[start..], &b.home, home);
-        let mid = batch.len();
-        batch.extend(b.deferred.drain(..));
-        order(&mut batch[mid..], &b.home, home);
-    });
-}
-
-/// Siblings (tasks whose home is `home`) before cousins, keeping the queue's round-robin
-/// order within each (a stable partition).
-pub fn order(tasks: &mut [usize], homes: &[u32], home: u32) {
-    let cousin = |t: usize| homes.get(t).copied().unwrap_or(home) != home;
-    // Usually every task is a sibling: no sort (a stable sort of many tasks allocates).
-    if tasks.iter().any(|&t| cousin(t)) {
-        tasks.sort_by_key(|&t| cousin(t));
+/// Task `id`'s state (Done for an unknown id).
+pub fn state(id: usize) -> State {
+    match task::get(id).map(|s| s.state.load(Ordering::Acquire)) {
+        Some(QUEUED | RUNNING | NOTIFIED) => State::Ready,
+        Some(PARKED) => State::Parked,
+        _ => State::Done,
     }
 }
 
-/// Makes subrank `id` runnable (or leaves a token if it is not parked yet).
-pub fn wake(id: usize) {
-    with_board(|b| match b.states[id] {
-        State::Parked => {
-            b.states[id] = State::Ready;
-            b.ready.push_back(id);
-            super::metrics::woken(id);
-        }
-        State::Ready => b.tokens[id] = true,
-        State::Done => {}
-    });
+/// Starts bookkeeping for `n` subranks (ids 0..n, none queued yet). Only while no worker runs.
+pub fn reset(n: usize) {
+    task::reset(n);
+    LIVE.store(0, Ordering::Release);
 }
 
-/// Marks `id` parked unless a wake-up token is pending. Returns whether it must suspend.
+/// Queues task `id` (whose coroutine is in its slot) for the first time.
+pub fn start(id: usize) {
+    let s = task::slot(id);
+    LIVE.fetch_add(1, Ordering::AcqRel);
+    s.intent.store(GO_ON, Ordering::Relaxed);
+    s.state.store(QUEUED, Ordering::Release);
+    queue::push(s.home.load(Ordering::Relaxed), id, false);
+}
+
+/// Makes task `id` runnable (or notes the wake-up if it runs now).
+pub fn wake(id: usize) {
+    let Some(s) = task::get(id) else { return };
+    let mut cur = s.state.load(Ordering::Acquire);
+    loop {
+        let next = match cur {
+            PARKED => QUEUED,
+            RUNNING => NOTIFIED,
+            _ => return,
+        };
+        match s.state.compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => break,
+            Err(now) => cur = now,
+        }
+    }
+    if cur == PARKED {
+        super::metrics::woken(id);
+        queue::push(s.home.load(Ordering::Relaxed), id, false);
+    }
+}
+
+/// The running task `id` wants to park: false when a wake-up is pending (it was consumed and
+/// the task goes on), true when it must suspend (its worker parks it, see `settle`).
 pub fn prepare_park(id: usize) -> bool {
-    with_board(|b| {
-        if std::mem::take(&mut b.tokens[id]) {
+    let s = task::slot(id);
+    if s.state
+        .compare_exchange(NOTIFIED, RUNNING, Ordering::AcqRel, Ordering::Acquire)
+        .is_ok()
+    {
+        return false;
+    }
+    s.intent.store(PARK, Ordering::Relaxed);
+    true
+}
+
+/// The running task `id` will suspend asking its worker for `intent` (YIELD, DEFER, RETIRE).
+pub fn intend(id: usize, intent: u8) {
+    task::slot(id).intent.store(intent, Ordering::Relaxed);
+}
+
+/// Worker side: task `id`, run by this worker, suspended; carries out its intent. Returns
+/// true when the task is gone for good (retired: its coroutine must be leaked, not dropped).
+pub fn settle(id: usize) -> bool {
+    let s = task::slot(id);
+    let intent = s.intent.swap(GO_ON, Ordering::Relaxed);
+    let home = s.home.load(Ordering::Relaxed);
+    match intent {
+        PARK => {
+            if s.state
+                .compare_exchange(RUNNING, PARKED, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                super::metrics::parked(id);
+            } else {
+                // Woken between its decision and its suspension.
+                s.state.store(QUEUED, Ordering::Release);
+                queue::push(home, id, false);
+            }
             false
-        } else {
-            b.states[id] = State::Parked;
-            super::metrics::parked(id);
+        }
+        RETIRE => {
+            finish(id);
             true
         }
-    })
+        _ => {
+            s.state.store(QUEUED, Ordering::Release);
+            queue::push(home, id, intent == DEFER);
+            false
+        }
+    }
 }
 
-/// Puts `id` at the back of the ready queue (a voluntary yield).
+/// Worker side: task `id` finished (returned, or retired).
+pub fn finish(id: usize) {
+    task::slot(id).state.store(DONE, Ordering::Release);
+    LIVE.fetch_sub(1, Ordering::AcqRel);
+}
+
+/// Worker side: takes `id` out of a queue to run it.
+#[inline]
+pub fn running(id: usize) {
+    task::slot(id).state.store(RUNNING, Ordering::Release);
+}
+
+/// Whether some task other than the running one could run now on the calling worker (its
+/// own queues, or another worker's it may steal from). Lock-free.
+#[inline]
+pub fn others_ready() -> bool {
+    queue::any_for(super::worker::worker_index())
+}
+
+/// Runnable tasks other than `me` that satisfy `pred`: whether one is queued on the calling
+/// worker (its home is this worker), and whether one is queued elsewhere or running on
+/// another worker.
+pub fn runnable(me: usize, pred: impl Fn(usize) -> bool) -> (bool, bool) {
+    let here = super::worker::worker_index();
+    let (mut mine, mut other) = (false, false);
+    for t in (0..task::count()).filter(|&t| t != me) {
+        let s = task::slot(t);
+        match s.state.load(Ordering::Acquire) {
+            QUEUED if s.home.load(Ordering::Relaxed) == here => mine = mine || pred(t),
+            QUEUED | RUNNING | NOTIFIED => other = other || pred(t),
+            _ => {}
+        }
+        if mine {
+            break;
+        }
+    }
+    (mine, other)
+}
+
+/// Marks `id` as yielding to the other ready tasks (back of its home's ready queue).
 pub fn requeue(id: usize) {
-    with_board(|b| {
-        b.tokens[id] = false;
-        b.ready.push_back(id)
-    });
+    intend(id, YIELD);
 }
 
-/// Puts `id` at the back of the deferred queue: it runs after every ready task.
+/// Marks `id` as going after every ready task (its home's deferred queue).
 pub fn defer(id: usize) {
-    with_board(|b| {
-        b.tokens[id] = false;
-        b.deferred.push_back(id)
-    });
+    intend(id, DEFER);
+}
+
+/// Marks `id` as leaving for good (exit after MPI_Finalize).
+pub fn retire(id: usize) {
+    intend(id, RETIRE);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rstest::rstest;
-
-    #[rstest]
-    #[case::all_siblings(&[3, 1, 2], &[0, 0, 0, 0], 0, &[3, 1, 2])]
-    #[case::cousins_last(&[0, 1, 2, 3], &[1, 0, 1, 0], 0, &[1, 3, 0, 2])]
-    #[case::other_home(&[0, 1, 2, 3], &[1, 0, 1, 0], 1, &[0, 2, 1, 3])]
-    #[case::unknown_home_is_sibling(&[5, 0], &[1], 0, &[5, 0])]
-    fn siblings_before_cousins(#[case] tasks: &[usize], #[case] homes: &[u32], #[case] home: u32, #[case] want: &[usize]) {
-        let mut t = tasks.to_vec();
-        order(&mut t, homes, home);
-        assert_eq!(t, want);
-    }
 
     #[test]
-    fn token_prevents_lost_wakeup() {
+    fn notification_prevents_lost_wakeup() {
+        let _g = queue::tests_serial();
         reset(2);
-        with_board(|b| b.ready.clear());
-        wake(1); // not parked yet: leaves a token
-        assert!(!prepare_park(1));
-        assert!(prepare_park(1));
-        wake(1);
-        assert_eq!(with_board(|b| b.ready.pop_front()), Some(1));
-        wake(0);
-        wake(0);
+        queue::reset(1, false, None);
+        for id in 0..2 {
+            task::slot(id).home.store(0, Ordering::Relaxed);
+            start(id);
+        }
+        assert_eq!(queue::pop_own(0, true), Some(0));
+        running(0);
+        wake(0); // running: notified
         assert!(!prepare_park(0));
+        assert!(prepare_park(0));
+        assert!(!settle(0));
+        assert_eq!(state(0), State::Parked);
+        wake(0);
+        assert_eq!(state(0), State::Ready);
+        assert_eq!(queue::pop_own(0, true), Some(1));
+        assert_eq!(queue::pop_own(0, true), Some(0));
+        // A wake-up after the decision to park but before the worker settles it: queued again.
+        running(0);
+        assert!(prepare_park(0));
+        wake(0);
+        assert!(!settle(0));
+        assert_eq!(queue::pop_own(0, true), Some(0));
+        finish(0);
+        finish(1);
+        assert_eq!(live(), 0);
+        wake(0);
+        assert_eq!(state(0), State::Done);
     }
 }

@@ -1,52 +1,60 @@
-//! The worker: runs subranks round-robin, polls progress between rounds, and backs off the
-//! core when every subrank is parked (so processes sharing a core are not starved).
+//! The workers: kernel threads that run the process's tasks (subranks and helper tasks).
+//! Each runs its own tasks' rounds (siblings first), steals from the others when it has none
+//! (cousins, see `queue`), polls progress between tasks, and backs off the core when nothing
+//! can run (so processes sharing a core are not starved). Worker 0 is the program's main
+//! thread; the others are started by `run` and end with it.
 
 use super::coroutine::{Resumed, Subrank};
-use super::metrics;
-use super::park::{self, State};
-use std::cell::{Cell, RefCell};
+use super::park::{self};
+use super::swap::Swap;
+use super::{metrics, queue, task};
+use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// Rounds of subranks run between two polls of the progress engine while some are ready.
-const POLL_EVERY: u32 = 4;
+/// Rounds of a worker's own tasks run between two polls of the progress engine while some
+/// are ready (counted in resumes: this many times the subranks per worker).
+const POLL_EVERY: usize = 4;
 
-/// The thread that runs subranks (its `thread_word`), 0 while none does. Every MPI call asks
-/// for the running subrank, several times: a thread-local would cost a `__tls_get_addr` call
-/// each time in this shared library, this costs a compare.
+/// The first worker thread (its `thread_word`), 0 while none runs. Every MPI call asks for
+/// the running subrank, several times: a thread-local would cost a `__tls_get_addr` call each
+/// time in this shared library, this costs a compare (worker 0; the others pay the lookup).
 static WORKER: AtomicUsize = AtomicUsize::new(0);
-/// The subrank `WORKER` runs now (usize::MAX between subranks). Written by that thread only.
+/// The task `WORKER` runs now (usize::MAX between tasks). Written by that thread only.
 static RUNNING: AtomicUsize = AtomicUsize::new(usize::MAX);
 
 thread_local! {
-    /// The running subrank of a further worker thread (only when one already runs, e.g. in
-    /// unit tests): `current` looks here for any thread but `WORKER`.
+    /// The running task of any other worker thread: `current` looks here for any thread but
+    /// `WORKER`. Read and written only through the out-of-line functions below, never with
+    /// an address kept across a suspension (a task may resume on another thread).
     static CURRENT: Cell<usize> = const { Cell::new(usize::MAX) };
-    /// Helper tasks started by running subranks, picked up by the worker between rounds.
-    static SPAWNED: RefCell<Vec<(usize, Subrank)>> = const { RefCell::new(Vec::new()) };
-    /// Number of subranks (ids below it); helper tasks get ids from here on.
-    static FIRST_HELPER: Cell<usize> = const { Cell::new(0) };
+    /// This thread's worker index (0 for worker 0 and for threads that are no worker).
+    static INDEX: Cell<usize> = const { Cell::new(0) };
 }
-
-/// The real rank whose subranks this worker runs, for the siblings-before-cousins order
-/// (one worker per process: every task is a sibling).
-const HOME: u32 = 0;
 
 /// Stack bytes of a helper task (committed lazily).
 const HELPER_STACK: usize = 1 << 20;
 
-/// Starts a helper task on this worker (e.g. one that runs a nonblocking collective); it is
-/// scheduled like a subrank. Returns its scheduler id.
+/// Starts a helper task (e.g. one that runs a nonblocking collective) on the calling
+/// worker; it is scheduled like a subrank. Returns its scheduler id.
 pub fn spawn(body: Box<dyn FnOnce() -> i32>) -> std::io::Result<usize> {
-    let mut task = Subrank::new(HELPER_STACK, body)?;
-    // It works for the running subrank, whose swapped memory is in place now.
-    task.tls = super::swap::owner();
-    let id = park::add_task(FIRST_HELPER.with(|f| f.get()));
-    SPAWNED.with(|s| s.borrow_mut().push((id, task)));
+    let co = Subrank::new(HELPER_STACK, body)?;
+    let me = current();
+    let id = task::alloc_helper();
+    let s = task::slot(id);
+    // It works for the running subrank, whose swapped memory is in place now, and stays on
+    // its worker when tasks are pinned (see `swap`).
+    s.tls
+        .store(task::get(me).map_or(0, |p| p.tls.load(Ordering::Relaxed)), Ordering::Relaxed);
+    s.home.store(worker_index(), Ordering::Relaxed);
+    // SAFETY: the id was just handed out in state DONE: nobody else owns the task yet.
+    unsafe { *s.co() = Some(co) };
+    park::start(id);
     Ok(id)
 }
 
-/// Local index of the running subrank (usize::MAX outside any).
+/// Scheduler id of the running task (usize::MAX outside any). Subranks have ids below the
+/// number of subranks of the process; helper tasks above.
 #[inline]
 pub fn current() -> usize {
     if thread_word() == WORKER.load(Ordering::Relaxed) {
@@ -62,52 +70,78 @@ fn current_other() -> usize {
     CURRENT.with(|c| c.get())
 }
 
+#[inline(never)]
+fn set_current_other(id: usize) {
+    CURRENT.with(|c| c.set(id));
+}
+
+/// Index of the calling thread's worker (0 outside the workers).
+#[inline]
+pub fn worker_index() -> usize {
+    if thread_word() == WORKER.load(Ordering::Relaxed) {
+        0
+    } else {
+        index_other()
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn index_other() -> usize {
+    INDEX.with(|c| c.get())
+}
+
 /// A word that differs between live threads and is never 0: the thread pointer.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn thread_word() -> usize {
+pub fn thread_word() -> usize {
     let tp: usize;
     // SAFETY: on x86-64 Linux the first word of the thread control block (at %fs:0) points
-    // to itself (the thread pointer); reading it has no side effects.
-    unsafe { std::arch::asm!("mov {}, qword ptr fs:[0]", out(reg) tp, options(nostack, readonly, preserves_flags, pure)) };
+    // to itself (the thread pointer); reading it has no side effects. Not `pure`: a task may
+    // resume on another thread (SMP mode), so the compiler must never reuse an earlier read.
+    unsafe { std::arch::asm!("mov {}, qword ptr fs:[0]", out(reg) tp, options(nostack, readonly, preserves_flags)) };
     tp
 }
 
 #[cfg(target_arch = "aarch64")]
 #[inline(always)]
-fn thread_word() -> usize {
+pub fn thread_word() -> usize {
     let tp: usize;
-    // SAFETY: reading the thread pointer register has no side effects.
-    unsafe { std::arch::asm!("mrs {}, tpidr_el0", out(reg) tp, options(nostack, nomem, preserves_flags, pure)) };
+    // SAFETY: reading the thread pointer register has no side effects. Not `pure`: a task
+    // may resume on another thread (SMP mode), so an earlier read must never be reused.
+    unsafe { std::arch::asm!("mrs {}, tpidr_el0", out(reg) tp, options(nostack, nomem, preserves_flags)) };
     tp
 }
 
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 #[inline(always)]
-fn thread_word() -> usize {
+pub fn thread_word() -> usize {
     thread_local!(static ME: u8 = const { 0 });
     ME.with(|m| m as *const u8 as usize)
 }
 
-/// Which of the two places holds this worker's running subrank.
+/// Where the calling worker thread keeps the id of the task it runs.
 #[derive(Clone, Copy)]
 struct Running {
     global: bool,
 }
 
 impl Running {
-    /// The first worker thread uses the globals; another one at the same time its own
-    /// thread-local.
-    fn claim() -> Running {
+    /// The first worker thread uses the globals; any other its own thread-locals.
+    fn claim(index: usize) -> Running {
         let me = thread_word();
-        let global = WORKER.compare_exchange(0, me, Ordering::Relaxed, Ordering::Relaxed).is_ok();
+        let global = index == 0 && WORKER.compare_exchange(0, me, Ordering::Relaxed, Ordering::Relaxed).is_ok();
+        if !global {
+            INDEX.with(|c| c.set(index));
+        }
         Running { global }
     }
+    #[inline]
     fn set(self, id: usize) {
         if self.global {
             RUNNING.store(id, Ordering::Relaxed);
         } else {
-            CURRENT.with(|c| c.set(id));
+            set_current_other(id);
         }
     }
     fn release(self) {
@@ -118,60 +152,163 @@ impl Running {
     }
 }
 
-/// Hooks the worker calls; `sched` knows nothing of what they do.
-pub trait Hooks {
-    /// Drives communication; returns whether anything happened.
-    fn poll(&mut self) -> bool;
-    /// Called when every subrank has been parked for `idle` (deadlock checks, reports).
-    fn idle(&mut self, _idle: Duration) {}
+/// Hooks the workers call; `sched` knows nothing of what they do. Called from every worker
+/// thread.
+pub trait Hooks: Sync {
+    /// Drives communication; returns whether anything happened. `worker` 0 may wait for the
+    /// transport; the others skip a poll somebody else is making.
+    fn poll(&self, worker: usize) -> bool;
+    /// Called by worker 0 when every worker has found nothing to run for `idle` (deadlock
+    /// checks, reports).
+    fn idle(&self, _idle: Duration) {}
     /// Whether another process may need this worker's core: then a worker idle for long
     /// sleeps between polls, otherwise it only yields the core between them.
-    fn shares_core(&mut self) -> bool {
+    fn shares_core(&self) -> bool {
         true
+    }
+    /// Called by each worker thread other than 0 when it starts (binding it to its core).
+    fn started(&self, _worker: usize) {}
+}
+
+/// How the subranks are spread over the workers.
+pub struct Layout {
+    pub workers: usize,
+    /// Home worker of each subrank.
+    pub home: Vec<usize>,
+    /// Whether workers may run each other's tasks (false when per-thread state pins them).
+    pub steal: bool,
+    /// Per worker, the others nearest first (None: the next ones, wrapping around).
+    pub order: Option<Vec<Vec<usize>>>,
+}
+
+impl Layout {
+    /// One worker running every subrank (the layout without SMP mode).
+    pub fn single(n: usize) -> Layout {
+        Layout {
+            workers: 1,
+            home: vec![0; n],
+            steal: false,
+            order: None,
+        }
     }
 }
 
-/// Runs `subs` to completion; returns each one's exit code.
-pub fn run(subs: Vec<Subrank>, hooks: &mut dyn Hooks) -> Vec<i32> {
+/// Workers that found nothing to run (every one of them: all tasks are parked).
+static IDLE: AtomicUsize = AtomicUsize::new(0);
+
+/// Runs `subs` to completion on `layout.workers` threads (this one is worker 0); returns
+/// each subrank's exit code.
+pub fn run(subs: Vec<Subrank>, layout: Layout, hooks: &dyn Hooks) -> Vec<i32> {
     let n = subs.len();
-    let running = Running::claim();
-    FIRST_HELPER.with(|f| f.set(n));
-    let mut subs: Vec<Option<Subrank>> = subs.into_iter().map(Some).collect();
+    let workers = layout.workers.clamp(1, queue::MAX_WORKERS);
     park::reset(n);
-    let mut codes = vec![0; n];
+    for (id, co) in subs.into_iter().enumerate() {
+        let s = task::slot(id);
+        s.home
+            .store(layout.home.get(id).copied().unwrap_or(0).min(workers - 1), Ordering::Relaxed);
+        s.tls.store(co.tls, Ordering::Relaxed);
+        // SAFETY: no worker runs yet: the slots are ours.
+        unsafe { *s.co() = Some(co) };
+    }
+    queue::reset(workers, layout.steal, layout.order);
+    IDLE.store(0, Ordering::Relaxed);
+    for id in 0..n {
+        park::start(id);
+    }
+    let poll_every = POLL_EVERY * n.div_ceil(workers).max(1);
+    // The per-subrank memory to put in place before each resume (the program's thread-locals):
+    // each worker thread has its own block; it holds the contents of that worker's subranks.
+    let mut main_swap = super::swap::take();
+    let mut parts: Vec<Option<Vec<Box<[u8]>>>> = (1..workers)
+        .map(|w| main_swap.as_mut().map(|sw| sw.split_off(|k| layout.home.get(k) == Some(&w))))
+        .collect();
+    std::thread::scope(|scope| {
+        let mut threads = Vec::new();
+        for (i, part) in parts.iter_mut().enumerate() {
+            let w = i + 1;
+            let part = part.take();
+            let t = std::thread::Builder::new()
+                .name(format!("toucan-worker-{w}"))
+                .stack_size(1 << 20)
+                .spawn_scoped(scope, move || {
+                    super::guard::altstack();
+                    hooks.started(w);
+                    // SAFETY: a new thread's own static TLS block (see `Swap::for_thread`).
+                    let mut swap = part.map(|p| unsafe { Swap::for_thread(p) });
+                    work(w, swap.as_mut(), poll_every, hooks);
+                    swap
+                });
+            match t {
+                Ok(t) => threads.push(t),
+                Err(e) => {
+                    // Its subranks could never run: end the process rather than hang.
+                    eprintln!("toucan: cannot start worker thread {w}: {e}");
+                    // SAFETY: _exit has no preconditions.
+                    unsafe { libc::_exit(1) }
+                }
+            }
+        }
+        work(0, main_swap.as_mut(), poll_every, hooks);
+        for t in threads {
+            if let Ok(Some(sw)) = t.join() {
+                if let Some(m) = main_swap.as_mut() {
+                    m.merge(sw);
+                }
+            }
+        }
+    });
+    metrics::stop();
+    if let Some(sw) = main_swap.as_mut() {
+        // What runs at exit (the original program's destructors) sees subrank 0's.
+        sw.switch_to(0);
+    }
+    super::swap::put(main_swap);
+    (0..n)
+        .map(|id| match task::slot(id).exit.load(Ordering::Relaxed) {
+            i64::MIN => 0,
+            c => c as i32,
+        })
+        .collect()
+}
+
+/// Worker `w`'s loop: runs tasks until none is left in the process.
+fn work(w: usize, mut swap: Option<&mut Swap>, poll_every: usize, hooks: &dyn Hooks) {
+    let running = Running::claim(w);
+    let order = queue::steal_order(w);
+    let workers = queue::workers();
     let mut idle_since: Option<Instant> = None;
+    // Whether this worker counts in IDLE (it found nothing to run).
+    let mut counted = false;
     let mut spins = 0u32;
-    let mut batches_since_poll = 0u32;
-    let mut batch: Vec<usize> = Vec::with_capacity(n);
-    // The per-subrank memory to put in place before each resume (the program's thread-locals).
-    let mut swap = super::swap::take();
+    let mut since_poll = 0usize;
     loop {
-        // Poll when nobody can run, and every few rounds while subranks keep running (so
-        // arrivals are noticed while they compute); not before every round: a switch between
-        // siblings should not pay a call into the real MPI.
-        let idle = park::with_board(|b| b.ready.is_empty());
-        let progressed = if idle || batches_since_poll >= POLL_EVERY {
-            batches_since_poll = 0;
-            hooks.poll()
+        // Poll when nothing of ours can run, and every few rounds while tasks keep running
+        // (so arrivals are noticed while they compute); not before every resume: a switch
+        // between siblings should not pay a call into the real MPI.
+        let own = queue::has_own(w);
+        let progressed = if !own || since_poll >= poll_every {
+            since_poll = 0;
+            hooks.poll(w)
         } else {
-            batches_since_poll += 1;
+            since_poll += 1;
             false
         };
-        SPAWNED.with(|sp| {
-            for (id, t) in sp.borrow_mut().drain(..) {
-                if id >= subs.len() {
-                    subs.resize_with(id + 1, || None);
-                }
-                subs[id] = Some(t);
-            }
-        });
-        batch.clear();
-        park::take_batch(&mut batch, HOME);
-        if batch.is_empty() {
-            if park::with_board(|b| b.live) == 0 {
+        // Our round (ready tasks, then deferred ones), else another worker's ready tasks, else
+        // its deferred ones. Not others' ready tasks before our own deferred ones: tasks that
+        // keep yielding (polling with MPI_Test) on both workers would then be stolen back and
+        // forth for ever while the deferred ones wait.
+        let next = queue::pop_own(w, true)
+            .or_else(|| stolen(w, &order, false))
+            .or_else(|| stolen(w, &order, true));
+        let Some(id) = next else {
+            if park::live() == 0 {
                 break;
             }
-            metrics::idle_begin();
+            if !counted {
+                IDLE.fetch_add(1, Ordering::AcqRel);
+                counted = true;
+            }
+            metrics::idle_begin(w);
             if progressed {
                 spins = 0;
                 idle_since = None;
@@ -188,66 +325,69 @@ pub fn run(subs: Vec<Subrank>, hooks: &mut dyn Hooks) -> Vec<i32> {
                 } else {
                     std::thread::yield_now();
                 }
-                if spins.is_multiple_of(1024) {
+                if w == 0 && spins.is_multiple_of(1024) && IDLE.load(Ordering::Acquire) == workers {
                     hooks.idle(idle);
                 }
             }
             continue;
+        };
+        if counted {
+            IDLE.fetch_sub(1, Ordering::AcqRel);
+            counted = false;
         }
         spins = 0;
         idle_since = None;
-        for &id in &batch {
-            let r = match subs[id].as_mut() {
-                Some(t) => {
-                    if let Some(sw) = swap.as_mut() {
-                        sw.switch_to(t.tls);
-                    }
-                    running.set(id);
-                    let since = metrics::resuming(id);
-                    let r = t.resume();
-                    metrics::suspended(id, since);
-                    running.set(usize::MAX);
-                    r
-                }
-                None => continue,
-            };
-            if let Resumed::Finished(code) = r {
-                if id < n {
-                    codes[id] = code;
-                } else {
-                    subs[id] = None;
-                }
-                park::with_board(|b| {
-                    b.states[id] = State::Done;
-                    b.live -= 1;
-                });
-            }
-        }
+        resume(id, w, &running, swap.as_deref_mut());
+    }
+    if counted {
+        IDLE.fetch_sub(1, Ordering::AcqRel);
     }
     running.release();
-    metrics::stop();
-    if let Some(sw) = swap.as_mut() {
-        // What runs at exit (the original program's destructors) sees subrank 0's.
-        sw.switch_to(0);
+}
+
+/// Steals from the other workers (see `queue::steal`) and takes the first task stolen.
+fn stolen(w: usize, order: &[usize], deferred: bool) -> Option<usize> {
+    let n = queue::steal(w, order, deferred);
+    if n == 0 {
+        return None;
     }
-    super::swap::put(swap);
-    // Finished coroutines are dropped normally (their stacks unmapped). A subrank that left
-    // with `exit` is suspended inside C frames: dropping it would unwind through them, so its
-    // stack is left to the process exit.
-    for (id, t) in subs.into_iter().enumerate() {
-        match t {
-            Some(t) if !t.finished() => {
-                if let Some(code) = park::with_board(|b| b.exit_codes.get(id).copied().flatten()) {
-                    if id < n {
-                        codes[id] = code;
-                    }
-                }
-                std::mem::forget(t);
+    metrics::stole(n);
+    queue::pop_own(w, deferred)
+}
+
+/// Runs task `id`, just taken from a queue, until it suspends or ends.
+fn resume(id: usize, w: usize, running: &Running, swap: Option<&mut Swap>) {
+    park::running(id);
+    queue::resumed(w);
+    let s = task::slot(id);
+    // SAFETY: we took the task out of a queue: this worker owns it until it settles.
+    let co = unsafe { s.co() };
+    let Some(t) = co.as_mut() else { return };
+    if let Some(sw) = swap {
+        sw.switch_to(s.tls.load(Ordering::Relaxed));
+    }
+    running.set(id);
+    let since = metrics::resuming(id, w);
+    let r = t.resume();
+    metrics::suspended(id, since);
+    running.set(usize::MAX);
+    match r {
+        Resumed::Finished(code) => {
+            s.exit.store(code as i64, Ordering::Relaxed);
+            *co = None;
+            park::finish(id);
+            if s.helper.load(Ordering::Relaxed) {
+                task::free_helper(id);
             }
-            _ => {}
+        }
+        Resumed::Suspended => {
+            if park::settle(id) {
+                // Left with `exit`: suspended inside C frames, dropping it would unwind
+                // through them, so its stack is left to the process exit.
+                std::mem::forget(co.take());
+            }
         }
     }
-    codes
 }
 
 /// Ends the running subrank as if its `main` had returned `code`, without returning to the
@@ -258,20 +398,14 @@ pub fn retire(code: i32) -> bool {
     if id == usize::MAX {
         return false;
     }
-    park::with_board(|b| {
-        if b.exit_codes.len() <= id {
-            b.exit_codes.resize(id + 1, None);
-        }
-        b.exit_codes[id] = Some(code);
-        b.states[id] = State::Done;
-        b.live -= 1;
-    });
-    // Never resumed: the worker only resumes subranks from the ready queue.
+    task::slot(id).exit.store(code as i64, Ordering::Relaxed);
+    park::retire(id);
+    // Never resumed: its worker marks it done.
     super::coroutine::suspend();
     unreachable!("a retired subrank was resumed")
 }
 
-/// Blocks the running subrank until someone wakes it. Outside a subrank: returns at once.
+/// Blocks the running task until someone wakes it. Outside a task: returns at once.
 pub fn park() {
     let id = current();
     if id == usize::MAX {
@@ -282,7 +416,7 @@ pub fn park() {
     }
 }
 
-/// Lets the other ready subranks run before the caller continues.
+/// Lets the other ready tasks run before the caller continues.
 pub fn yield_now() {
     let id = current();
     if id == usize::MAX {
@@ -293,7 +427,7 @@ pub fn yield_now() {
 }
 
 /// Lets every other ready task run first, including those that yield meanwhile; the caller
-/// continues in the worker's next round at the latest (after the ready tasks of this one).
+/// continues in its worker's next round at the latest (after the ready tasks of this one).
 pub fn defer() {
     let id = current();
     if id == usize::MAX {
@@ -301,4 +435,77 @@ pub fn defer() {
     }
     park::defer(id);
     super::coroutine::suspend();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU64;
+
+    struct NoHooks;
+    impl Hooks for NoHooks {
+        fn poll(&self, _worker: usize) -> bool {
+            false
+        }
+        fn shares_core(&self) -> bool {
+            false
+        }
+    }
+
+    /// Subranks on two workers that yield, park and wake each other: every one finishes with
+    /// its own exit code, and tasks move between the workers (stealing).
+    #[test]
+    fn two_workers_run_every_subrank() {
+        let _g = queue::tests_serial();
+        static SUM: AtomicU64 = AtomicU64::new(0);
+        static THREADS: crate::sched::lock::Lock<Vec<std::thread::ThreadId>> = crate::sched::lock::Lock::new(Vec::new());
+        const N: usize = 8;
+        let subs: Vec<Subrank> = (0..N)
+            .map(|k| {
+                Subrank::new(
+                    64 << 10,
+                    Box::new(move || {
+                        for i in 0..50u64 {
+                            SUM.fetch_add(i, Ordering::Relaxed);
+                            // Some work, so that both workers are up before it is all done.
+                            let t0 = Instant::now();
+                            while t0.elapsed() < Duration::from_micros(20) {
+                                std::hint::spin_loop();
+                            }
+                            let t = std::thread::current().id();
+                            let mut th = THREADS.lock();
+                            if !th.contains(&t) {
+                                th.push(t);
+                            }
+                            drop(th);
+                            if i % 7 == 0 {
+                                // Wake the next subrank (it may be parked) and park unless
+                                // somebody woke us meanwhile: a wake-up is never lost.
+                                park::wake((k + 1) % N);
+                                yield_now();
+                            } else if i % 5 == 0 {
+                                defer();
+                            } else {
+                                yield_now();
+                            }
+                        }
+                        k as i32 + 1
+                    }),
+                )
+                .expect("stack")
+            })
+            .collect();
+        let layout = Layout {
+            workers: 2,
+            home: (0..N).map(|k| k / 4).collect(),
+            steal: true,
+            order: None,
+        };
+        let codes = run(subs, layout, &NoHooks);
+        assert_eq!(codes, (1..=N as i32).collect::<Vec<_>>());
+        assert_eq!(SUM.load(Ordering::Relaxed), N as u64 * (0..50).sum::<u64>());
+        assert_eq!(THREADS.lock().len(), 2);
+        assert_eq!(park::live(), 0);
+        queue::reset(1, false, None);
+    }
 }

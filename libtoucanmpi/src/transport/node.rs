@@ -10,10 +10,18 @@
 
 use super::real::{self as r, h, RComm, RealMpi};
 use std::os::raw::{c_int, c_void};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// The answer of `detect`, once the real MPI is up.
 static SHARES: OnceLock<bool> = OnceLock::new();
+/// Worker threads each process runs (SMP mode: more than one), set before `detect`.
+static THREADS: AtomicUsize = AtomicUsize::new(1);
+
+/// Records how many worker threads each process of the job runs.
+pub fn set_threads(n: usize) {
+    THREADS.store(n.max(1), Ordering::Relaxed);
+}
 
 /// Whether this process may share a core with another of the job (true until `detect` ran).
 pub fn shares_core() -> bool {
@@ -36,9 +44,9 @@ fn my_mask() -> [u8; MASK] {
     unsafe { std::mem::transmute::<libc::cpu_set_t, [u8; MASK]>(set) }
 }
 
-/// Whether `procs` processes whose affinity masks are `masks` (MASK bytes each) must share
-/// a core: more processes than CPUs in the union of their masks.
-pub fn must_share(procs: usize, masks: &[u8]) -> bool {
+/// Whether `threads` worker threads of processes whose affinity masks are `masks` (MASK bytes
+/// each) must share a core: more of them than CPUs in the union of the masks.
+pub fn must_share(threads: usize, masks: &[u8]) -> bool {
     let mut union = [0u8; MASK];
     for m in masks.chunks(MASK) {
         for (u, b) in union.iter_mut().zip(m) {
@@ -46,7 +54,7 @@ pub fn must_share(procs: usize, masks: &[u8]) -> bool {
         }
     }
     let cpus: u32 = union.iter().map(|b| b.count_ones()).sum();
-    procs > cpus as usize
+    threads > cpus as usize
 }
 
 /// Asks the processes on this node (a collective over the real `world`) whether they
@@ -80,7 +88,7 @@ pub fn detect(real: &RealMpi, world: RComm) -> Result<bool, String> {
         )?;
         super::engine::check(real.PMPI_Comm_free(&mut node), "MPI_Comm_free")?;
     }
-    let shares = must_share(procs as usize, &all);
+    let shares = must_share(procs as usize * THREADS.load(Ordering::Relaxed), &all);
     let _ = SHARES.set(shares);
     Ok(shares)
 }
