@@ -26,8 +26,8 @@
 
 use std::fmt::Write as _;
 
-/// Most workers a process may run (`TOUCAN_WORKERS`).
-pub const MAX_WORKERS: usize = 256;
+/// Most workers a process may run (`TOUCAN_WORKERS`): the ready queues' bound.
+pub use super::queue::MAX_WORKERS;
 
 /// `TOUCAN_WORKERS`: a number of workers, or one per core of the process's share.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -623,11 +623,11 @@ mod tests {
     #[case(Some(""), Ok(Workers::Count(1)))]
     #[case(Some("1"), Ok(Workers::Count(1)))]
     #[case(Some(" 64 "), Ok(Workers::Count(64)))]
-    #[case(Some("256"), Ok(Workers::Count(256)))]
+    #[case(Some("1024"), Ok(Workers::Count(1024)))]
     #[case(Some("auto"), Ok(Workers::Auto))]
     #[case(Some("AUTO"), Ok(Workers::Auto))]
     #[case(Some("0"), Err(()))]
-    #[case(Some("257"), Err(()))]
+    #[case(Some("1025"), Err(()))]
     #[case(Some("-2"), Err(()))]
     #[case(Some("2x"), Err(()))]
     #[case(Some("all"), Err(()))]
@@ -797,7 +797,7 @@ mod tests {
 
     #[test]
     fn auto_caps_at_the_most_workers() {
-        let p = plan_on(&machine(2, 1, 1, 200, 1), Workers::Auto, None, None).unwrap();
+        let p = plan_on(&machine(2, 1, 1, 600, 1), Workers::Auto, None, None).unwrap();
         assert_eq!(p.workers, MAX_WORKERS);
         assert!(p.warning.is_some());
     }
