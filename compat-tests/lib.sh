@@ -11,12 +11,10 @@ EXP_DIR=$COMPAT_DIR/expected
 # Layouts: "nxV" (n processes of V subranks, world n*V) or "nxWxV" (n processes of W workers
 # of V subranks each, TOUCAN_WORKERS=W, world n*W*V). Every test runs at COMPAT_LAYOUTS unless
 # TOUCAN_COMPAT_CONFIGS or its src/NAME.layouts says otherwise.
-# COMPAT_SMP_LAYOUTS are the SMP-mode layouts of issue 14 (W=2 on this 2-core machine). They
-# are OFF by default until the SMP core is merged (before it the library ignores
-# TOUCAN_WORKERS, so their worlds would be n*V, not n*W*V): switch them on here by setting
-# COMPAT_SMP's default to 1 (or COMPAT_SMP=1 in the environment for one run). A .layouts
-# line "@smp" stands for COMPAT_SMP_LAYOUTS when they are on, and for nothing otherwise.
-COMPAT_SMP=${COMPAT_SMP:-0}
+# COMPAT_SMP_LAYOUTS are the SMP-mode layouts of issue 14 (W=2 on this 2-core machine), on by
+# default (COMPAT_SMP=0 in the environment leaves them out for one run). A .layouts line "@smp"
+# stands for COMPAT_SMP_LAYOUTS when they are on, and for nothing otherwise.
+COMPAT_SMP=${COMPAT_SMP:-1}
 COMPAT_SMP_LAYOUTS="1x2x2 2x2x1 1x2x4 3x2x1"
 COMPAT_LAYOUTS="2x1 2x4 3x3 1x4"
 if [[ $COMPAT_SMP == 1 ]]; then

@@ -103,14 +103,21 @@ type Place = (usize, Option<usize>);
 impl Plan {
     /// One unbound worker: the layout before SMP mode, decided without looking at the machine.
     fn single() -> Plan {
+        Plan::unbound(1)
+    }
+
+    /// `n` workers, none bound, each stealing from the next ones: when the machine was not
+    /// looked at.
+    pub fn unbound(n: usize) -> Plan {
+        let n = n.clamp(1, MAX_WORKERS);
         Plan {
-            workers: 1,
-            cpus: vec![None],
-            steal_order: vec![Vec::new()],
+            workers: n,
+            cpus: vec![None; n],
+            steal_order: (0..n).map(|w| (1..n).map(|d| (w + d) % n).collect()).collect(),
             warning: None,
             process_cpus: Vec::new(),
-            place: vec![None],
-            origin: "not looked up (one worker, not bound)".into(),
+            place: vec![None; n],
+            origin: format!("not looked up ({n} worker{}, not bound)", if n == 1 { "" } else { "s" }),
         }
     }
 }
