@@ -8,7 +8,8 @@
 #
 #   -m MESSAGES       messages job-wide per run (default 1000000)
 #   -s SEED           seed of the plan (default 1)
-#   -l LAYOUTS        Toucan layouts, processes x subranks (default "2x1 1x4 2x4 1x16 2x16")
+#   -l LAYOUTS        Toucan layouts, processes x subranks (default "2x1 1x4 2x4 1x16 2x16"),
+#                     or processes x workers x subranks (SMP mode, e.g. "1x2x4 2x2x2")
 #   --mpich NPS       plain MPICH process counts (default "2"; "" for none: oversubscribed MPICH
 #                     busy-polls, 4 processes on 2 cores take minutes)
 #   -t SECONDS        timeout of one run (default 900)
@@ -81,8 +82,10 @@ run() {
 }
 
 for l in $layouts; do
-    n=${l%x*} v=${l#*x}
-    run "toucan-${n}x$v" $((n * v)) env TOUCAN_V="$v" "$MPIRUN" -np "$n" "$out/stress.toucan" "$msgs" "$seed"
+    # nxV, or nxWxV (SMP mode: W workers per process)
+    IFS=x read -r n w v <<<"$l"
+    if [[ -z $v ]]; then v=$w w=1; fi
+    run "toucan-$l" $((n * w * v)) env TOUCAN_WORKERS="$w" TOUCAN_V="$v" "$MPIRUN" -np "$n" "$out/stress.toucan" "$msgs" "$seed"
 done
 for np in $mpich_nps; do
     run "mpich-$np" "$np" "$MPIRUN" -np "$np" "$out/stress.mpich" "$msgs" "$seed"

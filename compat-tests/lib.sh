@@ -8,6 +8,47 @@ SRC_DIR=$COMPAT_DIR/src
 OUT_DIR=$COMPAT_DIR/out
 EXP_DIR=$COMPAT_DIR/expected
 
+# Layouts: "nxV" (n processes of V subranks, world n*V) or "nxWxV" (n processes of W workers
+# of V subranks each, TOUCAN_WORKERS=W, world n*W*V). Every test runs at COMPAT_LAYOUTS unless
+# TOUCAN_COMPAT_CONFIGS or its src/NAME.layouts says otherwise.
+# COMPAT_SMP_LAYOUTS are the SMP-mode layouts of issue 14 (W=2 on this 2-core machine), on by
+# default (COMPAT_SMP=0 in the environment leaves them out for one run). A .layouts line "@smp"
+# stands for COMPAT_SMP_LAYOUTS when they are on, and for nothing otherwise.
+COMPAT_SMP=${COMPAT_SMP:-1}
+COMPAT_SMP_LAYOUTS="1x2x2 2x2x1 1x2x4 3x2x1"
+COMPAT_LAYOUTS="2x1 2x4 3x3 1x4"
+if [[ $COMPAT_SMP == 1 ]]; then
+    COMPAT_LAYOUTS+=" $COMPAT_SMP_LAYOUTS"
+fi
+
+# compat_layout CFG: sets n, w, v and world from "nxV" or "nxWxV" (w is "" for "nxV");
+# returns 1 (and sets nothing useful) when CFG is neither.
+compat_layout() {
+    local re2='^([0-9]+)x([0-9]+)$' re3='^([0-9]+)x([0-9]+)x([0-9]+)$'
+    if [[ $1 =~ $re3 ]]; then
+        n=$((10#${BASH_REMATCH[1]})) w=$((10#${BASH_REMATCH[2]})) v=$((10#${BASH_REMATCH[3]}))
+    elif [[ $1 =~ $re2 ]]; then
+        n=$((10#${BASH_REMATCH[1]})) w="" v=$((10#${BASH_REMATCH[2]}))
+    else
+        return 1
+    fi
+    ((n >= 1 && v >= 1)) && [[ -z $w || $w -ge 1 ]] || return 1
+    world=$((n * ${w:-1} * v))
+}
+
+# compat_expand_layouts LIST: LIST with "@smp" replaced as described above.
+compat_expand_layouts() {
+    local c out=()
+    for c in $1; do
+        if [[ $c == @smp ]]; then
+            [[ $COMPAT_SMP == 1 ]] && out+=($COMPAT_SMP_LAYOUTS)
+        else
+            out+=("$c")
+        fi
+    done
+    echo "${out[*]}"
+}
+
 MPICC=${MPICC:-mpicc}
 MPICXX=${MPICXX:-mpicxx}
 MPIRUN=${MPIRUN:-mpirun}

@@ -4,14 +4,17 @@
 # Builds each test program twice (mpicc -> out/mpich/NAME, wrappers/toucancc
 # -> out/toucan/NAME) and runs the Toucan build under TOUCAN_V=V mpirun -np n
 # for (n,V) in (2,1) (2,4) (3,3) (1,4) -- world sizes 2, 8, 9, 4 -- or only
-# (2,4) with --quick (a test's own src/NAME.layouts replaces them). Each run's stdout, sorted with LC_ALL=C, must equal
+# (2,4) with --quick (a test's own src/NAME.layouts replaces them). A layout nxWxV also sets
+# TOUCAN_WORKERS=W (world n*W*V); lib.sh's COMPAT_SMP_LAYOUTS (1x2x2 2x2x1 1x2x4 3x2x1) join
+# the defaults when COMPAT_SMP=1. Each run's stdout, sorted with LC_ALL=C, must equal
 # expected/NAME.np<world>.out (recorded from plain MPICH by
 # record-expected.sh) and the exit status must be 0; a src/NAME.expect file
 # replaces that comparison (see README.md).
 #
 # Environment:
 #   TOUCAN_COMPAT_FILTER=regex   only names matching the ERE
-#   TOUCAN_COMPAT_CONFIGS="2x1 2x4"  override the (n x V) list
+#   TOUCAN_COMPAT_CONFIGS="2x1 2x4 1x2x2"  override the list of layouts, nxV or nxWxV
+#   COMPAT_SMP=1                 also run the SMP layouts (lib.sh: COMPAT_SMP_LAYOUTS)
 #   COMPAT_LIVE_MPICH=1          also run plain MPICH now at the same world
 #                                size and compare with it (slow when
 #                                oversubscribed)
@@ -32,7 +35,7 @@
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-CONFIGS=${TOUCAN_COMPAT_CONFIGS:-"2x1 2x4 3x3 1x4"}
+CONFIGS=${TOUCAN_COMPAT_CONFIGS:-$COMPAT_LAYOUTS}
 QUICK=0
 names=()
 for a in "$@"; do
@@ -179,30 +182,41 @@ for name in "${names[@]}"; do
         ampi_build_err="ampicc build failed: $({ grep -E -m1 'error:|undefined reference' <<<"$msg" ||
             echo "$msg" | tail -1; } | sed -E 's/^.*(error:|undefined reference)/\1/')"
     fi
-    # src/NAME.layouts (lines of "nxV", # comments) replaces the default layouts for that
-    # test (--quick: its first layout); TOUCAN_COMPAT_CONFIGS still overrides it.
+    # src/NAME.layouts (lines of "nxV" or "nxWxV", "@smp", # comments) replaces the default
+    # layouts for that test (--quick: its first layout); TOUCAN_COMPAT_CONFIGS still
+    # overrides it.
     cfgs=$CONFIGS
     if [[ -z ${TOUCAN_COMPAT_CONFIGS:-} && -f $SRC_DIR/$name.layouts ]]; then
-        cfgs=$(sed 's/#.*//' "$SRC_DIR/$name.layouts" | xargs)
+        cfgs=$(compat_expand_layouts "$(sed 's/#.*//' "$SRC_DIR/$name.layouts" | xargs)")
         if [[ $QUICK == 1 ]]; then
             cfgs=${cfgs%% *}
         fi
     fi
     for cfg in $cfgs; do
-        n=${cfg%x*}
-        v=${cfg#*x}
-        world=$((n * v))
-        label="$name (n=$n,V=$v, world $world)"
+        if ! compat_layout "$cfg"; then
+            echo "FAIL $name: layout '$cfg' is neither nxV nor nxWxV (positive integers)"
+            nfail=$((nfail + 1))
+            continue
+        fi
+        if [[ -n $w ]]; then
+            label="$name (n=$n,W=$w,V=$v, world $world)"
+            base=$RUN_DIR/$name.n${n}w${w}v$v
+            wenv=(TOUCAN_WORKERS="$w")
+        else
+            label="$name (n=$n,V=$v, world $world)"
+            base=$RUN_DIR/$name.n${n}v$v
+            # An nxV layout is W=1 whatever the caller's environment says.
+            wenv=(-u TOUCAN_WORKERS)
+        fi
         if [[ -n $build_err ]]; then
             echo "FAIL $label"
             echo "$build_err" | head -20 | sed 's/^/    /'
             nfail=$((nfail + 1))
             continue
         fi
-        base=$RUN_DIR/$name.n${n}v$v
         t0=$(date +%s.%N)
         # shellcheck disable=SC2086 # the launcher may carry its own options
-        TOUCAN_V=$v timeout -k 5 "$TIMEOUT" $TOUCAN_LAUNCHER -np "$n" "$OUT_DIR/toucan/$name" \
+        env "${wenv[@]}" TOUCAN_V="$v" timeout -k 5 "$TIMEOUT" $TOUCAN_LAUNCHER -np "$n" "$OUT_DIR/toucan/$name" \
             >"$base.out" 2>"$base.err" </dev/null
         rc=$?
         t1=$(date +%s.%N)
@@ -265,7 +279,8 @@ for name in "${names[@]}"; do
         fi
         rm -f "$base.diff" "$base.livediff"
         if [[ -n $AMPICC && ! -f $SRC_DIR/$name.expect ]]; then
-            run_ampi "$name" "$n" "$v" "$base"
+            # AMPI: one PE per worker, the same world.
+            run_ampi "$name" "$((n * ${w:-1}))" "$v" "$base"
         fi
     done
 done

@@ -55,6 +55,25 @@ const REAL_FUNCS: &[&str] = &[
     "Comm_set_errhandler",
 ];
 
+/// hwloc entry points (sched/bind.rs). libhwloc is loaded with dlopen only when workers are
+/// bound (`TOUCAN_WORKERS` > 1 or `auto`), so a program at W=1 never loads it and neither the
+/// shared nor the static library gains a link dependency.
+const HWLOC_FUNCS: &[&str] = &[
+    "get_api_version",
+    "topology_init",
+    "topology_load",
+    "topology_destroy",
+    "topology_get_allowed_cpuset",
+    "get_type_depth",
+    "get_nbobjs_by_depth",
+    "get_obj_by_depth",
+    "get_cpubind",
+    "bitmap_alloc",
+    "bitmap_free",
+    "bitmap_first",
+    "bitmap_next",
+];
+
 /// Real-MPI constants we need, printed by a small C probe compiled against its header.
 const REAL_CONSTS: &[(&str, &str)] = &[
     ("MPI_COMM_WORLD", "long"),
@@ -160,12 +179,58 @@ fn main() {
         .write_to_file(out.join("real_mpi.rs"))
         .unwrap();
 
+    // 1b. Function table of libhwloc, loaded with dlopen when needed (see sched/bind.rs).
+    bind_hwloc(&out);
+
     // 2. The real MPI's constants.
     write_real_consts(&out, &incdirs);
 
     // 3. Our ABI constants from our own header.
     let text = fs::read_to_string(&header).unwrap_or_default();
     fs::write(out.join("abi_consts.rs"), abi_consts(&text)).unwrap();
+}
+
+/// Binds the few hwloc 2.x functions, types and constants `sched::bind` uses, as a dlopen-able
+/// function table, and records the path of the shared library to load.
+fn bind_hwloc(out: &Path) {
+    println!("cargo:rerun-if-env-changed=TOUCAN_HWLOC_LIBDIR");
+    let libdir = env::var("TOUCAN_HWLOC_LIBDIR").ok().or_else(|| {
+        let o = Command::new("pkg-config").args(["--variable=libdir", "hwloc"]).output().ok()?;
+        let d = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        (o.status.success() && !d.is_empty()).then_some(d)
+    });
+    let mut lib = "libhwloc.so.15".to_string();
+    for d in libdir.iter().map(String::as_str).chain(["/usr/lib/x86_64-linux-gnu", "/usr/lib"]) {
+        if let Ok(rd) = fs::read_dir(d) {
+            let mut names: Vec<String> = rd
+                .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().to_string()))
+                .filter(|n| n.starts_with("libhwloc.so."))
+                .collect();
+            names.sort_by_key(|n| n.len());
+            if let Some(n) = names.first() {
+                lib = Path::new(d).join(n).display().to_string();
+                break;
+            }
+        }
+    }
+    println!("cargo:rustc-env=TOUCAN_HWLOC_DEFAULT={lib}");
+    let mut b = bindgen::Builder::default()
+        .header_contents("hw.h", "#include <hwloc.h>\n")
+        .dynamic_library_name("HwlocLib")
+        .dynamic_link_require_all(true)
+        .layout_tests(false)
+        .generate_comments(false)
+        .allowlist_type("hwloc_obj_type_t")
+        .allowlist_type("hwloc_cpubind_flags_t")
+        .allowlist_type("hwloc_get_type_depth_e")
+        .allowlist_var("HWLOC_API_VERSION");
+    for f in HWLOC_FUNCS {
+        b = b.allowlist_function(format!("hwloc_{f}"));
+    }
+    b.generate()
+        .expect("bindgen could not parse hwloc.h (install libhwloc-dev: make does)")
+        .write_to_file(out.join("hwloc.rs"))
+        .unwrap();
 }
 
 /// Finds the real MPI's include directories and shared library, from `mpicc -show`.

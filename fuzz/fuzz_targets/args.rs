@@ -86,8 +86,11 @@ fn header(u: &mut Unstructured) -> Result<()> {
         None => assert!(bytes.len() < wire::HDR_LEN),
     }
     let tag: i32 = u.arbitrary()?;
-    let (d, s) = wire::split_ctrl_tag(tag);
-    assert!(d < 256 && s < 256);
+    let hi: u32 = u.arbitrary()?;
+    let (d, s) = wire::split_subs(tag, hi);
+    assert!(d < wire::MAX_SUBS && s < wire::MAX_SUBS);
+    assert_eq!(wire::ctrl_tag(d, s), tag & 0xffff);
+    assert_eq!(wire::sub_hi(d, s), hi);
     Ok(())
 }
 

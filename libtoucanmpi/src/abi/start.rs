@@ -38,6 +38,24 @@ pub unsafe extern "C" fn __libc_start_main(
     real(trampoline, argc, argv, init, fini, rtld_fini, stack_end)
 }
 
+/// Says where the workers run (`TOUCAN_VERBOSE=1`), and warns of an oversubscribed or
+/// unplaced layout, once per job: from the launcher's first process (the real MPI is not up
+/// yet, so its rank comes from the environment).
+fn report_plan(plan: &sched::bind::Plan) {
+    let first = ["PMI_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok())
+        .is_none_or(|r| r.trim() == "0");
+    if !first {
+        return;
+    }
+    if crate::privatize::verbose() {
+        let _ = writeln!(std::io::stderr(), "toucan: workers of process 0: {}", sched::bind::describe(plan));
+    } else if let Some(w) = &plan.warning {
+        let _ = writeln!(std::io::stderr(), "toucan: warning: {w}");
+    }
+}
+
 unsafe extern "C" fn trampoline(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut c_char) -> c_int {
     let cfg = match runtime::load_config() {
         Ok(c) => c,
@@ -98,11 +116,18 @@ unsafe extern "C" fn trampoline(argc: c_int, argv: *mut *mut c_char, envp: *mut 
     }
     // SMP mode: W workers, each the home of V consecutive subranks. Tasks may move between
     // workers unless the program's thread-locals are swapped per worker thread (`swap`).
+    let plan = runtime::plan();
+    report_plan(plan);
+    // The main thread is worker 0 (its affinity before that is the process's).
+    crate::transport::node::remember_mask();
+    if let Err(e) = sched::bind::bind_current_thread(plan, 0) {
+        let _ = writeln!(std::io::stderr(), "toucan: {e}");
+    }
     let layout = sched::worker::Layout {
         workers: cfg.workers,
         home: (0..local).map(|k| cfg.home(k)).collect(),
         steal: !sched::swap::active(),
-        order: None,
+        order: Some(plan.steal_order.clone()),
     };
     let codes = sched::worker::run(subs, layout, &crate::core::hooks::Progress);
     let _ = std::io::stdout().flush();

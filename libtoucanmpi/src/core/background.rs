@@ -79,6 +79,8 @@ enum Look {
 }
 
 fn run(interval: Duration) {
+    // Started by a worker that may be bound to one core (SMP mode): run on the process's.
+    let _ = crate::sched::bind::bind_current_thread_to_process(super::runtime::plan());
     let mut seen = STEPS.load(Ordering::Relaxed);
     let mut pause = interval;
     while !STOP.load(Ordering::Relaxed) {

@@ -40,4 +40,10 @@ impl Hooks for Progress {
     fn shares_core(&self) -> bool {
         crate::transport::node::shares_core()
     }
+
+    fn started(&self, worker: usize) {
+        if let Err(e) = crate::sched::bind::bind_current_thread(super::runtime::plan(), worker) {
+            crate::abi::say(&format!("toucan: {e}\n"));
+        }
+    }
 }

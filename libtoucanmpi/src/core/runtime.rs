@@ -4,11 +4,13 @@
 use super::error::{err, MpiResult};
 use super::state::{self, Config, State};
 use crate::abi::consts as c;
+use crate::sched::bind;
 use crate::transport::{real, Transport};
 use std::os::raw::c_int;
 use std::sync::OnceLock;
 
 static CONFIG: OnceLock<Config> = OnceLock::new();
+static PLAN: OnceLock<bind::Plan> = OnceLock::new();
 /// Held while the real MPI is brought up.
 static INIT: crate::sched::lock::Lock<()> = crate::sched::lock::Lock::new(());
 static ABORT: OnceLock<(unsafe extern "C" fn(real::RComm, c_int) -> c_int, real::RComm)> = OnceLock::new();
@@ -59,7 +61,8 @@ fn env_switch(name: &str, default: bool) -> Result<bool, String> {
 /// Reads the configuration from the environment (once).
 pub fn load_config() -> Result<Config, String> {
     let v = env_usize("TOUCAN_V", 1, 1, 256)?;
-    let workers = env_usize("TOUCAN_WORKERS", 1, 1, crate::sched::queue::MAX_WORKERS)?;
+    let plan = worker_plan()?;
+    let workers = plan.workers;
     let cfg = Config {
         v,
         workers,
@@ -75,6 +78,37 @@ pub fn load_config() -> Result<Config, String> {
         real_bcast_min: env_usize("TOUCAN_REAL_BCAST_MIN", REAL_BCAST_MIN, 0, usize::MAX / 2)?,
     };
     Ok(*CONFIG.get_or_init(|| cfg))
+}
+
+/// Where the workers run (`TOUCAN_WORKERS`, `TOUCAN_BIND`), decided once at start-up, before
+/// the real MPI is up. When the machine cannot be read (no hwloc), the workers asked for run
+/// unbound, with a warning.
+fn worker_plan() -> Result<&'static bind::Plan, String> {
+    if let Some(p) = PLAN.get() {
+        return Ok(p);
+    }
+    let var = |n: &str| std::env::var(n).ok();
+    let w = bind::parse_workers(var("TOUCAN_WORKERS").as_deref())?;
+    let b = bind::parse_bind(var("TOUCAN_BIND").as_deref())?;
+    let plan = match bind::plan(w, b) {
+        Ok(p) => p,
+        Err(e) => {
+            let n = match w {
+                bind::Workers::Count(n) => n,
+                bind::Workers::Auto => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            };
+            let mut p = bind::Plan::unbound(n);
+            p.warning = Some(format!("cannot place the workers ({e}): {n} unbound worker(s)"));
+            p
+        }
+    };
+    Ok(PLAN.get_or_init(|| plan))
+}
+
+/// The workers' plan (one unbound worker when the program did not start through our entry
+/// point).
+pub fn plan() -> &'static bind::Plan {
+    PLAN.get_or_init(|| bind::Plan::unbound(1))
 }
 
 /// The configuration (defaults when the program did not start through our entry point).

@@ -194,7 +194,7 @@ mod tests {
             task::slot(id).home.store(0, Ordering::Relaxed);
             start(id);
         }
-        assert_eq!(queue::pop_own(0, true), Some(0));
+        assert_eq!(queue::pop_own(0), Some(0));
         running(0);
         wake(0); // running: notified
         assert!(!prepare_park(0));
@@ -203,14 +203,14 @@ mod tests {
         assert_eq!(state(0), State::Parked);
         wake(0);
         assert_eq!(state(0), State::Ready);
-        assert_eq!(queue::pop_own(0, true), Some(1));
-        assert_eq!(queue::pop_own(0, true), Some(0));
+        assert_eq!(queue::pop_own(0), Some(1));
+        assert_eq!(queue::pop_own(0), Some(0));
         // A wake-up after the decision to park but before the worker settles it: queued again.
         running(0);
         assert!(prepare_park(0));
         wake(0);
         assert!(!settle(0));
-        assert_eq!(queue::pop_own(0, true), Some(0));
+        assert_eq!(queue::pop_own(0), Some(0));
         finish(0);
         finish(1);
         assert_eq!(live(), 0);

@@ -128,11 +128,9 @@ pub fn push(w: usize, id: usize, deferred: bool) {
     wk.len.store(q.len(), Ordering::Release);
 }
 
-/// The next task of worker `w`'s own: the head of its round, starting a new round when the
-/// current one is over. With `deferred` false it gives no deferred task (None when only
-/// those wait): the worker first looks for a ready task elsewhere, since a deferred task is
-/// to go after every other ready task of the process.
-pub fn pop_own(w: usize, deferred: bool) -> Option<usize> {
+/// The next task of worker `w`'s own: the head of its round (its ready part, then its
+/// deferred part), starting a new round when the current one is over.
+pub fn pop_own(w: usize) -> Option<usize> {
     let wk = worker(w);
     if wk.len.load(Ordering::Acquire) == 0 {
         return None;
@@ -145,11 +143,7 @@ pub fn pop_own(w: usize, deferred: bool) -> Option<usize> {
         q.round.extend(q.ready.drain(..));
         q.round_deferred.extend(q.deferred.drain(..));
     }
-    let id = match q.round.pop_front() {
-        Some(id) => Some(id),
-        None if deferred => q.round_deferred.pop_front(),
-        None => None,
-    };
+    let id = q.round.pop_front().or_else(|| q.round_deferred.pop_front());
     wk.len.store(q.len(), Ordering::Release);
     id
 }
@@ -244,31 +238,30 @@ mod tests {
             push(0, id, false);
         }
         push(0, 9, true);
-        assert_eq!(pop_own(0, true), Some(1));
+        assert_eq!(pop_own(0), Some(1));
         // A task made ready during the round waits for the next one.
         push(0, 5, false);
         assert!(any_for(1));
         // Worker 1 takes half of the 4 ready ones (ready 5, round 2 3 4), from the backs.
         assert_eq!(steal(1, &steal_order(1), false), 2);
-        assert_eq!(pop_own(1, false), Some(4));
-        assert_eq!(pop_own(1, false), Some(5));
-        assert_eq!(pop_own(1, true), None);
-        // Worker 0 finishes its round (its ready part, then the deferred task 9).
-        assert_eq!(pop_own(0, false), Some(2));
-        assert_eq!(pop_own(0, false), Some(3));
-        assert_eq!(pop_own(0, false), None);
+        assert_eq!(pop_own(1), Some(4));
+        assert_eq!(pop_own(1), Some(5));
+        assert_eq!(pop_own(1), None);
+        // Worker 0 finishes its round: its ready part, then the deferred task 9.
+        assert_eq!(pop_own(0), Some(2));
+        assert_eq!(pop_own(0), Some(3));
         // Only a deferred task left: not stolen as ready work, but when deferred ones may be.
         assert_eq!(steal(1, &[0], false), 0);
         assert_eq!(steal(1, &[0], true), 1);
-        assert_eq!(pop_own(1, false), None);
-        assert_eq!(pop_own(1, true), Some(9));
-        // Each round runs the ready tasks, then the deferred ones.
+        assert_eq!(pop_own(0), None);
+        assert_eq!(pop_own(1), Some(9));
+        // Each round runs the ready tasks, then the deferred ones, then the next round.
         push(0, 6, true);
         push(0, 7, false);
-        assert_eq!(pop_own(0, true), Some(7));
+        assert_eq!(pop_own(0), Some(7));
         push(0, 8, false);
-        assert_eq!(pop_own(0, true), Some(6));
-        assert_eq!(pop_own(0, true), Some(8));
+        assert_eq!(pop_own(0), Some(6));
+        assert_eq!(pop_own(0), Some(8));
         reset(2, false, None);
         push(0, 7, false);
         assert!(!any_for(1));

@@ -297,7 +297,7 @@ fn work(w: usize, mut swap: Option<&mut Swap>, poll_every: usize, hooks: &dyn Ho
         // its deferred ones. Not others' ready tasks before our own deferred ones: tasks that
         // keep yielding (polling with MPI_Test) on both workers would then be stolen back and
         // forth for ever while the deferred ones wait.
-        let next = queue::pop_own(w, true)
+        let next = queue::pop_own(w)
             .or_else(|| stolen(w, &order, false))
             .or_else(|| stolen(w, &order, true));
         let Some(id) = next else {
@@ -352,7 +352,7 @@ fn stolen(w: usize, order: &[usize], deferred: bool) -> Option<usize> {
         return None;
     }
     metrics::stole(n);
-    queue::pop_own(w, deferred)
+    queue::pop_own(w)
 }
 
 /// Runs task `id`, just taken from a queue, until it suspends or ends.

@@ -141,6 +141,9 @@ struct Slot {
     buf: Vec<u8>,
 }
 
+/// Offset of `Header::sub_hi` in a control message.
+const SUB_HI: usize = std::mem::offset_of!(Header, sub_hi);
+
 /// Payloads up to this size go out with a blocking real send from a stack buffer.
 const TINY: usize = 256;
 
@@ -419,9 +422,13 @@ impl Transport {
         let mut buf = std::mem::MaybeUninit::<[u8; HDR_LEN + TINY]>::uninit();
         let p = buf.as_mut_ptr() as *mut u8;
         let n = payload.len().min(TINY);
+        let hdr = Header {
+            sub_hi: wire::sub_hi(dst_sub, src_sub),
+            ..*hdr
+        };
         // SAFETY: both copies stay inside the HDR_LEN + TINY bytes of `buf` (n <= TINY).
         unsafe {
-            std::ptr::write_unaligned(p as *mut Header, *hdr);
+            std::ptr::write_unaligned(p as *mut Header, hdr);
             super::copy::bytes(payload.as_ptr(), p.add(HDR_LEN), n);
         }
         // SAFETY: the first HDR_LEN + n bytes of `buf` were written just above and stay
@@ -445,6 +452,10 @@ impl Transport {
     #[inline(never)]
     fn send_eager_copy(&mut self, dst_proc: usize, dst_sub: usize, src_sub: usize, hdr: &Header, payload: &[u8]) -> Result<(), String> {
         self.ctrl_sent += 1;
+        let hdr = Header {
+            sub_hi: wire::sub_hi(dst_sub, src_sub),
+            ..*hdr
+        };
         let mut buf = Vec::with_capacity(HDR_LEN + payload.len());
         buf.extend_from_slice(&hdr.to_bytes());
         buf.extend_from_slice(payload);
@@ -621,7 +632,12 @@ impl Transport {
         self.ctrl_recvd += 1;
         self.repost += 1;
         self.head = (head + 1) % RING;
-        let (dst_sub, src_sub) = wire::split_ctrl_tag(st.MPI_TAG);
+        // The high bits of the subranks, from the header at the start of the slot (every
+        // control message has one; the slot is never shorter than a header).
+        // SAFETY: every slot buffer is slot_len >= HDR_LEN bytes long (allocated in `init`,
+        // never resized), so the 4 bytes of `sub_hi` are inside it.
+        let hi = unsafe { std::ptr::read_unaligned(self.ring[head].buf.as_ptr().add(SUB_HI) as *const u32) };
+        let (dst_sub, src_sub) = wire::split_subs(st.MPI_TAG, hi);
         Arrived {
             slot: head,
             src_proc: st.MPI_SOURCE as usize,

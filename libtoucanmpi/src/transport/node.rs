@@ -31,8 +31,22 @@ pub fn shares_core() -> bool {
 /// Bytes of an affinity mask as exchanged (libc's `cpu_set_t`: 1024 CPUs).
 const MASK: usize = std::mem::size_of::<libc::cpu_set_t>();
 
-/// This process's CPU affinity as bytes (all ones when it cannot be read: any CPU).
+/// The process's affinity before any worker was bound to its core (`remember_mask`).
+static PROCESS_MASK: OnceLock<[u8; MASK]> = OnceLock::new();
+
+/// Records the calling thread's affinity as the process's: called before the workers (the
+/// main thread among them) are bound to single cores (SMP mode).
+pub fn remember_mask() {
+    let _ = PROCESS_MASK.set(thread_mask());
+}
+
+/// This process's CPU affinity as bytes.
 fn my_mask() -> [u8; MASK] {
+    PROCESS_MASK.get().copied().unwrap_or_else(thread_mask)
+}
+
+/// The calling thread's CPU affinity as bytes (all ones when it cannot be read: any CPU).
+fn thread_mask() -> [u8; MASK] {
     // SAFETY: cpu_set_t is plain bytes; all-zero is a valid (empty) set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: pid 0 is this thread; the size is the set's own.

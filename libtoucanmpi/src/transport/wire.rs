@@ -3,7 +3,10 @@
 //! Control traffic (headers, eager payloads, acknowledgements) runs on one duplicated real
 //! communicator; large payloads run on a second one, on a per-message tag, so a wildcard
 //! probe of the control communicator can never pick up a payload (see README, "Design").
-//! Control tag: bits 8..16 = destination subrank, bits 0..8 = source subrank.
+//! Control tag: bits 8..16 = destination subrank, bits 0..8 = source subrank (their low 8
+//! bits); the header's `sub_hi` carries the rest of both, so a process may hold up to
+//! [`MAX_SUBS`] subranks (SMP mode: W·V, e.g. 64 workers × V=16 = 1024) while the tag keeps
+//! needing only 16 bits (every control message has a header: eager, rendezvous, ack).
 //! Data tag: a per-(source process, destination process) message id below the real tag bound.
 
 /// Eager payload followed by the header in one real message.
@@ -31,7 +34,9 @@ pub struct Header {
     pub len: u64,
     /// Data-communicator tag of a rendezvous payload.
     pub msgid: u32,
-    pub _pad: u32,
+    /// High bits of the subranks (`sub >> 8`): destination in bits 16..32, source in 0..16.
+    /// Filled by the transport (`sub_hi`); read back with the tag by `split_subs`.
+    pub sub_hi: u32,
     /// Sender's request token, echoed in the acknowledgement of a synchronous send.
     pub token: u64,
 }
@@ -52,12 +57,29 @@ impl Header {
     }
 }
 
+/// Subranks a process may hold: 8 bits in the real tag, 16 more in the header.
+pub const MAX_SUBS: usize = 1 << 24;
+
+/// The real tag of a control message: the low 8 bits of both subranks.
+#[inline(always)]
 pub fn ctrl_tag(dst_sub: usize, src_sub: usize) -> i32 {
-    ((dst_sub as i32) << 8) | src_sub as i32
+    debug_assert!(dst_sub < MAX_SUBS && src_sub < MAX_SUBS);
+    (((dst_sub & 0xff) << 8) | (src_sub & 0xff)) as i32
 }
 
-pub fn split_ctrl_tag(tag: i32) -> (usize, usize) {
-    (((tag >> 8) & 0xff) as usize, (tag & 0xff) as usize)
+/// The header's `sub_hi`: the high bits of both subranks.
+#[inline(always)]
+pub fn sub_hi(dst_sub: usize, src_sub: usize) -> u32 {
+    (((dst_sub >> 8) as u32) << 16) | (((src_sub >> 8) as u32) & 0xffff)
+}
+
+/// (destination, source) subranks of a control message from its real tag and its header's
+/// `sub_hi`.
+#[inline(always)]
+pub fn split_subs(tag: i32, hi: u32) -> (usize, usize) {
+    let dst = ((tag as usize >> 8) & 0xff) | ((hi >> 16) as usize) << 8;
+    let src = (tag as usize & 0xff) | ((hi & 0xffff) as usize) << 8;
+    (dst, src)
 }
 
 #[cfg(test)]
@@ -70,10 +92,23 @@ mod tests {
     #[case(255, 0)]
     #[case(0, 255)]
     #[case(17, 200)]
-    fn ctrl_tags_roundtrip(#[case] d: usize, #[case] s: usize) {
+    #[case(256, 255)]
+    #[case(255, 256)]
+    #[case(1023, 1023)]
+    #[case(1023, 0)]
+    #[case(65535, 256)]
+    #[case(65536, 65535)]
+    #[case(MAX_SUBS - 1, MAX_SUBS - 1)]
+    fn subranks_roundtrip(#[case] d: usize, #[case] s: usize) {
         let t = ctrl_tag(d, s);
-        assert!((0..(1 << 16)).contains(&t));
-        assert_eq!(split_ctrl_tag(t), (d, s));
+        assert!((0..(1 << 16)).contains(&t), "the tag stays within 16 bits");
+        assert_eq!(t >> 8, (d & 0xff) as i32, "the destination's low 8 bits are in the tag");
+        let h = Header {
+            sub_hi: sub_hi(d, s),
+            ..Default::default()
+        };
+        let h = Header::from_bytes(&h.to_bytes()).unwrap();
+        assert_eq!(split_subs(t, h.sub_hi), (d, s));
     }
 
     #[test]
@@ -86,7 +121,7 @@ mod tests {
             tag: -5,
             len: 1 << 40,
             msgid: 9,
-            _pad: 0,
+            sub_hi: sub_hi(1023, 300),
             token: 77,
         };
         assert_eq!(Header::from_bytes(&h.to_bytes()), Some(h));
