@@ -291,3 +291,20 @@ pub fn install() {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Line;
+
+    #[test]
+    fn a_line_is_built_in_one_buffer_and_cut_at_its_end() {
+        let mut l = Line::new();
+        l.s(b"toucan: virtual ranks ").n(4).s(b"-").n(7).s(b" (pid ").n(0).s(b")");
+        assert_eq!(&l.buf[..l.len], b"toucan: virtual ranks 4-7 (pid 0)");
+        let mut long = Line::new();
+        for _ in 0..100 {
+            long.s(b"abcdefgh").n(usize::MAX);
+        }
+        assert_eq!(long.len, long.buf.len());
+    }
+}
