@@ -132,8 +132,11 @@ for sig in TERM INT; do
         continue
     fi
     t0=$SECONDS
-    # timeout(1) passes the signal on to the launcher, its child.
-    kill -"$sig" "$job"
+    # To the launcher only (the child of timeout(1), which would pass the signal to its
+    # whole process group: hydra's proxy then gets it too, and hydra 4.0.2 fails an
+    # assertion in its proxy in some of those runs, with or without Toucan).
+    launcher=$(pgrep -P "$job" | head -1)
+    kill -"$sig" "${launcher:-$job}"
     wait "$job"
     rc=$?
     lines=$(grep -c "ended by SIG$sig" "$work/sig.err")

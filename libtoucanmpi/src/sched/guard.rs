@@ -252,6 +252,17 @@ fn chain(w: &Watched, prev: usize, sig: libc::c_int, info: *mut libc::siginfo_t,
 
 /// Installs the handler (again, after a library replaced it) on an alternate stack.
 pub fn install() {
+    // Before MPI_Init the process's rank is not known to us yet; hydra's PMI_RANK already
+    // says it (the real rank: subrank s is virtual rank PMI_RANK * V + s), so that a
+    // termination during start-up names the ranks too.
+    if RANK_BASE.load(Ordering::SeqCst) == usize::MAX {
+        let subranks = SUBRANKS.load(Ordering::SeqCst);
+        if let Some(r) = std::env::var("PMI_RANK").ok().and_then(|r| r.trim().parse::<usize>().ok()) {
+            if subranks > 0 {
+                RANK_BASE.store(r * subranks, Ordering::SeqCst);
+            }
+        }
+    }
     // SAFETY: plain libc calls with initialised structures; the alternate stack is leaked so
     // it outlives every signal delivery.
     unsafe {
