@@ -14,7 +14,7 @@
 #   --timeout S         seconds before a Toucan job counts as hung (default 20; a job of the
 #                       default program takes well under a second)
 #   --mpich-timeout S   the same for MPICH (default 30)
-#   --layouts "3x3 .."  Toucan layouts nxV (default "3x3 2x4 4x1")
+#   --layouts "3x3 .."  Toucan layouts nxV, or nxWxV in SMP mode (default "3x3 2x4 4x1")
 #   --prog NAME         compat test program from src/ (default truncate)
 #   -h, --help
 #
@@ -62,7 +62,7 @@ echo "tcp-stress: $PROG, UCX_TLS=$UCX_TLS, $RUNS Toucan jobs per layout ($LAYOUT
 run_job() {
     local kind=$1 n=$2 v=$3 tmo=$4 base=$5 rc
     if [[ $kind == toucan ]]; then
-        TOUCAN_V=$v timeout -k 5 "$tmo" "$MPIRUN" -np "$n" "$OUT_DIR/toucan/$PROG" >"$base.out" 2>"$base.err" </dev/null
+        TOUCAN_WORKERS=$W TOUCAN_V=$v timeout -k 5 "$tmo" "$MPIRUN" -np "$n" "$OUT_DIR/toucan/$PROG" >"$base.out" 2>"$base.err" </dev/null
     else
         timeout -k 5 "$tmo" "$MPIRUN" -np "$n" "$OUT_DIR/mpich/$PROG" >"$base.out" 2>"$base.err" </dev/null
     fi
@@ -72,7 +72,7 @@ run_job() {
     if [[ $rc == 124 || $rc == 137 ]]; then
         return 2
     fi
-    if [[ $rc != 0 ]] || ! compat_all_ok "$base.out" $((n * v)); then
+    if [[ $rc != 0 ]] || ! compat_all_ok "$base.out" $((n * W * v)); then
         return 1
     fi
     return 0
@@ -81,11 +81,11 @@ run_job() {
 # series KIND N V COUNT TIMEOUT -> one summary line; adds to the totals
 series() {
     local kind=$1 n=$2 v=$3 count=$4 tmo=$5 i r hung=0 failed=0 orphans=0 t0 t1 label base left
-    label="$kind n=$n V=$v (world $((n * v)))"
+    label="$kind n=$n W=$W V=$v (world $((n * W * v)))"
     [[ $kind == mpich ]] && label="mpich -np $n"
     t0=$(date +%s)
     for ((i = 1; i <= count; i++)); do
-        base=$RUN_DIR/$kind.n${n}v$v.$i
+        base=$RUN_DIR/$kind.n${n}w${W}v$v.$i
         run_job "$kind" "$n" "$v" "$tmo" "$base"
         r=$?
         if [[ $r == 0 ]]; then
@@ -117,9 +117,13 @@ series() {
 
 T_HUNG=0 T_FAIL=0 T_N=0 M_HUNG=0 M_FAIL=0 M_N=0
 for l in $LAYOUTS; do
-    series toucan "${l%x*}" "${l#*x}" "$RUNS" "$TMO"
+    # nxV, or nxWxV (W workers per process: SMP mode)
+    IFS=x read -r n W v <<<"$l"
+    if [[ -z $v ]]; then v=$W W=1; fi
+    series toucan "$n" "$v" "$RUNS" "$TMO"
     if [[ $MPICH_RUNS -gt 0 ]]; then
-        series mpich $((${l%x*} * ${l#*x})) 1 "$MPICH_RUNS" "$MPICH_TMO"
+        world=$((n * W * v))
+        W=1 series mpich "$world" 1 "$MPICH_RUNS" "$MPICH_TMO"
     fi
 done
 echo "tcp-stress: toucan $T_HUNG hung, $T_FAIL failed of $T_N; mpich $M_HUNG hung, $M_FAIL failed of $M_N"
