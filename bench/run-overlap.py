@@ -414,8 +414,13 @@ def tabulate(recs, rates, args):
     lines, plot = [], {}
     hangs = sum(1 for r in recs if r.get("finalize_hang"))
     if hangs:
-        lines.append(f"\n{hangs} of {len(recs)} runs printed their RESULT and then hung in MPI_Finalize (UCX TCP, "
-                     "openucx/ucx#8738); they were killed after it and their times kept.")
+        by_impl = {}
+        for r in recs:
+            n, h = by_impl.get(r["impl"], (0, 0))
+            by_impl[r["impl"]] = (n + 1, h + bool(r.get("finalize_hang")))
+        per = ", ".join(f"{impl} {h} of {n}" for impl, (n, h) in sorted(by_impl.items()))
+        lines.append(f"\n{hangs} of {len(recs)} runs ({per}) printed their RESULT and then hung in MPI_Finalize "
+                     "(UCX TCP, openucx/ucx#8738); they were killed after it and their times kept.")
     for rate in rates:
         for app in args.apps:
             for scaling in args.scaling:

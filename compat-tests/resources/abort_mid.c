@@ -1,6 +1,7 @@
 /* For resources.sh: every rank exchanges a few messages, then the last rank ends the job in
- * the way argv[1] says (abort: MPI_Abort; segv: a null store; hang: it stops while the others
- * wait in a barrier, for the script to kill its process) and the others wait in a barrier.
+ * the way argv[1] says (abort: MPI_Abort; segv: a null store; nofinalize: it returns from
+ * main without MPI_Finalize; hang: it stops while the others wait in a barrier, for the
+ * script to kill its process or signal the launcher) and the others wait in a barrier.
  * "clean" finishes normally. */
 #include <mpi.h>
 #include <stdio.h>
@@ -23,6 +24,8 @@ int main(int argc, char **argv)
             volatile long zero = 0;
             *(volatile int *) zero = 1;
         }
+        if (!strcmp(how, "nofinalize"))
+            return 0;
         if (!strcmp(how, "hang")) {
             printf("ready %d\n", (int) getpid());
             fflush(stdout);

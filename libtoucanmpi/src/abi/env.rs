@@ -82,8 +82,22 @@ mpi_fn!(MPI_Finalize, PMPI_Finalize, || errcomm = c::MPI_COMM_WORLD, {
 });
 
 mpi_fn!(MPI_Abort, PMPI_Abort, |comm_h: usize, code: c_int| errcomm = c::MPI_COMM_WORLD, {
-    let _ = comm_h;
     let _ = std::io::Write::flush(&mut std::io::stdout());
+    let sub = crate::sched::current();
+    let rank = state::with(|s| s.myproc * s.cfg.v + sub).ok().filter(|_| sub != usize::MAX);
+    let comm = if comm_h == c::MPI_COMM_WORLD {
+        "MPI_COMM_WORLD".to_string()
+    } else {
+        format!("{comm_h:#x}")
+    };
+    match rank {
+        Some(r) => super::say(&format!(
+            "toucan: virtual rank {r} called MPI_Abort({comm}, {code}): ending the job\n"
+        )),
+        None => super::say(&format!(
+            "toucan: MPI_Abort({comm}, {code}) called outside any rank: ending the job\n"
+        )),
+    }
     super::export::abort_job(code)
 });
 

@@ -35,6 +35,22 @@ pub unsafe extern "C" fn exit(code: c_int) -> ! {
     real(code)
 }
 
+/// A subrank's `main` returned `code`: if it called `MPI_Init` but not `MPI_Finalize`, the
+/// job cannot end cleanly (its peers would wait for it in `MPI_Finalize`, or for messages it
+/// will never send): end the whole job now, naming the rank, as MPICH's launcher does when a
+/// process exits without finalizing.
+pub fn returned_from_main(code: c_int) {
+    let sub = sched::current();
+    let unfinished = crate::core::state::with(|s| s.locals[sub].initialized && !s.locals[sub].finalized).unwrap_or(false);
+    if sub != usize::MAX && unfinished {
+        crate::abi::say(&format!(
+            "toucan: virtual rank {}: returned from main (status {code}) without calling MPI_Finalize: ending the job\n",
+            crate::core::state::with(|s| s.myproc * s.cfg.v + sub).unwrap_or(sub)
+        ));
+        crate::abi::abort_job(if code == 0 { 1 } else { code });
+    }
+}
+
 /// The C library's registration of a thread-local object's destructor (called by the C++
 /// runtime when a `thread_local` object is first constructed in a thread), interposed: an
 /// object among the program's own thread-locals, which are per subrank (`privatize::tls`), has

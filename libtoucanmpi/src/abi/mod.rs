@@ -19,7 +19,7 @@ mod env;
 // `exit` and `__libc_start_main` interpose the C library's own entry points: not in unit
 // tests or fuzz targets (fuzz/, built with --cfg fuzzing), which are ordinary programs.
 #[cfg(not(any(test, fuzzing)))]
-mod exit;
+pub(crate) mod exit;
 mod external;
 #[cfg(not(any(test, fuzzing)))]
 mod getopt;

@@ -87,12 +87,12 @@ unsafe extern "C" fn trampoline(argc: c_int, argv: *mut *mut c_char, envp: *mut 
         let own = Box::leak(own.into_boxed_slice()).as_mut_ptr() as usize;
         let body = Box::new(move || {
             // SAFETY: calling the program's main as the C library would, with a valid argv;
-            // then, as at a thread's end, its thread-local objects are destroyed (it runs).
-            unsafe {
-                let code = main(argc, own as *mut *mut c_char, envp as *mut *mut c_char);
-                privatize::tls::run_dtors(i);
-                code
-            }
+            // then, as at a thread's end, its thread-local objects are destroyed.
+            let code = unsafe { main(argc, own as *mut *mut c_char, envp as *mut *mut c_char) };
+            crate::abi::exit::returned_from_main(code);
+            // SAFETY: the subrank still runs, so its thread-locals are in place.
+            unsafe { privatize::tls::run_dtors(i) };
+            code
         });
         match Subrank::new(cfg.stack, body) {
             Ok(mut s) => {

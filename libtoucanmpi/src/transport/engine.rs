@@ -796,6 +796,8 @@ impl Transport {
                 .PMPI_Wait(&mut self.det_req, real::REAL_MPI_STATUS_IGNORE as *mut RealStatus);
             self.real.PMPI_Comm_free(&mut self.det);
             self.real.PMPI_Comm_free(&mut self.coll);
+            // Keep UCX progressing while the real finalize waits for the other processes.
+            super::finalize::install(self.real.PMPI_Finalize as usize);
             check(self.real.PMPI_Finalize(), "MPI_Finalize")
         }
     }

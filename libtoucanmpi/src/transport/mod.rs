@@ -2,6 +2,7 @@
 pub mod collective;
 pub mod copy;
 pub mod engine;
+pub mod finalize;
 pub mod node;
 pub mod real;
 pub mod ucx;
