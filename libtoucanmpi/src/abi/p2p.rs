@@ -521,8 +521,19 @@ unsafe fn recv_fast(
             return Err(false);
         }
         let pat = Pattern { ctx: cm.ctx, src, tag };
+        // With several workers (SMP mode), no polling in place under the state lock: a cousin
+        // on another worker may be about to send, and needs it (the general path waits
+        // without the lock).
+        let (polls, multi) = if s.cfg.workers > 1 {
+            (1, true)
+        } else {
+            (blocking::SPIN_POLLS, false)
+        };
         // SAFETY: the caller's buffer holds `cap` bytes, and this rank runs.
-        unsafe { s.recv_in_place(sub, &pat, buf as *mut u8, cap, blocking::SPIN_POLLS) }
+        match unsafe { s.recv_in_place(sub, &pat, buf as *mut u8, cap, polls) } {
+            InPlace::Spun if multi => InPlace::General,
+            r => r,
+        }
     };
     match r {
         InPlace::Done(st) => {

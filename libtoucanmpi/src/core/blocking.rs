@@ -60,6 +60,7 @@ pub fn block_on_after<T>(
     let mut spun = spun;
     loop {
         let mut settle = false;
+        let mut unlocked = false;
         let r = state::with_hot(|s| {
             if let Some(v) = f(s) {
                 return Some(v);
@@ -68,6 +69,12 @@ pub fn block_on_after<T>(
             // which must run outside the lock.
             settle = s.locals.get(sched::current()).is_some_and(|l| !l.greq_ready.is_empty());
             if settle || spun || sched::others_ready() {
+                return None;
+            }
+            // With several workers (SMP mode) the answer may come from a cousin running on
+            // another one, which needs the lock: wait for it without holding it.
+            if s.cfg.workers > 1 {
+                unlocked = true;
                 return None;
             }
             let me = sched::current();
@@ -84,8 +91,45 @@ pub fn block_on_after<T>(
             settle_greqs()?;
             continue;
         }
+        if unlocked && spin_unlocked() {
+            continue;
+        }
         park();
     }
+}
+
+/// Rounds of `spin_unlocked`'s wait (a few microseconds) and how often it polls the
+/// transport meanwhile.
+const UNLOCKED_SPINS: u32 = 4096;
+const UNLOCKED_POLL_EVERY: u32 = 64;
+
+/// SMP mode, nobody else to run: waits in place, without the state lock, for a wake-up (a
+/// cousin on another worker completed what this rank waits for) or for the transport to
+/// move (polled now and then, when the lock is free). True when it is worth looking again;
+/// false when the caller should park (the wait was long, or another task became ready).
+#[inline(never)]
+fn spin_unlocked() -> bool {
+    let me = sched::current();
+    sched::metrics::spin_begin(me);
+    let mut again = false;
+    for i in 1..=UNLOCKED_SPINS {
+        if sched::park::take_notified(me) {
+            again = true;
+            break;
+        }
+        if i % UNLOCKED_POLL_EVERY == 0 {
+            if state::try_with(|s| s.progress()).unwrap_or(false) {
+                again = true;
+                break;
+            }
+            if sched::others_ready() {
+                break;
+            }
+        }
+        std::hint::spin_loop();
+    }
+    sched::metrics::spin_end(me);
+    again
 }
 
 /// Out of line, so that the thread-local lookups of parking are not hoisted into every

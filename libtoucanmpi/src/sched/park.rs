@@ -90,6 +90,17 @@ pub fn prepare_park(id: usize) -> bool {
     true
 }
 
+/// The running task `id` takes a pending wake-up, if any (it was woken while it ran): for a
+/// task that waits without parking.
+#[inline]
+pub fn take_notified(id: usize) -> bool {
+    task::get(id).is_some_and(|s| {
+        s.state
+            .compare_exchange(NOTIFIED, RUNNING, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+    })
+}
+
 /// The running task `id` will suspend asking its worker for `intent` (YIELD, DEFER, RETIRE).
 pub fn intend(id: usize, intent: u8) {
     task::slot(id).intent.store(intent, Ordering::Relaxed);
