@@ -7,5 +7,6 @@
 pub mod abi;
 pub mod core;
 pub mod privatize;
+pub mod ranges;
 pub mod sched;
 pub mod transport;

@@ -183,7 +183,7 @@ fn report(s: &State) {
         let who = if ranks.len() == 1 {
             format!("virtual rank {}", ranks[0])
         } else {
-            format!("virtual ranks {}", ranges(&ranks))
+            format!("virtual ranks {}", crate::ranges::ranges(&ranks))
         };
         text.push_str(&format!("toucan: deadlock: {who} {what}\n"));
     }
@@ -254,24 +254,9 @@ fn describe_send(s: &State, sub: usize, call: &str) -> String {
     }
 }
 
-/// "0-3,6" for sorted ranks.
-fn ranges(r: &[usize]) -> String {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < r.len() {
-        let mut j = i;
-        while j + 1 < r.len() && r[j + 1] == r[j] + 1 {
-            j += 1;
-        }
-        out.push(if i == j { r[i].to_string() } else { format!("{}-{}", r[i], r[j]) });
-        i = j + 1;
-    }
-    out.join(",")
-}
-
 #[cfg(test)]
 mod tests {
-    use super::ranges;
+    use crate::ranges::ranges;
     use rstest::rstest;
 
     #[rstest]

@@ -426,17 +426,7 @@ fn set_affinity(cpus: &[u32]) -> Result<(), String> {
 
 /// `0-3,8,10-11`.
 fn fmt_cpus(c: &[u32]) -> String {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < c.len() {
-        let mut j = i;
-        while j + 1 < c.len() && c[j + 1] == c[j] + 1 {
-            j += 1;
-        }
-        out.push(if j == i { c[i].to_string() } else { format!("{}-{}", c[i], c[j]) });
-        i = j + 1;
-    }
-    out.join(",")
+    crate::ranges::ranges(c)
 }
 
 /// Sorted intersection of two ascending lists.
