@@ -197,16 +197,8 @@ extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut l
             }
         }
     }
-    let Some(w) = WATCHED.iter().find(|w| w.sig == sig) else {
-        die_of(sig);
-        return;
-    };
     // Not a stack overflow: hand over to the previous handler, if any (it may recover).
-    let prev = w.prev.load(Ordering::Relaxed);
-    if prev != 0 {
-        chain(w, prev, sig, info, ctx);
-        return;
-    }
+    let Some(w) = ours(sig, info, ctx) else { return };
     let mut l = Line::new();
     write_who(&mut l, super::worker::current());
     l.s(b": ").s(w.what).s(b"\n").emit();
@@ -217,15 +209,7 @@ extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut l
 /// one line naming the process's virtual ranks and the signal, and the process dies of it
 /// (the launcher then reports it and ends the job, as without us).
 fn on_termination(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
-    let Some(w) = WATCHED.iter().find(|w| w.sig == sig) else {
-        die_of(sig);
-        return;
-    };
-    let prev = w.prev.load(Ordering::Relaxed);
-    if prev != 0 {
-        chain(w, prev, sig, info, ctx);
-        return;
-    }
+    let Some(w) = ours(sig, info, ctx) else { return };
     static ONCE: AtomicBool = AtomicBool::new(false);
     if !ONCE.swap(true, Ordering::SeqCst) {
         let mut l = Line::new();
@@ -236,6 +220,21 @@ fn on_termination(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::
             .emit();
     }
     die_of(sig);
+}
+
+/// The watched signal `sig`, when reporting it is ours to do; None when it was handed to the
+/// handler installed before ours, or is not one we watch (then it takes its default action).
+fn ours(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) -> Option<&'static Watched> {
+    let Some(w) = WATCHED.iter().find(|w| w.sig == sig) else {
+        die_of(sig);
+        return None;
+    };
+    let prev = w.prev.load(Ordering::Relaxed);
+    if prev != 0 {
+        chain(w, prev, sig, info, ctx);
+        return None;
+    }
+    Some(w)
 }
 
 /// Calls the handler that was installed before ours.
