@@ -7,10 +7,11 @@ use crate::core::blocking::{self, block_on, block_on_after, finish, is_done, sta
 use crate::core::comm::CommRef;
 use crate::core::datatype::DtRef;
 use crate::core::error::{err, MpiError, MpiResult};
-use crate::core::matching::{Direct, Pattern};
+use crate::core::matching::{Direct, Envelope, Pattern};
 use crate::core::p2p::{InPlace, SendData, SendMode};
+use crate::core::p2p_shared::{self, Take};
 use crate::core::request::{Persist, RecvTarget, ReqId, Status};
-use crate::core::state::{self, State};
+use crate::core::state::{self, Local, State};
 use crate::sched;
 use std::cell::Cell;
 use std::os::raw::{c_int, c_void};
@@ -327,7 +328,12 @@ mpi_fn!(
 /// between MPI_Init and MPI_Finalize (None: the general path decides, with its errors).
 #[inline(always)]
 fn fast_comm(s: &State, sub: usize, comm_h: usize) -> Option<&CommRef> {
-    let l = s.locals.get(sub)?;
+    local_comm(s.locals.get(sub)?, comm_h)
+}
+
+/// `fast_comm` on the subrank's `Local`.
+#[inline(always)]
+fn local_comm(l: &Local, comm_h: usize) -> Option<&CommRef> {
     if !l.initialized || l.finalized {
         return None;
     }
@@ -335,13 +341,89 @@ fn fast_comm(s: &State, sub: usize, comm_h: usize) -> Option<&CommRef> {
 }
 
 /// World rank of `rank` of `cm` (handle `comm_h`) when it is a valid rank (not
-/// MPI_PROC_NULL): in MPI_COMM_WORLD it is the rank itself.
+/// MPI_PROC_NULL) of a world of `world` ranks: in MPI_COMM_WORLD it is the rank itself.
 #[inline(always)]
-fn fast_world_of(s: &State, cm: &CommRef, comm_h: usize, rank: c_int) -> Option<u32> {
+fn fast_world_of(world: usize, cm: &CommRef, comm_h: usize, rank: c_int) -> Option<u32> {
     if comm_h == c::MPI_COMM_WORLD {
-        return ((rank as u32 as usize) < s.world_size()).then_some(rank as u32);
+        return ((rank as u32 as usize) < world).then_some(rank as u32);
     }
     cm.peers().ranks.get(usize::try_from(rank).ok()?).copied()
+}
+
+/// `len` bytes at `ptr` as a slice (empty when `len` is 0, whatever `ptr` is).
+///
+/// # Safety
+/// `ptr..ptr+len` must be readable for the returned lifetime.
+#[inline(always)]
+unsafe fn core_bytes<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
+    if len == 0 || ptr.is_null() {
+        &[]
+    } else {
+        // SAFETY: forwarded from the caller.
+        unsafe { std::slice::from_raw_parts(ptr, len) }
+    }
+}
+
+/// SMP mode: MPI_Send's fast path on the read side of the state (`core::p2p_shared`), for a
+/// destination in this process. None: not SMP mode; Some(false): the other paths run.
+#[inline(always)]
+fn send_shared(sub: usize, comm_h: usize, dest: c_int, tag: c_int, data: &[u8]) -> Option<bool> {
+    state::shared(|sh| {
+        let (ctx, src, w) = {
+            let l = sh.local(sub)?;
+            let cm = local_comm(&l, comm_h)?;
+            (cm.ctx, cm.rank, fast_world_of(sh.world_size(), cm, comm_h, dest)?)
+        };
+        let (proc, dsub) = sh.locate(w);
+        if proc != sh.myproc() {
+            return Some(false);
+        }
+        let env = Envelope { ctx, src, tag };
+        Some(p2p_shared::send(&sh, dsub, env, data, sh.cfg().intra_eager_max))
+    })
+    .map(|r| r.unwrap_or(false))
+}
+
+/// SMP mode: MPI_Recv's fast path on the read side of the state: a queued copy, or a
+/// direct receive registered and waited for without the state's write side (a cousin on
+/// another worker sends meanwhile). None: not SMP mode, or the general path must run.
+///
+/// # Safety
+/// `buf..buf+cap` must be writable, outside the swapped thread-locals.
+#[inline(always)]
+unsafe fn recv_shared(sub: usize, comm_h: usize, src: c_int, tag: c_int, buf: *mut u8, cap: usize) -> Option<Status> {
+    let first = state::shared(|sh| {
+        let mut l = sh.local(sub)?;
+        let cm = local_comm(&l, comm_h)?;
+        if src != c::MPI_ANY_SOURCE {
+            fast_world_of(sh.world_size(), cm, comm_h, src)?;
+        }
+        let pat = Pattern { ctx: cm.ctx, src, tag };
+        // SAFETY: forwarded from the caller; `l` is the running subrank's.
+        Some(unsafe { p2p_shared::recv_start(&mut l, &pat, buf, cap) })
+    })??;
+    match first {
+        Take::Done(st) => Some(st),
+        Take::Waiting => recv_shared_wait(sub),
+        Take::General => None,
+    }
+}
+
+/// Waits for the direct receive `recv_shared` registered.
+#[inline(never)]
+fn recv_shared_wait(sub: usize) -> Option<Status> {
+    loop {
+        // A ready sibling runs at once; otherwise wait in place a little, for a cousin.
+        if sched::others_ready() || !blocking::spin_unlocked() {
+            sched::park();
+        }
+        let r = state::shared(|sh| sh.local(sub).map(|mut l| p2p_shared::recv_check(&mut l)))??;
+        match r {
+            Take::Done(st) => return Some(st),
+            Take::Waiting => {}
+            Take::General => return None,
+        }
+    }
 }
 
 // The fast paths take every non-negative tag as valid.
@@ -359,10 +441,14 @@ unsafe fn send_fast(buf: *const c_void, count: c_int, dt: usize, dest: c_int, ta
         return Err(());
     }
     let len = count as usize * size;
+    // SAFETY: the caller's buffer holds `len` bytes for the duration of this call.
+    if send_shared(sub, comm_h, dest, tag, unsafe { core_bytes(buf as *const u8, len) }) == Some(true) {
+        return Ok(c::MPI_SUCCESS);
+    }
     let mut g = state::lock();
     let Some(s) = g.as_mut() else { return Err(()) };
     let Some(cm) = fast_comm(s, sub, comm_h) else { return Err(()) };
-    let Some(w) = fast_world_of(s, cm, comm_h, dest) else {
+    let Some(w) = fast_world_of(s.world_size(), cm, comm_h, dest) else {
         return Err(());
     };
     let (ctx, rank) = (cm.ctx, cm.rank);
@@ -510,14 +596,31 @@ unsafe fn recv_fast(
     if cap != 0 && crate::sched::swap::in_blocks(buf as usize, buf as usize + cap) {
         return Err(false);
     }
-    if sched::metrics::on() || sched::others_ready() {
+    if sched::metrics::on() {
+        return Err(false);
+    }
+    if state::readable() {
+        // SAFETY: the caller's buffer holds `cap` bytes, outside the thread-locals (above).
+        return match unsafe { recv_shared(sub, comm_h, src, tag, buf as *mut u8, cap) } {
+            Some(st) => {
+                store(status, &st);
+                if st.error == c::MPI_SUCCESS {
+                    Ok(c::MPI_SUCCESS)
+                } else {
+                    Ok(recv_failed(st, comm_h))
+                }
+            }
+            None => Err(false),
+        };
+    }
+    if sched::others_ready() {
         return Err(false);
     }
     let r = {
         let mut g = state::lock();
         let Some(s) = g.as_mut() else { return Err(false) };
         let Some(cm) = fast_comm(s, sub, comm_h) else { return Err(false) };
-        if src != c::MPI_ANY_SOURCE && fast_world_of(s, cm, comm_h, src).is_none() {
+        if src != c::MPI_ANY_SOURCE && fast_world_of(s.world_size(), cm, comm_h, src).is_none() {
             return Err(false);
         }
         let pat = Pattern { ctx: cm.ctx, src, tag };

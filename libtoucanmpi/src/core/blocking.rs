@@ -108,7 +108,7 @@ const UNLOCKED_POLL_EVERY: u32 = 64;
 /// move (polled now and then, when the lock is free). True when it is worth looking again;
 /// false when the caller should park (the wait was long, or another task became ready).
 #[inline(never)]
-fn spin_unlocked() -> bool {
+pub fn spin_unlocked() -> bool {
     let me = sched::current();
     sched::metrics::spin_begin(me);
     let mut again = false;

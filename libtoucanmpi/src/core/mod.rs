@@ -16,6 +16,7 @@ pub mod intercoll;
 pub mod matching;
 pub mod op;
 pub mod p2p;
+pub mod p2p_shared;
 pub mod quiescence;
 pub mod realcoll;
 pub mod reduce;

@@ -3,6 +3,7 @@
 
 use super::error::MpiResult;
 use super::matching::{find_posted, find_unexpected, Body, Envelope, Pattern, Posted, SyncAck, Unexp};
+use super::p2p_shared::{direct_into, queue_into};
 use super::request::{RecvTarget, ReqId, Status};
 use super::state::State;
 use crate::abi::consts as c;
@@ -201,15 +202,9 @@ impl State {
         true
     }
 
-    /// Queues an unmatched message for `dsub` and wakes it. A parked direct receive it matches
-    /// gives up its registration: a later message must not be copied past this earlier one
-    /// (the receive then takes this one through its queue).
+    /// Queues an unmatched message for `dsub` and wakes it (see `p2p_shared::queue_into`).
     fn queue(&mut self, dsub: usize, u: Unexp) {
-        let l = &mut self.locals[dsub];
-        if l.direct.is_some_and(|d| d.done.is_none() && d.pat.matches(&u.env)) {
-            l.direct = None;
-        }
-        l.unexpected.push_back(u);
+        queue_into(&mut self.locals[dsub], u);
         wake_other(dsub);
     }
 
@@ -218,19 +213,9 @@ impl State {
     /// whether it did.
     #[inline]
     fn try_direct(&mut self, dsub: usize, env: &Envelope, data: &[u8], sync: SyncAck) -> bool {
-        let Some(d) = self.locals[dsub].direct.as_mut() else {
-            return false;
-        };
-        if d.done.is_some() || !d.pat.matches(env) {
+        if !direct_into(&mut self.locals[dsub], env, data) {
             return false;
         }
-        let n = data.len().min(d.cap);
-        if n > 0 {
-            // SAFETY: the receiver registered `buf` with room for `cap` bytes and stays
-            // parked in its receive until it has taken `done`; `data` holds `n` bytes.
-            unsafe { crate::transport::copy::bytes(data.as_ptr(), d.buf, n) };
-        }
-        d.done = Some(received(env, data.len(), d.cap));
         if let SyncAck::Inter { proc, sub, token } = sync {
             self.tp.send_ack(proc, sub, dsub, token).unwrap_or_else(|e| fatal_transport(e));
         }
@@ -595,7 +580,8 @@ impl State {
             }
             return false;
         }
-        for l in self.locals.iter_mut() {
+        for k in 0..self.locals.len() {
+            let l = &mut self.locals[k];
             if let Some(i) = l
                 .unexpected
                 .iter()
@@ -617,7 +603,7 @@ impl State {
 
 /// The status of a receive of a `len`-byte message with envelope `env` into `cap` bytes
 /// (MPI_ERR_TRUNCATE when it did not fit; the bytes that did are counted).
-fn received(env: &Envelope, len: usize, cap: usize) -> Status {
+pub(crate) fn received(env: &Envelope, len: usize, cap: usize) -> Status {
     Status {
         source: env.src,
         tag: env.tag,

@@ -1,6 +1,13 @@
 //! The process's MPI state: per-subrank queues and handle tables, the request slab and the
-//! transport, behind one lock. Nothing here blocks or yields: blocking lives in
-//! `core::blocking`, which releases the lock before parking the subrank.
+//! transport. Nothing here blocks or yields: blocking lives in `core::blocking`, which
+//! releases the lock before parking the subrank.
+//!
+//! Two ways in (SMP mode, issue 14):
+//! - `with`/`lock`: the write side of a big-reader lock, for everything: the whole state.
+//! - `shared`: the read side, for the hot paths of workers (a blocking send or receive
+//!   between subranks of the process): each worker has its own reader flag, so workers in
+//!   shared sections never wait for each other, and a shared section sees only one subrank's
+//!   `Local` at a time, behind that subrank's own small lock.
 
 use super::comm::{CommRef, Group, CTX_SELF, CTX_WORLD};
 use super::error::{err, MpiResult};
@@ -8,10 +15,13 @@ use super::matching::{Posted, Unexp};
 use super::request::{Greq, ReqId, Request, Slab, Status};
 use crate::abi::consts as c;
 use crate::sched;
-use crate::sched::lock::{Guard, Lock};
+use crate::sched::lock::{BrLock, WriteGuard};
 use crate::transport::engine::RING;
 use crate::transport::{wire, Event, Transport};
+use std::cell::UnsafeCell;
 use std::collections::{HashMap, VecDeque};
+use std::ops::{Index, IndexMut};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Launch-time settings (from the environment).
@@ -114,7 +124,7 @@ pub struct State {
     pub cfg: Config,
     pub myproc: usize,
     pub nproc: usize,
-    pub locals: Vec<Local>,
+    pub locals: Locals,
     pub reqs: Slab,
     pub tp: Transport,
     events: Vec<Event>,
@@ -130,12 +140,173 @@ pub struct State {
 // send buffer) point into user buffers that MPI obliges the owning rank to keep valid until
 // the operation completes; State is only ever touched under the STATE lock.
 unsafe impl Send for State {}
+// SAFETY: `&State` is shared between threads only by readers of STATE (`shared`), and a
+// reader sees it only through `Shared`, which reads the configuration (written once, before
+// the workers start) and reaches a subrank's `Local` only through that subrank's own lock.
+unsafe impl Sync for State {}
 
-static STATE: Lock<Option<State>> = Lock::new(None);
+static STATE: BrLock<Option<State>> = BrLock::new(None);
+
+/// One subrank's `Local` with a small lock of its own, on cache lines of its own. The lock is
+/// used only by readers of STATE (`Shared::local`); a writer of STATE owns every `Local`.
+#[repr(align(128))]
+pub struct LocalCell {
+    held: AtomicBool,
+    local: UnsafeCell<Local>,
+}
+
+/// The subranks' `Local`s, indexed by local subrank.
+pub struct Locals(Vec<LocalCell>);
+
+// SAFETY: a `Local` is reached either through `&mut Locals` (the writer of STATE), or through
+// `&Locals` by one writer of STATE alone (`Index`), or by readers of STATE through
+// `LocalCell::held` (`Shared::local`): never by two threads at once without that lock.
+unsafe impl Sync for Locals {}
+
+impl Locals {
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn get(&self, i: usize) -> Option<&Local> {
+        (i < self.0.len()).then(|| &self[i])
+    }
+
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut Local> {
+        self.0.get_mut(i).map(|c| c.local.get_mut())
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Local> {
+        (0..self.0.len()).map(move |i| &self[i])
+    }
+
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut Local> {
+        self.0.iter_mut().map(|c| c.local.get_mut())
+    }
+}
+
+impl Index<usize> for Locals {
+    type Output = Local;
+    #[inline]
+    fn index(&self, i: usize) -> &Local {
+        // SAFETY: `&Locals` (other than inside `Shared`, which never indexes) exists only
+        // under the write side of STATE, which no reader holds meanwhile (see `Locals`).
+        unsafe { &*self.0[i].local.get() }
+    }
+}
+
+impl IndexMut<usize> for Locals {
+    #[inline]
+    fn index_mut(&mut self, i: usize) -> &mut Local {
+        self.0[i].local.get_mut()
+    }
+}
+
+/// A reader's view of the state (`shared`): the configuration, and one subrank's `Local` at
+/// a time behind its lock. Never hold two `LocalGuard`s at once (two readers could take
+/// them in opposite orders).
+pub struct Shared<'a> {
+    s: &'a State,
+}
+
+impl<'a> Shared<'a> {
+    #[inline]
+    pub fn cfg(&self) -> &'a Config {
+        &self.s.cfg
+    }
+
+    #[inline]
+    pub fn myproc(&self) -> usize {
+        self.s.myproc
+    }
+
+    #[inline]
+    pub fn world_size(&self) -> usize {
+        self.s.world_size()
+    }
+
+    #[inline]
+    pub fn locate(&self, w: u32) -> (usize, usize) {
+        self.s.locate(w)
+    }
+
+    /// Subrank `i`'s `Local`, locked (None: no such subrank).
+    #[inline]
+    pub fn local(&self, i: usize) -> Option<LocalGuard<'a>> {
+        let c = self.s.locals.0.get(i)?;
+        let mut spins = 0u32;
+        while c
+            .held
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            spins += 1;
+            if spins > 100 {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+        Some(LocalGuard { c })
+    }
+}
+
+/// A subrank's `Local`, locked by a reader of STATE.
+pub struct LocalGuard<'a> {
+    c: &'a LocalCell,
+}
+
+impl std::ops::Deref for LocalGuard<'_> {
+    type Target = Local;
+    fn deref(&self) -> &Local {
+        // SAFETY: the guard holds the cell's lock, and no writer of STATE runs meanwhile.
+        unsafe { &*self.c.local.get() }
+    }
+}
+
+impl std::ops::DerefMut for LocalGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Local {
+        // SAFETY: as above, and the guard is borrowed mutably.
+        unsafe { &mut *self.c.local.get() }
+    }
+}
+
+impl Drop for LocalGuard<'_> {
+    fn drop(&mut self) {
+        self.c.held.store(false, Ordering::Release);
+    }
+}
+
+/// Runs `f` on a reader's view of the state (SMP mode's hot paths). None when this thread
+/// cannot read (not a worker running a task, or one worker only: then `with` costs the
+/// same) or MPI is not initialized. `f` must not block, park, or call `with`.
+#[inline]
+pub fn shared<R>(f: impl FnOnce(Shared<'_>) -> R) -> Option<R> {
+    if sched::current() == usize::MAX {
+        return None;
+    }
+    let slot = sched::worker::worker_index();
+    if !STATE.readable(slot) {
+        return None;
+    }
+    let g = STATE.read(slot);
+    let s = g.as_ref()?;
+    Some(f(Shared { s }))
+}
+
+/// Whether the calling thread may use `shared` (a worker running a task, in SMP mode).
+#[inline]
+pub fn readable() -> bool {
+    sched::current() != usize::MAX && STATE.readable(sched::worker::worker_index())
+}
 
 /// Runs `f` on the process state. Never call `sched::park` inside `f`.
 pub fn with<R>(f: impl FnOnce(&mut State) -> R) -> MpiResult<R> {
-    let mut g = STATE.lock();
+    let mut g = STATE.write();
     match g.as_mut() {
         Some(s) => Ok(f(s)),
         None => err(c::MPI_ERR_OTHER, "MPI is not initialized"),
@@ -146,7 +317,7 @@ pub fn with<R>(f: impl FnOnce(&mut State) -> R) -> MpiResult<R> {
 /// message), where a call per lock costs a noticeable share of the latency.
 #[inline(always)]
 pub fn with_hot<R>(f: impl FnOnce(&mut State) -> R) -> MpiResult<R> {
-    let mut g = STATE.lock();
+    let mut g = STATE.write();
     match g.as_mut() {
         Some(s) => Ok(f(s)),
         None => not_initialized(),
@@ -156,8 +327,8 @@ pub fn with_hot<R>(f: impl FnOnce(&mut State) -> R) -> MpiResult<R> {
 /// The state lock, held, for the request-free fast paths of MPI_Send and MPI_Recv: they
 /// run straight-line under it, without a closure call. Never park while holding it.
 #[inline(always)]
-pub fn lock() -> Guard<'static, Option<State>> {
-    STATE.lock()
+pub fn lock() -> WriteGuard<'static, Option<State>> {
+    STATE.write()
 }
 
 #[cold]
@@ -169,7 +340,7 @@ fn not_initialized<R>() -> MpiResult<R> {
 /// Like `with`, but gives up (None) when the lock is held: for fatal-error paths that may
 /// run inside a locked section.
 pub fn try_with<R>(f: impl FnOnce(&mut State) -> R) -> Option<R> {
-    let mut g = STATE.try_lock()?;
+    let mut g = STATE.try_write()?;
     g.as_mut().map(f)
 }
 
@@ -179,7 +350,7 @@ pub fn try_with<R>(f: impl FnOnce(&mut State) -> R) -> Option<R> {
 pub fn freeze(wait: std::time::Duration) {
     let t0 = std::time::Instant::now();
     loop {
-        if let Some(g) = STATE.try_lock() {
+        if let Some(g) = STATE.try_write() {
             std::mem::forget(g);
             return;
         }
@@ -192,17 +363,20 @@ pub fn freeze(wait: std::time::Duration) {
 
 /// Whether the real MPI has been initialised in this process.
 pub fn exists() -> bool {
-    STATE.lock().is_some()
+    STATE.write().is_some()
 }
 
-/// Installs the state once the real MPI is up.
+/// Installs the state once the real MPI is up (before the workers start). Readers (`shared`)
+/// are the workers, in SMP mode only.
 pub fn install(s: State) {
-    *STATE.lock() = Some(s);
+    let w = s.cfg.workers;
+    *STATE.write() = Some(s);
+    STATE.set_readers(if w > 1 { w } else { 0 });
 }
 
 /// Takes the state out (at process finalize).
 pub fn take() -> Option<State> {
-    STATE.lock().take()
+    STATE.write().take()
 }
 
 impl State {
@@ -213,32 +387,38 @@ impl State {
         });
         let locals = (0..cfg.local())
             .map(|sub| {
-                let w = (myproc * cfg.local() + sub) as u32;
-                let self_group = Arc::new(Group { ranks: vec![w] });
-                Local {
-                    world_rank: w,
-                    posted: VecDeque::new(),
-                    unexpected: VecDeque::new(),
-                    comms: vec![
-                        Some(CommRef::new(CTX_WORLD, world.clone(), w as i32, "MPI_COMM_WORLD")),
-                        Some(CommRef::new(CTX_SELF, self_group, 0, "MPI_COMM_SELF")),
-                    ],
-                    groups: Vec::new(),
-                    messages: HashMap::new(),
-                    next_message: 0,
-                    initialized: false,
-                    finalized: false,
-                    bsend: None,
-                    bsend_used: 0,
-                    group_creations: HashMap::new(),
-                    errors: Vec::new(),
-                    keyvals: Vec::new(),
-                    attrs: HashMap::new(),
-                    waiting: None,
-                    direct: None,
-                    region: Default::default(),
-                    greq_ready: Vec::new(),
-                    greq_frees: Vec::new(),
+                let local = UnsafeCell::new({
+                    let w = (myproc * cfg.local() + sub) as u32;
+                    let self_group = Arc::new(Group { ranks: vec![w] });
+                    Local {
+                        world_rank: w,
+                        posted: VecDeque::new(),
+                        unexpected: VecDeque::new(),
+                        comms: vec![
+                            Some(CommRef::new(CTX_WORLD, world.clone(), w as i32, "MPI_COMM_WORLD")),
+                            Some(CommRef::new(CTX_SELF, self_group, 0, "MPI_COMM_SELF")),
+                        ],
+                        groups: Vec::new(),
+                        messages: HashMap::new(),
+                        next_message: 0,
+                        initialized: false,
+                        finalized: false,
+                        bsend: None,
+                        bsend_used: 0,
+                        group_creations: HashMap::new(),
+                        errors: Vec::new(),
+                        keyvals: Vec::new(),
+                        attrs: HashMap::new(),
+                        waiting: None,
+                        direct: None,
+                        region: Default::default(),
+                        greq_ready: Vec::new(),
+                        greq_frees: Vec::new(),
+                    }
+                });
+                LocalCell {
+                    held: AtomicBool::new(false),
+                    local,
                 }
             })
             .collect();
@@ -246,7 +426,7 @@ impl State {
             cfg,
             myproc,
             nproc,
-            locals,
+            locals: Locals(locals),
             reqs: Slab::default(),
             tp,
             events: Vec::new(),

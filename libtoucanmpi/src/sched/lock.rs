@@ -4,7 +4,7 @@
 
 use std::cell::UnsafeCell;
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 pub struct Lock<T> {
     held: AtomicBool,
@@ -75,6 +75,180 @@ impl<T> Drop for Guard<'_, T> {
     }
 }
 
+/// Readers a [`BrLock`] can have: one per worker thread.
+pub const MAX_READERS: usize = super::queue::MAX_WORKERS;
+
+/// A reader's flag on a cache line of its own, so that readers on different cores never
+/// share a line (the line a reader writes stays in its core's cache).
+#[repr(align(128))]
+struct Flag(AtomicBool);
+
+/// A big-reader lock (brlock): readers, each with its own slot (a worker thread), take it
+/// by setting their slot's flag, which no other reader touches, so that readers on different
+/// cores never bounce a cache line between them; a writer sets the writer flag, then waits
+/// until every reader's flag is clear, so it costs one look per reader slot in use.
+///
+/// Readers must never wait for the write side while reading (no writing inside a read
+/// section, no read section inside a write section of the same thread).
+pub struct BrLock<T> {
+    writer: Flag,
+    /// Reader slots in use: slots `0..readers` are scanned by a writer.
+    readers: AtomicUsize,
+    flags: [Flag; MAX_READERS],
+    data: UnsafeCell<T>,
+}
+
+// SAFETY: writers are serialised by `writer` and exclude every reader (each reader's flag is
+// clear while a writer holds the lock); readers share `&T`, which needs `T: Sync`.
+unsafe impl<T: Send + Sync> Sync for BrLock<T> {}
+// SAFETY: moving the lock moves the data; T: Send suffices.
+unsafe impl<T: Send> Send for BrLock<T> {}
+
+pub struct WriteGuard<'a, T> {
+    lock: &'a BrLock<T>,
+}
+
+pub struct ReadGuard<'a, T> {
+    lock: &'a BrLock<T>,
+    slot: usize,
+}
+
+impl<T> BrLock<T> {
+    pub const fn new(v: T) -> BrLock<T> {
+        BrLock {
+            writer: Flag(AtomicBool::new(false)),
+            readers: AtomicUsize::new(0),
+            flags: [const { Flag(AtomicBool::new(false)) }; MAX_READERS],
+            data: UnsafeCell::new(v),
+        }
+    }
+
+    /// Sets how many reader slots are in use (before any reader runs; 0: readers never come,
+    /// and writers look at no slot).
+    pub fn set_readers(&self, n: usize) {
+        self.readers.store(n.min(MAX_READERS), Ordering::SeqCst);
+    }
+
+    /// Whether reader slot `slot` may be used.
+    #[inline]
+    pub fn readable(&self, slot: usize) -> bool {
+        slot < self.readers.load(Ordering::Relaxed)
+    }
+
+    /// Whether a reader holds the lock now (a writer that has the writer flag waits for none).
+    #[inline]
+    fn any_reader(&self) -> bool {
+        let n = self.readers.load(Ordering::Relaxed);
+        self.flags[..n].iter().any(|f| f.0.load(Ordering::SeqCst))
+    }
+
+    pub fn write(&self) -> WriteGuard<'_, T> {
+        let mut spins = 0u32;
+        loop {
+            if !self.writer.0.load(Ordering::Relaxed)
+                && self
+                    .writer
+                    .0
+                    .compare_exchange_weak(false, true, Ordering::SeqCst, Ordering::Relaxed)
+                    .is_ok()
+            {
+                break;
+            }
+            backoff(&mut spins);
+        }
+        // New readers see the writer flag and step back; wait for those inside to leave.
+        let mut spins = 0u32;
+        while self.any_reader() {
+            backoff(&mut spins);
+        }
+        WriteGuard { lock: self }
+    }
+
+    /// The write side if it is free now and no reader is inside (never waits: used on paths
+    /// that may run while the caller holds the lock, and by pollers that have other work).
+    pub fn try_write(&self) -> Option<WriteGuard<'_, T>> {
+        if self.writer.0.load(Ordering::Relaxed) || self.any_reader() {
+            return None;
+        }
+        self.writer
+            .0
+            .compare_exchange(false, true, Ordering::SeqCst, Ordering::Relaxed)
+            .ok()?;
+        if self.any_reader() {
+            self.writer.0.store(false, Ordering::Release);
+            return None;
+        }
+        Some(WriteGuard { lock: self })
+    }
+
+    /// The read side, for reader slot `slot` (`readable(slot)`; one thread per slot at a
+    /// time): waits while a writer holds or wants the lock.
+    #[inline]
+    pub fn read(&self, slot: usize) -> ReadGuard<'_, T> {
+        debug_assert!(self.readable(slot));
+        let f = &self.flags[slot].0;
+        loop {
+            // Dekker's handshake with `write`: the flag is set before the writer flag is
+            // looked at, and the writer sets its flag before it looks at the readers'.
+            f.store(true, Ordering::SeqCst);
+            if !self.writer.0.load(Ordering::SeqCst) {
+                return ReadGuard { lock: self, slot };
+            }
+            f.store(false, Ordering::Release);
+            let mut spins = 0u32;
+            while self.writer.0.load(Ordering::Relaxed) {
+                backoff(&mut spins);
+            }
+        }
+    }
+}
+
+/// Spins, then yields the core (a holder may have been preempted).
+#[inline]
+fn backoff(spins: &mut u32) {
+    *spins += 1;
+    if *spins > 100 {
+        std::thread::yield_now();
+    } else {
+        std::hint::spin_loop();
+    }
+}
+
+impl<T> Deref for WriteGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: the writer excludes every other writer and reader.
+        unsafe { &*self.lock.data.get() }
+    }
+}
+
+impl<T> DerefMut for WriteGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as above, and the guard is borrowed mutably.
+        unsafe { &mut *self.lock.data.get() }
+    }
+}
+
+impl<T> Drop for WriteGuard<'_, T> {
+    fn drop(&mut self) {
+        self.lock.writer.0.store(false, Ordering::Release);
+    }
+}
+
+impl<T> Deref for ReadGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: no writer holds the lock while a reader's flag is set; readers share `&T`.
+        unsafe { &*self.lock.data.get() }
+    }
+}
+
+impl<T> Drop for ReadGuard<'_, T> {
+    fn drop(&mut self) {
+        self.lock.flags[self.slot].0.store(false, Ordering::Release);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,5 +273,34 @@ mod tests {
         assert!(l.try_lock().is_none());
         drop(g);
         assert!(l.try_lock().is_some());
+    }
+
+    #[test]
+    fn brlock_writers_exclude_readers() {
+        static L: BrLock<(u64, u64)> = BrLock::new((0, 0));
+        L.set_readers(2);
+        std::thread::scope(|sc| {
+            for slot in 0..2 {
+                sc.spawn(move || {
+                    for _ in 0..20000 {
+                        let g = L.read(slot);
+                        // A writer changes both halves together: a reader never sees them apart.
+                        assert_eq!(g.0, g.1);
+                    }
+                });
+            }
+            sc.spawn(|| {
+                for _ in 0..20000 {
+                    let mut g = L.write();
+                    g.0 += 1;
+                    g.1 += 1;
+                }
+            });
+        });
+        assert_eq!(*L.write(), (20000, 20000));
+        let r = L.read(1);
+        assert!(L.try_write().is_none(), "a reader inside keeps writers out");
+        drop(r);
+        assert!(L.try_write().is_some());
     }
 }

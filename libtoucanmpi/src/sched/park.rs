@@ -94,10 +94,13 @@ pub fn prepare_park(id: usize) -> bool {
 /// task that waits without parking.
 #[inline]
 pub fn take_notified(id: usize) -> bool {
+    // A plain look first: waiters call this in a loop, and a failing compare-exchange would
+    // take the line exclusive each time.
     task::get(id).is_some_and(|s| {
-        s.state
-            .compare_exchange(NOTIFIED, RUNNING, Ordering::AcqRel, Ordering::Relaxed)
-            .is_ok()
+        s.state.load(Ordering::Relaxed) == NOTIFIED
+            && s.state
+                .compare_exchange(NOTIFIED, RUNNING, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
     })
 }
 
