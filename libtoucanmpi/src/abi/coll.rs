@@ -100,7 +100,7 @@ pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()
     let id = state::with(|s| s.new_request(sub, comm_h))?;
     if persistent {
         state::with(|s| {
-            if let Some(r) = s.reqs.get_mut(id) {
+            if let Some(r) = s.req_mut(id) {
                 r.persist = Some(Box::new(Persist::Coll(op)));
                 r.active = false;
             }
@@ -115,14 +115,14 @@ pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()
 /// Runs `op` in a helper task that completes request `id` when it is done.
 pub(crate) fn launch(id: ReqId, op: Rc<CollOp>) -> MpiResult<()> {
     state::with(|s| {
-        if let Some(r) = s.reqs.get_mut(id) {
+        if let Some(r) = s.req_mut(id) {
             r.pending = 1;
         }
     })?;
     let body = Box::new(move || {
         let res = (op.job)(&op.coll);
         let _ = state::with(|s| {
-            if let (Err(e), Some(r)) = (&res, s.reqs.get_mut(id)) {
+            if let (Err(e), Some(r)) = (&res, s.req_mut(id)) {
                 r.status.error = e.class;
             }
             s.event_done(id);

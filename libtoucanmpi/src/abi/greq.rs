@@ -44,7 +44,7 @@ pub fn settle() -> MpiResult<()> {
             return Ok(());
         }
         for id in ids {
-            let Some(g) = state::with(|s| s.reqs.get(id).and_then(|r| r.greq))? else {
+            let Some(g) = state::with(|s| s.req(id).and_then(|r| r.greq))? else {
                 continue;
             };
             let mut ms = MpiStatus::from(&Status::empty());
@@ -65,7 +65,7 @@ pub fn settle() -> MpiResult<()> {
                 cancelled: ms.cancelled(),
             };
             state::with(|s| {
-                if let Some(r) = s.reqs.get_mut(id) {
+                if let Some(r) = s.req_mut(id) {
                     r.status = st;
                 }
                 s.complete(id);
@@ -112,7 +112,7 @@ pub fn cancel(h: ReqId) -> Option<MpiResult<()>> {
     if LIVE.load(Ordering::Relaxed) == 0 {
         return None;
     }
-    let g = state::with(|s| s.reqs.get(h).and_then(|r| r.greq)).ok().flatten()?;
+    let g = state::with(|s| s.req(h).and_then(|r| r.greq)).ok().flatten()?;
     if g.cancel == 0 {
         return Some(Ok(()));
     }
@@ -139,7 +139,7 @@ mpi_fn!(
         }
         let id = state::with(|s| {
             let id = s.new_request(sub, c::MPI_COMM_WORLD);
-            if let Some(r) = s.reqs.get_mut(id) {
+            if let Some(r) = s.req_mut(id) {
                 r.greq = Some(Greq {
                     query,
                     free,
@@ -164,7 +164,7 @@ mpi_fn!(
         me()?;
         let freed_by = state::with(|s| -> MpiResult<Option<usize>> {
             let id = request as ReqId;
-            let r = s.reqs.get_mut(id).ok_or_else(|| not_greq(request))?;
+            let r = s.req_mut(id).ok_or_else(|| not_greq(request))?;
             let (owner, waiter, freed) = (r.owner, r.waiter, r.freed);
             match r.greq.as_mut() {
                 Some(g) if !g.done => g.done = true,

@@ -31,7 +31,7 @@ fn errcomm() -> usize {
         .map_or(c::MPI_COMM_WORLD, |e| e.load(Ordering::Relaxed))
 }
 fn set_errcomm(s: &State, id: ReqId) {
-    if let (Some(r), Some(e)) = (s.reqs.get(id), ERRCOMM.get(sched::current())) {
+    if let (Some(r), Some(e)) = (s.req(id), ERRCOMM.get(sched::current())) {
         e.store(r.comm, Ordering::Relaxed);
     }
 }
@@ -81,7 +81,7 @@ unsafe fn launch_send(
     mode: SendMode,
 ) -> MpiResult<()> {
     if dest == c::MPI_PROC_NULL {
-        if let Some(r) = s.reqs.get_mut(id) {
+        if let Some(r) = s.req_mut(id) {
             r.status = blocking::proc_null_status();
         }
         s.complete(id);
@@ -127,9 +127,9 @@ unsafe fn bsend(
         );
     }
     l.bsend_used += need;
-    let comm_h = s.reqs.get(id).map(|r| r.comm).unwrap_or(c::MPI_COMM_WORLD);
+    let comm_h = s.req(id).map(|r| r.comm).unwrap_or(c::MPI_COMM_WORLD);
     let inner = s.new_request(sub, comm_h);
-    if let Some(r) = s.reqs.get_mut(inner) {
+    if let Some(r) = s.req_mut(inner) {
         r.freed = true;
         r.bsend_bytes = need;
     }
@@ -158,7 +158,7 @@ pub(super) unsafe fn isend(
         match launch_send(s, id, sub, &cm, buf as *const u8, n, &d, dest, tag, mode) {
             Ok(()) => Ok(id),
             Err(e) => {
-                s.reqs.remove(id);
+                s.remove_req(id);
                 Err(e)
             }
         }
@@ -821,7 +821,7 @@ unsafe fn imrecv(buf: *mut c_void, count: i64, dt: usize, msg: *mut usize) -> Mp
     let id = state::with(|s| -> MpiResult<ReqId> {
         let rid = s.new_request(sub, c::MPI_COMM_WORLD);
         if h == c::MPI_MESSAGE_NO_PROC {
-            if let Some(r) = s.reqs.get_mut(rid) {
+            if let Some(r) = s.req_mut(rid) {
                 r.status = blocking::proc_null_status();
             }
             s.complete(rid);
@@ -829,13 +829,13 @@ unsafe fn imrecv(buf: *mut c_void, count: i64, dt: usize, msg: *mut usize) -> Mp
         }
         let key = h.wrapping_sub(MSG_BASE) as u64;
         let Some(u) = (h >= MSG_BASE).then(|| s.locals[sub].messages.remove(&key)).flatten() else {
-            s.reqs.remove(rid);
+            s.remove_req(rid);
             return err(
                 c::MPI_ERR_REQUEST,
                 format!("invalid message handle {h:#x} (not from MPI_Mprobe, or already received)"),
             );
         };
-        if let Some(r) = s.reqs.get_mut(rid) {
+        if let Some(r) = s.req_mut(rid) {
             // SAFETY: the caller's buffer, and the caller runs.
             unsafe {
                 r.set_recv(RecvTarget {
@@ -884,7 +884,7 @@ fn bad_request(h: usize) -> MpiError {
 
 /// Checks that `h` is MPI_REQUEST_NULL or a live request of this process.
 fn check_req(s: &State, h: usize) -> MpiResult<()> {
-    if h == c::MPI_REQUEST_NULL || s.reqs.get(h as ReqId).is_some() {
+    if h == c::MPI_REQUEST_NULL || s.req(h as ReqId).is_some() {
         Ok(())
     } else {
         Err(bad_request(h))
@@ -893,13 +893,13 @@ fn check_req(s: &State, h: usize) -> MpiResult<()> {
 
 /// Whether `h` needs waiting for: not null and an active request.
 fn live(s: &State, h: usize) -> bool {
-    h != c::MPI_REQUEST_NULL && s.reqs.get(h as ReqId).map(|r| r.active).unwrap_or(false)
+    h != c::MPI_REQUEST_NULL && s.req(h as ReqId).map(|r| r.active).unwrap_or(false)
 }
 
 /// Finishes request `*req` (complete): returns its status, and nulls a non-persistent handle.
 unsafe fn take(s: &mut State, req: *mut Req) -> Status {
     let h = *req;
-    let persistent = s.reqs.get(h as ReqId).map(|r| r.persist.is_some()).unwrap_or(false);
+    let persistent = s.req(h as ReqId).map(|r| r.persist.is_some()).unwrap_or(false);
     set_errcomm(s, h as ReqId);
     let st = finish(s, h as ReqId);
     if !persistent {
@@ -1222,7 +1222,7 @@ mpi_fn!(
                 if !is_done(s, h as ReqId) {
                     return Ok(None);
                 }
-                if let Some(r) = s.reqs.get_mut(h as ReqId) {
+                if let Some(r) = s.req_mut(h as ReqId) {
                     // SAFETY: complete, and its owner asks (the data must be in place once the
                     // flag says complete).
                     unsafe { r.settle() };
@@ -1254,7 +1254,7 @@ mpi_fn!(MPI_Request_free, PMPI_Request_free, |req: *mut Req| errcomm = errcomm()
     }
     let h = *req as ReqId;
     state::with(|s| -> MpiResult<()> {
-        let Some(r) = s.reqs.get_mut(h) else {
+        let Some(r) = s.req_mut(h) else {
             return Err(bad_request(h as usize));
         };
         if r.complete || !r.active {
@@ -1365,7 +1365,7 @@ unsafe fn persist(spec: Persist, comm_h: usize, req: *mut Req) -> MpiResult<()> 
     let sub = me()?;
     let id = state::with(|s| {
         let id = s.new_request(sub, comm_h);
-        if let Some(r) = s.reqs.get_mut(id) {
+        if let Some(r) = s.req_mut(id) {
             r.persist = Some(Box::new(spec));
             r.active = false;
         }
@@ -1447,7 +1447,7 @@ with_c!(MPI_Recv_init, PMPI_Recv_init, MPI_Recv_init_c, PMPI_Recv_init_c, (buf: 
 unsafe fn start(h: Req) -> MpiResult<()> {
     let sub = me()?;
     let spec = state::with(|s| -> MpiResult<Persist> {
-        let r = s.reqs.get(h as ReqId).ok_or_else(|| bad_request(h))?;
+        let r = s.req(h as ReqId).ok_or_else(|| bad_request(h))?;
         let Some(p) = r.persist.as_ref() else {
             return err(c::MPI_ERR_REQUEST, "MPI_Start on a request that is not persistent");
         };
@@ -1460,7 +1460,7 @@ unsafe fn start(h: Req) -> MpiResult<()> {
         Persist::Send { comm, .. } | Persist::Recv { comm, .. } => *comm,
         Persist::Coll(op) => {
             state::with(|s| {
-                if let Some(r) = s.reqs.get_mut(h as ReqId) {
+                if let Some(r) = s.req_mut(h as ReqId) {
                     r.active = true;
                     r.complete = false;
                     r.status = Status::empty();
@@ -1471,7 +1471,7 @@ unsafe fn start(h: Req) -> MpiResult<()> {
     };
     let (_, cm) = comm(comm_h)?;
     state::with(|s| -> MpiResult<()> {
-        if let Some(r) = s.reqs.get_mut(h as ReqId) {
+        if let Some(r) = s.req_mut(h as ReqId) {
             r.active = true;
             r.complete = false;
             r.pending = 0;
@@ -1491,7 +1491,7 @@ unsafe fn start(h: Req) -> MpiResult<()> {
                 buf, count, dt, src, tag, ..
             } => {
                 if src == c::MPI_PROC_NULL {
-                    if let Some(r) = s.reqs.get_mut(h as ReqId) {
+                    if let Some(r) = s.req_mut(h as ReqId) {
                         r.status = blocking::proc_null_status();
                     }
                     s.complete(h as ReqId);

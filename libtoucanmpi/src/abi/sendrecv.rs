@@ -104,7 +104,7 @@ unsafe fn request(st: Started, comm_h: usize, req: *mut usize) -> MpiResult<()> 
     let (sub, _) = comm(comm_h)?;
     let id = state::with(|s| {
         let id = s.new_request(sub, comm_h);
-        if let Some(r) = s.reqs.get_mut(id) {
+        if let Some(r) = s.req_mut(id) {
             r.pending = 1;
         }
         id
@@ -112,7 +112,7 @@ unsafe fn request(st: Started, comm_h: usize, req: *mut usize) -> MpiResult<()> 
     let (send, recv) = (st.send, st.recv);
     let done = move |res: MpiResult<Status>| {
         let _ = state::with(|s| {
-            if let Some(r) = s.reqs.get_mut(id) {
+            if let Some(r) = s.req_mut(id) {
                 match res {
                     Ok(got) => r.status = got,
                     Err(e) => r.status.error = e.class,
@@ -130,7 +130,7 @@ unsafe fn request(st: Started, comm_h: usize, req: *mut usize) -> MpiResult<()> 
             // The halves wake the helper, which waits for them, not the rank.
             state::with(|s| {
                 for h in [send, recv] {
-                    if let Some(r) = s.reqs.get_mut(h) {
+                    if let Some(r) = s.req_mut(h) {
                         r.waiter = helper;
                     }
                 }

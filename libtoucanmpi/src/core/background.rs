@@ -136,8 +136,8 @@ fn awaits_transport(s: &state::State) -> bool {
         || s.locals
             .iter()
             .any(|l| !l.posted.is_empty() || l.waiting.is_some() || l.direct.is_some())
-        || s.reqs.live() > SCAN_MAX
-        || s.reqs.iter().any(|r| r.active && !r.complete && r.greq.is_none())
+        || s.live_requests() > SCAN_MAX
+        || s.requests().any(|r| r.active && !r.complete && r.greq.is_none())
 }
 
 /// Live requests `awaits_transport` looks at one by one, at most.

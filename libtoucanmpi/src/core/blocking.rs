@@ -13,7 +13,7 @@ use crate::sched;
 
 /// Takes the result of a complete request: persistent ones become inactive, others are freed.
 pub fn finish(s: &mut State, id: ReqId) -> Status {
-    let Some(r) = s.reqs.get_mut(id) else { return Status::empty() };
+    let Some(r) = s.req_mut(id) else { return Status::empty() };
     // SAFETY: the request is complete, and its owner takes it (Wait, Test, a collective's
     // step), so the owner's thread-locals are in place.
     unsafe { r.settle() };
@@ -29,7 +29,7 @@ pub fn finish(s: &mut State, id: ReqId) -> Status {
 
 /// Whether request `id` is complete (or not a live active request).
 pub fn is_done(s: &State, id: ReqId) -> bool {
-    s.reqs.is_done(id)
+    s.req_done(id)
 }
 
 /// Parks the running subrank until `f` (run under the lock, after a progress step when it
@@ -246,7 +246,7 @@ pub unsafe fn isend(
     state::with(|s| {
         let id = s.new_request(sub, handle);
         if dest == c::MPI_PROC_NULL {
-            if let Some(r) = s.reqs.get_mut(id) {
+            if let Some(r) = s.req_mut(id) {
                 r.status = proc_null_status();
             }
             s.complete(id);
@@ -266,7 +266,7 @@ pub unsafe fn irecv(sub: usize, handle: usize, ctx: u64, buf: *mut u8, count: us
     state::with(|s| {
         let id = s.new_request(sub, handle);
         if src == c::MPI_PROC_NULL {
-            if let Some(r) = s.reqs.get_mut(id) {
+            if let Some(r) = s.req_mut(id) {
                 r.status = proc_null_status();
             }
             s.complete(id);

@@ -232,8 +232,7 @@ fn comm_name(c: &super::comm::CommRef) -> String {
 /// (one of its incomplete sends), else just the call's name.
 fn describe_send(s: &State, sub: usize, call: &str) -> String {
     let Some((r, (dest, tag))) = s
-        .reqs
-        .iter()
+        .requests()
         .filter(|r| r.owner == sub && r.is_send && !r.complete && !r.freed)
         .find_map(|r| r.send_to.map(|d| (r, d)))
     else {

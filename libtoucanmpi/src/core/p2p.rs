@@ -78,7 +78,7 @@ impl State {
     ) -> MpiResult<()> {
         let env = Envelope { ctx, src: src_rank, tag };
         let (proc, dsub) = self.locate(dest);
-        if let Some(r) = self.reqs.get_mut(id) {
+        if let Some(r) = self.req_mut(id) {
             r.is_send = true;
             r.send_to = Some((dest, tag));
             r.status = Status {
@@ -109,7 +109,7 @@ impl State {
                 .send_eager(proc, dsub, sub, &hdr, payload)
                 .unwrap_or_else(|e| fatal_transport(e));
             if sync {
-                if let Some(r) = self.reqs.get_mut(id) {
+                if let Some(r) = self.req_mut(id) {
                     r.pending = 1;
                 }
             } else {
@@ -117,7 +117,7 @@ impl State {
             }
         } else {
             hdr.kind = wire::KIND_RNDV;
-            if let Some(r) = self.reqs.get_mut(id) {
+            if let Some(r) = self.req_mut(id) {
                 r.pending = 1 + sync as u32;
             }
             // SAFETY: user memory stays valid until the request completes (MPI's rule), and
@@ -251,7 +251,7 @@ impl State {
             unsafe { crate::transport::copy::bytes(src, buf, n) };
         }
         if let Body::Intra { sreq, .. } = u.body {
-            if let Some(r) = self.reqs.get_mut(sreq) {
+            if let Some(r) = self.req_mut(sreq) {
                 r.keep = None;
             }
             self.event_done(sreq);
@@ -271,7 +271,7 @@ impl State {
         }
         let rendezvous = mode == SendMode::Sync || (data.len > self.cfg.intra_eager_max && data.owned.is_none());
         let unexp = if rendezvous {
-            if let Some(r) = self.reqs.get_mut(id) {
+            if let Some(r) = self.req_mut(id) {
                 r.pending = 1;
                 r.keep = data.owned;
             }
@@ -303,7 +303,7 @@ impl State {
     /// # Safety
     /// `target` is a receive buffer of `sub`, which is running.
     pub unsafe fn start_recv(&mut self, id: ReqId, sub: usize, pat: Pattern, target: RecvTarget) {
-        if let Some(r) = self.reqs.get_mut(id) {
+        if let Some(r) = self.req_mut(id) {
             // SAFETY: forwarded from the caller.
             unsafe { r.set_recv(target) };
             r.is_send = false;
@@ -319,7 +319,7 @@ impl State {
 
     /// Copies (unpacks) a message's bytes into receive `rid`'s buffer and fills its status.
     fn copy_into(&mut self, rid: ReqId, env: Envelope, src: &[u8], len: usize) {
-        let Some(r) = self.reqs.get_mut(rid) else { return };
+        let Some(r) = self.req_mut(rid) else { return };
         let t = r.recv.as_ref().expect("receive request has a target");
         let cap = t.count * t.dt.size;
         // SAFETY: the receive buffer holds `count` elements of its type (MPI's rule).
@@ -333,7 +333,7 @@ impl State {
     /// Hands a matched message to receive `rid`.
     pub fn deliver(&mut self, rid: ReqId, u: Unexp) {
         if let SyncAck::Inter { proc, sub, token } = u.sync {
-            let me = self.reqs.get(rid).map(|r| r.owner).unwrap_or(0);
+            let me = self.req(rid).map(|r| r.owner).unwrap_or(0);
             self.tp.send_ack(proc, sub, me, token).unwrap_or_else(|e| fatal_transport(e));
         }
         match u.body {
@@ -347,13 +347,13 @@ impl State {
                 let src = unsafe { bytes(ptr, u.len) };
                 self.copy_into(rid, u.env, src, u.len);
                 self.complete(rid);
-                if let Some(r) = self.reqs.get_mut(sreq) {
+                if let Some(r) = self.req_mut(sreq) {
                     r.keep = None;
                 }
                 self.event_done(sreq);
             }
             Body::Inter { src_proc, msgid } => {
-                let Some(r) = self.reqs.get_mut(rid) else { return };
+                let Some(r) = self.req_mut(rid) else { return };
                 let t = r.recv.clone().expect("receive request has a target");
                 let cap = t.count * t.dt.size;
                 r.status.source = u.env.src;
@@ -528,7 +528,7 @@ impl State {
     /// A rendezvous payload arrived for receive `rid`.
     pub fn on_rndv_arrived(&mut self, rid: ReqId, temp: Option<Vec<u8>>) {
         if let Some(buf) = temp {
-            if let Some(r) = self.reqs.get(rid) {
+            if let Some(r) = self.req(rid) {
                 let t = r.recv.clone().expect("receive request has a target");
                 // SAFETY: the receive buffer holds `count` elements of its type.
                 unsafe { t.dt.unpack(&buf, t.buf, t.count) };
@@ -564,7 +564,7 @@ impl State {
 
     /// Cancels request `id` if it has not been matched yet. Returns whether it was.
     pub fn cancel(&mut self, id: ReqId) -> bool {
-        let Some(r) = self.reqs.get(id) else { return false };
+        let Some(r) = self.req(id) else { return false };
         if r.complete {
             return false;
         }
@@ -572,7 +572,7 @@ impl State {
         if !r.is_send {
             if let Some(i) = self.locals[owner].posted.iter().position(|p| p.req == id) {
                 self.locals[owner].posted.remove(i);
-                if let Some(r) = self.reqs.get_mut(id) {
+                if let Some(r) = self.req_mut(id) {
                     r.status.cancelled = true;
                 }
                 self.complete(id);
@@ -588,7 +588,7 @@ impl State {
                 .position(|u| matches!(u.body, Body::Intra { sreq, .. } if sreq == id))
             {
                 l.unexpected.remove(i);
-                if let Some(r) = self.reqs.get_mut(id) {
+                if let Some(r) = self.req_mut(id) {
                     r.status.cancelled = true;
                     r.pending = 0;
                     r.keep = None;

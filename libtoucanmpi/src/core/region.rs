@@ -47,8 +47,9 @@ const TRACK_MAX: usize = 4096;
 
 /// Records request `id` of subrank `owner` as a dependency of its next compute region.
 pub fn track(s: &mut State, owner: usize, id: ReqId) {
-    let slab = &s.reqs;
-    let sb = &mut s.locals[owner].region;
+    // The dependencies are the owner's own requests, in its own slab.
+    let l = &mut s.locals[owner];
+    let (slab, sb) = (&l.reqs, &mut l.region);
     if sb.reqs.len() >= TRACK_MAX {
         sb.reqs.retain(|&r| !slab.is_done(r));
         if sb.reqs.len() >= TRACK_MAX {
@@ -64,7 +65,7 @@ pub fn track(s: &mut State, owner: usize, id: ReqId) {
 /// Whether subrank `sub`'s compute region has what it needs.
 fn deps_done(s: &State, sub: usize) -> bool {
     let sb = &s.locals[sub].region;
-    sb.overflow || sb.reqs.iter().all(|&r| s.reqs.is_done(r))
+    sb.overflow || sb.reqs.iter().all(|&r| s.req_done(r))
 }
 
 /// Applies hint `hint` for the running subrank `sub`.

@@ -1,4 +1,5 @@
-//! Requests: one slab per process, handles with a generation so a freed handle is caught.
+//! Requests: one slab per subrank (in its `Local`), handles that name their owner and carry a
+//! generation, so a freed handle is caught.
 
 use super::datatype::DtRef;
 use super::p2p::SendMode;
@@ -153,17 +154,35 @@ impl Request {
 const IDX_BITS: u32 = 24;
 /// User request handles live above the predefined range (MPI_REQUEST_NULL is 0x180).
 const HANDLE_BASE: u64 = 1 << 40;
+/// The owning subrank's index sits above HANDLE_BASE's bit.
+const OWNER_SHIFT: u32 = 41;
 
-/// Slab of requests; a handle is `HANDLE_BASE | generation << 24 | index`.
+/// Slab of one subrank's requests; a handle is
+/// `owner << 41 | HANDLE_BASE | generation << 24 | index`.
 #[derive(Default)]
 pub struct Slab {
+    owner: usize,
     slots: Vec<(u32, Option<Request>)>,
     free: Vec<usize>,
 }
 
 pub type ReqId = u64;
 
+/// The local subrank whose slab holds request `id` (None: not a request handle).
+#[inline]
+pub fn owner_of(id: ReqId) -> Option<usize> {
+    (id & HANDLE_BASE != 0).then_some((id >> OWNER_SHIFT) as usize)
+}
+
 impl Slab {
+    /// The slab of local subrank `owner`.
+    pub fn new(owner: usize) -> Slab {
+        Slab {
+            owner,
+            ..Default::default()
+        }
+    }
+
     pub fn insert(&mut self, r: Request) -> ReqId {
         let idx = match self.free.pop() {
             Some(i) => i,
@@ -175,13 +194,14 @@ impl Slab {
         let slot = &mut self.slots[idx];
         slot.0 = slot.0.wrapping_add(1) & 0xffff;
         slot.1 = Some(r);
-        HANDLE_BASE | ((slot.0 as u64) << IDX_BITS) | idx as u64
+        (self.owner as u64) << OWNER_SHIFT | HANDLE_BASE | ((slot.0 as u64) << IDX_BITS) | idx as u64
     }
 
+    #[inline]
     fn locate(&self, id: ReqId) -> Option<usize> {
-        // Exactly HANDLE_BASE | generation | index: no other bit may be set (a garbage handle
-        // must not alias a live request).
-        if id >> (IDX_BITS + 16) != HANDLE_BASE >> (IDX_BITS + 16) {
+        // Exactly this slab's owner, HANDLE_BASE, a generation and an index: no other bit may
+        // be set (a garbage handle must not alias a live request).
+        if id >> (IDX_BITS + 16) != (self.owner as u64) << 1 | 1 {
             return None;
         }
         let idx = (id & ((1 << IDX_BITS) - 1)) as usize;
@@ -227,8 +247,8 @@ mod tests {
 
     #[test]
     fn stale_handles_are_rejected() {
-        let mut s = Slab::default();
-        let a = s.insert(Request::new(0, 0));
+        let mut s = Slab::new(1);
+        let a = s.insert(Request::new(1, 0));
         assert!(s.get(a).is_some());
         assert!(s.remove(a).is_some());
         assert!(s.get(a).is_none());
@@ -238,6 +258,8 @@ mod tests {
         assert_eq!(s.get(b).unwrap().owner, 1);
         assert!(s.get(0x180).is_none());
         assert!(s.get(b | 0xff << 48).is_none(), "bits above the handle must not be ignored");
+        assert_eq!(owner_of(b), Some(1));
+        assert!(Slab::new(2).get(b).is_none(), "another subrank's slab does not take it");
         assert_eq!(s.live(), 1);
     }
 }

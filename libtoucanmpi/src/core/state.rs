@@ -12,7 +12,7 @@
 use super::comm::{CommRef, Group, CTX_SELF, CTX_WORLD};
 use super::error::{err, MpiResult};
 use super::matching::{Posted, Unexp};
-use super::request::{Greq, ReqId, Request, Slab, Status};
+use super::request::{owner_of, Greq, ReqId, Request, Slab, Status};
 use crate::abi::consts as c;
 use crate::sched;
 use crate::sched::lock::{BrLock, WriteGuard};
@@ -100,6 +100,45 @@ pub struct Local {
     pub greq_ready: Vec<ReqId>,
     /// Free callbacks of generalized requests freed under the lock, to run outside it.
     pub greq_frees: Vec<Greq>,
+    /// This subrank's requests (its handles name it: `request::owner_of`).
+    pub reqs: Slab,
+}
+
+impl Local {
+    /// Marks this subrank's request `id` complete. Returns the task to wake (None: nobody, or
+    /// the running task, which checks its requests before parking).
+    pub fn complete(&mut self, id: ReqId) -> Option<usize> {
+        let r = self.reqs.get_mut(id)?;
+        r.complete = true;
+        let waiter = r.waiter;
+        let (freed, bsend, persistent) = (r.freed, r.bsend_bytes, r.persist.is_some());
+        if bsend > 0 {
+            self.bsend_used -= bsend;
+        }
+        if freed && !persistent {
+            self.drop_request(id);
+        }
+        (waiter != sched::current()).then_some(waiter)
+    }
+
+    /// Removes request `id`; a generalized request's free callback is queued to run outside
+    /// the lock.
+    pub fn drop_request(&mut self, id: ReqId) {
+        if let Some(Request { greq: Some(g), .. }) = self.reqs.remove(id) {
+            self.greq_frees.push(g);
+        }
+    }
+
+    /// One awaited event of request `id` happened; as `complete` when it was the last.
+    pub fn event_done(&mut self, id: ReqId) -> Option<usize> {
+        let r = self.reqs.get_mut(id)?;
+        r.pending = r.pending.saturating_sub(1);
+        if r.pending == 0 {
+            self.complete(id)
+        } else {
+            None
+        }
+    }
 }
 
 /// The kind of object an attribute keyval is for (a keyval of one kind is invalid on another).
@@ -125,7 +164,6 @@ pub struct State {
     pub myproc: usize,
     pub nproc: usize,
     pub locals: Locals,
-    pub reqs: Slab,
     pub tp: Transport,
     events: Vec<Event>,
     pub real_version: String,
@@ -414,6 +452,7 @@ impl State {
                         region: Default::default(),
                         greq_ready: Vec::new(),
                         greq_frees: Vec::new(),
+                        reqs: Slab::new(sub),
                     }
                 });
                 LocalCell {
@@ -427,7 +466,6 @@ impl State {
             myproc,
             nproc,
             locals: Locals(locals),
-            reqs: Slab::default(),
             tp,
             events: Vec::new(),
             real_version,
@@ -462,49 +500,73 @@ impl State {
         if cur != usize::MAX {
             r.waiter = cur;
         }
-        let id = self.reqs.insert(r);
+        let id = self.locals[owner].reqs.insert(r);
         if self.locals[owner].region.tracking {
             super::region::track(self, owner, id);
         }
         id
     }
 
+    /// Request `id`, in its owner's slab.
+    #[inline]
+    pub fn req(&self, id: ReqId) -> Option<&Request> {
+        self.locals.get(owner_of(id)?)?.reqs.get(id)
+    }
+
+    #[inline]
+    pub fn req_mut(&mut self, id: ReqId) -> Option<&mut Request> {
+        self.locals.get_mut(owner_of(id)?)?.reqs.get_mut(id)
+    }
+
+    pub fn remove_req(&mut self, id: ReqId) -> Option<Request> {
+        self.locals.get_mut(owner_of(id)?)?.reqs.remove(id)
+    }
+
+    /// Whether request `id` is complete (or not a live active request).
+    #[inline]
+    pub fn req_done(&self, id: ReqId) -> bool {
+        self.req(id).map(|r| r.complete || !r.active).unwrap_or(true)
+    }
+
+    /// Every live request of the process.
+    pub fn requests(&self) -> impl Iterator<Item = &Request> {
+        self.locals.iter().flat_map(|l| l.reqs.iter())
+    }
+
+    /// How many requests are live in the process.
+    pub fn live_requests(&self) -> usize {
+        self.locals.iter().map(|l| l.reqs.live()).sum()
+    }
+
     /// Marks a request complete and wakes its owner.
     pub fn complete(&mut self, id: ReqId) {
-        let Some(r) = self.reqs.get_mut(id) else { return };
-        r.complete = true;
-        let (owner, waiter) = (r.owner, r.waiter);
-        let (freed, bsend) = (r.freed, r.bsend_bytes);
-        if bsend > 0 {
-            self.locals[owner].bsend_used -= bsend;
-        }
-        if freed && r.persist.is_none() {
-            self.drop_request(id);
-        }
-        // The running subrank needs no wake-up (it checks its requests before parking).
-        if waiter != sched::current() {
-            sched::wake(waiter);
+        let Some(l) = owner_of(id).and_then(|o| self.locals.get_mut(o)) else {
+            return;
+        };
+        if let Some(w) = l.complete(id) {
+            sched::wake(w);
         }
     }
 
     /// Removes request `id`; a generalized request's free callback is queued for its owner.
     pub fn drop_request(&mut self, id: ReqId) {
-        if let Some(Request { owner, greq: Some(g), .. }) = self.reqs.remove(id) {
-            self.locals[owner].greq_frees.push(g);
+        if let Some(l) = owner_of(id).and_then(|o| self.locals.get_mut(o)) {
+            l.drop_request(id);
         }
     }
 
     /// One awaited event of request `id` happened.
     pub fn event_done(&mut self, id: ReqId) {
-        let Some(r) = self.reqs.get_mut(id) else { return };
-        r.pending = r.pending.saturating_sub(1);
-        if r.pending == 0 {
-            self.complete(id);
+        let Some(l) = owner_of(id).and_then(|o| self.locals.get_mut(o)) else {
+            return;
+        };
+        if let Some(w) = l.event_done(id) {
+            sched::wake(w);
         }
     }
 
     pub fn status_of(&self, id: ReqId) -> Option<Status> {
-        self.reqs.get(id).map(|r| r.status)
+        self.req(id).map(|r| r.status)
     }
 
     /// Drives the transport and hands what arrived to matching. Returns whether anything
