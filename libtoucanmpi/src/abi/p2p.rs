@@ -9,7 +9,7 @@ use crate::core::datatype::DtRef;
 use crate::core::error::{err, MpiError, MpiResult};
 use crate::core::matching::{Direct, Envelope, Pattern};
 use crate::core::p2p::{InPlace, SendData, SendMode};
-use crate::core::p2p_shared::{self, Take};
+use crate::core::p2p_shared::{self, Finish, Take};
 use crate::core::request::{Persist, RecvTarget, ReqId, Status};
 use crate::core::state::{self, Local, State};
 use crate::sched;
@@ -152,6 +152,11 @@ pub(super) unsafe fn isend(
     comm_h: usize,
     mode: SendMode,
 ) -> MpiResult<ReqId> {
+    if mode == SendMode::Standard {
+        if let Some(id) = isend_shared(buf, count, dt, dest, tag, comm_h) {
+            return Ok(id);
+        }
+    }
     let (sub, cm, d, n) = check_send(buf, count, dt, dest, tag, comm_h)?;
     state::with(|s| {
         let id = s.new_request(sub, comm_h);
@@ -166,8 +171,164 @@ pub(super) unsafe fn isend(
 }
 
 pub(super) unsafe fn irecv(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize) -> MpiResult<ReqId> {
+    if let Some(id) = irecv_shared(buf, count, dt, src, tag, comm_h) {
+        return Ok(id);
+    }
     let (sub, cm, d, n) = check_recv(buf, count, dt, src, tag, comm_h)?;
     blocking::irecv(sub, comm_h, cm.ctx, buf as *mut u8, n, &d, src, tag)
+}
+
+/// SMP mode: MPI_Isend in standard mode of a contiguous predefined type to a rank of this
+/// process, on the read side of the state (`p2p_shared::isend`). None: the general path runs.
+unsafe fn isend_shared(buf: *const c_void, count: i64, dt: usize, dest: c_int, tag: c_int, comm_h: usize) -> Option<ReqId> {
+    if !state::readable() {
+        return None;
+    }
+    let sub = sched::current();
+    let size = crate::core::datatype::contiguous_size(dt)?;
+    if count < 0 || (buf.is_null() && count > 0) || tag < 0 {
+        return None;
+    }
+    let len = count as usize * size;
+    // A buffer in the program's thread-locals is copied by the general path (`tlsbuf`).
+    if len != 0 && crate::sched::swap::in_blocks(buf as usize, buf as usize + len) {
+        return None;
+    }
+    // SAFETY: the caller's buffer holds `len` bytes until the request completes.
+    let data = unsafe { core_bytes(buf as *const u8, len) };
+    state::shared(|sh| {
+        let (ctx, src, w) = {
+            let l = sh.local(sub)?;
+            let cm = local_comm(&l, comm_h)?;
+            (cm.ctx, cm.rank, fast_world_of(sh.world_size(), cm, comm_h, dest)?)
+        };
+        let (proc, dsub) = sh.locate(w);
+        if proc != sh.myproc() {
+            return None;
+        }
+        // SAFETY: forwarded from the caller.
+        unsafe { p2p_shared::isend(&sh, sub, comm_h, dsub, w, Envelope { ctx, src, tag }, data) }
+    })?
+}
+
+/// SMP mode: MPI_Irecv of a contiguous predefined type on the read side of the state
+/// (`p2p_shared::irecv`). None: the general path runs.
+unsafe fn irecv_shared(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize) -> Option<ReqId> {
+    if !state::readable() {
+        return None;
+    }
+    let sub = sched::current();
+    crate::core::datatype::contiguous_size(dt)?;
+    if count < 0 || (buf.is_null() && count > 0) || (tag < 0 && tag != c::MPI_ANY_TAG) {
+        return None;
+    }
+    let d = crate::core::datatype::lookup(dt).ok()?;
+    state::shared(|sh| {
+        let ctx = {
+            let l = sh.local(sub)?;
+            let cm = local_comm(&l, comm_h)?;
+            if src != c::MPI_ANY_SOURCE {
+                fast_world_of(sh.world_size(), cm, comm_h, src)?;
+            }
+            cm.ctx
+        };
+        let t = RecvTarget {
+            buf: buf as *mut u8,
+            count: count as usize,
+            dt: d,
+        };
+        // SAFETY: the caller's buffer, valid until the request completes; the caller runs.
+        unsafe { p2p_shared::irecv(&sh, sub, comm_h, Pattern { ctx, src, tag }, t) }
+    })?
+}
+
+/// SMP mode: waits on the read side of the state for the running subrank's own plain
+/// request `h` and takes it. None: the general path runs (nothing was taken).
+fn wait_shared(h: usize) -> Option<Status> {
+    if !state::readable() {
+        return None;
+    }
+    let sub = sched::current();
+    if crate::core::request::owner_of(h as ReqId) != Some(sub) {
+        return None;
+    }
+    loop {
+        match state::shared(|sh| sh.local(sub).map(|mut l| p2p_shared::finish_own(&mut l, h as ReqId)))?? {
+            Finish::Done(st, comm) => {
+                if let Some(e) = ERRCOMM.get(sub) {
+                    e.store(comm, Ordering::Relaxed);
+                }
+                return Some(st);
+            }
+            Finish::Pending => {
+                if sched::others_ready() || !blocking::spin_unlocked() {
+                    sched::park();
+                }
+            }
+            Finish::General => return None,
+        }
+    }
+}
+
+/// SMP mode: MPI_Test of the running subrank's own plain request `h` on the read side of
+/// the state: Some(Some(status)) when it completed (taken), Some(None) when not yet (after a
+/// progress step if nobody else is making one). None: the general path runs.
+fn test_shared(h: usize) -> Option<Option<Status>> {
+    if !state::readable() {
+        return None;
+    }
+    let sub = sched::current();
+    if crate::core::request::owner_of(h as ReqId) != Some(sub) {
+        return None;
+    }
+    let look = || state::shared(|sh| sh.local(sub).map(|mut l| p2p_shared::finish_own(&mut l, h as ReqId))).flatten();
+    let mut r = look()?;
+    if matches!(r, Finish::Pending) && state::try_with(|s| s.progress()) == Some(true) {
+        r = look()?;
+    }
+    match r {
+        Finish::Done(st, comm) => {
+            if let Some(e) = ERRCOMM.get(sub) {
+                e.store(comm, Ordering::Relaxed);
+            }
+            Some(Some(st))
+        }
+        Finish::Pending => Some(None),
+        Finish::General => None,
+    }
+}
+
+/// SMP mode: MPI_Waitall on the read side of the state when every handle is null or a plain
+/// request of the running subrank. Returns how many leading entries it finished (their
+/// handles nulled, statuses stored) and whether one failed; the general path finishes the
+/// rest (none, unless a wait turned general midway).
+///
+/// # Safety
+/// `v` are the caller's handles; `statuses` is null or has room for `v.len()` statuses.
+unsafe fn waitall_shared(v: &mut [Req], statuses: *mut MpiStatus) -> (usize, bool) {
+    if !state::readable() || v.is_empty() {
+        return (0, false);
+    }
+    let sub = sched::current();
+    let own = state::shared(|sh| sh.local(sub).is_some_and(|l| p2p_shared::all_own(&l, v, c::MPI_REQUEST_NULL)));
+    if own != Some(true) {
+        return (0, false);
+    }
+    let mut failed = false;
+    for (i, h) in v.iter_mut().enumerate() {
+        let st = if *h == c::MPI_REQUEST_NULL {
+            Status::empty()
+        } else {
+            match wait_shared(*h) {
+                Some(st) => st,
+                None => return (i, failed),
+            }
+        };
+        failed |= st.error != c::MPI_SUCCESS;
+        *h = c::MPI_REQUEST_NULL;
+        store_at(statuses, i, &st);
+    }
+    (v.len(), failed)
 }
 
 /// Waits for `id` and returns its status, with a truncation turned into the call's error.
@@ -915,6 +1076,11 @@ mpi_fn!(MPI_Wait, PMPI_Wait, |req: *mut Req, status: *mut MpiStatus| errcomm = e
             return err(c::MPI_ERR_ARG, "null request pointer");
         }
         let h = *req;
+        if let Some(st) = wait_shared(h) {
+            *req = c::MPI_REQUEST_NULL;
+            store(status, &st);
+            return status_result(st, "MPI_Wait").map(|_| ());
+        }
         state::with(|s| check_req(s, h))??;
         let st = block_on(|s| {
             if !live(s, h) {
@@ -938,16 +1104,14 @@ mpi_fn!(
                 return err(c::MPI_ERR_ARG, "null argument");
             }
             let h = *req;
-            let st = state::with(|s| -> MpiResult<Option<Status>> {
-                check_req(s, h)?;
-                if !live(s, h) {
-                    return Ok(Some(Status::empty()));
+            let st = match test_shared(h) {
+                Some(Some(st)) => {
+                    *req = c::MPI_REQUEST_NULL;
+                    Some(st)
                 }
-                if !is_done(s, h as ReqId) {
-                    s.progress();
-                }
-                Ok(is_done(s, h as ReqId).then(|| take(s, req)))
-            })??;
+                Some(None) => None,
+                None => test_general(h, req)?,
+            };
             match st {
                 Some(st) => {
                     *flag = 1;
@@ -963,6 +1127,20 @@ mpi_fn!(
         })
     }
 );
+
+/// MPI_Test under the state's write side.
+unsafe fn test_general(h: usize, req: *mut Req) -> MpiResult<Option<Status>> {
+    state::with(|s| -> MpiResult<Option<Status>> {
+        check_req(s, h)?;
+        if !live(s, h) {
+            return Ok(Some(Status::empty()));
+        }
+        if !is_done(s, h as ReqId) {
+            s.progress();
+        }
+        Ok(is_done(s, h as ReqId).then(|| take(s, req)))
+    })?
+}
 
 /// Shared by the all/any/some forms: checks every handle first.
 unsafe fn reqs<'a>(n: c_int, p: *mut Req) -> MpiResult<&'a mut [Req]> {
@@ -1008,20 +1186,30 @@ mpi_fn!(
     {
         me()?;
         super::greq::around(|| {
-            let v = reqs(n, p)?;
-            let mut failed = false;
-            // Requests with nothing to wait for report an empty status.
-            state::with(|s| {
-                for (i, &h) in v.iter().enumerate() {
-                    if !live(s, h) {
-                        store_at(statuses, i, &Status::empty());
+            let (v, statuses, mut failed) = if n > 0 && !p.is_null() {
+                let v = std::slice::from_raw_parts_mut(p, n as usize);
+                let (k, failed) = waitall_shared(v, statuses);
+                let rest = if statuses.is_null() { statuses } else { statuses.add(k) };
+                (&mut v[k..], rest, failed)
+            } else {
+                (reqs(n, p)?, statuses, false)
+            };
+            // What the read side did not finish (SMP mode), or everything.
+            if !v.is_empty() {
+                let v = reqs(v.len() as c_int, v.as_mut_ptr())?;
+                // Requests with nothing to wait for report an empty status.
+                state::with(|s| {
+                    for (i, &h) in v.iter().enumerate() {
+                        if !live(s, h) {
+                            store_at(statuses, i, &Status::empty());
+                        }
                     }
-                }
-            })?;
-            block_on(|s| {
-                failed |= take_done(s, v, statuses, None).1;
-                v.iter().all(|&h| !live(s, h)).then_some(())
-            })?;
+                })?;
+                block_on(|s| {
+                    failed |= take_done(s, v, statuses, None).1;
+                    v.iter().all(|&h| !live(s, h)).then_some(())
+                })?;
+            }
             if failed {
                 return err(c::MPI_ERR_IN_STATUS, "a request failed (see the statuses' MPI_ERROR fields)");
             }

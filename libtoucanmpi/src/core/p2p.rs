@@ -3,8 +3,8 @@
 
 use super::error::MpiResult;
 use super::matching::{find_posted, find_unexpected, Body, Envelope, Pattern, Posted, SyncAck, Unexp};
-use super::p2p_shared::{direct_into, queue_into};
-use super::request::{RecvTarget, ReqId, Status};
+use super::p2p_shared::{copy_into, direct_into, queue_into};
+use super::request::{owner_of, RecvTarget, ReqId, Status};
 use super::state::State;
 use crate::abi::consts as c;
 use crate::sched;
@@ -319,15 +319,9 @@ impl State {
 
     /// Copies (unpacks) a message's bytes into receive `rid`'s buffer and fills its status.
     fn copy_into(&mut self, rid: ReqId, env: Envelope, src: &[u8], len: usize) {
-        let Some(r) = self.req_mut(rid) else { return };
-        let t = r.recv.as_ref().expect("receive request has a target");
-        let cap = t.count * t.dt.size;
-        // SAFETY: the receive buffer holds `count` elements of its type (MPI's rule).
-        let n = unsafe { t.dt.unpack(src, t.buf, t.count) };
-        r.status.source = env.src;
-        r.status.tag = env.tag;
-        r.status.bytes = n as u64;
-        r.status.error = if len > cap { c::MPI_ERR_TRUNCATE } else { c::MPI_SUCCESS };
+        if let Some(l) = owner_of(rid).and_then(|o| self.locals.get_mut(o)) {
+            copy_into(l, rid, env, src, len);
+        }
     }
 
     /// Hands a matched message to receive `rid`.

@@ -1,13 +1,15 @@
-//! Blocking sends and receives between subranks of one process on the read side of the
-//! state (`state::shared`, SMP mode): each step locks one subrank's `Local` only, so workers
-//! exchanging messages among their own subranks never wait for each other. Only what needs
-//! no request is done here (a parked direct receive, a small queued copy); anything else
-//! answers "general", and the caller takes the general path from the start.
+//! Point-to-point between subranks of one process on the read side of the state
+//! (`state::shared`, SMP mode): each step locks one subrank's `Local` only, so workers
+//! exchanging messages among their own subranks never wait for each other. The common cases
+//! are done here (a posted receive or a parked direct receive served by one copy, a small
+//! queued copy, a sibling's rendezvous, a request that completed); anything else answers
+//! "general" before doing anything, and the caller takes the general path from the start.
 
-use super::matching::{find_posted, find_unexpected, Body, Direct, Envelope, Pattern, SyncAck, Unexp};
+use super::matching::{find_posted, find_unexpected, Body, Direct, Envelope, Pattern, Posted, SyncAck, Unexp};
 use super::p2p::received;
-use super::request::Status;
+use super::request::{owner_of, RecvTarget, ReqId, Request, Status};
 use super::state::{Local, Shared};
+use crate::abi::consts as c;
 use crate::sched;
 use crate::transport::Payload;
 
@@ -50,33 +52,216 @@ pub fn queue_into(l: &mut Local, u: Unexp) {
     l.unexpected.push_back(u);
 }
 
-/// A standard-mode send of `data` to subrank `dsub` of this process, needing no request:
-/// into its parked direct receive, or queued as a copy when at most `eager_max` bytes. False
-/// (nothing done) when a posted receive matches (it has a request) or the message is larger.
-pub fn send(sh: &Shared<'_>, dsub: usize, env: Envelope, data: &[u8], eager_max: usize) -> bool {
-    let Some(mut l) = sh.local(dsub) else {
-        return false;
-    };
-    if find_posted(l.posted.iter(), &env).is_some() {
-        return false;
+/// Copies (unpacks) a message's bytes into receive `rid` of `l` and fills its status.
+pub fn copy_into(l: &mut Local, rid: ReqId, env: Envelope, src: &[u8], len: usize) {
+    let Some(r) = l.reqs.get_mut(rid) else { return };
+    let t = r.recv.as_ref().expect("receive request has a target");
+    let cap = t.count * t.dt.size;
+    // SAFETY: the receive buffer holds `count` elements of its type (MPI's rule).
+    let n = unsafe { t.dt.unpack(src, t.buf, t.count) };
+    r.status.source = env.src;
+    r.status.tag = env.tag;
+    r.status.bytes = n as u64;
+    r.status.error = if len > cap { c::MPI_ERR_TRUNCATE } else { c::MPI_SUCCESS };
+}
+
+fn wake(task: usize) {
+    if task != sched::current() {
+        sched::wake(task);
     }
-    if !direct_into(&mut l, &env, data) {
-        if data.len() > eager_max {
-            return false;
+}
+
+/// How a send to a sibling or cousin went (`deliver_send`).
+enum Sent {
+    /// The bytes are where they go (or in a queued copy): the send is complete.
+    Done,
+    /// The receiver copies them from the sender's buffer later (`Body::Intra`).
+    Rendezvous,
+    /// Nothing was done.
+    General,
+}
+
+/// A standard-mode send of `data` (at `ptr`) to subrank `dsub`: into a matching posted
+/// receive, or its parked direct receive, or a queued copy when at most `eager_max` bytes;
+/// with `sreq` (the sender's request) larger ones wait in the queue for the receiver to copy
+/// them. Wakes the receiver.
+fn deliver_send(sh: &Shared<'_>, dsub: usize, env: Envelope, data: &[u8], eager_max: usize, sreq: Option<ReqId>) -> Sent {
+    let Some(mut l) = sh.local(dsub) else {
+        return Sent::General;
+    };
+    let mut out = Sent::Done;
+    let mut woken = dsub;
+    if let Some(i) = find_posted(l.posted.iter(), &env) {
+        let rid = l.posted[i].req;
+        if owner_of(rid) != Some(dsub) {
+            return Sent::General;
         }
+        l.posted.remove(i);
+        copy_into(&mut l, rid, env, data, data.len());
+        match l.complete(rid) {
+            Some(w) => woken = w,
+            None => return Sent::Done,
+        }
+    } else if !direct_into(&mut l, &env, data) {
+        let body = if data.len() <= eager_max {
+            Body::Eager(Payload::from_vec(data.to_vec()))
+        } else if let Some(sreq) = sreq {
+            out = Sent::Rendezvous;
+            Body::Intra { sreq, ptr: data.as_ptr() }
+        } else {
+            return Sent::General;
+        };
         let u = Unexp {
             env,
             len: data.len(),
-            body: Body::Eager(Payload::from_vec(data.to_vec())),
+            body,
             sync: SyncAck::None,
         };
         queue_into(&mut l, u);
     }
     drop(l);
-    if dsub != sched::current() {
-        sched::wake(dsub);
+    wake(woken);
+    out
+}
+
+/// A standard-mode send of `data` to subrank `dsub` of this process, needing no request:
+/// into a matching posted receive or its parked direct receive, or queued as a copy when at
+/// most `eager_max` bytes. False (nothing done) otherwise.
+pub fn send(sh: &Shared<'_>, dsub: usize, env: Envelope, data: &[u8], eager_max: usize) -> bool {
+    matches!(deliver_send(sh, dsub, env, data, eager_max, None), Sent::Done)
+}
+
+/// MPI_Isend in standard mode from the running subrank `sub` to subrank `dsub` of this
+/// process (world rank `dest`): its request, complete unless the receiver is to copy the
+/// data from `data` later. None: nothing was done (the general path runs).
+///
+/// # Safety
+/// `data` stays valid until the request completes (MPI's rule for a send buffer).
+pub unsafe fn isend(sh: &Shared<'_>, sub: usize, comm_h: usize, dsub: usize, dest: u32, env: Envelope, data: &[u8]) -> Option<ReqId> {
+    let id = {
+        let mut l = sh.local(sub)?;
+        if l.region.tracking {
+            return None;
+        }
+        let mut r = Request::new(sub, comm_h);
+        r.waiter = sched::current();
+        r.is_send = true;
+        r.send_to = Some((dest, env.tag));
+        r.pending = 1;
+        r.status = Status {
+            source: c::MPI_ANY_SOURCE,
+            tag: c::MPI_ANY_TAG,
+            ..Status::default()
+        };
+        l.reqs.insert(r)
+    };
+    match deliver_send(sh, dsub, env, data, sh.cfg().intra_eager_max, Some(id)) {
+        Sent::Done => {
+            sh.local(sub)?.complete(id);
+        }
+        Sent::Rendezvous => {}
+        Sent::General => {
+            sh.local(sub)?.reqs.remove(id);
+            return None;
+        }
     }
-    true
+    Some(id)
+}
+
+/// MPI_Irecv by the running subrank `sub`: a queued copy or a sibling's rendezvous that
+/// matches is taken at once, else the receive is posted. None: nothing was done (the region
+/// hints track requests, or the match needs the transport).
+///
+/// # Safety
+/// `t` is a receive buffer of `sub`, which runs, valid until the request completes.
+pub unsafe fn irecv(sh: &Shared<'_>, sub: usize, comm_h: usize, pat: Pattern, t: RecvTarget) -> Option<ReqId> {
+    let mut l = sh.local(sub)?;
+    if l.region.tracking {
+        return None;
+    }
+    let found = find_unexpected(l.unexpected.iter(), &pat);
+    if let Some(i) = found {
+        let u = &l.unexpected[i];
+        let ok = match u.body {
+            Body::Eager(_) => true,
+            Body::Intra { sreq, .. } => owner_of(sreq).is_some(),
+            Body::Inter { .. } => false,
+        };
+        if !ok || !matches!(u.sync, SyncAck::None) {
+            return None;
+        }
+    }
+    let mut r = Request::new(sub, comm_h);
+    r.waiter = sched::current();
+    // SAFETY: forwarded from the caller.
+    unsafe { r.set_recv(t) };
+    let id = l.reqs.insert(r);
+    let Some(i) = found else {
+        l.posted.push_back(Posted { pat, req: id });
+        return Some(id);
+    };
+    let u = l.unexpected.remove(i).expect("index from find_unexpected");
+    let sender = match u.body {
+        Body::Eager(p) => {
+            copy_into(&mut l, id, u.env, p.as_slice(), u.len);
+            None
+        }
+        Body::Intra { sreq, ptr } => {
+            // SAFETY: the sender's buffer stays valid until its request completes, which
+            // happens below, after the copy.
+            let src = unsafe { std::slice::from_raw_parts(ptr, u.len) };
+            copy_into(&mut l, id, u.env, src, u.len);
+            Some(sreq)
+        }
+        Body::Inter { .. } => unreachable!("checked above"),
+    };
+    l.complete(id);
+    drop(l);
+    if let Some(sreq) = sender {
+        let o = owner_of(sreq)?;
+        let w = {
+            let mut sl = sh.local(o)?;
+            if let Some(r) = sl.reqs.get_mut(sreq) {
+                r.keep = None;
+            }
+            sl.event_done(sreq)
+        };
+        if let Some(w) = w {
+            sched::wake(w);
+        }
+    }
+    Some(id)
+}
+
+/// What a wait or test found of one of the running subrank's requests.
+pub enum Finish {
+    /// Complete and taken (freed): its status and communicator handle.
+    Done(Status, usize),
+    /// Not complete yet.
+    Pending,
+    /// The general path must run (persistent or generalized request, another rank's, ...).
+    General,
+}
+
+/// Takes request `id` of the running subrank when it is complete.
+pub fn finish_own(l: &mut Local, id: ReqId) -> Finish {
+    if !l.greq_ready.is_empty() {
+        return Finish::General;
+    }
+    let Some(r) = l.reqs.get_mut(id) else {
+        return Finish::General;
+    };
+    if r.persist.is_some() || r.greq.is_some() || !r.active {
+        return Finish::General;
+    }
+    if !r.complete {
+        return Finish::Pending;
+    }
+    // SAFETY: the request is complete and its owner, the running subrank, takes it.
+    unsafe { r.settle() };
+    let (st, comm) = (r.status, r.comm);
+    l.drop_request(id);
+    Finish::Done(st, comm)
 }
 
 /// A blocking receive's first look: a queued copy matching `pat` goes into `buf`; with
@@ -128,4 +313,16 @@ pub fn recv_check(l: &mut Local) -> Take {
         Some(_) => Take::Waiting,
         None => Take::General,
     }
+}
+
+/// Whether every one of `ids` is MPI_REQUEST_NULL (`null`) or a plain request of `l` (not
+/// persistent, not generalized) that `finish_own` can take.
+pub fn all_own(l: &Local, ids: &[usize], null: usize) -> bool {
+    l.greq_ready.is_empty()
+        && ids.iter().all(|&h| {
+            h == null
+                || l.reqs
+                    .get(h as ReqId)
+                    .is_some_and(|r| r.persist.is_none() && r.greq.is_none() && r.active)
+        })
 }
