@@ -179,7 +179,8 @@ pub(super) unsafe fn irecv(buf: *mut c_void, count: i64, dt: usize, src: c_int, 
 }
 
 /// SMP mode: MPI_Isend in standard mode of a contiguous predefined type to a rank of this
-/// process, on the read side of the state (`p2p_shared::isend`). None: the general path runs.
+/// process, or eagerly to another, on the read side of the state (`p2p_shared::isend`,
+/// `isend_remote`). None: the general path runs.
 unsafe fn isend_shared(buf: *const c_void, count: i64, dt: usize, dest: c_int, tag: c_int, comm_h: usize) -> Option<ReqId> {
     if !state::readable() {
         return None;
@@ -203,11 +204,12 @@ unsafe fn isend_shared(buf: *const c_void, count: i64, dt: usize, dest: c_int, t
             (cm.ctx, cm.rank, fast_world_of(sh.world_size(), cm, comm_h, dest)?)
         };
         let (proc, dsub) = sh.locate(w);
+        let env = Envelope { ctx, src, tag };
         if proc != sh.myproc() {
-            return None;
+            return p2p_shared::isend_remote(&sh, sub, comm_h, proc, dsub, w, env, data);
         }
         // SAFETY: forwarded from the caller.
-        unsafe { p2p_shared::isend(&sh, sub, comm_h, dsub, w, Envelope { ctx, src, tag }, data) }
+        unsafe { p2p_shared::isend(&sh, sub, comm_h, dsub, w, env, data) }
     })?
 }
 
@@ -525,8 +527,9 @@ unsafe fn core_bytes<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
     }
 }
 
-/// SMP mode: MPI_Send's fast path on the read side of the state (`core::p2p_shared`), for a
-/// destination in this process. None: not SMP mode; Some(false): the other paths run.
+/// SMP mode: MPI_Send's fast path on the read side of the state (`core::p2p_shared`): to a
+/// rank of this process, or an eager message to another. None: not SMP mode; Some(false): the
+/// other paths run.
 #[inline(always)]
 fn send_shared(sub: usize, comm_h: usize, dest: c_int, tag: c_int, data: &[u8]) -> Option<bool> {
     state::shared(|sh| {
@@ -536,10 +539,10 @@ fn send_shared(sub: usize, comm_h: usize, dest: c_int, tag: c_int, data: &[u8]) 
             (cm.ctx, cm.rank, fast_world_of(sh.world_size(), cm, comm_h, dest)?)
         };
         let (proc, dsub) = sh.locate(w);
-        if proc != sh.myproc() {
-            return Some(false);
-        }
         let env = Envelope { ctx, src, tag };
+        if proc != sh.myproc() {
+            return Some(p2p_shared::send_remote(&sh, proc, dsub, sub, env, data));
+        }
         Some(p2p_shared::send(&sh, dsub, env, data, sh.cfg().intra_eager_max))
     })
     .map(|r| r.unwrap_or(false))

@@ -56,9 +56,22 @@ fn wake_other(sub: usize) {
     }
 }
 
+/// The header of a standard-mode eager message (no acknowledgement).
+#[inline(always)]
+pub(super) fn eager_header(env: &Envelope, len: usize) -> Header {
+    Header {
+        kind: wire::KIND_EAGER,
+        ctx: env.ctx,
+        src_rank: env.src,
+        tag: env.tag,
+        len: len as u64,
+        ..Default::default()
+    }
+}
+
 #[cold]
 #[inline(never)]
-fn fatal_transport(e: String) -> ! {
+pub(super) fn fatal_transport(e: String) -> ! {
     crate::abi::fatal(&format!("transport: {e}"))
 }
 
@@ -148,15 +161,7 @@ impl State {
     /// `sub` to subrank `dsub` of process `proc`; the transport's failure ends the job.
     #[inline(always)]
     fn send_eager_to(&mut self, proc: usize, dsub: usize, sub: usize, env: Envelope, data: &[u8]) {
-        let hdr = Header {
-            kind: wire::KIND_EAGER,
-            ctx: env.ctx,
-            src_rank: env.src,
-            tag: env.tag,
-            len: data.len() as u64,
-            ..Default::default()
-        };
-        if let Err(e) = self.tp.send_eager(proc, dsub, sub, &hdr, data) {
+        if let Err(e) = self.tp.send_eager(proc, dsub, sub, &eager_header(&env, data.len()), data) {
             fatal_transport(e)
         }
     }

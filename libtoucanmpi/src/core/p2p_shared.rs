@@ -6,7 +6,7 @@
 //! "general" before doing anything, and the caller takes the general path from the start.
 
 use super::matching::{find_posted, find_unexpected, Body, Direct, Envelope, Pattern, Posted, SyncAck, Unexp};
-use super::p2p::received;
+use super::p2p::{eager_header, fatal_transport, received};
 use super::request::{owner_of, RecvTarget, ReqId, Request, Status};
 use super::state::{Local, Shared};
 use crate::abi::consts as c;
@@ -131,6 +131,60 @@ pub fn send(sh: &Shared<'_>, dsub: usize, env: Envelope, data: &[u8], eager_max:
     matches!(deliver_send(sh, dsub, env, data, eager_max, None), Sent::Done)
 }
 
+/// A standard-mode eager message (at most `eager_max` bytes of the configuration) from the
+/// running subrank `sub` to subrank `dsub` of process `proc`, through the transport's own
+/// lock. False (nothing done) when it is larger.
+pub fn send_remote(sh: &Shared<'_>, proc: usize, dsub: usize, sub: usize, env: Envelope, data: &[u8]) -> bool {
+    if data.len() > sh.cfg().eager_max {
+        return false;
+    }
+    if let Err(e) = sh.transport().send_eager(proc, dsub, sub, &eager_header(&env, data.len()), data) {
+        fatal_transport(e)
+    }
+    true
+}
+
+/// A new send request of the running subrank `sub` (in its slab) to world rank `dest`, with
+/// one event pending; None when its region hints track requests (the general path does).
+fn send_request(sh: &Shared<'_>, sub: usize, comm_h: usize, dest: u32, tag: i32) -> Option<ReqId> {
+    let mut l = sh.local(sub)?;
+    if l.region.tracking {
+        return None;
+    }
+    let mut r = Request::new(sub, comm_h);
+    r.waiter = sched::current();
+    r.is_send = true;
+    r.send_to = Some((dest, tag));
+    r.pending = 1;
+    r.status = Status {
+        source: c::MPI_ANY_SOURCE,
+        tag: c::MPI_ANY_TAG,
+        ..Status::default()
+    };
+    Some(l.reqs.insert(r))
+}
+
+/// MPI_Isend in standard mode of an eager message to subrank `dsub` of another process
+/// `proc` (world rank `dest`): a complete request. None: nothing was done.
+pub fn isend_remote(
+    sh: &Shared<'_>,
+    sub: usize,
+    comm_h: usize,
+    proc: usize,
+    dsub: usize,
+    dest: u32,
+    env: Envelope,
+    data: &[u8],
+) -> Option<ReqId> {
+    if data.len() > sh.cfg().eager_max {
+        return None;
+    }
+    let id = send_request(sh, sub, comm_h, dest, env.tag)?;
+    send_remote(sh, proc, dsub, sub, env, data);
+    sh.local(sub)?.complete(id);
+    Some(id)
+}
+
 /// MPI_Isend in standard mode from the running subrank `sub` to subrank `dsub` of this
 /// process (world rank `dest`): its request, complete unless the receiver is to copy the
 /// data from `data` later. None: nothing was done (the general path runs).
@@ -138,23 +192,7 @@ pub fn send(sh: &Shared<'_>, dsub: usize, env: Envelope, data: &[u8], eager_max:
 /// # Safety
 /// `data` stays valid until the request completes (MPI's rule for a send buffer).
 pub unsafe fn isend(sh: &Shared<'_>, sub: usize, comm_h: usize, dsub: usize, dest: u32, env: Envelope, data: &[u8]) -> Option<ReqId> {
-    let id = {
-        let mut l = sh.local(sub)?;
-        if l.region.tracking {
-            return None;
-        }
-        let mut r = Request::new(sub, comm_h);
-        r.waiter = sched::current();
-        r.is_send = true;
-        r.send_to = Some((dest, env.tag));
-        r.pending = 1;
-        r.status = Status {
-            source: c::MPI_ANY_SOURCE,
-            tag: c::MPI_ANY_TAG,
-            ..Status::default()
-        };
-        l.reqs.insert(r)
-    };
+    let id = send_request(sh, sub, comm_h, dest, env.tag)?;
     match deliver_send(sh, dsub, env, data, sh.cfg().intra_eager_max, Some(id)) {
         Sent::Done => {
             sh.local(sub)?.complete(id);

@@ -4,8 +4,8 @@
 //!
 //! Two ways in (SMP mode, issue 14):
 //! - `with`/`lock`: the write side of a big-reader lock, for everything: the whole state.
-//! - `shared`: the read side, for the hot paths of workers (a blocking send or receive
-//!   between subranks of the process): each worker has its own reader flag, so workers in
+//! - `shared`: the read side, for the hot paths of workers (sends and receives between
+//!   subranks of the process, eager sends to other processes): each worker has its own reader flag, so workers in
 //!   shared sections never wait for each other, and a shared section sees only one subrank's
 //!   `Local` at a time, behind that subrank's own small lock.
 
@@ -164,7 +164,7 @@ pub struct State {
     pub myproc: usize,
     pub nproc: usize,
     pub locals: Locals,
-    pub tp: Transport,
+    pub tp: TpCell,
     events: Vec<Event>,
     pub real_version: String,
     pub det: super::deadlock::Detector,
@@ -244,6 +244,77 @@ impl IndexMut<usize> for Locals {
     }
 }
 
+/// The transport, with a small lock of its own for readers of STATE (`Shared::transport`);
+/// a writer of STATE reaches it directly (`Deref`/`DerefMut`).
+pub struct TpCell {
+    held: AtomicBool,
+    tp: UnsafeCell<Transport>,
+}
+
+// SAFETY: as for `Locals`: the transport is reached by one writer of STATE alone, or by
+// readers through `held`.
+unsafe impl Sync for TpCell {}
+
+impl std::ops::Deref for TpCell {
+    type Target = Transport;
+    #[inline]
+    fn deref(&self) -> &Transport {
+        // SAFETY: `&TpCell` (other than inside `Shared`, which locks) exists only under the
+        // write side of STATE, which no reader holds meanwhile.
+        unsafe { &*self.tp.get() }
+    }
+}
+
+impl std::ops::DerefMut for TpCell {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut Transport {
+        self.tp.get_mut()
+    }
+}
+
+/// The transport, locked by a reader of STATE.
+pub struct TpGuard<'a> {
+    c: &'a TpCell,
+}
+
+impl std::ops::Deref for TpGuard<'_> {
+    type Target = Transport;
+    fn deref(&self) -> &Transport {
+        // SAFETY: the guard holds the cell's lock, and no writer of STATE runs meanwhile.
+        unsafe { &*self.c.tp.get() }
+    }
+}
+
+impl std::ops::DerefMut for TpGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Transport {
+        // SAFETY: as above, and the guard is borrowed mutably.
+        unsafe { &mut *self.c.tp.get() }
+    }
+}
+
+impl Drop for TpGuard<'_> {
+    fn drop(&mut self) {
+        self.c.held.store(false, Ordering::Release);
+    }
+}
+
+/// Takes a small cell lock (`LocalCell::held`, `TpCell::held`): spins, then yields.
+#[inline]
+fn take_cell(held: &AtomicBool) {
+    let mut spins = 0u32;
+    while held
+        .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        spins += 1;
+        if spins > 100 {
+            std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
 /// A reader's view of the state (`shared`): the configuration, and one subrank's `Local` at
 /// a time behind its lock. Never hold two `LocalGuard`s at once (two readers could take
 /// them in opposite orders).
@@ -276,20 +347,16 @@ impl<'a> Shared<'a> {
     #[inline]
     pub fn local(&self, i: usize) -> Option<LocalGuard<'a>> {
         let c = self.s.locals.0.get(i)?;
-        let mut spins = 0u32;
-        while c
-            .held
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            spins += 1;
-            if spins > 100 {
-                std::thread::yield_now();
-            } else {
-                std::hint::spin_loop();
-            }
-        }
+        take_cell(&c.held);
         Some(LocalGuard { c })
+    }
+
+    /// The transport, locked (the real MPI, one thread at a time). Never held together with
+    /// a `LocalGuard`.
+    #[inline]
+    pub fn transport(&self) -> TpGuard<'a> {
+        take_cell(&self.s.tp.held);
+        TpGuard { c: &self.s.tp }
     }
 }
 
@@ -466,7 +533,10 @@ impl State {
             myproc,
             nproc,
             locals: Locals(locals),
-            tp,
+            tp: TpCell {
+                held: AtomicBool::new(false),
+                tp: UnsafeCell::new(tp),
+            },
             events: Vec::new(),
             real_version,
             det: super::deadlock::Detector::new(),
