@@ -8,7 +8,6 @@ use super::coroutine::{Resumed, Subrank};
 use super::park::{self};
 use super::swap::Swap;
 use super::{metrics, queue, task};
-use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -23,13 +22,57 @@ static WORKER: AtomicUsize = AtomicUsize::new(0);
 /// The task `WORKER` runs now (usize::MAX between tasks). Written by that thread only.
 static RUNNING: AtomicUsize = AtomicUsize::new(usize::MAX);
 
-thread_local! {
-    /// The running task of any other worker thread: `current` looks here for any thread but
-    /// `WORKER`. Read and written only through the out-of-line functions below, never with
-    /// an address kept across a suspension (a task may resume on another thread).
-    static CURRENT: Cell<usize> = const { Cell::new(usize::MAX) };
-    /// This thread's worker index (0 for worker 0 and for threads that are no worker).
-    static INDEX: Cell<usize> = const { Cell::new(0) };
+/// Workers other than worker 0, found by their thread word (open addressing, linear
+/// probing): a thread-local would cost a `__tls_get_addr` call per lookup in this shared
+/// library, several times per MPI call. `WORDS[i]` is a worker's thread word (0: free, never
+/// used; `GONE`: a worker that ended), `INDEX_OF[i]` its worker index.
+const SLOTS: usize = 2 * super::queue::MAX_WORKERS;
+const GONE: usize = usize::MAX;
+static WORDS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
+static INDEX_OF: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
+
+/// The task each worker runs now (usize::MAX between tasks), each on a cache line of its own;
+/// written by that worker only. Worker 0 uses `RUNNING`.
+#[repr(align(128))]
+struct RunningWord(AtomicUsize);
+static RUNNING_OF: [RunningWord; super::queue::MAX_WORKERS] =
+    [const { RunningWord(AtomicUsize::new(usize::MAX)) }; super::queue::MAX_WORKERS];
+
+#[inline]
+fn first_slot(tw: usize) -> usize {
+    // Thread words are aligned addresses: mix the bits above the alignment.
+    ((tw >> 6).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (usize::BITS - SLOTS.trailing_zeros())) & (SLOTS - 1)
+}
+
+/// The worker index of the thread with word `tw`, if it is a worker other than worker 0.
+#[inline]
+fn lookup(tw: usize) -> Option<usize> {
+    let mut i = first_slot(tw);
+    for _ in 0..SLOTS {
+        match WORDS[i].load(Ordering::Acquire) {
+            0 => return None,
+            w if w == tw => return Some(INDEX_OF[i].load(Ordering::Relaxed)),
+            _ => i = (i + 1) & (SLOTS - 1),
+        }
+    }
+    None
+}
+
+/// Records the calling thread as worker `index` (> 0). Returns its slot.
+fn register(index: usize) -> usize {
+    let tw = thread_word();
+    let mut i = first_slot(tw);
+    loop {
+        let w = WORDS[i].load(Ordering::Relaxed);
+        if w == 0 || w == GONE {
+            INDEX_OF[i].store(index, Ordering::Relaxed);
+            if WORDS[i].compare_exchange(w, tw, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+                return i;
+            }
+            continue;
+        }
+        i = (i + 1) & (SLOTS - 1);
+    }
 }
 
 /// Stack bytes of a helper task (committed lazily).
@@ -57,38 +100,33 @@ pub fn spawn(body: Box<dyn FnOnce() -> i32>) -> std::io::Result<usize> {
 /// number of subranks of the process; helper tasks above.
 #[inline]
 pub fn current() -> usize {
-    if thread_word() == WORKER.load(Ordering::Relaxed) {
+    let tw = thread_word();
+    if tw == WORKER.load(Ordering::Relaxed) {
         RUNNING.load(Ordering::Relaxed)
     } else {
-        current_other()
+        current_other(tw)
     }
 }
 
-#[cold]
 #[inline(never)]
-fn current_other() -> usize {
-    CURRENT.with(|c| c.get())
+fn current_other(tw: usize) -> usize {
+    lookup(tw).map_or(usize::MAX, |w| RUNNING_OF[w].0.load(Ordering::Relaxed))
 }
 
-#[inline(never)]
-fn set_current_other(id: usize) {
-    CURRENT.with(|c| c.set(id));
-}
-
-/// Index of the calling thread's worker (0 outside the workers).
+/// Index of the calling thread's worker (0 for worker 0 and for threads that are no worker).
 #[inline]
 pub fn worker_index() -> usize {
-    if thread_word() == WORKER.load(Ordering::Relaxed) {
+    let tw = thread_word();
+    if tw == WORKER.load(Ordering::Relaxed) {
         0
     } else {
-        index_other()
+        index_other(tw)
     }
 }
 
-#[cold]
 #[inline(never)]
-fn index_other() -> usize {
-    INDEX.with(|c| c.get())
+fn index_other(tw: usize) -> usize {
+    lookup(tw).unwrap_or(0)
 }
 
 /// A word that differs between live threads and is never 0: the thread pointer.
@@ -124,30 +162,43 @@ pub fn thread_word() -> usize {
 #[derive(Clone, Copy)]
 struct Running {
     global: bool,
+    index: usize,
+    /// The thread's slot in `WORDS` (workers other than worker 0).
+    slot: usize,
 }
 
 impl Running {
-    /// The first worker thread uses the globals; any other its own thread-locals.
+    /// The first worker thread uses the globals; any other its own words (`RUNNING_OF`).
     fn claim(index: usize) -> Running {
         let me = thread_word();
         let global = index == 0 && WORKER.compare_exchange(0, me, Ordering::Relaxed, Ordering::Relaxed).is_ok();
-        if !global {
-            INDEX.with(|c| c.set(index));
+        let slot = if global {
+            0
+        } else {
+            register(index.min(super::queue::MAX_WORKERS - 1))
+        };
+        Running {
+            global,
+            index: index.min(super::queue::MAX_WORKERS - 1),
+            slot,
         }
-        Running { global }
     }
     #[inline]
-    fn set(self, id: usize) {
+    fn set(&self, id: usize) {
         if self.global {
             RUNNING.store(id, Ordering::Relaxed);
         } else {
-            set_current_other(id);
+            RUNNING_OF[self.index].0.store(id, Ordering::Relaxed);
         }
     }
     fn release(self) {
         if self.global {
             RUNNING.store(usize::MAX, Ordering::Relaxed);
             WORKER.store(0, Ordering::Relaxed);
+        } else {
+            RUNNING_OF[self.index].0.store(usize::MAX, Ordering::Relaxed);
+            // A later thread may get this thread's word: it must not pass for a worker.
+            WORDS[self.slot].store(GONE, Ordering::Release);
         }
     }
 }
@@ -441,6 +492,21 @@ pub fn defer() {
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicU64;
+
+    #[test]
+    fn workers_are_found_by_their_thread_word() {
+        std::thread::spawn(|| {
+            assert_eq!((worker_index(), current()), (0, usize::MAX), "not a worker yet");
+            let r = Running::claim(7);
+            assert_eq!(worker_index(), 7);
+            r.set(42);
+            assert_eq!(current(), 42);
+            r.release();
+            assert_eq!((worker_index(), current()), (0, usize::MAX), "a worker no more");
+        })
+        .join()
+        .unwrap();
+    }
 
     struct NoHooks;
     impl Hooks for NoHooks {
