@@ -23,6 +23,10 @@
 #         default 2); a 1-process test runs at n=1, V=1 in both layouts.
 #   With --v V the second layout is n=P, V=V for every test instead (world
 #   P*V, whatever N the testlist gives).
+#   With --w W the second layout runs W workers per process (SMP mode,
+#   TOUCAN_WORKERS=W; world P*W*V): at world size N, n=P, V=N/(P*W) when
+#   P*W divides N, else n=1, V=N/W when W divides N, else as without --w;
+#   with --v V, n=P, W, V for every test. Cells then read nxWxV.
 #
 # Options:
 #   --dirs "pt2pt coll ..."  directories of DIR to run (default: pt2pt coll
@@ -30,7 +34,7 @@
 #   --toucan-only      do not run MPICH; reuse MPICH results of an earlier run
 #                      in the same --out directory when there are some
 #   --mpich-only       run only MPICH
-#   --v V, --n P       Toucan layouts, see above
+#   --v V, --n P, --w W  Toucan layouts, see above
 #   --jobs N           tests run at the same time (default 1: plain MPICH
 #                      busy-polls); builds use max(N, nproc) jobs
 #   --max-np N         cap on process counts (default 4)
@@ -89,6 +93,7 @@ RUN_MPICH=1
 RUN_TOUCAN=1
 FIXED_V=""
 NPROC_P=2
+WORKERS=1
 JOBS=1
 MAX_NP=4
 FORCE_NP=""
@@ -116,6 +121,7 @@ while (($#)); do
     --mpich-only) RUN_TOUCAN=0 ;;
     --v) FIXED_V=${2-}; shift ;;
     --n) NPROC_P=${2-}; shift ;;
+    --w) WORKERS=${2-}; shift ;;
     --jobs) JOBS=${2-}; shift ;;
     --max-np) MAX_NP=${2-}; shift ;;
     --np) FORCE_NP=${2-}; shift ;;
@@ -136,7 +142,7 @@ done
 [[ -n $SRC ]] || { usage >&2; exit 2; }
 [[ -f $SRC/util/mtest.c ]] || die "$SRC/util/mtest.c not found: DIR must be MPICH's test/mpi"
 SRC=$(cd "$SRC" && pwd)
-for v in "$NPROC_P" "$JOBS" "$MAX_NP" "$TOUCAN_TMAX" ${FIXED_V:+"$FIXED_V"} ${MPICH_TMAX:+"$MPICH_TMAX"} ${FORCE_NP:+"$FORCE_NP"}; do
+for v in "$NPROC_P" "$WORKERS" "$JOBS" "$MAX_NP" "$TOUCAN_TMAX" ${FIXED_V:+"$FIXED_V"} ${MPICH_TMAX:+"$MPICH_TMAX"} ${FORCE_NP:+"$FORCE_NP"}; do
     if ! is_uint "$v" || ((v == 0)); then die "expected a positive integer, got '$v'"; fi
 done
 ((RUN_MPICH || RUN_TOUCAN)) || die "--toucan-only and --mpich-only exclude each other"
@@ -507,18 +513,22 @@ judge() {
         }' "$out"
 }
 
-# layout KIND NP -> "n V" for kind mpich | v1 | vx
+# layout KIND NP -> "n V W" for kind mpich | v1 | vx
 layout() {
-    local np=$2
+    local np=$2 w=$WORKERS
     case $1 in
-    mpich | v1) echo "$np 1" ;;
+    mpich | v1) echo "$np 1 1" ;;
     vx)
         if [[ -n $FIXED_V ]]; then
-            echo "$NPROC_P $FIXED_V"
+            echo "$NPROC_P $FIXED_V $w"
+        elif ((w > 1 && np % (NPROC_P * w) == 0)); then
+            echo "$NPROC_P $((np / (NPROC_P * w))) $w"
+        elif ((w > 1 && np % w == 0)); then
+            echo "1 $((np / w)) $w"
         elif ((np % NPROC_P == 0 && np / NPROC_P >= 2)); then
-            echo "$NPROC_P $((np / NPROC_P))"
+            echo "$NPROC_P $((np / NPROC_P)) 1"
         else
-            echo "1 $np"
+            echo "1 $np 1"
         fi
         ;;
     esac
@@ -530,16 +540,19 @@ run_one() {
     local i=$1 kind=$2 d=${T_DIR[$1]} p=${T_PROG[$1]} np=${T_NP[$1]} bkind=toucan
     local base=$RUNS/${T_SLUG[$1]}.$2 n V lim st detail t0 t1 rc args envs
     [[ $kind == mpich ]] && bkind=mpich
-    read -r n V <<<"$(layout "$kind" "$np")"
+    read -r n V W <<<"$(layout "$kind" "$np")"
+    # (The n field of .res reads nxW in SMP mode, so cells print nxWxV.)
+    local nw=$n
+    ((W > 1)) && nw=${n}x$W
     st=$(cat "$BUILD/$bkind/$d/$p.status" 2>/dev/null || echo "compile")
     if [[ $st != ok ]]; then
         if [[ $st == link ]]; then
             detail="missing: $(tr '\n' ' ' <"$BUILD/$bkind/$d/$p.missing" 2>/dev/null)"
             [[ $detail == "missing: " ]] && detail="missing: $(missing_syms "$BUILD/$bkind/$d/$p.log" | tr '\n' ' ')"
-            printf 'LINK\t0\t%s\t%s\t%s\n' "$n" "$V" "$detail" >"$base.res"
+            printf 'LINK\t0\t%s\t%s\t%s\n' "$nw" "$V" "$detail" >"$base.res"
         else
             detail=$(grep -m1 -E 'error' "$BUILD/$bkind/$d/$p.log" 2>/dev/null | sed 's/^[^:]*:[0-9]*:[0-9]*: //')
-            printf 'NOBUILD\t0\t%s\t%s\t%s\n' "$n" "$V" "$detail" >"$base.res"
+            printf 'NOBUILD\t0\t%s\t%s\t%s\n' "$nw" "$V" "$detail" >"$base.res"
         fi
         return
     fi
@@ -553,6 +566,7 @@ run_one() {
     read -r -a envs <<<"${T_ENVS[$i]}"
     local tv=()
     [[ $kind != mpich ]] && tv=("TOUCAN_V=$V")
+    ((W > 1)) && tv+=("TOUCAN_WORKERS=$W")
     t0=$(date +%s.%N)
     # timeout runs in its own process group: its pid is kept in .pid so that
     # an interrupted run can stop it (see the trap below).
@@ -570,7 +584,7 @@ run_one() {
     [[ $st == FAIL* ]] && detail=${st#FAIL }
     [[ $st == TIMEOUT ]] && detail="no result after ${lim}s"
     printf '%s\t%s\t%s\t%s\t%s\n' "${st%% *}" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')" \
-        "$n" "$V" "$detail" >"$base.res"
+        "$nw" "$V" "$detail" >"$base.res"
 }
 
 # Writable globals and statics of a binary or archive (what subranks share
@@ -675,10 +689,13 @@ done
 
 if [[ -n $FIXED_V ]]; then
     VX_LABEL="n=$NPROC_P,V=$FIXED_V"
+    ((WORKERS > 1)) && VX_LABEL="n=$NPROC_P,W=$WORKERS,V=$FIXED_V"
+elif ((WORKERS > 1)); then
+    VX_LABEL="W=$WORKERS: n=$NPROC_P,V=N/($NPROC_P*$WORKERS), else n=1,V=N/$WORKERS, else n=1,W=1,V=N"
 else
     VX_LABEL="n=$NPROC_P,V=N/$NPROC_P if that is >= 2, else n=1,V=N"
 fi
-echo "external-suite: columns: mpich (mpirun -np N) | toucan V=1 (n=N) | toucan V>1 ($VX_LABEL); cells are nxV"
+echo "external-suite: columns: mpich (mpirun -np N) | toucan V=1 (n=N) | toucan V>1 ($VX_LABEL); cells are nxV (nxWxV in SMP mode)"
 
 # Stale results of a previous run must not be mistaken for this one's.
 for ((i = 0; i < NT; i++)); do
@@ -746,7 +763,7 @@ for ((i = 0; i < NT; i++)); do
             if [[ $kind != mpich && $st != PASS && $mst == PASS &&
                 ! ($kind == vx && "$n $V" == "$v1layout") ]]; then
                 {
-                    echo "== ${T_KEY[$i]}: toucan n=$n V=$V $st${detail:+: $detail}"
+                    echo "== ${T_KEY[$i]}: toucan ${n}x$V $st${detail:+: $detail}"
                     if [[ $kind == vx && $V -gt 1 && -x $BUILD/toucan/$d/${T_PROG[$i]} ]]; then
                         g=$(writable_globals "$BUILD/toucan/$d/${T_PROG[$i]}" | comm -23 - "$BUILD/toucan/helper-globals.txt" | tr '\n' ' ')
                         echo "    (writable globals: those of the helper library${g:+ and of the test: $g})"

@@ -8,9 +8,10 @@
 #     must be gone too). Needs root for unshare; skipped with a note otherwise.
 #  2. Processes: after a job ended by MPI_Abort, by a fault in one rank, by a rank returning
 #     from main without MPI_Finalize, by kill -9 of one of its processes (the launcher must
-#     end the others instead of leaving them waiting) and by SIGTERM or SIGINT sent to the
-#     launcher while ranks wait (parked) in a barrier, the job must end within 10 s and no
-#     process of the job's program may remain 3 s later.
+#     end the others instead of leaving them waiting, and the killed process's sentinel must
+#     name its virtual ranks and the signal) and by SIGTERM or SIGINT sent to the launcher
+#     while ranks wait (parked) in a barrier, the job must end within 10 s and no process of
+#     the job's program (sentinels included: they keep its command line) may remain 3 s later.
 #
 # Layouts 2x4 (two processes of four subranks). Prints PASS/FAIL lines and last
 #   resources: N passed, N failed
@@ -103,10 +104,14 @@ else
     kill -9 "$victim"
     wait "$job"
     rc=$?
-    if [[ $rc == 124 || $rc == 137 ]]; then
-        fail "killed process: the job hung until the time-out instead of ending"
+    # The victim is the last rank's process: process 1 of 2, virtual ranks 4-7.
+    said="toucan: process 1 (pid $victim, virtual ranks 4-7) was killed by signal 9 (SIGKILL)"
+    if [[ $rc == 124 || $rc == 137 || $((SECONDS - t0)) -ge 10 ]]; then
+        fail "killed process: the job took $((SECONDS - t0)) s (status $rc) instead of ending"
+    elif ! grep -qxF -- "$said" "$work/hang.err"; then
+        fail "killed process: no line '$said' ($(grep -m3 . "$work/hang.err" | tr '\n' ' '))"
     else
-        pass "killed process: the job ended in $((SECONDS - t0)) s with status $rc"
+        pass "killed process: the job ended in $((SECONDS - t0)) s with status $rc, naming its ranks"
     fi
 fi
 no_strays "after a killed process"

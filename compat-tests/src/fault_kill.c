@@ -1,7 +1,7 @@
 /* One process is killed by SIGKILL (as the kernel's out-of-memory killer or `kill -9` would),
- * while the other ranks wait in a barrier: the job must end at once instead of hanging. A
- * killed process cannot report anything; the launcher names its pid and the signal (see
- * fault_common.h; Toucan only, see .expect). */
+ * while the other ranks wait in a barrier: the job must end at once instead of hanging, with
+ * a line naming the killed process's virtual ranks and the signal (a killed process cannot
+ * speak: its sentinel does, see .expect; fault_common.h; Toucan only). */
 #include <signal.h>
 #include <unistd.h>
 #include "fault_common.h"

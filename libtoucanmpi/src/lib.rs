@@ -6,6 +6,7 @@
 
 pub mod abi;
 pub mod core;
+pub mod got;
 pub mod privatize;
 pub mod ranges;
 pub mod sched;

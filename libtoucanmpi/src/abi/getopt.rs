@@ -12,13 +12,21 @@
 //! - otherwise the program reads the C library's variables directly: they hold the values of
 //!   the subrank that called last, and are exchanged when another subrank calls.
 //!
+//! In SMP mode (several workers) with privatized globals, subrank 0 could read its `optarg`
+//! while a subrank of another worker parses, with that subrank's values in place. So there the
+//! C library's parser gets variables of its own (`PARSER`: its GOT slots for the four are
+//! redirected there, see `got`), and subrank 0's storage (the program's, which the global
+//! scope names) is treated like a copy's: nobody's values but its own are ever in it.
+//!
 //! The C library's internal scan state is rebuilt when another subrank parsed in between (see
 //! `as_subrank`), so a subrank may even call MPI between two `getopt` calls.
 
+use crate::got;
 use crate::sched;
 use crate::sched::lock::Lock;
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int, c_void};
+use std::sync::atomic::{AtomicI32, AtomicUsize};
 
 const NAMES: [&CStr; 4] = [c"optind", c"opterr", c"optopt", c"optarg"];
 const OPTIND: usize = 0;
@@ -46,8 +54,13 @@ const NEW: Parse = Parse {
 };
 
 struct State {
-    /// The C library's variables (as the global scope resolves them), once found.
+    /// The C library's variables (as the global scope resolves them: the program's storage
+    /// when it names them, subrank 0's), once found.
     lib: Option<[usize; 4]>,
+    /// Where the C library's parser keeps them: `lib`, or `PARSER`'s once redirected.
+    parser: Option<[usize; 4]>,
+    /// Whether redirecting was considered (once, at the first call in SMP mode).
+    redirect_tried: bool,
     subs: Vec<Parse>,
     /// Whose values the C library's variables hold (unprivatized case).
     owner: usize,
@@ -60,6 +73,8 @@ static TURN: Lock<()> = Lock::new(());
 
 static STATE: Lock<State> = Lock::new(State {
     lib: None,
+    parser: None,
+    redirect_tried: false,
     subs: Vec::new(),
     owner: 0,
     last: 0,
@@ -91,8 +106,13 @@ unsafe fn write(i: usize, a: usize, v: usize) {
     }
 }
 
-/// The C library's four variables.
-fn lib_vars(st: &mut State) -> Option<[usize; 4]> {
+/// The parser's own `optind`, `opterr`, `optopt` (as C ints) and `optarg` in SMP mode.
+static PARSER_INTS: [AtomicI32; 3] = [const { AtomicI32::new(0) }; 3];
+static PARSER_ARG: AtomicUsize = AtomicUsize::new(0);
+
+/// The C library's four variables as the global scope names them, and where its parser
+/// keeps them (the same, unless redirected).
+fn lib_vars(st: &mut State) -> Option<([usize; 4], [usize; 4])> {
     if st.lib.is_none() {
         let mut a = [0usize; 4];
         for (i, n) in NAMES.iter().enumerate() {
@@ -103,8 +123,57 @@ fn lib_vars(st: &mut State) -> Option<[usize; 4]> {
             }
         }
         st.lib = Some(a);
+        st.parser = Some(a);
     }
-    st.lib
+    let lib = st.lib?;
+    if !st.redirect_tried && crate::privatize::privatized() && sched::queue::workers() > 1 {
+        st.redirect_tried = true;
+        if let Some(p) = redirect(lib) {
+            st.parser = Some(p);
+        }
+    }
+    Some((lib, st.parser?))
+}
+
+/// Points the C library's GOT slots of the four variables at `PARSER`'s, with their current
+/// values; None (nothing changed) when the C library does not reach them through its GOT.
+fn redirect(lib: [usize; 4]) -> Option<[usize; 4]> {
+    let obj = got::object_of(real(c"getopt") as usize)?;
+    let names: [&[u8]; 4] = std::array::from_fn(|i| NAMES[i].to_bytes());
+    // SAFETY: `obj` is the loaded C library (found by its getopt).
+    let slots = unsafe { got::slots(&obj, &names) };
+    let ours: [usize; 4] = [
+        PARSER_INTS[0].as_ptr() as usize,
+        PARSER_INTS[1].as_ptr() as usize,
+        PARSER_INTS[2].as_ptr() as usize,
+        PARSER_ARG.as_ptr() as usize,
+    ];
+    let mut found = [std::ptr::null_mut::<usize>(); 4];
+    for i in 0..4 {
+        let slot = slots[i]?;
+        // SAFETY: a bound GOT slot of the C library.
+        if unsafe { *slot } != lib[i] {
+            return None;
+        }
+        found[i] = slot;
+    }
+    // SAFETY: `lib` and `ours` hold the four variables with their types; the slots are the C
+    // library's GOT entries for them. Every use of the parser goes through our interposed
+    // functions, which hold TURN (our caller holds it), so no thread parses meanwhile.
+    unsafe {
+        for i in 0..4 {
+            write(i, ours[i], read(i, lib[i]));
+        }
+        for i in 0..4 {
+            if !got::patch(found[i], ours[i]) {
+                for j in 0..i {
+                    got::patch(found[j], lib[j]);
+                }
+                return None;
+            }
+        }
+    }
+    Some(ours)
 }
 
 /// Runs `call` (the C library's parser; its argument says whether this is a replay, whose
@@ -124,19 +193,38 @@ unsafe fn as_subrank(call: impl Fn(bool) -> c_int) -> c_int {
     let _turn = TURN.lock();
     let k = sched::current();
     let mut st = STATE.lock();
-    let lib = match lib_vars(&mut st) {
-        Some(lib) if k != usize::MAX => lib,
-        _ => {
-            drop(st);
+    let Some((prog, lib)) = lib_vars(&mut st) else {
+        drop(st);
+        return call(false);
+    };
+    // The parser has variables of its own (SMP mode): subrank 0's are the program's.
+    let redirected = prog != lib;
+    if k == usize::MAX {
+        // Not a subrank (a constructor, a thread of the program): it reads the program's.
+        drop(st);
+        if !redirected {
             return call(false);
         }
-    };
+        // SAFETY: both sets hold the four variables with their types; TURN is held.
+        unsafe {
+            for i in 0..4 {
+                write(i, lib[i], read(i, prog[i]));
+            }
+            let r = call(false);
+            for i in 0..4 {
+                write(i, prog[i], read(i, lib[i]));
+            }
+            return r;
+        }
+    }
     let n = k.max(st.owner) + 1;
     if st.subs.len() < n {
         st.subs.resize(n, NEW);
     }
-    let copy = crate::privatize::privatized() && k > 0;
-    let own: [Option<usize>; 4] = if copy {
+    let copy = redirected || (crate::privatize::privatized() && k > 0);
+    let own: [Option<usize>; 4] = if redirected && k == 0 {
+        prog.map(Some)
+    } else if copy {
         std::array::from_fn(|i| crate::privatize::copied_var(k, NAMES[i].to_bytes()))
     } else {
         [None; 4]

@@ -70,6 +70,8 @@ unsafe extern "C" fn trampoline(argc: c_int, argv: *mut *mut c_char, envp: *mut 
     crate::transport::ucx::prepare_env();
     // One `main` per subrank: the program's own, or that of the subrank's copy of it.
     let local = cfg.local();
+    // Before the copies are loaded and any thread starts (see sched::sentinel).
+    sched::sentinel::start(local);
     let mains = match privatize::prepare(local, main, argc, argv, envp) {
         Ok(m) => m,
         Err(e) => {

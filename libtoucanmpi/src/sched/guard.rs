@@ -68,6 +68,7 @@ pub fn register(id: usize, limit: usize, size: usize) {
 /// Lets messages name the virtual rank: subrank `s` is rank `base + s`.
 pub fn set_rank_base(base: usize) {
     RANK_BASE.store(base, Ordering::SeqCst);
+    super::sentinel::set_rank_base(base);
 }
 
 /// World rank of subrank 0, once known.
@@ -77,24 +78,24 @@ pub fn rank_base() -> Option<usize> {
 
 /// One line of a message, built on the stack and written with a single write(2) so that lines
 /// of processes sharing the launcher's stderr do not interleave (async-signal-safe).
-struct Line {
+pub(super) struct Line {
     buf: [u8; 256],
     len: usize,
 }
 
 impl Line {
-    fn new() -> Line {
+    pub(super) fn new() -> Line {
         Line { buf: [0; 256], len: 0 }
     }
 
-    fn s(&mut self, s: &[u8]) -> &mut Line {
+    pub(super) fn s(&mut self, s: &[u8]) -> &mut Line {
         let n = s.len().min(self.buf.len() - self.len);
         self.buf[self.len..self.len + n].copy_from_slice(&s[..n]);
         self.len += n;
         self
     }
 
-    fn n(&mut self, mut n: usize) -> &mut Line {
+    pub(super) fn n(&mut self, mut n: usize) -> &mut Line {
         let mut buf = [0u8; 24];
         let mut i = buf.len();
         loop {
@@ -108,7 +109,13 @@ impl Line {
         self.s(&buf[i..])
     }
 
-    fn emit(&self) {
+    pub(super) fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
+    /// Writes the line: a report of the process's end (the sentinel then need not speak).
+    pub(super) fn emit(&self) {
+        super::sentinel::said();
         // SAFETY: write(2) on stderr with a valid buffer; async-signal-safe.
         unsafe { libc::write(2, self.buf.as_ptr() as *const libc::c_void, self.len) };
     }

@@ -6,6 +6,7 @@ pub mod lock;
 pub mod metrics;
 pub mod park;
 pub mod queue;
+pub mod sentinel;
 pub mod swap;
 pub mod task;
 pub mod worker;

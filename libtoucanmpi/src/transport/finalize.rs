@@ -20,6 +20,7 @@
 //! (another MPI, another transport) is left untouched. `TOUCAN_FINALIZE_PROGRESS=off` turns
 //! it off.
 
+use crate::got;
 use std::os::raw::{c_int, c_uint, c_void};
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
@@ -79,128 +80,6 @@ unsafe extern "C" fn read_hook(fd: c_int, buf: *mut c_void, count: usize) -> isi
     unsafe { real(fd, buf, count) }
 }
 
-/// A loaded object: its load bias and its dynamic section (in memory).
-struct Object {
-    bias: usize,
-    dynamic: usize,
-}
-
-unsafe extern "C" fn find_object(info: *mut libc::dl_phdr_info, _size: usize, data: *mut c_void) -> c_int {
-    // SAFETY: the loader passes a valid dl_phdr_info; `data` is the (address, result) pair
-    // that `object_of` passed in.
-    let (info, want) = unsafe { (&*info, &mut *(data as *mut (usize, Option<Object>))) };
-    let bias = info.dlpi_addr as usize;
-    // SAFETY: dlpi_phdr points at dlpi_phnum program headers of this object.
-    let phdrs = unsafe { std::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum as usize) };
-    let inside = phdrs.iter().any(|p| {
-        let start = bias.wrapping_add(p.p_vaddr as usize);
-        p.p_type == libc::PT_LOAD && want.0 >= start && want.0 < start + p.p_memsz as usize
-    });
-    if !inside {
-        return 0;
-    }
-    if let Some(d) = phdrs.iter().find(|p| p.p_type == libc::PT_DYNAMIC) {
-        want.1 = Some(Object {
-            bias,
-            dynamic: bias.wrapping_add(d.p_vaddr as usize),
-        });
-    }
-    1
-}
-
-/// The loaded object that contains `addr`.
-fn object_of(addr: usize) -> Option<Object> {
-    let mut data: (usize, Option<Object>) = (addr, None);
-    // SAFETY: the callback only reads the loader's structures and writes `data`, which
-    // outlives the call.
-    unsafe { libc::dl_iterate_phdr(Some(find_object), &mut data as *mut _ as *mut c_void) };
-    data.1
-}
-
-const DT_NULL: u64 = 0;
-const DT_PLTRELSZ: u64 = 2;
-const DT_STRTAB: u64 = 5;
-const DT_SYMTAB: u64 = 6;
-const DT_PLTREL: u64 = 20;
-const DT_RELA: u64 = 7;
-const DT_JMPREL: u64 = 23;
-
-/// Addresses of `obj`'s PLT slots (GOT entries) for the imports named in `names`, in that
-/// order; None for a name it does not import through its PLT.
-///
-/// # Safety
-/// `obj` must describe a loaded 64-bit ELF object (RELA relocations).
-unsafe fn plt_slots(obj: &Object, names: &[&[u8]]) -> Vec<Option<*mut usize>> {
-    let mut out = vec![None; names.len()];
-    let (mut jmprel, mut pltrelsz, mut symtab, mut strtab, mut pltrel) = (0usize, 0usize, 0usize, 0usize, DT_RELA);
-    let mut d = obj.dynamic as *const u64;
-    // The loader rebases these pointers in place on most targets; where it does not, they
-    // are still relative to the load bias.
-    let abs = |v: u64| {
-        if (v as usize) < obj.bias {
-            obj.bias + v as usize
-        } else {
-            v as usize
-        }
-    };
-    loop {
-        // SAFETY: the dynamic section is an array of (tag, value) pairs ending in DT_NULL.
-        let (tag, val) = unsafe { (*d, *d.add(1)) };
-        match tag {
-            DT_NULL => break,
-            DT_JMPREL => jmprel = abs(val),
-            DT_PLTRELSZ => pltrelsz = val as usize,
-            DT_SYMTAB => symtab = abs(val),
-            DT_STRTAB => strtab = abs(val),
-            DT_PLTREL => pltrel = val,
-            _ => {}
-        }
-        // SAFETY: not past DT_NULL yet.
-        d = unsafe { d.add(2) };
-    }
-    if jmprel == 0 || symtab == 0 || strtab == 0 || pltrel != DT_RELA {
-        return out;
-    }
-    for i in 0..pltrelsz / 24 {
-        // SAFETY: Elf64_Rela entries (offset, info, addend) within DT_JMPREL's DT_PLTRELSZ
-        // bytes; Elf64_Sym entries (name offset first) in the symbol table; names are
-        // NUL-terminated in the string table.
-        let (offset, info) = unsafe {
-            let r = (jmprel + i * 24) as *const u64;
-            (*r, *r.add(1))
-        };
-        let sym = (info >> 32) as usize;
-        // SAFETY: as above.
-        let name = unsafe {
-            let st_name = *((symtab + sym * 24) as *const u32) as usize;
-            std::ffi::CStr::from_ptr((strtab + st_name) as *const std::os::raw::c_char)
-        };
-        if let Some(k) = names.iter().position(|n| *n == name.to_bytes()) {
-            out[k] = Some(obj.bias.wrapping_add(offset as usize) as *mut usize);
-        }
-    }
-    out
-}
-
-/// Writes `value` into the slot at `slot`, making its page writable first.
-///
-/// # Safety
-/// `slot` must be a PLT slot of a loaded object that no other thread is calling through.
-unsafe fn patch(slot: *mut usize, value: usize) -> bool {
-    let page = 4096usize.max(
-        // SAFETY: sysconf has no preconditions.
-        unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize,
-    );
-    let start = (slot as usize) & !(page - 1);
-    // SAFETY: the page holds the object's GOT; making it writable changes no content.
-    if unsafe { libc::mprotect(start as *mut c_void, page, libc::PROT_READ | libc::PROT_WRITE) } != 0 {
-        return false;
-    }
-    // SAFETY: a pointer-sized, aligned slot in a now writable page.
-    unsafe { std::ptr::write_volatile(slot, value) };
-    true
-}
-
 /// Redirects the real MPI's imports as the module comment says; `inside` is the address of
 /// any function of the real MPI library. Returns whether it did. Call on the thread that is
 /// about to call the real `MPI_Finalize`, with no other thread in the real MPI.
@@ -208,9 +87,9 @@ pub fn install(inside: usize) -> bool {
     if std::env::var("TOUCAN_FINALIZE_PROGRESS").is_ok_and(|v| matches!(v.trim(), "off" | "0")) {
         return false;
     }
-    let Some(obj) = object_of(inside) else { return false };
+    let Some(obj) = got::object_of(inside) else { return false };
     // SAFETY: `obj` is the loaded real MPI library (found by an address inside it).
-    let slots = unsafe { plt_slots(&obj, &[b"ucp_worker_progress", b"ucp_worker_destroy", b"read"]) };
+    let slots = unsafe { got::slots(&obj, &[b"ucp_worker_progress", b"ucp_worker_destroy", b"read"]) };
     let [Some(progress), Some(destroy), Some(read)] = slots[..] else {
         return false;
     };
@@ -221,9 +100,9 @@ pub fn install(inside: usize) -> bool {
         REAL_PROGRESS.store(*progress, Ordering::SeqCst);
         REAL_DESTROY.store(*destroy, Ordering::SeqCst);
         REAL_READ.store(*read, Ordering::SeqCst);
-        patch(progress, progress_hook as *const () as usize)
-            && patch(destroy, destroy_hook as *const () as usize)
-            && patch(read, read_hook as *const () as usize)
+        got::patch(progress, progress_hook as *const () as usize)
+            && got::patch(destroy, destroy_hook as *const () as usize)
+            && got::patch(read, read_hook as *const () as usize)
     }
 }
 
@@ -239,9 +118,9 @@ mod tests {
             unsafe { libloading::os::unix::Library::open(Some(path), libc::RTLD_NOW | libc::RTLD_LOCAL | libc::RTLD_DEEPBIND) }.unwrap();
         // SAFETY: looking up an exported function's address.
         let f: libloading::os::unix::Symbol<unsafe extern "C" fn() -> c_int> = unsafe { lib.get(b"PMPI_Finalize\0") }.unwrap();
-        let obj = object_of(*f as usize).expect("the library is loaded");
+        let obj = got::object_of(*f as usize).expect("the library is loaded");
         // SAFETY: a loaded 64-bit object.
-        let slots = unsafe { plt_slots(&obj, &[b"read", b"no_such_import_xyz"]) };
+        let slots = unsafe { got::slots(&obj, &[b"read", b"no_such_import_xyz"]) };
         assert!(slots[0].is_some());
         assert!(slots[1].is_none());
         // The slot holds the C library's read, as the loader bound it.
