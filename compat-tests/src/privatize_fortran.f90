@@ -1,7 +1,8 @@
 ! privatize_fortran: privatized Fortran globals. Deliberately uses them (the runner allows
 ! writable globals in tests named privatize_*): a named COMMON block initialised by BLOCK DATA,
 ! a blank COMMON, module variables (one initialised, one allocatable), SAVE variables of a
-! subroutine (one initialised, one counting calls) and main-program variables. Every rank
+! subroutine (one initialised, one counting calls), main-program variables, and the Fortran
+! I/O unit state (unit 10 connected to a scratch file of the rank's own). Every rank
 ! first checks they hold the values the program gives them (no sibling wrote them before),
 ! writes values derived from its rank, lets the other ranks run (barriers and a ring
 ! exchange, so siblings interleave), then checks that they still hold its own values. With
@@ -23,7 +24,8 @@ program privatize_fortran
   use mpi
   use state
   implicit none
-  integer :: ierr, rank, np, nerr, round, v, cnamed(4), blank(1000), i, token
+  integer :: ierr, rank, np, nerr, round, v, cnamed(4), blank(1000), i, token, back
+  logical :: opened
   double precision :: cscale
   common /named/ cnamed, cscale
   common blank
@@ -40,6 +42,9 @@ program privatize_fortran
   if (mainsave /= -1) call fail('main program SAVE variable not initial')
   call counter(0, i)
   if (i /= 1) call fail('SAVE call counter not initial')
+  inquire (unit=10, opened=opened)
+  if (opened) call fail('unit 10 already connected (by another rank?)')
+  open (unit=10, status='scratch', form='formatted', action='readwrite')
   allocate (field(100))
   do round = 1, 3
     v = rank * 10 + round
@@ -50,6 +55,7 @@ program privatize_fortran
     field = -v
     mainsave = v
     call counter(v, i)
+    write (10, '(i0)') v
     ! let the siblings run
     call MPI_Barrier(MPI_COMM_WORLD, ierr)
     call MPI_Sendrecv(rank, 1, MPI_INTEGER, mod(rank + 1, np), 0, token, 1, MPI_INTEGER, &
@@ -63,6 +69,12 @@ program privatize_fortran
     call counter(-1, i)
     if (i /= v) call fail('SAVE variable of a subroutine holds another rank''s value')
   end do
+  rewind (10)
+  do round = 1, 3
+    read (10, *) back
+    if (back /= rank * 10 + round) call fail('unit 10 holds another rank''s records')
+  end do
+  close (10)
   call counter(-2, i)
   if (i /= 1 + 3 * 2 + 1) call fail('SAVE call counter counts other ranks'' calls')
   write (*, '(a,i0,a,i0,a,i0)') 'rank ', rank, ': module ', modcount, ' common ', cnamed(1)
