@@ -168,7 +168,7 @@ pcdir      := $(libdir)/pkgconfig
 
 .PHONY: install uninstall
 install: all
-	@for f in $(LIB_SO) $(LIB_A) $(FORT_LIB) $(FORT_INC)/mpif.h $(FORT_INC)/mpi.mod $(HEADERS) $(WRAPPERS) toucanmpi.pc.in; do \
+	@for f in $(LIB_SO) $(LIB_A) $(FORT_LIB) $(FORT_INC)/mpif.h $(FORT_INC)/mpi.mod $(FORT_INC)/mpi_f08.mod $(HEADERS) $(WRAPPERS) toucanmpi.pc.in; do \
 	    [ -e "$$f" ] || { echo "make install: $$f is missing" >&2; exit 1; }; \
 	done
 	install -d "$(DESTDIR)$(bindir)" "$(DESTDIR)$(libdir)" "$(DESTDIR)$(includedir)" "$(DESTDIR)$(pcdir)"
@@ -177,7 +177,7 @@ install: all
 	install -m 644 $(LIB_A) "$(DESTDIR)$(libdir)/"
 	install -m 644 $(HEADERS) "$(DESTDIR)$(includedir)/"
 	install -m 644 $(FORT_LIB) "$(DESTDIR)$(libdir)/"
-	install -m 644 $(FORT_INC)/mpif.h $(FORT_INC)/mpi.mod "$(DESTDIR)$(includedir)/"
+	install -m 644 $(FORT_INC)/mpif.h $(FORT_INC)/mpi.mod $(FORT_INC)/mpi_f08.mod "$(DESTDIR)$(includedir)/"
 	ln -sf toucanfort "$(DESTDIR)$(bindir)/toucanf90"
 	ln -sf toucanfort "$(DESTDIR)$(bindir)/toucanf77"
 	sed -e 's|@PREFIX@|$(prefix_abs)|g' -e 's|@VERSION@|$(VERSION)|g' toucanmpi.pc.in \
@@ -190,6 +190,7 @@ uninstall:
 	      "$(DESTDIR)$(libdir)/libtoucanmpi.so" "$(DESTDIR)$(libdir)/libtoucanmpi.a" \
 	      "$(DESTDIR)$(libdir)/libtoucanfort.a" \
 	      "$(DESTDIR)$(includedir)/mpif.h" "$(DESTDIR)$(includedir)/mpi.mod" \
+	      "$(DESTDIR)$(includedir)/mpi_f08.mod" \
 	      $(foreach h,$(notdir $(HEADERS)),"$(DESTDIR)$(includedir)/$(h)") \
 	      "$(DESTDIR)$(pcdir)/toucanmpi.pc"
 

@@ -4,6 +4,7 @@
 #   LIBDIR/libtoucanfort.a             the Fortran symbols (thin C shims, fortran/gen.py)
 #   LIBDIR/fortran/include/mpif.h      mpif.h (fixed and free form)
 #   LIBDIR/fortran/include/mpi.mod     the mpi module (gfortran's module format)
+#   LIBDIR/fortran/include/mpi_f08.mod the mpi_f08 module (its procedures are in the archive)
 #
 # The bindings are generated for the MPI_* functions LIBDIR/libtoucanmpi.so exports.
 # Environment: CC (default cc), FC (default gfortran), PYTHON (default python3).
@@ -24,9 +25,10 @@ nm -D --defined-only "$libdir/libtoucanmpi.so" | awk '$3 ~ /^MPI_/ {print $3}' >
 # symbols, so the shims address the COMMON blocks of the module (program or library) they
 # are linked into, PC-relative: each privatized copy of a program sees its own.
 "$CC" -O2 -fPIC -Wall -Werror -Wno-unused-variable -I"$root/headers" -c "$gen/toucanfort.c" -o "$gen/toucanfort.o"
-rm -f "$libdir/libtoucanfort.a.tmp"
-ar rcs "$libdir/libtoucanfort.a.tmp" "$gen/toucanfort.o"
-mv "$libdir/libtoucanfort.a.tmp" "$libdir/libtoucanfort.a"
 cp "$gen/mpif.h" "$out/include/mpif.h"
-(cd "$gen" && "$FC" -fPIC -c -I"$out/include" -J"$out/include" mpi.f90 -o mpi.o)
-echo "fortran/build.sh: $libdir/libtoucanfort.a, $out/include/{mpif.h,mpi.mod}"
+(cd "$gen" && "$FC" -fPIC -c -I"$out/include" -J"$out/include" mpi.f90 -o mpi.o &&
+    "$FC" -O2 -fPIC -c -J"$out/include" mpi_f08.f90 -o mpi_f08.o)
+rm -f "$libdir/libtoucanfort.a.tmp"
+ar rcs "$libdir/libtoucanfort.a.tmp" "$gen/toucanfort.o" "$gen/mpi_f08.o"
+mv "$libdir/libtoucanfort.a.tmp" "$libdir/libtoucanfort.a"
+echo "fortran/build.sh: $libdir/libtoucanfort.a, $out/include/{mpif.h,mpi.mod,mpi_f08.mod}"

@@ -32,6 +32,11 @@ HANDLE_KINDS = {
     "MPI_Session": "Session",
 }
 WIDE_INTS = {"MPI_Aint", "MPI_Count", "MPI_Offset"}
+KIND_OF = {"MPI_Aint": "MPI_ADDRESS_KIND", "MPI_Count": "MPI_COUNT_KIND", "MPI_Offset": "MPI_OFFSET_KIND"}
+# The C type of each predefined handle (filled by parse_header), for mpi_f08's typed constants.
+HANDLE_OF = {}
+# int parameters that are LOGICAL in Fortran.
+LOGICAL_NAMES = {"flag", "commute", "reorder", "periods", "remain_dims"}
 
 # Sentinels: Fortran name, COMMON block (its C symbol is the lower-case name + "_"),
 # Fortran declaration, C type and size of the block.
@@ -96,10 +101,10 @@ def parse_header(path):
             params = [] if args.strip() in ("", "void") else [Param(a) for a in split_args(args)]
             protos[name] = (ret, params)
             continue
-        m = re.match(r"^#define (MPI_\w+) \(\(MPI_\w+\)0x([0-9a-fA-F]+)\)$", line)
+        m = re.match(r"^#define (MPI_\w+) \((MPI_\w+)\)0x([0-9a-fA-F]+)\)$", line.replace("((", "("))
         if m:
-            handles[m.group(1)] = int(m.group(2), 16)
-            consts.append((m.group(1), int(m.group(2), 16)))
+            HANDLE_OF[m.group(1)] = m.group(2)
+            consts.append((m.group(1), int(m.group(3), 16)))
             continue
         m = re.match(r"^#define (MPI_\w+) (MPI_\w+)$", line)
         if m:
@@ -124,6 +129,8 @@ def parse_header(path):
         if b in known:
             consts.append((a, known[b]))
             known[a] = known[b]
+            if b in HANDLE_OF:
+                HANDLE_OF[a] = HANDLE_OF[b]
     return protos, consts, sizes
 
 
@@ -522,6 +529,214 @@ def gen_mpif(consts, sizes, funcs_double):
     return "\n".join(out) + "\n"
 
 
+F08_ABSTRACT = """  abstract interface
+    subroutine MPI_User_function(invec, inoutvec, len, datatype)
+      import
+      type(c_ptr), value :: invec, inoutvec
+      integer :: len
+      type(MPI_Datatype) :: datatype
+    end subroutine
+    subroutine MPI_Comm_errhandler_function(comm, error_code)
+      import
+      type(MPI_Comm) :: comm
+      integer :: error_code
+    end subroutine
+  end interface
+"""
+F08_FN_IFACE = {"MPI_Op_create": "MPI_User_function",
+                "MPI_Comm_create_errhandler": "MPI_Comm_errhandler_function"}
+
+
+def f08_decls(name, p):
+    """(module procedure dummy declaration, bind(C) interface dummy declaration, actual
+    argument text, extra trailing hidden-length actual or None) of parameter p; None when
+    the parameter does not exist in Fortran."""
+    k, n = p.kind, p.name
+    intent_in = ", intent(in)" if p.const else ""
+    if k in ("null", "drop"):
+        return None
+    if k == "int_in":
+        t = "logical" if n in LOGICAL_NAMES else "integer"
+        return (f"{t}, intent(in) :: {n}", f"{t} :: {n}", n, None)
+    if k == "wide_in":
+        t = f"integer(kind={KIND_OF[p.base]})"
+        return (f"{t}, intent(in) :: {n}", f"{t} :: {n}", n, None)
+    if k in ("pass", "logical_out", "logical_array_out", "index") or k.startswith("indices"):
+        if p.base == "MPI_Status":
+            return (f"type(MPI_Status), intent(in) :: {n}", f"type(MPI_Status) :: {n}", n, None)
+        if n in LOGICAL_NAMES:
+            t = "logical"
+        elif p.base in KIND_OF:
+            t = f"integer(kind={KIND_OF[p.base]})"
+        else:
+            t = "integer"
+        inner = re.findall(r"\[(\d+)\]", p.dims)
+        dim = ""
+        if p.dims:
+            dim = "(" + "".join(d + "," for d in inner) + "*)"
+        return (f"{t}{intent_in} :: {n}{dim}", f"{t} :: {n}{dim}", n, None)
+    if k in ("handle_in", "handle_inout"):
+        t = f"type({p.base})"
+        it = ", intent(in)" if k == "handle_in" else ", intent(inout)"
+        return (f"{t}{it} :: {n}", f"{t} :: {n}", n, None)
+    if k.startswith("handles"):
+        t = f"type({p.base})"
+        return (f"{t}{intent_in} :: {n}(*)", f"{t} :: {n}(*)", n, None)
+    if k == "status":
+        return (f"type(MPI_Status) :: {n}", f"type(MPI_Status) :: {n}", n, None)
+    if k == "statuses":
+        return (f"type(MPI_Status) :: {n}(*)", f"type(MPI_Status) :: {n}(*)", n, None)
+    if k == "str_in" or k.startswith("strout"):
+        it = ", intent(in)" if k == "str_in" else ""
+        return (f"character(len=*){it} :: {n}", f"character(kind=c_char) :: {n}(*)", n,
+                f"len({n}, kind=c_size_t)")
+    if k == "choice":
+        asy = ", asynchronous" if re.match(r"MPI_I[a-z]", name) or name.endswith("_init") else ""
+        return (f"type(*), dimension(..){intent_in}, target{asy} :: {n}",
+                f"type(c_ptr), value :: {n}", f"c_loc({n})", None)
+    if k == "ignore_ptr":
+        return (f"type(c_ptr) :: {n}", f"type(c_ptr) :: {n}", n, None)
+    if k == "fn":
+        return (f"procedure({F08_FN_IFACE[name]}) :: {n}", f"type(c_funptr), value :: {n}",
+                f"c_funloc({n})", None)
+    if k in ("attr_in",) or k.startswith("attr_out("):
+        t = "integer(kind=MPI_ADDRESS_KIND)"
+        return (f"{t} :: {n}", f"{t} :: {n}", n, None)
+    raise ValueError(f"{name}: no mpi_f08 rule for kind {k}")
+
+
+def wrap(line, indent):
+    """A free-form line cut at commas with & continuations (lines of at most 100 columns)."""
+    if len(line) <= 100:
+        return [line]
+    out, cur = [], ""
+    for part in re.split(r"(?<=,) ", line):
+        if cur and len(cur) + len(part) > 96:
+            out.append(cur + " &")
+            cur = " " * (indent + 4) + part
+        else:
+            cur = cur + (" " if cur and not cur.endswith(" ") else "") + part if cur else part
+    out.append(cur)
+    return out
+
+
+def gen_f08(bound, consts, sizes):
+    kinds = sorted(set(HANDLE_KINDS))
+    o = ["! mpi_f08 -- the Fortran 2008 interface of Toucan-MPI (TS 29113 buffers).",
+         "! Generated by fortran/gen.py from headers/mpi.h and fortran/bindings.txt: do not edit.",
+         "module mpi_f08",
+         "  use, intrinsic :: iso_c_binding, only: c_ptr, c_loc, c_funptr, c_funloc, c_char, &",
+         "      c_size_t, c_double",
+         "  implicit none",
+         "  private :: c_ptr, c_loc, c_funptr, c_funloc, c_char, c_size_t, c_double",
+         ""]
+    for t in kinds:
+        o += [f"  type, bind(C) :: {t}", "    integer :: MPI_VAL", "  end type"]
+    o += ["  type, bind(C) :: MPI_Status",
+          "    integer :: MPI_SOURCE, MPI_TAG, MPI_ERROR",
+          "    integer :: internal(5)",
+          "  end type", ""]
+    seen = {"MPI_SOURCE", "MPI_TAG", "MPI_ERROR"}
+    for n, v in FORTRAN_ONLY + consts + [(k, v - 1 if k.startswith("MPI_MAX_") else v)
+                                         for k, v in sizes.items()]:
+        if n.upper() in seen:
+            continue
+        seen.add(n.upper())
+        if n in HANDLE_OF:
+            o.append(f"  type({HANDLE_OF[n]}), parameter :: {n} = {HANDLE_OF[n]}({v})")
+        else:
+            o.append(f"  integer, parameter :: {n} = {v}")
+    o.append("")
+    for fname, block, decl, _size in SENTINELS:
+        if fname in ("MPI_STATUS_IGNORE", "MPI_STATUSES_IGNORE"):
+            decl = decl.replace("INTEGER", "type(MPI_Status)").replace("(MPI_STATUS_SIZE)", "") \
+                .replace("(MPI_STATUS_SIZE,1)", "(1)")
+        t, rest = decl.split(" ", 1) if not decl.startswith("type(") else decl.split(" ", 1)
+        o.append(f"  {t}, target :: {rest}")
+        o.append(f"  common /{block}/ {fname}")
+    o.append("")
+    o.append(F08_ABSTRACT)
+    for op in ("==", "/="):
+        o.append(f"  interface operator({op})")
+        for t in kinds:
+            o.append(f"    module procedure toucan_{'eq' if op == '==' else 'ne'}_{t[4:].lower()}")
+        o.append("  end interface")
+    o.append("  interface")
+    o.append("    function MPI_Wtime() bind(C, name='MPI_Wtime') result(t)")
+    o.append("      import")
+    o.append("      real(c_double) :: t")
+    o.append("    end function")
+    o.append("    function MPI_Wtick() bind(C, name='MPI_Wtick') result(t)")
+    o.append("      import")
+    o.append("      real(c_double) :: t")
+    o.append("    end function")
+    o.append("  end interface")
+    procs, ifaces, privates = [], [], []
+    done = []
+    for name, ret, params in bound:
+        if ret == "double" or any(p.kind and p.kind.startswith(("attr_in_int", "attr_out_int"))
+                                  for p in params):
+            continue
+        decls = [(p, f08_decls(name, p)) for p in params]
+        decls = [(p, d) for p, d in decls if d is not None]
+        dummies = [p.name for p, _ in decls]
+        shim = "toucan_f77_" + name[4:].lower()
+        privates.append(shim)
+        lens = [d[3] for _, d in decls if d[3]]
+        largs = [f"l{i}" for i in range(len(lens))]
+        # the bind(C) interface to the mpif.h shim
+        ifaces += wrap(f"    subroutine {shim}({', '.join(dummies + ['ierr'] + largs)}) &", 4)[:]
+        ifaces[-1] = ifaces[-1]
+        ifaces.append(f"        bind(C, name='{name.lower()}_')")
+        ifaces.append("      import")
+        for _, d in decls:
+            ifaces.append(f"      {d[1]}")
+        ifaces.append("      integer :: ierr")
+        for l in largs:
+            ifaces.append(f"      integer(c_size_t), value :: {l}")
+        ifaces.append("    end subroutine")
+        # the module procedure
+        spec = f"{name}_f08"
+        procs += wrap(f"  subroutine {spec}({', '.join(dummies + ['ierror'])})", 2)
+        for _, d in decls:
+            procs.append(f"    {d[0]}")
+        procs.append("    integer, optional, intent(out) :: ierror")
+        procs.append("    integer :: ierr0")
+        bufs = [p.name for p, d in decls if p.kind == "choice"]
+        call = f"call {shim}({', '.join([d[2] for _, d in decls] + ['ierr0'] + lens)})"
+        if bufs:
+            cond = " .and. ".join(f"is_contiguous({b})" for b in bufs)
+            procs.append(f"    if ({cond}) then")
+            procs += ["  " + x for x in wrap("    " + call, 6)]
+            procs.append("    else")
+            procs.append("      ierr0 = MPI_ERR_BUFFER")
+            procs.append("    end if")
+        else:
+            procs += wrap("    " + call, 4)
+        procs.append("    if (present(ierror)) ierror = ierr0")
+        procs.append(f"  end subroutine {spec}")
+        procs.append("")
+        done.append(name)
+    for name in done:
+        o.append(f"  interface {name}")
+        o.append(f"    module procedure {name}_f08")
+        o.append("  end interface")
+    o.append("  interface")
+    o += ifaces
+    o.append("  end interface")
+    o.append("contains")
+    for t in kinds:
+        k = t[4:].lower()
+        for nm, op in (("eq", "=="), ("ne", "/=")):
+            o.append(f"  elemental logical function toucan_{nm}_{k}(a, b)")
+            o.append(f"    type({t}), intent(in) :: a, b")
+            o.append(f"    toucan_{nm}_{k} = a%MPI_VAL {op} b%MPI_VAL")
+            o.append("  end function")
+    o += procs
+    o.append("end module mpi_f08")
+    return "\n".join(o) + "\n", len(done)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--header", required=True)
@@ -584,9 +799,13 @@ def main():
     with open(f"{a.out}/mpi.f90", "w") as f:
         f.write("! The `mpi` module of Toucan-MPI. Generated by fortran/gen.py: do not edit.\n"
                 "module mpi\n  implicit none\n  include 'mpif.h'\nend module mpi\n")
+    f08, n08 = gen_f08(bound, consts, sizes)
+    with open(f"{a.out}/mpi_f08.f90", "w") as f:
+        f.write(f08)
     with open(f"{a.out}/bound.txt", "w") as f:
         f.write("".join(n + "\n" for n, _, _ in bound))
-    print(f"gen.py: {len(bound)} routines bound, {len(unbound)} left out (gen.py --unbound lists them)")
+    print(f"gen.py: {len(bound)} routines bound ({n08} in mpi_f08), {len(unbound)} left out "
+          "(gen.py --unbound lists them)")
 
 
 if __name__ == "__main__":
