@@ -35,6 +35,8 @@ WIDE_INTS = {"MPI_Aint", "MPI_Count", "MPI_Offset"}
 KIND_OF = {"MPI_Aint": "MPI_ADDRESS_KIND", "MPI_Count": "MPI_COUNT_KIND", "MPI_Offset": "MPI_OFFSET_KIND"}
 # The C type of each predefined handle (filled by parse_header), for mpi_f08's typed constants.
 HANDLE_OF = {}
+# Deprecated names bound as another routine (table lines "=Old New"): Fortran name -> C routine.
+RENAMES = {}
 # int parameters that are LOGICAL in Fortran.
 LOGICAL_NAMES = {"flag", "commute", "reorder", "periods", "remain_dims"}
 
@@ -141,6 +143,10 @@ def split_args(s):
 def parse_table(path):
     over, skip = {}, {}
     for line in open(path):
+        if line.startswith("="):
+            old, new = line[1:].split()[:2]
+            RENAMES["MPI_" + old] = "MPI_" + new
+            continue
         line = line.split("#", 1)[0].rstrip() if not line.startswith("-") else line.rstrip()
         if not line.strip():
             continue
@@ -792,6 +798,19 @@ def main():
         c.append("")
         if ret == "double":
             doubles.append(name[4:].upper())
+    for old, new in sorted(RENAMES.items()):
+        match = [b for b in bound if b[0] == new]
+        if not match:
+            sys.exit(f"gen.py: {a.table}: ={old[4:]} names {new}, which is not bound")
+        _, ret, params = match[0]
+        g = Gen(new, ret, params)
+        low = old.lower()
+        g.emit(c, f"p{low}_", f"P{new}")
+        g.emit(c, f"{low}_", new)
+        for pre, target in (("p", f"p{low}_"), ("", f"{low}_")):
+            for alias in (f"{pre}{low}__", f"{pre}{low}", f"{pre.upper()}{old.upper()}"):
+                c.append(f'extern __typeof__({target}) {alias} __attribute__((alias("{target}")));')
+        c.append("")
     with open(f"{a.out}/toucanfort.c", "w") as f:
         f.write("\n".join(c))
     with open(f"{a.out}/mpif.h", "w") as f:
@@ -804,6 +823,7 @@ def main():
         f.write(f08)
     with open(f"{a.out}/bound.txt", "w") as f:
         f.write("".join(n + "\n" for n, _, _ in bound))
+        f.write("".join(f"{o} (as {n})\n" for o, n in sorted(RENAMES.items())))
     print(f"gen.py: {len(bound)} routines bound ({n08} in mpi_f08), {len(unbound)} left out "
           "(gen.py --unbound lists them)")
 

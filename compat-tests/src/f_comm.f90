@@ -3,7 +3,8 @@
 ! (incl, excl, range_incl, translate_ranks, union, compare), Dims_create, Cart_create with
 ! LOGICAL periods, Cart_coords/rank/shift/get/sub, MPI_TAG_UB through Comm_get_attr, user
 ! attributes (Comm_set_attr/get_attr), MPI_ERRORS_RETURN with the error classes of bad
-! arguments, Error_string, and an error handler written in Fortran.
+! arguments, Error_string, an error handler written in Fortran, and the MPI-1 names
+! MPI_Errhandler_set/get.
 program f_comm
   call body()
 end program
@@ -173,7 +174,10 @@ subroutine body()
   call MPI_Errhandler_free(errh, ierr)
   if (rank == 0) call MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_OTHER, ierr)
   if (rank == 0) call MPI_Recv(i, 1, MPI_INTEGER, 0, -3, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
-  call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL, ierr)
+  ! the deprecated MPI-1 names
+  call MPI_Errhandler_set(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL, ierr)
+  call MPI_Errhandler_get(MPI_COMM_WORLD, errh, ierr)
+  if (errh /= MPI_ERRORS_ARE_FATAL) call fail(rank, nerr, 'errhandler_get')
 
   call MPI_Comm_free(dup, ierr)
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
