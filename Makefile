@@ -59,9 +59,10 @@ build: deps
 wrappers:
 	@chmod +x $(WRAPPERS) scripts/ensure-deps.sh fortran/build.sh
 
-# Regenerated when the table, the generator, mpi.h or the library (its exports) change.
-fortran: build $(FORT_LIB)
-$(FORT_LIB): $(FORT_SRCS) $(LIB_SO)
+# Regenerated when the table, the generator, mpi.h or the library (its exports) change; order-
+# only on build (the library does not exist yet in a fresh clone, when make reads this).
+fortran: $(FORT_LIB)
+$(FORT_LIB): $(FORT_SRCS) $(wildcard $(LIB_SO)) | build
 	bash fortran/build.sh $(RELEASE_DIR)
 
 # ------------------------------------------------------------------------------------ demo
