@@ -199,7 +199,12 @@ compat_build() {
     elif [[ $kind == ampi ]]; then
         cc=$AMPICC
         [[ $src == *.cc ]] && cc=${AMPICXX:-$(dirname "$AMPICC")/ampicxx}
-        [[ $fortran == yes ]] && cc=${AMPIFC:-$(dirname "$AMPICC")/ampif90}
+        if [[ $fortran == yes ]]; then
+            cc=${AMPIFC:-$(dirname "$AMPICC")/ampif90}
+            # ampif90 (8.0.1) does not add it, unlike mpif90 and toucanfort: without it, a
+            # routine called with a scalar and with an array does not compile.
+            flags+=" -fallow-argument-mismatch"
+        fi
         # ampicc (charmc) copies charmrun and ampirun into the current directory
         cdir=$dir
         # The privatize_* tests have writable globals: AMPI needs its own privatization for
