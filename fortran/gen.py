@@ -239,7 +239,7 @@ class Gen:
                 decl = f"MPI_Fint *{a}"
             elif k in ("str_in",) or k.startswith("strout"):
                 decl = f"char *{a}"
-            elif k in ("choice", "ignore_ptr", "fn") or k.startswith("attr"):
+            elif k in ("choice", "ignore_ptr", "fn", "copyfn", "deletefn", "kvextra") or k.startswith("attr"):
                 decl = f"void *{a}"
             else:
                 raise ValueError(f"{self.cname}: unknown kind {k}")
@@ -322,6 +322,15 @@ class Gen:
                 args.append(f"&x_{p.name}")
             elif k == "fn":
                 args.append(f"({p.base} *){a}")
+            elif k in ("copyfn", "deletefn"):
+                ok = self.cname.split("_")[1]
+                lk = "comm" if ok == "Comm" else "type"
+                fk = "Comm" if ok == "Comm" else "Type"
+                args.append(f"({p.base} *)TF_{k[:-2].upper()}FN({lk}, {fk}, {a})")
+            elif k == "kvextra":
+                cp = [q for q in self.params if q.kind == "copyfn"][0].arg
+                dl = [q for q in self.params if q.kind == "deletefn"][0].arg
+                args.append(f"tf_kv_new({cp}, {dl}, *(MPI_Aint *){a})")
             elif k == "attr_in":
                 args.append(f"(void *)*(MPI_Aint *){a}")
             elif k == "attr_in_int":
@@ -472,6 +481,66 @@ static int tf_commsize(MPI_Comm comm)
     return n;
 }
 
+/* Attribute copy/delete callbacks written in Fortran (MPI_Comm/Type_create_keyval): the C
+   keyval gets trampolines, and as its extra_state a record of the Fortran procedures and the
+   program's own extra_state (never freed: one small record per keyval created). The
+   predefined MPI_<KIND>_NULL_COPY_FN, _DUP_FN and _NULL_DELETE_FN are procedures here too,
+   recognised by address and passed on as the C ones. */
+typedef void (*tf_copy_f)(MPI_Fint *, MPI_Fint *, MPI_Aint *, MPI_Aint *, MPI_Aint *, MPI_Fint *, MPI_Fint *);
+typedef void (*tf_delete_f)(MPI_Fint *, MPI_Fint *, MPI_Aint *, MPI_Aint *, MPI_Fint *);
+struct tf_kv {
+    tf_copy_f copy;
+    tf_delete_f del;
+    MPI_Aint extra;
+};
+
+/* Markers only: never called (the C side gets its own predefined callbacks instead). */
+TF_HIDDEN void mpi_comm_null_copy_fn_(void) {}
+TF_HIDDEN void mpi_comm_dup_fn_(void) {}
+TF_HIDDEN void mpi_comm_null_delete_fn_(void) {}
+TF_HIDDEN void mpi_type_null_copy_fn_(void) {}
+TF_HIDDEN void mpi_type_dup_fn_(void) {}
+TF_HIDDEN void mpi_type_null_delete_fn_(void) {}
+
+static void *tf_kv_new(void *copy, void *del, MPI_Aint extra)
+{
+    struct tf_kv *kv = malloc(sizeof *kv);
+    if (!kv)
+        MPI_Abort(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
+    kv->copy = (tf_copy_f)copy;
+    kv->del = (tf_delete_f)del;
+    kv->extra = extra;
+    return kv;
+}
+
+#define TF_KEYVAL_TRAMPOLINES(K, T)                                                            \
+    static int tf_copy_##K(T old, int key, void *extra, void *in, void *out, int *flag)       \
+    {                                                                                          \
+        struct tf_kv *kv = extra;                                                              \
+        MPI_Fint fold = MPI_##K##_c2f(old), fkey = key, fflag = 0, ierr = 0;                   \
+        MPI_Aint fin = (MPI_Aint)in, fout = 0, fx = kv->extra;                                 \
+        kv->copy(&fold, &fkey, &fx, &fin, &fout, &fflag, &ierr);                               \
+        *(void **)out = (void *)fout;                                                          \
+        *flag = fflag != 0;                                                                    \
+        return ierr;                                                                           \
+    }                                                                                          \
+    static int tf_delete_##K(T h, int key, void *val, void *extra)                             \
+    {                                                                                          \
+        struct tf_kv *kv = extra;                                                              \
+        MPI_Fint fh = MPI_##K##_c2f(h), fkey = key, ierr = 0;                                  \
+        MPI_Aint fv = (MPI_Aint)val, fx = kv->extra;                                           \
+        kv->del(&fh, &fkey, &fv, &fx, &ierr);                                                  \
+        return ierr;                                                                           \
+    }
+TF_KEYVAL_TRAMPOLINES(Comm, MPI_Comm)
+TF_KEYVAL_TRAMPOLINES(Type, MPI_Datatype)
+
+#define TF_COPYFN(k, K, f)                                                                     \
+    ((void *)(f) == (void *)mpi_##k##_null_copy_fn_ ? NULL                                     \
+     : (void *)(f) == (void *)mpi_##k##_dup_fn_     ? (void *)1                                \
+                                                    : (void *)tf_copy_##K)
+#define TF_DELETEFN(k, K, f) ((void *)(f) == (void *)mpi_##k##_null_delete_fn_ ? NULL : (void *)tf_delete_##K)
+
 /* An attribute value read back: predefined keys hold a pointer to an int (C); Fortran sees
    the int. Values stored by Fortran are the stored pointer itself. */
 static MPI_Aint tf_attr_value(int key, void *v)
@@ -528,6 +597,9 @@ def gen_mpif(consts, sizes, funcs_double):
         seen.add(fname)
         out.append(fixed_lines(decl))
         out.append(fixed_lines(f"COMMON /{block}/ {fname}"))
+    for f in ("COMM_NULL_COPY_FN", "COMM_DUP_FN", "COMM_NULL_DELETE_FN", "TYPE_NULL_COPY_FN",
+              "TYPE_DUP_FN", "TYPE_NULL_DELETE_FN"):
+        out.append(fixed_lines(f"EXTERNAL MPI_{f}"))
     for f in funcs_double:
         for pre in ("MPI", "PMPI"):
             out.append(fixed_lines(f"DOUBLE PRECISION {pre}_{f}"))
@@ -680,7 +752,8 @@ def gen_f08(bound, consts, sizes):
     procs, ifaces, privates = [], [], []
     done = []
     for name, ret, params in bound:
-        if ret == "double" or any(p.kind and p.kind.startswith(("attr_in_int", "attr_out_int"))
+        if ret == "double" or any(p.kind and p.kind.startswith(("attr_in_int", "attr_out_int",
+                                                                 "copyfn", "deletefn", "kvextra"))
                                   for p in params):
             continue
         decls = [(p, f08_decls(name, p)) for p in params]

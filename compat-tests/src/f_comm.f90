@@ -2,7 +2,7 @@
 ! Comm_dup/split/compare/free, names (strings with hidden lengths, blank-padded), groups
 ! (incl, excl, range_incl, translate_ranks, union, compare), Dims_create, Cart_create with
 ! LOGICAL periods, Cart_coords/rank/shift/get/sub, MPI_TAG_UB through Comm_get_attr, user
-! attributes (Comm_set_attr/get_attr), MPI_ERRORS_RETURN with the error classes of bad
+! attributes with copy/delete callbacks written in Fortran and MPI_COMM_DUP_FN, MPI_ERRORS_RETURN with the error classes of bad
 ! arguments, Error_string, an error handler written in Fortran, and the MPI-1 names
 ! MPI_Errhandler_set/get.
 program f_comm
@@ -30,6 +30,31 @@ subroutine my_handler(comm, code)
     cls == MPI_ERR_OTHER, ' ERR_TAG ', cls == MPI_ERR_TAG, ' on world ', res == MPI_IDENT
 end subroutine
 
+! Attribute callbacks written in Fortran: the copy gives in + extra_state, the delete says
+! what it deletes.
+subroutine my_copy(oldcomm, keyval, extra, valin, valout, flag, ierr)
+  use mpi
+  implicit none
+  integer :: oldcomm, keyval, ierr, rank, e
+  integer(kind=MPI_ADDRESS_KIND) :: extra, valin, valout
+  logical :: flag
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, e)
+  write (*, '(a,i0,a,i0,a,i0)') 'rank ', rank, ': copy callback, value ', valin, ' extra ', extra
+  valout = valin + extra
+  flag = .true.
+  ierr = MPI_SUCCESS
+end subroutine
+
+subroutine my_delete(comm, keyval, val, extra, ierr)
+  use mpi
+  implicit none
+  integer :: comm, keyval, ierr, rank, e
+  integer(kind=MPI_ADDRESS_KIND) :: val, extra
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, e)
+  write (*, '(a,i0,a,i0,a,i0)') 'rank ', rank, ': delete callback, value ', val, ' extra ', extra
+  ierr = MPI_SUCCESS
+end subroutine
+
 ! A rank as text, "null" for MPI_PROC_NULL (whose value differs between MPI libraries).
 character(len=8) function rk(r)
   use mpi
@@ -54,7 +79,8 @@ subroutine body()
   character(len=MPI_MAX_ERROR_STRING) :: msg
   character(len=5) :: short
   character(len=8), external :: rk
-  external my_handler
+  external my_handler, my_copy, my_delete
+  integer :: key1, key2, dup2
 
   nerr = 0
   call MPI_Init(ierr)
@@ -143,6 +169,22 @@ subroutine body()
   ! Attributes: the tag bound, and a user keyval's value
   call MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, val, flag, ierr)
   if (.not. flag .or. val < 32767) call fail(rank, nerr, 'tag_ub')
+  call MPI_Comm_create_keyval(my_copy, my_delete, key1, 1000_MPI_ADDRESS_KIND, ierr)
+  call MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, key2, 0_MPI_ADDRESS_KIND, &
+                              ierr)
+  call MPI_Comm_set_attr(dup, key1, int(rank + 5, MPI_ADDRESS_KIND), ierr)
+  call MPI_Comm_set_attr(dup, key2, 77_MPI_ADDRESS_KIND, ierr)
+  call MPI_Comm_dup(dup, dup2, ierr)
+  call MPI_Comm_get_attr(dup2, key1, val, flag, ierr)
+  if (.not. flag .or. val /= rank + 1005) call fail(rank, nerr, 'attribute copied by my_copy')
+  call MPI_Comm_get_attr(dup2, key2, val, flag, ierr)
+  if (.not. flag .or. val /= 77) call fail(rank, nerr, 'attribute copied by MPI_COMM_DUP_FN')
+  call MPI_Comm_free(dup2, ierr)
+  call MPI_Comm_delete_attr(dup, key1, ierr)
+  call MPI_Comm_get_attr(dup, key1, val, flag, ierr)
+  if (flag) call fail(rank, nerr, 'attribute deleted')
+  call MPI_Comm_free_keyval(key1, ierr)
+  call MPI_Comm_free_keyval(key2, ierr)
 
   ! Errors under MPI_ERRORS_RETURN
   call MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN, ierr)
