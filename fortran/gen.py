@@ -260,6 +260,8 @@ class Gen:
                 pre.append(f"int c_{p.name} = (int)*{a};")
             elif k == "wide_in":
                 args.append(f"*{a}")
+            elif k == "pass" and "weights" in p.name:
+                args.append(f"({ctype(p)})tf_weights({a})")
             elif k == "pass":
                 args.append(f"({ctype(p)}){a}")
             elif k == "logical_out":
@@ -420,6 +422,16 @@ static inline void *tf_buf(void *p)
         return MPI_IN_PLACE;
     if (p == (void *)&toucan_f_buffer_auto_)
         return MPI_BUFFER_AUTOMATIC;
+    return p;
+}
+
+/* The weights arguments of the distributed graph routines: MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY. */
+static inline void *tf_weights(void *p)
+{
+    if (p == (void *)&toucan_f_unweighted_)
+        return (void *)MPI_UNWEIGHTED;
+    if (p == (void *)&toucan_f_weights_empty_)
+        return (void *)MPI_WEIGHTS_EMPTY;
     return p;
 }
 

@@ -2,7 +2,8 @@
 ! Comm_dup/split/compare/free, names (strings with hidden lengths, blank-padded), groups
 ! (incl, excl, range_incl, translate_ranks, union, compare), Dims_create, Cart_create with
 ! LOGICAL periods, Cart_coords/rank/shift/get/sub, MPI_TAG_UB through Comm_get_attr, user
-! attributes with copy/delete callbacks written in Fortran and MPI_COMM_DUP_FN, MPI_ERRORS_RETURN with the error classes of bad
+! attributes with copy/delete callbacks written in Fortran and MPI_COMM_DUP_FN, an unweighted
+! distributed graph (MPI_UNWEIGHTED) with Neighbor_allgather, MPI_ERRORS_RETURN with the error classes of bad
 ! arguments, Error_string, an error handler written in Fortran, and the MPI-1 names
 ! MPI_Errhandler_set/get.
 program f_comm
@@ -165,6 +166,16 @@ subroutine body()
   call MPI_Comm_free(row, ierr)
   call MPI_Comm_free(cart, ierr)
   if (cart /= MPI_COMM_NULL) call fail(rank, nerr, 'comm_free')
+
+  ! A distributed graph ring, unweighted (the MPI_UNWEIGHTED sentinel)
+  call MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, [mod(rank + np - 1, np)], MPI_UNWEIGHTED, &
+                                      1, [mod(rank + 1, np)], MPI_UNWEIGHTED, MPI_INFO_NULL, &
+                                      .false., row, ierr)
+  call MPI_Dist_graph_neighbors_count(row, src, dst, flag, ierr)
+  if (src /= 1 .or. dst /= 1 .or. flag) call fail(rank, nerr, 'dist_graph unweighted')
+  call MPI_Neighbor_allgather(rank, 1, MPI_INTEGER, i, 1, MPI_INTEGER, row, ierr)
+  if (i /= mod(rank + np - 1, np)) call fail(rank, nerr, 'neighbor_allgather')
+  call MPI_Comm_free(row, ierr)
 
   ! Attributes: the tag bound, and a user keyval's value
   call MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, val, flag, ierr)
