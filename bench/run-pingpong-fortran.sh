@@ -35,18 +35,20 @@ configs="c.mpich f77.mpich f08.mpich c.toucan f77.toucan f08.toucan"
 for ((r = 1; r <= runs; r++)); do
     for c in $configs; do
         if [[ $c == c.* ]]; then
-            v=$(TOUCAN_V=1 timeout 120 "$MPIRUN" -np 2 "$out/$c" -t lat | awk '$1 == "lat" && $2 == 8 {print $3}')
+            v=$(TOUCAN_V=1 timeout 120 "$MPIRUN" -np 2 "$out/$c" -t lat | awk '$1 == "lat" && $2 == 8 {print $3}') || v=
         else
-            v=$(TOUCAN_V=1 timeout 120 "$MPIRUN" -np 2 "$out/$c" "$iters" | awk '$1 == "lat" {print $3}')
+            v=$(TOUCAN_V=1 timeout 120 "$MPIRUN" -np 2 "$out/$c" "$iters" | awk '$1 == "lat" {print $3}') || v=
         fi
+        # a failed or timed-out run is recorded as NA and left out of the medians
+        [[ -n $v ]] || { echo "run $r of $c failed" >&2; v=NA; }
         printf '%s\t%s\t%s\n' "$c" "$r" "$v" >>"$out/raw.tsv"
     done
 done
-med() { awk -v c="$1" '$1 == c {print $3}' "$out/raw.tsv" | sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+med() { awk -v c="$1" '$1 == c && $3 != "NA" {print $3}' "$out/raw.tsv" | sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 declare -A m
 for c in $configs; do m[$c]=$(med "$c"); done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
-echo "8 B latency between two processes, µs (median of $runs interleaved runs; $(date -u '+%Y-%m-%d %H:%M UTC'))"
+echo "8 B latency between two processes, µs (median of $runs interleaved runs; $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1 /proc/loadavg))"
 echo
 echo "| binding | MPICH | Toucan V=1 | Toucan / MPICH (same binding) | Toucan / Toucan C |"
 echo "|---|---|---|---|---|"

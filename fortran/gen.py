@@ -605,6 +605,10 @@ def gen_mpif(consts, sizes, funcs_double):
         if n.startswith("MPI_MAX_"):
             v -= 1  # the C value counts the terminating NUL
         param(n, v)
+    # Fortran-only LOGICAL constants (MPI 4.1, 19.1.1): non-contiguous subarrays are not
+    # supported as buffers (mpi_f08 refuses them), and ASYNCHRONOUS does not protect them.
+    for n in ("MPI_SUBARRAYS_SUPPORTED", "MPI_ASYNC_PROTECTS_NONBLOCKING"):
+        param(n, ".FALSE.", "LOGICAL")
     for fname, block, decl, _size in SENTINELS:
         seen.add(fname)
         out.append(fixed_lines(decl))
@@ -736,6 +740,8 @@ def gen_f08(bound, consts, sizes):
             o.append(f"  type({HANDLE_OF[n]}), parameter :: {n} = {HANDLE_OF[n]}({v})")
         else:
             o.append(f"  integer, parameter :: {n} = {v}")
+    o.append("  logical, parameter :: MPI_SUBARRAYS_SUPPORTED = .false.")
+    o.append("  logical, parameter :: MPI_ASYNC_PROTECTS_NONBLOCKING = .false.")
     o.append("")
     for fname, block, decl, _size in SENTINELS:
         if fname in ("MPI_STATUS_IGNORE", "MPI_STATUSES_IGNORE"):
