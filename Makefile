@@ -1,6 +1,7 @@
 # Toucan-MPI top-level Makefile (GNU make).
 #
-#   make / make all          system deps (scripts/ensure-deps.sh), cargo build --release, wrappers
+#   make / make all          system deps (scripts/ensure-deps.sh), cargo build --release, the
+#                            Fortran bindings (fortran/build.sh), wrappers
 #   make demo                examples/hello_ring.c under plain MPICH and under Toucan-MPI, compared
 #   make test                cargo test, clippy, rustfmt check, the fuzz targets (FUZZ_SECONDS
 #                            each, default 20), then the compat tests
@@ -38,12 +39,16 @@ RELEASE_DIR := target/release
 LIB_SO      := $(RELEASE_DIR)/libtoucanmpi.so
 LIB_A       := $(RELEASE_DIR)/libtoucanmpi.a
 HEADERS     := headers/mpi.h headers/toucan.h
-WRAPPERS    := wrappers/toucancc wrappers/toucancxx wrappers/toucanrun wrappers/toucan-globals
+WRAPPERS    := wrappers/toucancc wrappers/toucancxx wrappers/toucanfort wrappers/toucanrun wrappers/toucan-globals
+# Fortran bindings (docs/fortran.md), built by fortran/build.sh beside the library.
+FORT_LIB    := $(RELEASE_DIR)/libtoucanfort.a
+FORT_INC    := $(RELEASE_DIR)/fortran/include
+FORT_SRCS   := fortran/gen.py fortran/bindings.txt fortran/build.sh headers/mpi.h
 VERSION      = $(shell sed -n 's/^version *= *"\(.*\)"/\1/p' libtoucanmpi/Cargo.toml 2>/dev/null | head -n1)
 
 # ------------------------------------------------------------------------------------ build
-.PHONY: all deps build wrappers
-all: deps build wrappers
+.PHONY: all deps build wrappers fortran
+all: deps build fortran wrappers
 
 deps:
 	@bash scripts/ensure-deps.sh
@@ -52,7 +57,13 @@ build: deps
 	$(CARGO) build --release
 
 wrappers:
-	@chmod +x $(WRAPPERS) scripts/ensure-deps.sh
+	@chmod +x $(WRAPPERS) scripts/ensure-deps.sh fortran/build.sh
+
+# Regenerated when the table, the generator, mpi.h or the library (its exports) change; order-
+# only on build (the library does not exist yet in a fresh clone, when make reads this).
+fortran: $(FORT_LIB)
+$(FORT_LIB): $(FORT_SRCS) $(wildcard $(LIB_SO)) | build
+	bash fortran/build.sh $(RELEASE_DIR)
 
 # ------------------------------------------------------------------------------------ demo
 DEMO_DIR     := build/demo
@@ -103,7 +114,8 @@ $(DEMO_DIR)/hello_ring.toucan: examples/hello_ring.c $(wildcard $(HEADERS) $(LIB
 # ------------------------------------------------------------------------------------ test
 # The compat tests get these in their environment.
 COMPAT_ENV = TOUCAN_ROOT='$(ROOT)' TOUCANCC='$(ROOT)/wrappers/toucancc' \
-	TOUCANCXX='$(ROOT)/wrappers/toucancxx' TOUCANRUN='$(ROOT)/wrappers/toucanrun' \
+	TOUCANCXX='$(ROOT)/wrappers/toucancxx' TOUCANFC='$(ROOT)/wrappers/toucanfort' \
+	TOUCANRUN='$(ROOT)/wrappers/toucanrun' \
 	TOUCAN_LIB='$(ROOT)/$(LIB_SO)' MPICC='$(MPICC)' MPIRUN='$(MPIRUN)'
 
 .PHONY: test unit-test lint compat-test fuzz
@@ -157,7 +169,7 @@ pcdir      := $(libdir)/pkgconfig
 
 .PHONY: install uninstall
 install: all
-	@for f in $(LIB_SO) $(LIB_A) $(HEADERS) $(WRAPPERS) toucanmpi.pc.in; do \
+	@for f in $(LIB_SO) $(LIB_A) $(FORT_LIB) $(FORT_INC)/mpif.h $(FORT_INC)/mpi.mod $(FORT_INC)/mpi_f08.mod $(HEADERS) $(WRAPPERS) toucanmpi.pc.in; do \
 	    [ -e "$$f" ] || { echo "make install: $$f is missing" >&2; exit 1; }; \
 	done
 	install -d "$(DESTDIR)$(bindir)" "$(DESTDIR)$(libdir)" "$(DESTDIR)$(includedir)" "$(DESTDIR)$(pcdir)"
@@ -165,14 +177,21 @@ install: all
 	install -m 755 $(LIB_SO) "$(DESTDIR)$(libdir)/"
 	install -m 644 $(LIB_A) "$(DESTDIR)$(libdir)/"
 	install -m 644 $(HEADERS) "$(DESTDIR)$(includedir)/"
+	install -m 644 $(FORT_LIB) "$(DESTDIR)$(libdir)/"
+	install -m 644 $(FORT_INC)/mpif.h $(FORT_INC)/mpi.mod $(FORT_INC)/mpi_f08.mod "$(DESTDIR)$(includedir)/"
+	ln -sf toucanfort "$(DESTDIR)$(bindir)/toucanf90"
+	ln -sf toucanfort "$(DESTDIR)$(bindir)/toucanf77"
 	sed -e 's|@PREFIX@|$(prefix_abs)|g' -e 's|@VERSION@|$(VERSION)|g' toucanmpi.pc.in \
 	    > "$(DESTDIR)$(pcdir)/toucanmpi.pc"
 	chmod 644 "$(DESTDIR)$(pcdir)/toucanmpi.pc"
 	@echo "installed Toucan-MPI $(VERSION) in $(DESTDIR)$(prefix_abs)"
 
 uninstall:
-	rm -f $(foreach w,$(notdir $(WRAPPERS)),"$(DESTDIR)$(bindir)/$(w)") \
+	rm -f $(foreach w,$(notdir $(WRAPPERS)) toucanf90 toucanf77,"$(DESTDIR)$(bindir)/$(w)") \
 	      "$(DESTDIR)$(libdir)/libtoucanmpi.so" "$(DESTDIR)$(libdir)/libtoucanmpi.a" \
+	      "$(DESTDIR)$(libdir)/libtoucanfort.a" \
+	      "$(DESTDIR)$(includedir)/mpif.h" "$(DESTDIR)$(includedir)/mpi.mod" \
+	      "$(DESTDIR)$(includedir)/mpi_f08.mod" \
 	      $(foreach h,$(notdir $(HEADERS)),"$(DESTDIR)$(includedir)/$(h)") \
 	      "$(DESTDIR)$(pcdir)/toucanmpi.pc"
 

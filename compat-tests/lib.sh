@@ -54,6 +54,12 @@ MPICXX=${MPICXX:-mpicxx}
 MPIRUN=${MPIRUN:-mpirun}
 TOUCANCC=${TOUCANCC:-$REPO_DIR/wrappers/toucancc}
 TOUCANCXX=${TOUCANCXX:-$REPO_DIR/wrappers/toucancxx}
+# Fortran tests (src/NAME.f90 free form, src/NAME.f fixed form): MPICH's mpif90 and toucanfort.
+MPIFC=${MPIFC:-$(command -v mpif90.mpich 2>/dev/null || echo mpif90)}
+TOUCANFC=${TOUCANFC:-$REPO_DIR/wrappers/toucanfort}
+# -frecursive: local arrays on the stack, never static, so the tests hold with
+# TOUCAN_PRIVATIZE=off too (the rule on writable globals below).
+FFLAGS_COMPAT=${FFLAGS_COMPAT:--O2 -g -frecursive}
 # Toucan jobs are started by the real mpirun with TOUCAN_V set (DESIGN.md).
 TOUCAN_LAUNCHER=${TOUCAN_COMPAT_LAUNCHER:-$MPIRUN}
 CFLAGS_COMPAT=${CFLAGS_COMPAT:--O2 -g -Wall -Wno-stringop-overflow}
@@ -105,16 +111,18 @@ compat_ampi_filter() {
 
 # Symbols the C runtime itself puts in .data/.bss; anything else is a
 # writable global or static of the test program, which the rules forbid.
-CRT_DATA_SYMS='^(_DYNAMIC|_GLOBAL_OFFSET_TABLE_|__TMC_END__|__bss_start|__data_start|__do_global_dtors_aux_fini_array_entry|__dso_handle|__frame_dummy_init_array_entry|_edata|_end|completed\.[0-9]+|stdout|stderr|stdin)$'
+# The sentinels' COMMON blocks that mpif.h and the mpi module declare (Toucan's and MPICH's)
+# count as the runtime's too.
+CRT_DATA_SYMS='^(toucan_f_[a-z_]+_|mpifcmb[0-9]+_|mpipriv[0-9c]+_|_DYNAMIC|_GLOBAL_OFFSET_TABLE_|__TMC_END__|__bss_start|__data_start|__do_global_dtors_aux_fini_array_entry|__dso_handle|__frame_dummy_init_array_entry|_edata|_end|completed\.[0-9]+|stdout|stderr|stdin)$'
 
 # Tests allowed to define writable globals: they check privatization itself.
 GLOBALS_ALLOWED='^privatize_'
 
-# All test names (src/*.c, and src/*.cc in C++), filtered by
+# All test names (src/*.c, src/*.cc in C++, src/*.f90 and src/*.f in Fortran), filtered by
 # TOUCAN_COMPAT_FILTER (an ERE).
 compat_all_names() {
     local f n
-    for f in "$SRC_DIR"/*.c "$SRC_DIR"/*.cc; do
+    for f in "$SRC_DIR"/*.c "$SRC_DIR"/*.cc "$SRC_DIR"/*.f90 "$SRC_DIR"/*.f; do
         [[ -e $f ]] || continue
         n=$(basename "$f")
         n=${n%.*}
@@ -125,13 +133,30 @@ compat_all_names() {
     done
 }
 
-# compat_src NAME: the source file of a test (src/NAME.c or src/NAME.cc).
+# compat_src NAME: the source file of a test (src/NAME.c, .cc, .f90 or .f).
 compat_src() {
-    if [[ -f $SRC_DIR/$1.cc ]]; then
-        echo "$SRC_DIR/$1.cc"
-    else
-        echo "$SRC_DIR/$1.c"
-    fi
+    local e
+    for e in cc f90 f; do
+        if [[ -f $SRC_DIR/$1.$e ]]; then
+            echo "$SRC_DIR/$1.$e"
+            return
+        fi
+    done
+    echo "$SRC_DIR/$1.c"
+}
+
+# compat_has_test NAME: is there a source file for NAME?
+compat_has_test() {
+    [[ -f $(compat_src "$1") ]]
+}
+
+# compat_strip_ext NAME: NAME without a source extension (.c .cc .f90 .f).
+compat_strip_ext() {
+    local a=${1##*/}
+    a=${a%.c}
+    a=${a%.cc}
+    a=${a%.f90}
+    echo "${a%.f}"
 }
 
 # compat_check_globals NAME OBJ: fail if the object defines writable data
@@ -158,16 +183,28 @@ compat_build() {
     mkdir -p "$dir"
     log=$dir/$name.build.log
     src=$(compat_src "$name")
+    local fortran=no libs=$LIBS_COMPAT
+    [[ $src == *.f90 || $src == *.f ]] && fortran=yes
     flags=$CFLAGS_COMPAT
     if [[ $src == *.cc ]]; then
         flags=$CXXFLAGS_COMPAT
+    elif [[ $fortran == yes ]]; then
+        flags=$FFLAGS_COMPAT
+        libs=
     fi
     if [[ $kind == mpich ]]; then
         cc=$MPICC
         [[ $src == *.cc ]] && cc=$MPICXX
+        [[ $fortran == yes ]] && cc=$MPIFC
     elif [[ $kind == ampi ]]; then
         cc=$AMPICC
         [[ $src == *.cc ]] && cc=${AMPICXX:-$(dirname "$AMPICC")/ampicxx}
+        if [[ $fortran == yes ]]; then
+            cc=${AMPIFC:-$(dirname "$AMPICC")/ampif90}
+            # ampif90 (8.0.1) does not add it, unlike mpif90 and toucanfort: without it, a
+            # routine called with a scalar and with an array does not compile.
+            flags+=" -fallow-argument-mismatch"
+        fi
         # ampicc (charmc) copies charmrun and ampirun into the current directory
         cdir=$dir
         # The privatize_* tests have writable globals: AMPI needs its own privatization for
@@ -178,6 +215,7 @@ compat_build() {
     else
         cc=$TOUCANCC
         [[ $src == *.cc ]] && cc=$TOUCANCXX
+        [[ $fortran == yes ]] && cc=$TOUCANFC
         if [[ ! -x $cc ]]; then
             echo "$cc not found or not executable" >"$log"
             cat "$log"
@@ -186,8 +224,14 @@ compat_build() {
     fi
     rm -f "$dir/$name" "$dir/$name.o"
     # shellcheck disable=SC2086
-    if ! (cd "$cdir" && $cc $flags -I"$SRC_DIR" -c -o "$dir/$name.o" "$src" &&
-          $cc $flags -o "$dir/$name" "$dir/$name.o" $LIBS_COMPAT) >"$log" 2>&1; then
+    # (Fortran: -J keeps the .mod files of a test's own modules out of the source tree.)
+    local modflag=
+    if [[ $fortran == yes ]]; then
+        mkdir -p "$dir/mod.$name"
+        modflag="-J$dir/mod.$name"
+    fi
+    if ! (cd "$cdir" && $cc $flags $modflag -I"$SRC_DIR" -c -o "$dir/$name.o" "$src" &&
+          $cc $flags -o "$dir/$name" "$dir/$name.o" $libs) >"$log" 2>&1; then
         echo "build of $name with $cc failed:"
         head -40 "$log"
         return 1

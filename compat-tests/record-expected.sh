@@ -17,9 +17,7 @@ TMO=${COMPAT_RECORD_TIMEOUT:-600}
 if [[ $# -gt 0 ]]; then
     names=()
     for a in "$@"; do
-        a=$(basename "$a")
-        a=${a%.c}
-        names+=("${a%.cc}")
+        names+=("$(compat_strip_ext "$a")")
     done
 else
     mapfile -t names < <(compat_all_names)

@@ -53,11 +53,9 @@ for a in "$@"; do
         exit 2
         ;;
     *)
-        a=$(basename "$a")
-        a=${a%.c}
-        a=${a%.cc}
-        if [[ ! -f $SRC_DIR/$a.c && ! -f $SRC_DIR/$a.cc ]]; then
-            echo "run.sh: no test $SRC_DIR/$a.c or .cc" >&2
+        a=$(compat_strip_ext "$a")
+        if ! compat_has_test "$a"; then
+            echo "run.sh: no test $SRC_DIR/$a.c, .cc, .f90 or .f" >&2
             exit 2
         fi
         if [[ -n "${TOUCAN_COMPAT_FILTER:-}" ]] && ! [[ "$a" =~ $TOUCAN_COMPAT_FILTER ]]; then

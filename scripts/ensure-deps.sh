@@ -17,7 +17,8 @@
 #   TOUCAN_SKIP_DEPS=1    do nothing at all (for machines managed some other way)
 set -euo pipefail
 
-PACKAGES=(mpich libmpich-dev hwloc libhwloc-dev clang libclang-dev pkg-config)
+# gfortran and python3: the Fortran bindings (fortran/build.sh generates and compiles them).
+PACKAGES=(mpich libmpich-dev hwloc libhwloc-dev clang libclang-dev pkg-config gfortran python3)
 BENCH_PACKAGES=(libopenblas-dev gnuplot-nox python3)
 for arg in "$@"; do
     case $arg in
@@ -83,9 +84,9 @@ if command -v dpkg-query >/dev/null 2>&1; then
     fi
 else
     # Not a dpkg-based system: we cannot install, only check for the tools themselves.
-    for c in mpicc mpirun pkg-config clang hwloc-info; do
+    for c in mpicc mpirun pkg-config clang hwloc-info gfortran python3; do
         command -v "$c" >/dev/null 2>&1 ||
-            die "'$c' not found and this is not a Debian system; install MPICH, hwloc (with headers), clang/libclang and pkg-config"
+            die "'$c' not found and this is not a Debian system; install MPICH, hwloc (with headers), clang/libclang, pkg-config, gfortran and python3"
     done
 fi
 

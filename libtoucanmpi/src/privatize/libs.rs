@@ -31,6 +31,19 @@ const SYSTEM_DIRS: [&str; 8] = [
     "/usr/libx32/",
 ];
 
+/// System libraries that are copied per subrank all the same, because they hold state that
+/// is the program's own: gfortran's runtime keeps the Fortran I/O units (which file unit 10
+/// is connected to, unit 6's buffer and record position) in libgfortran, per process.
+const PER_SUBRANK_RUNTIMES: [&str; 1] = ["libgfortran.so."];
+
+pub fn is_per_subrank_runtime(path: &str) -> bool {
+    let base = Path::new(path)
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    PER_SUBRANK_RUNTIMES.iter().any(|r| base.starts_with(r))
+}
+
 pub fn is_system(path: &str) -> bool {
     let canon = std::fs::canonicalize(path)
         .map(|p| p.to_string_lossy().into_owned())
@@ -65,7 +78,11 @@ pub fn program_libs(exe: &Object, objs: &[Loaded]) -> Result<Vec<Lib>, Failure> 
     let mut by_name: HashMap<Vec<u8>, usize> = HashMap::new();
     let mut cands: Vec<&Loaded> = Vec::new();
     for o in objs.iter().skip(1) {
-        if o.name.is_empty() || o.name.starts_with("linux-vdso") || o.name.starts_with("linux-gate") || is_system(&o.name) {
+        if o.name.is_empty()
+            || o.name.starts_with("linux-vdso")
+            || o.name.starts_with("linux-gate")
+            || (is_system(&o.name) && !is_per_subrank_runtime(&o.name))
+        {
             continue;
         }
         let canon = std::fs::canonicalize(&o.name).map(|c| c.to_string_lossy().into_owned()).ok();
@@ -212,5 +229,7 @@ mod tests {
         assert!(is_system("/lib/x86_64-linux-gnu/libm.so.6"));
         assert!(!is_system("/home/user/app/libphysics.so"));
         assert!(!is_system("/opt/petsc/lib/libpetsc.so"));
+        assert!(is_per_subrank_runtime("/usr/lib/x86_64-linux-gnu/libgfortran.so.5"));
+        assert!(!is_per_subrank_runtime("/usr/lib/x86_64-linux-gnu/libquadmath.so.0"));
     }
 }

@@ -1,0 +1,923 @@
+#!/usr/bin/env python3
+"""Generates Toucan-MPI's Fortran bindings (issue 17) from one table.
+
+    gen.py --header headers/mpi.h --table fortran/bindings.txt --exports EXPORTS --out DIR
+    gen.py ... --unbound          only list the routines left out, and why
+
+Reads the C prototypes and constants of headers/mpi.h, the list of MPI_* functions the built
+library exports (EXPORTS: one name a line, from `nm -D`), and fortran/bindings.txt (rules and
+overrides, described at its top). Writes into DIR:
+
+    toucanfort.c    the Fortran-callable symbols, thin C shims over the C API
+    mpif.h          constants, sentinels (COMMON blocks) and function types; fixed and free form
+    mpi.f90         the `mpi` module (mpif.h's declarations in a module)
+    bound.txt       the routines bound, one a line
+"""
+
+import argparse
+import re
+import sys
+
+HANDLE_KINDS = {
+    "MPI_Comm": "Comm",
+    "MPI_Datatype": "Type",
+    "MPI_Group": "Group",
+    "MPI_Request": "Request",
+    "MPI_Op": "Op",
+    "MPI_Info": "Info",
+    "MPI_Errhandler": "Errhandler",
+    "MPI_Message": "Message",
+    "MPI_Win": "Win",
+    "MPI_File": "File",
+    "MPI_Session": "Session",
+}
+WIDE_INTS = {"MPI_Aint", "MPI_Count", "MPI_Offset"}
+KIND_OF = {"MPI_Aint": "MPI_ADDRESS_KIND", "MPI_Count": "MPI_COUNT_KIND", "MPI_Offset": "MPI_OFFSET_KIND"}
+# The C type of each predefined handle (filled by parse_header), for mpi_f08's typed constants.
+HANDLE_OF = {}
+# Deprecated names bound as another routine (table lines "=Old New"): Fortran name -> C routine.
+RENAMES = {}
+# int parameters that are LOGICAL in Fortran.
+LOGICAL_NAMES = {"flag", "commute", "reorder", "periods", "remain_dims"}
+
+# Sentinels: Fortran name, COMMON block (its C symbol is the lower-case name + "_"),
+# Fortran declaration, C type and size of the block.
+SENTINELS = [
+    ("MPI_BOTTOM", "toucan_f_bottom", "INTEGER MPI_BOTTOM", 4),
+    ("MPI_IN_PLACE", "toucan_f_in_place", "INTEGER MPI_IN_PLACE", 4),
+    ("MPI_BUFFER_AUTOMATIC", "toucan_f_buffer_auto", "INTEGER MPI_BUFFER_AUTOMATIC", 4),
+    ("MPI_STATUS_IGNORE", "toucan_f_status_ignore", "INTEGER MPI_STATUS_IGNORE(MPI_STATUS_SIZE)", 32),
+    ("MPI_STATUSES_IGNORE", "toucan_f_statuses_ignore",
+     "INTEGER MPI_STATUSES_IGNORE(MPI_STATUS_SIZE,1)", 32),
+    ("MPI_ERRCODES_IGNORE", "toucan_f_errcodes_ignore", "INTEGER MPI_ERRCODES_IGNORE(1)", 4),
+    ("MPI_UNWEIGHTED", "toucan_f_unweighted", "INTEGER MPI_UNWEIGHTED(1)", 4),
+    ("MPI_WEIGHTS_EMPTY", "toucan_f_weights_empty", "INTEGER MPI_WEIGHTS_EMPTY(1)", 4),
+    ("MPI_ARGV_NULL", "toucan_f_argv_null", "CHARACTER*1 MPI_ARGV_NULL(1)", 1),
+    ("MPI_ARGVS_NULL", "toucan_f_argvs_null", "CHARACTER*1 MPI_ARGVS_NULL(1,1)", 1),
+]
+
+FORTRAN_ONLY = [
+    ("MPI_STATUS_SIZE", 8),
+    ("MPI_SOURCE", 1),
+    ("MPI_TAG", 2),
+    ("MPI_ERROR", 3),
+    ("MPI_ADDRESS_KIND", 8),
+    ("MPI_OFFSET_KIND", 8),
+    ("MPI_COUNT_KIND", 8),
+    ("MPI_INTEGER_KIND", 4),
+]
+
+
+class Param:
+    def __init__(self, text):
+        self.text = text.strip()
+        self.kind = None  # filled in by classify
+        self.arg = None
+        if self.text == "...":
+            self.const, self.base, self.stars, self.name, self.dims = False, "...", 0, "", ""
+            return
+        m = re.match(r"^(const\s+)?([A-Za-z_][\w ]*?)\s*(\*+)?\s*(\w+)?\s*((?:\[\w*\])*)$", self.text)
+        if not m:
+            raise ValueError(f"cannot parse parameter '{text}'")
+        self.const = bool(m.group(1))
+        self.base = m.group(2).strip()
+        self.stars = len(m.group(3) or "")
+        self.name = m.group(4) or ""
+        self.dims = m.group(5) or ""
+        self.kind = None  # filled in by classify
+        self.arg = None
+
+
+def parse_header(path):
+    protos = {}
+    handles = {}  # name -> int value
+    consts = []  # (name, value) in order
+    sizes = {}
+    aliases = []
+    in_enum = False
+    for line in open(path):
+        line = line.rstrip("\n")
+        m = re.match(r"^(int|double) (MPI_\w+)\((.*)\);$", line)
+        if m:
+            ret, name, args = m.groups()
+            params = [] if args.strip() in ("", "void") else [Param(a) for a in split_args(args)]
+            protos[name] = (ret, params)
+            continue
+        m = re.match(r"^#define (MPI_\w+) \((MPI_\w+)\)0x([0-9a-fA-F]+)\)$", line.replace("((", "("))
+        if m:
+            HANDLE_OF[m.group(1)] = m.group(2)
+            consts.append((m.group(1), int(m.group(3), 16)))
+            continue
+        m = re.match(r"^#define (MPI_\w+) (MPI_\w+)$", line)
+        if m:
+            aliases.append((m.group(1), m.group(2)))
+            continue
+        m = re.match(r"^#define (MPI_\w+) (-?\d+)$", line)
+        if m:
+            sizes[m.group(1)] = int(m.group(2))
+            continue
+        if line.startswith("enum {"):
+            in_enum = True
+            continue
+        if in_enum:
+            if line.startswith("}"):
+                in_enum = False
+                continue
+            m = re.match(r"^\s+(MPI_\w+) = (-?\d+),$", line)
+            if m:
+                consts.append((m.group(1), int(m.group(2))))
+    known = dict(consts)
+    for a, b in aliases:
+        if b in known:
+            consts.append((a, known[b]))
+            known[a] = known[b]
+            if b in HANDLE_OF:
+                HANDLE_OF[a] = HANDLE_OF[b]
+    return protos, consts, sizes
+
+
+def split_args(s):
+    return [a for a in (x.strip() for x in s.split(",")) if a]
+
+
+def parse_table(path):
+    over, skip = {}, {}
+    for line in open(path):
+        if line.startswith("="):
+            old, new = line[1:].split()[:2]
+            RENAMES["MPI_" + old] = "MPI_" + new
+            continue
+        line = line.split("#", 1)[0].rstrip() if not line.startswith("-") else line.rstrip()
+        if not line.strip():
+            continue
+        if line.startswith("-"):
+            name, _, reason = line[1:].partition(" ")
+            skip["MPI_" + name] = reason.strip()
+            continue
+        words = line.split()
+        d = {}
+        for w in words[1:]:
+            k, _, v = w.partition("=")
+            d[k] = v
+        over["MPI_" + words[0]] = d
+    return over, skip
+
+
+def classify(name, params, overrides):
+    """Sets p.kind for every parameter; returns None or the reason the routine is unbound."""
+    prev_count = None
+    for p in params:
+        o = overrides.get(p.name)
+        t = p.base
+        if o is not None:
+            p.kind = o
+        elif p.text == "...":
+            p.kind = "drop"
+        elif t in ("int",) and p.stars == 0 and not p.dims:
+            p.kind = "int_in"
+            if p.name in ("count", "incount"):
+                prev_count = p.name
+        elif t in WIDE_INTS and p.stars == 0 and not p.dims:
+            p.kind = "wide_in"
+        elif t in ("int", "MPI_Aint", "MPI_Count", "MPI_Offset", "MPI_Fint") and (p.stars == 1 or p.dims):
+            if t == "int" and not p.const and p.name in ("flag", "commute"):
+                p.kind = "logical_out"
+            elif t == "int" and not p.const and p.name == "periods":
+                p.kind = "logical_array_out"
+            else:
+                p.kind = "pass"
+        elif t in HANDLE_KINDS and p.stars == 0 and not p.dims:
+            p.kind = "handle_in"
+        elif t in HANDLE_KINDS and p.stars == 1 and not p.dims:
+            p.kind = "handle_inout"
+        elif t in HANDLE_KINDS and p.dims == "[]" and p.stars == 0:
+            if prev_count is None:
+                return f"handle array {p.name} of unknown length"
+            p.kind = f"handles({prev_count})"
+        elif t == "MPI_Status" and (p.stars == 1 or p.dims == "[]"):
+            if p.const:
+                p.kind = "pass"
+            else:
+                p.kind = "statuses" if p.dims else "status"
+        elif t == "char" and p.stars == 1 and not p.dims and p.const:
+            p.kind = "str_in"
+        elif t == "char" and p.const and p.dims == "[]" and p.stars == 0:
+            p.kind = "str_in"
+        elif t == "char" and p.stars == 1 and not p.const:
+            return f"character output {p.name} without a strout() length in the table"
+        elif t == "void" and p.stars == 1:
+            p.kind = "choice"
+        else:
+            return f"parameter '{p.text}' has no Fortran rule"
+    return None
+
+
+class Gen:
+    def __init__(self, cname, ret, params):
+        self.cname = cname
+        self.ret = ret
+        self.params = params
+
+    def fortran_params(self):
+        """(C declaration, name) of the Fortran-visible arguments, in order, before ierror."""
+        out = []
+        for i, p in enumerate(self.params):
+            k = p.kind
+            a = f"a{i}"
+            p.arg = a
+            if k in ("null", "drop"):
+                continue
+            if k == "int_in" or k.startswith("index") or k.startswith("indices"):
+                decl = f"MPI_Fint *{a}"
+            elif k == "wide_in":
+                decl = f"{p.base} *{a}"
+            elif k in ("pass", "logical_out", "logical_array_out"):
+                decl = f"void *{a}"
+            elif k in ("handle_in", "handle_inout") or k.startswith("handles"):
+                decl = f"MPI_Fint *{a}"
+            elif k in ("status", "statuses"):
+                decl = f"MPI_Fint *{a}"
+            elif k in ("str_in",) or k.startswith("strout"):
+                decl = f"char *{a}"
+            elif k in ("choice", "ignore_ptr", "fn", "copyfn", "deletefn", "kvextra") or k.startswith("attr"):
+                decl = f"void *{a}"
+            else:
+                raise ValueError(f"{self.cname}: unknown kind {k}")
+            out.append((decl, a))
+        return out
+
+    def body(self, cfn):
+        pre, post, args = [], [], []
+        lens = []
+        for p in self.params:
+            k, a = p.kind, p.arg
+            if k == "null":
+                args.append("NULL")
+            elif k == "drop":
+                continue
+            elif k == "int_in":
+                args.append(f"(int)*{a}")
+                pre.append(f"int c_{p.name} = (int)*{a};")
+            elif k == "wide_in":
+                args.append(f"*{a}")
+            elif k == "pass" and "weights" in p.name:
+                args.append(f"({ctype(p)})tf_weights({a})")
+            elif k == "pass":
+                args.append(f"({ctype(p)}){a}")
+            elif k == "logical_out":
+                args.append(f"(int *){a}")
+                post.append(f"tf_logical((int *){a}, 1);")
+            elif k == "logical_array_out":
+                args.append(f"(int *){a}")
+                post.append(f"tf_logical((int *){a}, c_maxdims);")
+            elif k == "index":
+                args.append(f"(int *){a}")
+                post.append(f"tf_index((int *){a}, 1);")
+            elif k.startswith("indices"):
+                n = k[len("indices("):-1]
+                args.append(f"(int *){a}")
+                post.append(f"if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) tf_index((int *){a}, *(int *){self.param(n).arg});")
+            elif k == "handle_in":
+                args.append(f"MPI_{HANDLE_KINDS[p.base]}_f2c(*{a})")
+            elif k == "handle_inout":
+                kind = HANDLE_KINDS[p.base]
+                pre.append(f"{p.base} h_{p.name} = MPI_{kind}_f2c(*{a});")
+                args.append(f"&h_{p.name}")
+                post.append(f"*{a} = MPI_{kind}_c2f(h_{p.name});")
+            elif k.startswith("handles"):
+                kind = HANDLE_KINDS[p.base]
+                n = k[len("handles("):-1]
+                m = re.match(r"commsize\((\w+)\)$", n)
+                if m:
+                    n = f"tf_commsize(MPI_Comm_f2c(*{self.param(m.group(1)).arg}))"
+                else:
+                    n = re.sub(r"\b([a-z_]+)\b", lambda mm: self.cval(mm.group(1)), n)
+                pre.append(f"int n_{p.name} = {n};")
+                pre.append(f"{p.base} s_{p.name}[TF_SMALL], *h_{p.name} = n_{p.name} <= TF_SMALL ? s_{p.name} : tf_alloc(n_{p.name}, sizeof({p.base}));")
+                pre.append(f"for (int i = 0; i < n_{p.name}; i++) h_{p.name}[i] = MPI_{kind}_f2c({a}[i]);")
+                args.append(f"h_{p.name}")
+                if not p.const:
+                    post.append(f"for (int i = 0; i < n_{p.name}; i++) {a}[i] = MPI_{kind}_c2f(h_{p.name}[i]);")
+                post.append(f"if (h_{p.name} != s_{p.name}) free(h_{p.name});")
+            elif k == "status":
+                args.append(f"tf_status({a})")
+            elif k == "statuses":
+                args.append(f"tf_statuses({a})")
+            elif k == "str_in":
+                pre.append(f"char *s_{p.name} = tf_str_in({a}, l_{p.name});")
+                args.append(f"s_{p.name}")
+                post.append(f"free(s_{p.name});")
+                lens.append(p)
+            elif k.startswith("strout"):
+                n = k[len("strout("):-1]
+                n = re.sub(r"\b([a-z_]+)\b", lambda mm: self.cval(mm.group(1)), n)
+                pre.append(f"size_t n_{p.name} = (size_t)({n}) + 1;")
+                pre.append(f"char *s_{p.name} = calloc(n_{p.name} + 1, 1);")
+                args.append(f"s_{p.name}")
+                post.append(f"if (rc == MPI_SUCCESS) tf_str_out({a}, l_{p.name}, s_{p.name});")
+                post.append(f"free(s_{p.name});")
+                lens.append(p)
+            elif k == "choice":
+                args.append(f"tf_buf({a})")
+            elif k == "ignore_ptr":
+                pre.append(f"void *x_{p.name} = NULL;")
+                args.append(f"&x_{p.name}")
+            elif k == "fn":
+                args.append(f"({p.base} *){a}")
+            elif k in ("copyfn", "deletefn"):
+                ok = self.cname.split("_")[1]
+                lk = "comm" if ok == "Comm" else "type"
+                fk = "Comm" if ok == "Comm" else "Type"
+                args.append(f"({p.base} *)TF_{k[:-2].upper()}FN({lk}, {fk}, {a})")
+            elif k == "kvextra":
+                cp = [q for q in self.params if q.kind == "copyfn"][0].arg
+                dl = [q for q in self.params if q.kind == "deletefn"][0].arg
+                args.append(f"tf_kv_new({cp}, {dl}, *(MPI_Aint *){a})")
+            elif k == "attr_in":
+                args.append(f"(void *)*(MPI_Aint *){a}")
+            elif k == "attr_in_int":
+                args.append(f"(void *)(MPI_Aint)*(MPI_Fint *){a}")
+            elif k.startswith("attr_out"):
+                key = k[k.index("(") + 1:-1]
+                flag = self.param("flag").arg
+                pre.append(f"void *v_{p.name} = NULL;")
+                args.append(f"&v_{p.name}")
+                wide = "MPI_Aint" if k.startswith("attr_out(") else "MPI_Fint"
+                post.append(f"if (rc == MPI_SUCCESS && *(int *){flag}) *({wide} *){a} = ({wide})tf_attr_value(c_{key}, v_{p.name});")
+            else:
+                raise ValueError(f"{self.cname}: unknown kind {k}")
+        return pre, args, post, lens
+
+    def param(self, name):
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise ValueError(f"{self.cname}: no parameter {name}")
+
+    def cval(self, name):
+        if name.startswith("MPI_") or name == "tf_commsize":
+            return name
+        p = self.param(name)
+        return f"(*{p.arg})"
+
+    def emit(self, out, fname, cfn):
+        fps = self.fortran_params()
+        pre, args, post, lens = self.body(cfn)
+        sig = [d for d, _ in fps]
+        if self.ret == "double":
+            out.append(f"double {fname}(void)\n{{\n    return {cfn}();\n}}\n")
+            return
+        sig.append("MPI_Fint *ierr")
+        sig += [f"size_t l_{p.name}" for p in lens]
+        out.append(f"void {fname}({', '.join(sig)})\n{{")
+        for s in pre:
+            out.append("    " + s)
+        out.append(f"    int rc = {cfn}({', '.join(args)});")
+        for s in post:
+            out.append("    " + s)
+        out.append("    *ierr = rc;\n}\n")
+
+
+def ctype(p):
+    t = ("const " if p.const else "") + p.base
+    inner = re.findall(r"\[(\d+)\]", p.dims)
+    if inner:
+        return t + " (*)" + "".join(f"[{d}]" for d in inner)
+    return t + " *"
+
+
+C_PRELUDE = r"""/* Generated by fortran/gen.py from headers/mpi.h and fortran/bindings.txt: do not edit. */
+/*
+ * The Fortran bindings of Toucan-MPI (mpif.h and the mpi module): for each C routine MPI_X,
+ * pmpi_x_ calls PMPI_X and mpi_x_ calls MPI_X (so tools that interpose the C MPI_ names see
+ * Fortran calls too); mpi_x__, mpi_x and MPI_X (and their pmpi twins) are aliases, the
+ * forms Fortran compilers emit. This file is compiled into libtoucanfort.a, which toucanfort
+ * links into the program itself: the sentinels below are then the program's own COMMON
+ * blocks, so each privatized copy of the program recognises its own copy's addresses.
+ */
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdint.h>
+
+#define TF_SMALL 64
+#define TF_HIDDEN __attribute__((visibility("hidden")))
+
+"""
+
+C_HELPERS = r"""
+static void *tf_alloc(int n, size_t size)
+{
+    void *p = malloc((n > 0 ? (size_t)n : 1) * size);
+    if (!p)
+        MPI_Abort(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
+    return p;
+}
+
+static inline void *tf_buf(void *p)
+{
+    if (p == (void *)&toucan_f_bottom_)
+        return MPI_BOTTOM;
+    if (p == (void *)&toucan_f_in_place_)
+        return MPI_IN_PLACE;
+    if (p == (void *)&toucan_f_buffer_auto_)
+        return MPI_BUFFER_AUTOMATIC;
+    return p;
+}
+
+/* The weights arguments of the distributed graph routines: MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY. */
+static inline void *tf_weights(void *p)
+{
+    if (p == (void *)&toucan_f_unweighted_)
+        return (void *)MPI_UNWEIGHTED;
+    if (p == (void *)&toucan_f_weights_empty_)
+        return (void *)MPI_WEIGHTS_EMPTY;
+    return p;
+}
+
+static inline MPI_Status *tf_status(MPI_Fint *s)
+{
+    return (void *)s == (void *)&toucan_f_status_ignore_ ? MPI_STATUS_IGNORE : (MPI_Status *)s;
+}
+
+static inline MPI_Status *tf_statuses(MPI_Fint *s)
+{
+    return (void *)s == (void *)&toucan_f_statuses_ignore_ ? MPI_STATUSES_IGNORE : (MPI_Status *)s;
+}
+
+static void tf_logical(int *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        v[i] = v[i] != 0;
+}
+
+static void tf_index(int *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] >= 0)
+            v[i] += 1;
+}
+
+/* A Fortran string: trailing blanks removed, NUL-terminated, in new memory. */
+static char *tf_str_in(const char *s, size_t len)
+{
+    while (len > 0 && s[len - 1] == ' ')
+        len--;
+    char *c = malloc(len + 1);
+    if (!c)
+        MPI_Abort(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
+    memcpy(c, s, len);
+    c[len] = 0;
+    return c;
+}
+
+/* A C string into a Fortran one of length len: cut, or padded with blanks. */
+static void tf_str_out(char *f, size_t len, const char *c)
+{
+    size_t n = strlen(c);
+    if (n > len)
+        n = len;
+    memcpy(f, c, n);
+    memset(f + n, ' ', len - n);
+}
+
+static int tf_commsize(MPI_Comm comm)
+{
+    int inter = 0, n = 0;
+    if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
+        return 0;
+    if (inter)
+        MPI_Comm_remote_size(comm, &n);
+    else
+        MPI_Comm_size(comm, &n);
+    return n;
+}
+
+/* Attribute copy/delete callbacks written in Fortran (MPI_Comm/Type_create_keyval): the C
+   keyval gets trampolines, and as its extra_state a record of the Fortran procedures and the
+   program's own extra_state (never freed: one small record per keyval created). The
+   predefined MPI_<KIND>_NULL_COPY_FN, _DUP_FN and _NULL_DELETE_FN are procedures here too,
+   recognised by address and passed on as the C ones. */
+typedef void (*tf_copy_f)(MPI_Fint *, MPI_Fint *, MPI_Aint *, MPI_Aint *, MPI_Aint *, MPI_Fint *, MPI_Fint *);
+typedef void (*tf_delete_f)(MPI_Fint *, MPI_Fint *, MPI_Aint *, MPI_Aint *, MPI_Fint *);
+struct tf_kv {
+    tf_copy_f copy;
+    tf_delete_f del;
+    MPI_Aint extra;
+};
+
+/* Markers only: never called (the C side gets its own predefined callbacks instead). */
+TF_HIDDEN void mpi_comm_null_copy_fn_(void) {}
+TF_HIDDEN void mpi_comm_dup_fn_(void) {}
+TF_HIDDEN void mpi_comm_null_delete_fn_(void) {}
+TF_HIDDEN void mpi_type_null_copy_fn_(void) {}
+TF_HIDDEN void mpi_type_dup_fn_(void) {}
+TF_HIDDEN void mpi_type_null_delete_fn_(void) {}
+
+static void *tf_kv_new(void *copy, void *del, MPI_Aint extra)
+{
+    struct tf_kv *kv = malloc(sizeof *kv);
+    if (!kv)
+        MPI_Abort(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
+    kv->copy = (tf_copy_f)copy;
+    kv->del = (tf_delete_f)del;
+    kv->extra = extra;
+    return kv;
+}
+
+#define TF_KEYVAL_TRAMPOLINES(K, T)                                                            \
+    static int tf_copy_##K(T old, int key, void *extra, void *in, void *out, int *flag)       \
+    {                                                                                          \
+        struct tf_kv *kv = extra;                                                              \
+        MPI_Fint fold = MPI_##K##_c2f(old), fkey = key, fflag = 0, ierr = 0;                   \
+        MPI_Aint fin = (MPI_Aint)in, fout = 0, fx = kv->extra;                                 \
+        kv->copy(&fold, &fkey, &fx, &fin, &fout, &fflag, &ierr);                               \
+        *(void **)out = (void *)fout;                                                          \
+        *flag = fflag != 0;                                                                    \
+        return ierr;                                                                           \
+    }                                                                                          \
+    static int tf_delete_##K(T h, int key, void *val, void *extra)                             \
+    {                                                                                          \
+        struct tf_kv *kv = extra;                                                              \
+        MPI_Fint fh = MPI_##K##_c2f(h), fkey = key, ierr = 0;                                  \
+        MPI_Aint fv = (MPI_Aint)val, fx = kv->extra;                                           \
+        kv->del(&fh, &fkey, &fv, &fx, &ierr);                                                  \
+        return ierr;                                                                           \
+    }
+TF_KEYVAL_TRAMPOLINES(Comm, MPI_Comm)
+TF_KEYVAL_TRAMPOLINES(Type, MPI_Datatype)
+
+#define TF_COPYFN(k, K, f)                                                                     \
+    ((void *)(f) == (void *)mpi_##k##_null_copy_fn_ ? NULL                                     \
+     : (void *)(f) == (void *)mpi_##k##_dup_fn_     ? (void *)1                                \
+                                                    : (void *)tf_copy_##K)
+#define TF_DELETEFN(k, K, f) ((void *)(f) == (void *)mpi_##k##_null_delete_fn_ ? NULL : (void *)tf_delete_##K)
+
+/* An attribute value read back: predefined keys hold a pointer to an int (C); Fortran sees
+   the int. Values stored by Fortran are the stored pointer itself. */
+static MPI_Aint tf_attr_value(int key, void *v)
+{
+    switch (key) {
+    case MPI_TAG_UB:
+    case MPI_IO:
+    case MPI_HOST:
+    case MPI_WTIME_IS_GLOBAL:
+    case MPI_APPNUM:
+    case MPI_LASTUSEDCODE:
+    case MPI_UNIVERSE_SIZE:
+        return v ? *(int *)v : 0;
+    default:
+        return (MPI_Aint)v;
+    }
+}
+
+"""
+
+
+def fixed_lines(decl):
+    """Fortran lines valid in fixed form (columns 7..72) and free form."""
+    assert len(decl) <= 66, decl
+    return "      " + decl
+
+
+def gen_mpif(consts, sizes, funcs_double):
+    out = [
+        "! mpif.h -- Fortran (mpif.h) interface of Toucan-MPI.",
+        "! Generated by fortran/gen.py from headers/mpi.h: do not edit.",
+        "! Valid in fixed and free source form; handles are INTEGERs, the values of",
+        "! the C interface's handles (MPI 5.0 standard ABI).",
+    ]
+    seen = set()
+
+    def param(name, value, typ="INTEGER"):
+        key = name.upper()
+        if key in seen:
+            return
+        seen.add(key)
+        out.append(fixed_lines(f"{typ} {name}"))
+        out.append(fixed_lines(f"PARAMETER ({name}={value})"))
+
+    for n, v in FORTRAN_ONLY:
+        param(n, v)
+    for n, v in consts:
+        param(n, v)
+    for n, v in sizes.items():
+        if n.startswith("MPI_MAX_"):
+            v -= 1  # the C value counts the terminating NUL
+        param(n, v)
+    # Fortran-only LOGICAL constants (MPI 4.1, 19.1.1): non-contiguous subarrays are not
+    # supported as buffers (mpi_f08 refuses them), and ASYNCHRONOUS does not protect them.
+    for n in ("MPI_SUBARRAYS_SUPPORTED", "MPI_ASYNC_PROTECTS_NONBLOCKING"):
+        param(n, ".FALSE.", "LOGICAL")
+    for fname, block, decl, _size in SENTINELS:
+        seen.add(fname)
+        out.append(fixed_lines(decl))
+        out.append(fixed_lines(f"COMMON /{block}/ {fname}"))
+    for f in ("COMM_NULL_COPY_FN", "COMM_DUP_FN", "COMM_NULL_DELETE_FN", "TYPE_NULL_COPY_FN",
+              "TYPE_DUP_FN", "TYPE_NULL_DELETE_FN"):
+        out.append(fixed_lines(f"EXTERNAL MPI_{f}"))
+    for f in funcs_double:
+        for pre in ("MPI", "PMPI"):
+            out.append(fixed_lines(f"DOUBLE PRECISION {pre}_{f}"))
+            out.append(fixed_lines(f"EXTERNAL {pre}_{f}"))
+    return "\n".join(out) + "\n"
+
+
+F08_ABSTRACT = """  abstract interface
+    subroutine MPI_User_function(invec, inoutvec, len, datatype)
+      import
+      type(c_ptr), value :: invec, inoutvec
+      integer :: len
+      type(MPI_Datatype) :: datatype
+    end subroutine
+    subroutine MPI_Comm_errhandler_function(comm, error_code)
+      import
+      type(MPI_Comm) :: comm
+      integer :: error_code
+    end subroutine
+  end interface
+"""
+F08_FN_IFACE = {"MPI_Op_create": "MPI_User_function",
+                "MPI_Comm_create_errhandler": "MPI_Comm_errhandler_function"}
+
+
+def f08_decls(name, p):
+    """(module procedure dummy declaration, bind(C) interface dummy declaration, actual
+    argument text, extra trailing hidden-length actual or None) of parameter p; None when
+    the parameter does not exist in Fortran."""
+    k, n = p.kind, p.name
+    intent_in = ", intent(in)" if p.const else ""
+    if k in ("null", "drop"):
+        return None
+    if k == "int_in":
+        t = "logical" if n in LOGICAL_NAMES else "integer"
+        return (f"{t}, intent(in) :: {n}", f"{t} :: {n}", n, None)
+    if k == "wide_in":
+        t = f"integer(kind={KIND_OF[p.base]})"
+        return (f"{t}, intent(in) :: {n}", f"{t} :: {n}", n, None)
+    if k in ("pass", "logical_out", "logical_array_out", "index") or k.startswith("indices"):
+        if p.base == "MPI_Status":
+            return (f"type(MPI_Status), intent(in) :: {n}", f"type(MPI_Status) :: {n}", n, None)
+        if n in LOGICAL_NAMES:
+            t = "logical"
+        elif p.base in KIND_OF:
+            t = f"integer(kind={KIND_OF[p.base]})"
+        else:
+            t = "integer"
+        inner = re.findall(r"\[(\d+)\]", p.dims)
+        dim = ""
+        if p.dims:
+            dim = "(" + "".join(d + "," for d in inner) + "*)"
+        return (f"{t}{intent_in} :: {n}{dim}", f"{t} :: {n}{dim}", n, None)
+    if k in ("handle_in", "handle_inout"):
+        t = f"type({p.base})"
+        it = ", intent(in)" if k == "handle_in" else ", intent(inout)"
+        return (f"{t}{it} :: {n}", f"{t} :: {n}", n, None)
+    if k.startswith("handles"):
+        t = f"type({p.base})"
+        return (f"{t}{intent_in} :: {n}(*)", f"{t} :: {n}(*)", n, None)
+    if k == "status":
+        return (f"type(MPI_Status) :: {n}", f"type(MPI_Status) :: {n}", n, None)
+    if k == "statuses":
+        return (f"type(MPI_Status) :: {n}(*)", f"type(MPI_Status) :: {n}(*)", n, None)
+    if k == "str_in" or k.startswith("strout"):
+        it = ", intent(in)" if k == "str_in" else ""
+        return (f"character(len=*){it} :: {n}", f"character(kind=c_char) :: {n}(*)", n,
+                f"len({n}, kind=c_size_t)")
+    if k == "choice":
+        asy = ", asynchronous" if re.match(r"MPI_I[a-z]", name) or name.endswith("_init") else ""
+        return (f"type(*), dimension(..){intent_in}, target{asy} :: {n}",
+                f"type(c_ptr), value :: {n}", f"c_loc({n})", None)
+    if k == "ignore_ptr":
+        return (f"type(c_ptr) :: {n}", f"type(c_ptr) :: {n}", n, None)
+    if k == "fn":
+        return (f"procedure({F08_FN_IFACE[name]}) :: {n}", f"type(c_funptr), value :: {n}",
+                f"c_funloc({n})", None)
+    if k in ("attr_in",) or k.startswith("attr_out("):
+        t = "integer(kind=MPI_ADDRESS_KIND)"
+        return (f"{t} :: {n}", f"{t} :: {n}", n, None)
+    raise ValueError(f"{name}: no mpi_f08 rule for kind {k}")
+
+
+def wrap(line, indent):
+    """A free-form line cut at commas with & continuations (lines of at most 100 columns)."""
+    if len(line) <= 100:
+        return [line]
+    out, cur = [], ""
+    for part in re.split(r"(?<=,) ", line):
+        if cur and len(cur) + len(part) > 96:
+            out.append(cur + " &")
+            cur = " " * (indent + 4) + part
+        else:
+            cur = cur + (" " if cur and not cur.endswith(" ") else "") + part if cur else part
+    out.append(cur)
+    return out
+
+
+def gen_f08(bound, consts, sizes):
+    kinds = sorted(set(HANDLE_KINDS))
+    o = ["! mpi_f08 -- the Fortran 2008 interface of Toucan-MPI (TS 29113 buffers).",
+         "! Generated by fortran/gen.py from headers/mpi.h and fortran/bindings.txt: do not edit.",
+         "module mpi_f08",
+         "  use, intrinsic :: iso_c_binding, only: c_ptr, c_loc, c_funptr, c_funloc, c_char, &",
+         "      c_size_t, c_double",
+         "  implicit none",
+         "  private :: c_ptr, c_loc, c_funptr, c_funloc, c_char, c_size_t, c_double",
+         ""]
+    for t in kinds:
+        o += [f"  type, bind(C) :: {t}", "    integer :: MPI_VAL", "  end type"]
+    o += ["  type, bind(C) :: MPI_Status",
+          "    integer :: MPI_SOURCE, MPI_TAG, MPI_ERROR",
+          "    integer :: internal(5)",
+          "  end type", ""]
+    seen = {"MPI_SOURCE", "MPI_TAG", "MPI_ERROR"}
+    for n, v in FORTRAN_ONLY + consts + [(k, v - 1 if k.startswith("MPI_MAX_") else v)
+                                         for k, v in sizes.items()]:
+        if n.upper() in seen:
+            continue
+        seen.add(n.upper())
+        if n in HANDLE_OF:
+            o.append(f"  type({HANDLE_OF[n]}), parameter :: {n} = {HANDLE_OF[n]}({v})")
+        else:
+            o.append(f"  integer, parameter :: {n} = {v}")
+    o.append("  logical, parameter :: MPI_SUBARRAYS_SUPPORTED = .false.")
+    o.append("  logical, parameter :: MPI_ASYNC_PROTECTS_NONBLOCKING = .false.")
+    o.append("")
+    for fname, block, decl, _size in SENTINELS:
+        if fname in ("MPI_STATUS_IGNORE", "MPI_STATUSES_IGNORE"):
+            decl = decl.replace("INTEGER", "type(MPI_Status)").replace("(MPI_STATUS_SIZE)", "") \
+                .replace("(MPI_STATUS_SIZE,1)", "(1)")
+        t, rest = decl.split(" ", 1) if not decl.startswith("type(") else decl.split(" ", 1)
+        o.append(f"  {t}, target :: {rest}")
+        o.append(f"  common /{block}/ {fname}")
+    o.append("")
+    o.append(F08_ABSTRACT)
+    for op in ("==", "/="):
+        o.append(f"  interface operator({op})")
+        for t in kinds:
+            o.append(f"    module procedure toucan_{'eq' if op == '==' else 'ne'}_{t[4:].lower()}")
+        o.append("  end interface")
+    o.append("  interface")
+    o.append("    function MPI_Wtime() bind(C, name='MPI_Wtime') result(t)")
+    o.append("      import")
+    o.append("      real(c_double) :: t")
+    o.append("    end function")
+    o.append("    function MPI_Wtick() bind(C, name='MPI_Wtick') result(t)")
+    o.append("      import")
+    o.append("      real(c_double) :: t")
+    o.append("    end function")
+    o.append("  end interface")
+    procs, ifaces, privates = [], [], []
+    done = []
+    for name, ret, params in bound:
+        if ret == "double" or any(p.kind and p.kind.startswith(("attr_in_int", "attr_out_int",
+                                                                 "copyfn", "deletefn", "kvextra"))
+                                  for p in params):
+            continue
+        decls = [(p, f08_decls(name, p)) for p in params]
+        decls = [(p, d) for p, d in decls if d is not None]
+        dummies = [p.name for p, _ in decls]
+        shim = "toucan_f77_" + name[4:].lower()
+        privates.append(shim)
+        lens = [d[3] for _, d in decls if d[3]]
+        largs = [f"l{i}" for i in range(len(lens))]
+        # the bind(C) interface to the mpif.h shim
+        ifaces += wrap(f"    subroutine {shim}({', '.join(dummies + ['ierr'] + largs)}) &", 4)[:]
+        ifaces[-1] = ifaces[-1]
+        ifaces.append(f"        bind(C, name='{name.lower()}_')")
+        ifaces.append("      import")
+        for _, d in decls:
+            ifaces.append(f"      {d[1]}")
+        ifaces.append("      integer :: ierr")
+        for l in largs:
+            ifaces.append(f"      integer(c_size_t), value :: {l}")
+        ifaces.append("    end subroutine")
+        # the module procedure
+        spec = f"{name}_f08"
+        procs += wrap(f"  subroutine {spec}({', '.join(dummies + ['ierror'])})", 2)
+        for _, d in decls:
+            procs.append(f"    {d[0]}")
+        procs.append("    integer, optional, intent(out) :: ierror")
+        procs.append("    integer :: ierr0")
+        bufs = [p.name for p, d in decls if p.kind == "choice"]
+        call = f"call {shim}({', '.join([d[2] for _, d in decls] + ['ierr0'] + lens)})"
+        if bufs:
+            cond = " .and. ".join(f"is_contiguous({b})" for b in bufs)
+            procs.append(f"    if ({cond}) then")
+            procs += ["  " + x for x in wrap("    " + call, 6)]
+            procs.append("    else")
+            procs.append("      ierr0 = MPI_ERR_BUFFER")
+            procs.append("    end if")
+        else:
+            procs += wrap("    " + call, 4)
+        procs.append("    if (present(ierror)) ierror = ierr0")
+        procs.append(f"  end subroutine {spec}")
+        procs.append("")
+        done.append(name)
+    for name in done:
+        o.append(f"  interface {name}")
+        o.append(f"    module procedure {name}_f08")
+        o.append("  end interface")
+    o.append("  interface")
+    o += ifaces
+    o.append("  end interface")
+    o.append("contains")
+    for t in kinds:
+        k = t[4:].lower()
+        for nm, op in (("eq", "=="), ("ne", "/=")):
+            o.append(f"  elemental logical function toucan_{nm}_{k}(a, b)")
+            o.append(f"    type({t}), intent(in) :: a, b")
+            o.append(f"    toucan_{nm}_{k} = a%MPI_VAL {op} b%MPI_VAL")
+            o.append("  end function")
+    o += procs
+    o.append("end module mpi_f08")
+    return "\n".join(o) + "\n", len(done)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--header", required=True)
+    ap.add_argument("--table", required=True)
+    ap.add_argument("--exports", required=True)
+    ap.add_argument("--out")
+    ap.add_argument("--unbound", action="store_true")
+    a = ap.parse_args()
+
+    protos, consts, sizes = parse_header(a.header)
+    over, skip = parse_table(a.table)
+    exports = {l.strip() for l in open(a.exports) if l.strip()}
+    for n in over:
+        if n not in protos:
+            sys.exit(f"gen.py: {a.table}: {n} is not declared in {a.header}")
+
+    conv = re.compile(r"_(c2f|f2c|toint|fromint|c2f08|f082c|f082f|f2f08)$")
+    bound, unbound = [], []
+    for name in sorted(protos):
+        ret, params = protos[name]
+        if name.endswith("_c") or conv.search(name):
+            continue  # large-count forms are mpi_f08 only; conversions are C-only
+        if name not in exports:
+            unbound.append((name, "not implemented by the C side"))
+            continue
+        if name in skip:
+            unbound.append((name, skip[name]))
+            continue
+        why = classify(name, params, over.get(name, {}))
+        if why:
+            unbound.append((name, why))
+            continue
+        bound.append((name, ret, params))
+
+    if a.unbound:
+        for n, why in unbound:
+            print(f"{n}: {why}")
+        return
+
+    c = [C_PRELUDE]
+    for fname, block, _decl, size in SENTINELS:
+        c.append(f"TF_HIDDEN char {block}_[{size}] __attribute__((aligned(64)));")
+    c.append(C_HELPERS)
+    doubles = []
+    for name, ret, params in bound:
+        g = Gen(name, ret, params)
+        low = name.lower()
+        g.emit(c, f"p{low}_", f"P{name}")
+        g.emit(c, f"{low}_", name)
+        for pre, target in (("p", f"p{low}_"), ("", f"{low}_")):
+            for alias in (f"{pre}{low}__", f"{pre}{low}", f"{pre.upper()}{name.upper()}"):
+                c.append(f'extern __typeof__({target}) {alias} __attribute__((alias("{target}")));')
+        c.append("")
+        if ret == "double":
+            doubles.append(name[4:].upper())
+    for old, new in sorted(RENAMES.items()):
+        match = [b for b in bound if b[0] == new]
+        if not match:
+            sys.exit(f"gen.py: {a.table}: ={old[4:]} names {new}, which is not bound")
+        _, ret, params = match[0]
+        g = Gen(new, ret, params)
+        low = old.lower()
+        g.emit(c, f"p{low}_", f"P{new}")
+        g.emit(c, f"{low}_", new)
+        for pre, target in (("p", f"p{low}_"), ("", f"{low}_")):
+            for alias in (f"{pre}{low}__", f"{pre}{low}", f"{pre.upper()}{old.upper()}"):
+                c.append(f'extern __typeof__({target}) {alias} __attribute__((alias("{target}")));')
+        c.append("")
+    with open(f"{a.out}/toucanfort.c", "w") as f:
+        f.write("\n".join(c))
+    with open(f"{a.out}/mpif.h", "w") as f:
+        f.write(gen_mpif(consts, sizes, doubles))
+    with open(f"{a.out}/mpi.f90", "w") as f:
+        f.write("! The `mpi` module of Toucan-MPI. Generated by fortran/gen.py: do not edit.\n"
+                "module mpi\n  implicit none\n  include 'mpif.h'\nend module mpi\n")
+    f08, n08 = gen_f08(bound, consts, sizes)
+    with open(f"{a.out}/mpi_f08.f90", "w") as f:
+        f.write(f08)
+    with open(f"{a.out}/bound.txt", "w") as f:
+        f.write("".join(n + "\n" for n, _, _ in bound))
+        f.write("".join(f"{o} (as {n})\n" for o, n in sorted(RENAMES.items())))
+    print(f"gen.py: {len(bound)} routines bound ({n08} in mpi_f08), {len(unbound)} left out "
+          "(gen.py --unbound lists them)")
+
+
+if __name__ == "__main__":
+    main()
