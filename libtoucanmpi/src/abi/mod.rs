@@ -31,6 +31,9 @@ mod inter;
 mod p2p;
 mod region;
 mod sendrecv;
+// The C library's sleeps and `sched_yield`, interposed like `exit` (not in unit tests).
+#[cfg(not(any(test, fuzzing)))]
+mod sleep;
 #[cfg(not(any(test, fuzzing)))]
 mod start;
 mod status;

@@ -8,6 +8,7 @@ pub mod park;
 pub mod queue;
 pub mod swap;
 pub mod task;
+pub mod timer;
 pub mod worker;
 
 pub use park::{others_ready, wake};
