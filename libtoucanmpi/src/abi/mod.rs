@@ -27,7 +27,10 @@ pub(crate) mod greq;
 mod group;
 pub mod handles;
 mod info;
+// The C library's per-process state of rand, random, drand48 and strtok, per subrank.
 mod inter;
+#[cfg(not(any(test, fuzzing)))]
+mod libc_state;
 mod p2p;
 mod region;
 mod sendrecv;
