@@ -6,6 +6,7 @@
 
 pub mod abi;
 pub mod core;
+pub mod heap;
 pub mod privatize;
 pub mod ranges;
 pub mod sched;

@@ -31,6 +31,9 @@ mod info;
 mod inter;
 #[cfg(not(any(test, fuzzing)))]
 mod libc_state;
+// The malloc family, per subrank heap (`crate::heap`); not in unit tests.
+#[cfg(not(any(test, fuzzing)))]
+pub(crate) mod malloc;
 mod p2p;
 mod region;
 mod sendrecv;

@@ -80,9 +80,9 @@ unsafe extern "C" fn read_hook(fd: c_int, buf: *mut c_void, count: usize) -> isi
 }
 
 /// A loaded object: its load bias and its dynamic section (in memory).
-struct Object {
-    bias: usize,
-    dynamic: usize,
+pub(crate) struct Object {
+    pub bias: usize,
+    pub dynamic: usize,
 }
 
 unsafe extern "C" fn find_object(info: *mut libc::dl_phdr_info, _size: usize, data: *mut c_void) -> c_int {
@@ -99,17 +99,23 @@ unsafe extern "C" fn find_object(info: *mut libc::dl_phdr_info, _size: usize, da
     if !inside {
         return 0;
     }
-    if let Some(d) = phdrs.iter().find(|p| p.p_type == libc::PT_DYNAMIC) {
-        want.1 = Some(Object {
-            bias,
-            dynamic: bias.wrapping_add(d.p_vaddr as usize),
-        });
-    }
+    want.1 = object_from(info);
     1
 }
 
+/// The object a dl_phdr_info describes, when it has a dynamic section.
+pub(crate) fn object_from(info: &libc::dl_phdr_info) -> Option<Object> {
+    let bias = info.dlpi_addr as usize;
+    // SAFETY: dlpi_phdr points at dlpi_phnum program headers of this object.
+    let phdrs = unsafe { std::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum as usize) };
+    phdrs.iter().find(|p| p.p_type == libc::PT_DYNAMIC).map(|d| Object {
+        bias,
+        dynamic: bias.wrapping_add(d.p_vaddr as usize),
+    })
+}
+
 /// The loaded object that contains `addr`.
-fn object_of(addr: usize) -> Option<Object> {
+pub(crate) fn object_of(addr: usize) -> Option<Object> {
     let mut data: (usize, Option<Object>) = (addr, None);
     // SAFETY: the callback only reads the loader's structures and writes `data`, which
     // outlives the call.
@@ -121,18 +127,23 @@ const DT_NULL: u64 = 0;
 const DT_PLTRELSZ: u64 = 2;
 const DT_STRTAB: u64 = 5;
 const DT_SYMTAB: u64 = 6;
-const DT_PLTREL: u64 = 20;
 const DT_RELA: u64 = 7;
+const DT_RELASZ: u64 = 8;
+const DT_PLTREL: u64 = 20;
 const DT_JMPREL: u64 = 23;
+const R_X86_64_GLOB_DAT: u64 = 6;
+const R_X86_64_JUMP_SLOT: u64 = 7;
+const R_AARCH64_GLOB_DAT: u64 = 1025;
+const R_AARCH64_JUMP_SLOT: u64 = 1026;
 
-/// Addresses of `obj`'s PLT slots (GOT entries) for the imports named in `names`, in that
-/// order; None for a name it does not import through its PLT.
+/// Calls `f(name, slot)` for each of `obj`'s imports bound through a slot: its PLT slots
+/// (DT_JMPREL) and, with `data`, its GOT entries of GLOB_DAT relocations (DT_RELA).
 ///
 /// # Safety
 /// `obj` must describe a loaded 64-bit ELF object (RELA relocations).
-unsafe fn plt_slots(obj: &Object, names: &[&[u8]]) -> Vec<Option<*mut usize>> {
-    let mut out = vec![None; names.len()];
+pub(crate) unsafe fn for_each_import(obj: &Object, data: bool, mut f: impl FnMut(&[u8], *mut usize)) {
     let (mut jmprel, mut pltrelsz, mut symtab, mut strtab, mut pltrel) = (0usize, 0usize, 0usize, 0usize, DT_RELA);
+    let (mut rela, mut relasz) = (0usize, 0usize);
     let mut d = obj.dynamic as *const u64;
     // The loader rebases these pointers in place on most targets; where it does not, they
     // are still relative to the load bias.
@@ -153,32 +164,68 @@ unsafe fn plt_slots(obj: &Object, names: &[&[u8]]) -> Vec<Option<*mut usize>> {
             DT_SYMTAB => symtab = abs(val),
             DT_STRTAB => strtab = abs(val),
             DT_PLTREL => pltrel = val,
+            DT_RELA => rela = abs(val),
+            DT_RELASZ => relasz = val as usize,
             _ => {}
         }
         // SAFETY: not past DT_NULL yet.
         d = unsafe { d.add(2) };
     }
-    if jmprel == 0 || symtab == 0 || strtab == 0 || pltrel != DT_RELA {
-        return out;
+    if symtab == 0 || strtab == 0 || pltrel != DT_RELA {
+        return;
     }
-    for i in 0..pltrelsz / 24 {
-        // SAFETY: Elf64_Rela entries (offset, info, addend) within DT_JMPREL's DT_PLTRELSZ
-        // bytes; Elf64_Sym entries (name offset first) in the symbol table; names are
-        // NUL-terminated in the string table.
-        let (offset, info) = unsafe {
-            let r = (jmprel + i * 24) as *const u64;
-            (*r, *r.add(1))
-        };
-        let sym = (info >> 32) as usize;
-        // SAFETY: as above.
-        let name = unsafe {
-            let st_name = *((symtab + sym * 24) as *const u32) as usize;
-            std::ffi::CStr::from_ptr((strtab + st_name) as *const std::os::raw::c_char)
-        };
-        if let Some(k) = names.iter().position(|n| *n == name.to_bytes()) {
-            out[k] = Some(obj.bias.wrapping_add(offset as usize) as *mut usize);
+    let mut tables = vec![(jmprel, pltrelsz)];
+    if data {
+        tables.push((rela, relasz));
+    }
+    for (table, size) in tables {
+        if table == 0 {
+            continue;
+        }
+        for i in 0..size / 24 {
+            // SAFETY: Elf64_Rela entries (offset, info, addend) within the table's bytes;
+            // Elf64_Sym entries (name offset first) in the symbol table; names are
+            // NUL-terminated in the string table.
+            let (offset, info) = unsafe {
+                let r = (table + i * 24) as *const u64;
+                (*r, *r.add(1))
+            };
+            let kind = info & 0xffff_ffff;
+            if !matches!(
+                kind,
+                R_X86_64_GLOB_DAT | R_X86_64_JUMP_SLOT | R_AARCH64_GLOB_DAT | R_AARCH64_JUMP_SLOT
+            ) {
+                continue;
+            }
+            let sym = (info >> 32) as usize;
+            if sym == 0 {
+                continue;
+            }
+            // SAFETY: as above.
+            let name = unsafe {
+                let st_name = *((symtab + sym * 24) as *const u32) as usize;
+                std::ffi::CStr::from_ptr((strtab + st_name) as *const std::os::raw::c_char)
+            };
+            f(name.to_bytes(), obj.bias.wrapping_add(offset as usize) as *mut usize);
         }
     }
+}
+
+/// Addresses of `obj`'s PLT slots (GOT entries) for the imports named in `names`, in that
+/// order; None for a name it does not import through its PLT.
+///
+/// # Safety
+/// `obj` must describe a loaded 64-bit ELF object (RELA relocations).
+unsafe fn plt_slots(obj: &Object, names: &[&[u8]]) -> Vec<Option<*mut usize>> {
+    let mut out = vec![None; names.len()];
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        for_each_import(obj, false, |name, slot| {
+            if let Some(k) = names.iter().position(|n| *n == name) {
+                out[k].get_or_insert(slot);
+            }
+        })
+    };
     out
 }
 
@@ -186,7 +233,7 @@ unsafe fn plt_slots(obj: &Object, names: &[&[u8]]) -> Vec<Option<*mut usize>> {
 ///
 /// # Safety
 /// `slot` must be a PLT slot of a loaded object that no other thread is calling through.
-unsafe fn patch(slot: *mut usize, value: usize) -> bool {
+pub(crate) unsafe fn patch(slot: *mut usize, value: usize) -> bool {
     let page = 4096usize.max(
         // SAFETY: sysconf has no preconditions.
         unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize,
