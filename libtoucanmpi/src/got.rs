@@ -25,13 +25,19 @@ unsafe extern "C" fn find_object(info: *mut libc::dl_phdr_info, _size: usize, da
     if !inside {
         return 0;
     }
-    if let Some(d) = phdrs.iter().find(|p| p.p_type == libc::PT_DYNAMIC) {
-        want.1 = Some(Object {
-            bias,
-            dynamic: bias.wrapping_add(d.p_vaddr as usize),
-        });
-    }
+    want.1 = object_from(info);
     1
+}
+
+/// The object a dl_phdr_info describes, when it has a dynamic section.
+pub fn object_from(info: &libc::dl_phdr_info) -> Option<Object> {
+    let bias = info.dlpi_addr as usize;
+    // SAFETY: dlpi_phdr points at dlpi_phnum program headers of this object.
+    let phdrs = unsafe { std::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum as usize) };
+    phdrs.iter().find(|p| p.p_type == libc::PT_DYNAMIC).map(|d| Object {
+        bias,
+        dynamic: bias.wrapping_add(d.p_vaddr as usize),
+    })
 }
 
 /// The loaded object that contains `addr`.
@@ -52,14 +58,18 @@ const DT_RELASZ: u64 = 8;
 const DT_PLTREL: u64 = 20;
 const DT_JMPREL: u64 = 23;
 
-/// Addresses of `obj`'s GOT slots for the imports named in `names`, in that order: functions
-/// called through its PLT and variables it reaches through its GOT; None for a name it does
-/// not import so.
+const R_X86_64_GLOB_DAT: u64 = 6;
+const R_X86_64_JUMP_SLOT: u64 = 7;
+const R_AARCH64_GLOB_DAT: u64 = 1025;
+const R_AARCH64_JUMP_SLOT: u64 = 1026;
+
+/// Calls `f(name, slot)` for each of `obj`'s imports bound through a GOT slot: with `data`,
+/// the variables (and function addresses) it reaches through its GOT (`R_*_GLOB_DAT` in
+/// DT_RELA), then the functions it calls through its PLT (`R_*_JUMP_SLOT` in DT_JMPREL).
 ///
 /// # Safety
 /// `obj` must describe a loaded 64-bit ELF object (RELA relocations).
-pub unsafe fn slots(obj: &Object, names: &[&[u8]]) -> Vec<Option<*mut usize>> {
-    let mut out = vec![None; names.len()];
+pub unsafe fn for_each_import(obj: &Object, data: bool, mut f: impl FnMut(&[u8], *mut usize)) {
     let (mut jmprel, mut pltrelsz, mut rela, mut relasz) = (0usize, 0usize, 0usize, 0usize);
     let (mut symtab, mut strtab, mut pltrel) = (0usize, 0usize, DT_RELA);
     let mut d = obj.dynamic as *const u64;
@@ -90,9 +100,12 @@ pub unsafe fn slots(obj: &Object, names: &[&[u8]]) -> Vec<Option<*mut usize>> {
         d = unsafe { d.add(2) };
     }
     if symtab == 0 || strtab == 0 {
-        return out;
+        return;
     }
-    let mut tables = vec![(rela, relasz)];
+    let mut tables = Vec::new();
+    if data {
+        tables.push((rela, relasz));
+    }
     if pltrel == DT_RELA {
         tables.push((jmprel, pltrelsz));
     }
@@ -108,20 +121,41 @@ pub unsafe fn slots(obj: &Object, names: &[&[u8]]) -> Vec<Option<*mut usize>> {
                 let r = (table + i * 24) as *const u64;
                 (*r, *r.add(1))
             };
-            let sym = (info >> 32) as usize;
-            if sym == 0 {
-                continue; // a relative relocation: no symbol
+            let (kind, sym) = (info & 0xffff_ffff, (info >> 32) as usize);
+            if sym == 0
+                || !matches!(
+                    kind,
+                    R_X86_64_GLOB_DAT | R_X86_64_JUMP_SLOT | R_AARCH64_GLOB_DAT | R_AARCH64_JUMP_SLOT
+                )
+            {
+                continue;
             }
             // SAFETY: as above.
             let name = unsafe {
                 let st_name = *((symtab + sym * 24) as *const u32) as usize;
                 std::ffi::CStr::from_ptr((strtab + st_name) as *const std::os::raw::c_char)
             };
-            if let Some(k) = names.iter().position(|n| *n == name.to_bytes()) {
-                out[k].get_or_insert(obj.bias.wrapping_add(offset as usize) as *mut usize);
-            }
+            f(name.to_bytes(), obj.bias.wrapping_add(offset as usize) as *mut usize);
         }
     }
+}
+
+/// Addresses of `obj`'s GOT slots for the imports named in `names`, in that order: functions
+/// called through its PLT and variables it reaches through its GOT; None for a name it does
+/// not import so.
+///
+/// # Safety
+/// `obj` must describe a loaded 64-bit ELF object (RELA relocations).
+pub unsafe fn slots(obj: &Object, names: &[&[u8]]) -> Vec<Option<*mut usize>> {
+    let mut out = vec![None; names.len()];
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        for_each_import(obj, true, |name, slot| {
+            if let Some(k) = names.iter().position(|n| *n == name) {
+                out[k].get_or_insert(slot);
+            }
+        })
+    };
     out
 }
 

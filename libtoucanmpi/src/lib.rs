@@ -7,7 +7,13 @@
 pub mod abi;
 pub mod core;
 pub mod got;
+pub mod heap;
 pub mod privatize;
 pub mod ranges;
 pub mod sched;
 pub mod transport;
+
+/// The runtime's own memory stays on the C library's heap (see `heap::Runtime`).
+#[cfg(not(any(test, fuzzing)))]
+#[global_allocator]
+static RUNTIME_HEAP: heap::Runtime = heap::Runtime;

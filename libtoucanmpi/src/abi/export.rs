@@ -119,7 +119,7 @@ pub fn say(line: &str) {
 pub fn abort_job(code: i32) -> ! {
     let _ = std::io::stdout().flush();
     // Give the launcher a moment to forward what was just written before it kills the job.
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    crate::sched::timer::os_sleep(std::time::Duration::from_millis(200));
     // try_lock: we may be called while the state lock is held (from inside progress).
     crate::core::runtime::abort_real(code);
     // SAFETY: ending the process; stdout was flushed above. (Not `exit`: ours would

@@ -27,10 +27,19 @@ pub(crate) mod greq;
 mod group;
 pub mod handles;
 mod info;
+// The C library's per-process state of rand, random, drand48 and strtok, per subrank.
 mod inter;
+#[cfg(not(any(test, fuzzing)))]
+mod libc_state;
+// The malloc family, per subrank heap (`crate::heap`); not in unit tests.
+#[cfg(not(any(test, fuzzing)))]
+pub(crate) mod malloc;
 mod p2p;
 mod region;
 mod sendrecv;
+// The C library's sleeps and `sched_yield`, interposed like `exit` (not in unit tests).
+#[cfg(not(any(test, fuzzing)))]
+mod sleep;
 #[cfg(not(any(test, fuzzing)))]
 mod start;
 mod status;

@@ -115,6 +115,7 @@ unsafe extern "C" fn trampoline(argc: c_int, argv: *mut *mut c_char, envp: *mut 
     sched::guard::install();
     if crate::core::report::wanted().is_some() {
         sched::metrics::start(local, cfg.workers);
+        crate::core::report::memory_start();
     }
     // SMP mode: W workers, each the home of V consecutive subranks. Tasks may move between
     // workers unless the program's thread-locals are swapped per worker thread (`swap`).

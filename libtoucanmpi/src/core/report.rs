@@ -37,16 +37,47 @@ pub struct Row {
     pub t: Totals,
     pub sent: u64,
     pub received: u64,
+    /// The process's page faults while its subranks ran: minor, major.
+    pub faults: [u64; 2],
+    /// Peak heap bytes of each of its subranks (0 with `TOUCAN_HEAP=system`).
+    pub heap_peak: Vec<u64>,
 }
 
-/// Words per row on the wire: 5 times, 7 counts, then 3 per region kind.
+/// The process's page faults (minor, major) so far.
+fn faults_now() -> [u64; 2] {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    [ru.ru_minflt as u64, ru.ru_majflt as u64]
+}
+
+static FAULTS0: [std::sync::atomic::AtomicU64; 2] = [const { std::sync::atomic::AtomicU64::new(0) }; 2];
+
+/// Called when the subranks start (with the report on): page faults count from here, and the
+/// subranks' heaps count their bytes.
+pub fn memory_start() {
+    let f = faults_now();
+    for (a, v) in FAULTS0.iter().zip(f) {
+        a.store(v, std::sync::atomic::Ordering::Relaxed);
+    }
+    crate::heap::stats::enable();
+}
+
+fn faults_since_start() -> [u64; 2] {
+    let f = faults_now();
+    std::array::from_fn(|i| f[i].saturating_sub(FAULTS0[i].load(std::sync::atomic::Ordering::Relaxed)))
+}
+
+/// Words per row on the wire: 5 times, 7 counts, then 3 per region kind, 2 page fault
+/// counts; then one peak heap size per subrank of the process.
 const HEAD: usize = 12;
-const WORDS: usize = HEAD + 3 * KINDS;
+const WORDS: usize = HEAD + 3 * KINDS + 2;
 
 impl Row {
-    fn to_words(&self) -> [f64; WORDS] {
+    fn to_words(&self) -> Vec<f64> {
         let t = &self.t;
-        let mut w = [0.0; WORDS];
+        let mut w = vec![0.0; WORDS];
         let head = [
             t.wall,
             t.compute,
@@ -67,6 +98,9 @@ impl Row {
             w[HEAD + 1 + 3 * k] = pk.blocked;
             w[HEAD + 2 + 3 * k] = pk.entries as f64;
         }
+        w[WORDS - 2] = self.faults[0] as f64;
+        w[WORDS - 1] = self.faults[1] as f64;
+        w.extend(self.heap_peak.iter().map(|&b| b as f64));
         w
     }
 
@@ -95,6 +129,8 @@ impl Row {
             },
             sent: w[8] as u64,
             received: w[9] as u64,
+            faults: [w[WORDS - 2] as u64, w[WORDS - 1] as u64],
+            heap_peak: w[WORDS..].iter().map(|&b| b as u64).collect(),
         }
     }
 
@@ -119,6 +155,9 @@ impl Row {
         }
         self.sent += o.sent;
         self.received += o.received;
+        self.faults[0] += o.faults[0];
+        self.faults[1] += o.faults[1];
+        self.heap_peak.extend_from_slice(&o.heap_peak);
     }
 
     /// Share of the time spent waiting for messages during which other subranks worked:
@@ -138,10 +177,13 @@ pub fn finish(s: &mut super::state::State) {
     let Some(target) = wanted() else { return };
     let Some(t) = metrics::totals() else { return };
     let mine = Row {
-        t,
         sent: s.tp.ctrl_sent,
         received: s.tp.ctrl_recvd,
+        faults: faults_since_start(),
+        heap_peak: (0..t.subranks).map(|k| crate::heap::stats::peak(k) as u64).collect(),
+        t,
     };
+    let per = WORDS + mine.heap_peak.len();
     let words = mine.to_words();
     let bytes: Vec<u8> = words.iter().flat_map(|x| x.to_ne_bytes()).collect();
     let all = match s.tp.allgather(&bytes) {
@@ -155,7 +197,7 @@ pub fn finish(s: &mut super::state::State) {
         return;
     }
     let rows: Vec<Row> = all
-        .chunks_exact(WORDS * 8)
+        .chunks_exact(per * 8)
         .map(|c| {
             let w: Vec<f64> = c
                 .chunks_exact(8)
@@ -232,6 +274,22 @@ pub fn text(rows: &[Row], v: usize) -> String {
     }
     let _ = writeln!(
         o,
+        "memory: page faults while the subranks ran (minor / major); peak heap per virtual rank (MiB)"
+    );
+    let mut first = 0;
+    for (i, r) in rows.iter().enumerate() {
+        let peaks: Vec<String> = r.heap_peak.iter().map(|&b| format!("{:.1}", b as f64 / (1 << 20) as f64)).collect();
+        let ranks = if r.heap_peak.is_empty() {
+            String::new()
+        } else {
+            format!("; ranks {}-{}: {}", first, first + r.heap_peak.len() - 1, peaks.join(" "))
+        };
+        first += r.heap_peak.len();
+        let _ = writeln!(o, "{i:>8} faults {} / {}{ranks}", r.faults[0], r.faults[1]);
+    }
+    let _ = writeln!(o, "{:>8} faults {} / {}", "sum", total.faults[0], total.faults[1]);
+    let _ = writeln!(
+        o,
         "compute: subranks running (MPI calls' own work included); blocked: nothing to run; runtime: the rest \
          (switches, polls, nonblocking collectives); waiting: some subrank waited for a message; hidden: share of \
          waiting not blocked"
@@ -257,7 +315,8 @@ fn json_row(o: &mut String, r: &Row, process: Option<usize>) {
         o,
         "\"subranks\": {}, \"wall_s\": {}, \"compute_s\": {}, \"blocked_s\": {}, \"runtime_s\": {}, \"helpers_s\": {}, \
          \"waiting_s\": {}, \"hidden_share\": {}, \"switches\": {}, \"parks\": {}, \"messages_sent\": {}, \
-         \"messages_received\": {}, \"workers\": {}, \"steals\": {}, \"regions\": ",
+         \"messages_received\": {}, \"workers\": {}, \"steals\": {}, \"minor_faults\": {}, \"major_faults\": {}, \
+         \"heap_peak_bytes\": [{}], \"regions\": ",
         t.subranks,
         num(t.wall),
         num(t.compute),
@@ -271,7 +330,10 @@ fn json_row(o: &mut String, r: &Row, process: Option<usize>) {
         r.sent,
         r.received,
         t.workers,
-        t.steals
+        t.steals,
+        r.faults[0],
+        r.faults[1],
+        r.heap_peak.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(", ")
     );
     if r.regions_used() {
         o.push('{');
@@ -329,7 +391,13 @@ mod tests {
             blocked: 0.25,
             entries: 3,
         };
-        Row { t, sent: 4, received: 5 }
+        Row {
+            t,
+            sent: 4,
+            received: 5,
+            faults: [100, 1],
+            heap_peak: vec![1 << 20, 3 << 20],
+        }
     }
 
     #[rstest]
@@ -363,6 +431,8 @@ mod tests {
         assert_eq!(s.t.wall, 4.0);
         assert_eq!(s.t.kinds[3].entries, 6);
         assert_eq!(s.sent, 8);
+        assert_eq!(s.faults, [200, 2]);
+        assert_eq!(s.heap_peak.len(), 4);
         assert!((s.hidden().unwrap() - 0.5).abs() < 1e-12);
     }
 
@@ -376,11 +446,14 @@ mod tests {
             "\"hidden_share\": 0.500000",
             "\"compute\": {\"run_s\": 0.500000",
             "\"process\": 1",
+            "\"minor_faults\": 100",
+            "\"heap_peak_bytes\": [1048576, 3145728]",
         ] {
             assert!(j.contains(key), "{key} missing in {j}");
         }
         assert_eq!(j.matches('{').count(), j.matches('}').count());
         let t = text(&rows, 2);
         assert!(t.contains("sum") && t.contains("50.0%") && t.contains("regions"), "{t}");
+        assert!(t.contains("ranks 2-3: 1.0 3.0") && t.contains("faults 200 / 2"), "{t}");
     }
 }

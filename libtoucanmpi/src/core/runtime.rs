@@ -136,11 +136,18 @@ pub unsafe fn init(sub: usize, argc: *mut c_int, argv: *mut *mut *mut i8) -> Mpi
     // the real MPI up, the others wait for it here (nothing else to do before it is up).
     let once = INIT.lock();
     if !state::exists() {
-        let realmpi = real::load().map_err(|e| super::error::MpiError::new(c::MPI_ERR_OTHER, e))?;
+        // The real MPI's libraries bind the malloc family to the C library's: loaded and
+        // initialised with every allocation on the shared heap, then bound to ours, so that
+        // blocks of a subrank's heap never reach the C library's free (see `heap`).
+        let realmpi = crate::heap::shared_while(real::load).map_err(|e| super::error::MpiError::new(c::MPI_ERR_OTHER, e))?;
+        crate::heap::rebind();
         let version = real::library_version(&realmpi);
         let _ = ABORT.set((realmpi.PMPI_Abort, real::h(real::REAL_MPI_COMM_WORLD)));
         crate::transport::node::set_threads(config().workers);
-        let tp = Transport::init(realmpi, argc, argv, config().eager_max).map_err(|e| super::error::MpiError::new(c::MPI_ERR_OTHER, e))?;
+        let tp = crate::heap::shared_while(|| Transport::init(realmpi, argc, argv, config().eager_max))
+            .map_err(|e| super::error::MpiError::new(c::MPI_ERR_OTHER, e))?;
+        // And the transport modules it loaded during its initialisation.
+        crate::heap::rebind();
         let cfg = config();
         if tp.nproc * cfg.local() > i32::MAX as usize / 2 {
             return err(c::MPI_ERR_OTHER, "world too large");

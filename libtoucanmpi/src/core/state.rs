@@ -462,7 +462,7 @@ pub fn freeze(wait: std::time::Duration) {
         if t0.elapsed() >= wait {
             return;
         }
-        std::thread::sleep(std::time::Duration::from_millis(1));
+        crate::sched::timer::os_sleep(std::time::Duration::from_millis(1));
     }
 }
 

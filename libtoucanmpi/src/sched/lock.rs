@@ -37,7 +37,7 @@ impl<T> Lock<T> {
         {
             spins += 1;
             if spins > 100 {
-                std::thread::yield_now();
+                super::timer::os_yield();
             } else {
                 std::hint::spin_loop();
             }

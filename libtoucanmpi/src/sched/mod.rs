@@ -9,6 +9,7 @@ pub mod queue;
 pub mod sentinel;
 pub mod swap;
 pub mod task;
+pub mod timer;
 pub mod worker;
 
 pub use park::{others_ready, wake};

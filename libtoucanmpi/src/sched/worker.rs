@@ -336,6 +336,8 @@ fn work(w: usize, mut swap: Option<&mut Swap>, poll_every: usize, hooks: &dyn Ho
         // Poll when nothing of ours can run, and every few rounds while tasks keep running
         // (so arrivals are noticed while they compute); not before every resume: a switch
         // between siblings should not pay a call into the real MPI.
+        // Sleeping tasks whose time has come join their queues.
+        super::timer::fire();
         let own = queue::has_own(w);
         let progressed = if !own || since_poll >= poll_every {
             since_poll = 0;
@@ -365,6 +367,12 @@ fn work(w: usize, mut swap: Option<&mut Swap>, poll_every: usize, hooks: &dyn Ho
                 idle_since = None;
                 continue;
             }
+            // Every task sleeps (`timer`): nothing but a deadline can make one runnable, so
+            // the core is left alone until the earliest.
+            if let Some(until) = super::timer::idle_until(park::live()) {
+                super::timer::os_sleep_until(until);
+                continue;
+            }
             let since = *idle_since.get_or_insert_with(Instant::now);
             spins += 1;
             // Spin briefly, then give the core away, then (when another process may need this
@@ -372,11 +380,13 @@ fn work(w: usize, mut swap: Option<&mut Swap>, poll_every: usize, hooks: &dyn Ho
             if spins > 200 {
                 let idle = since.elapsed();
                 if idle > Duration::from_millis(20) && hooks.shares_core() {
-                    std::thread::sleep(Duration::from_micros(50));
+                    super::timer::os_sleep(Duration::from_micros(50));
                 } else {
-                    std::thread::yield_now();
+                    super::timer::os_yield();
                 }
-                if w == 0 && spins.is_multiple_of(1024) && IDLE.load(Ordering::Acquire) == workers {
+                // A sleeping task is not blocked: the process is not idle for the hooks
+                // (deadlock detection) until it wakes.
+                if w == 0 && spins.is_multiple_of(1024) && IDLE.load(Ordering::Acquire) == workers && super::timer::sleeping() == 0 {
                     hooks.idle(idle);
                 }
             }
