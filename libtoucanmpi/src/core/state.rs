@@ -308,7 +308,7 @@ fn take_cell(held: &AtomicBool) {
     {
         spins += 1;
         if spins > 100 {
-            std::thread::yield_now();
+            crate::sched::timer::os_yield();
         } else {
             std::hint::spin_loop();
         }

@@ -208,7 +208,7 @@ impl<T> BrLock<T> {
 fn backoff(spins: &mut u32) {
     *spins += 1;
     if *spins > 100 {
-        std::thread::yield_now();
+        super::timer::os_yield();
     } else {
         std::hint::spin_loop();
     }
