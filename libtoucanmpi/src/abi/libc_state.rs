@@ -103,8 +103,9 @@ fn own() -> Option<*mut Own> {
     Some(v[id] as *mut Own)
 }
 
-/// The C library's function `name` (looked up once; `slot` caches it).
-fn real(slot: &AtomicUsize, name: &CStr) -> usize {
+/// The C library's function `name` (looked up once per name; `slot` caches it): what the
+/// interposed functions (here and in `sleep`) call when they are not ours to serve.
+pub(super) fn real(slot: &AtomicUsize, name: &CStr) -> usize {
     let f = slot.load(Ordering::Relaxed);
     if f != 0 {
         return f;

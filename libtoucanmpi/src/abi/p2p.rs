@@ -198,13 +198,7 @@ unsafe fn isend_shared(buf: *const c_void, count: i64, dt: usize, dest: c_int, t
     // SAFETY: the caller's buffer holds `len` bytes until the request completes.
     let data = unsafe { core_bytes(buf as *const u8, len) };
     state::shared(|sh| {
-        let (ctx, src, w) = {
-            let l = sh.local(sub)?;
-            let cm = local_comm(&l, comm_h)?;
-            (cm.ctx, cm.rank, fast_world_of(sh.world_size(), cm, comm_h, dest)?)
-        };
-        let (proc, dsub) = sh.locate(w);
-        let env = Envelope { ctx, src, tag };
+        let (env, w, proc, dsub) = send_target(&sh, sub, comm_h, dest, tag)?;
         if proc != sh.myproc() {
             return p2p_shared::isend_remote(&sh, sub, comm_h, proc, dsub, w, env, data);
         }
@@ -527,19 +521,27 @@ unsafe fn core_bytes<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
     }
 }
 
+/// A send's envelope from the running subrank `sub` on communicator `comm_h` to its rank
+/// `dest`, the destination's world rank, process and subrank (read side). None: the general
+/// path decides (an invalid handle or rank, MPI_PROC_NULL, MPI not active).
+#[inline(always)]
+fn send_target(sh: &state::Shared<'_>, sub: usize, comm_h: usize, dest: c_int, tag: c_int) -> Option<(Envelope, u32, usize, usize)> {
+    let (ctx, src, w) = {
+        let l = sh.local(sub)?;
+        let cm = local_comm(&l, comm_h)?;
+        (cm.ctx, cm.rank, fast_world_of(sh.world_size(), cm, comm_h, dest)?)
+    };
+    let (proc, dsub) = sh.locate(w);
+    Some((Envelope { ctx, src, tag }, w, proc, dsub))
+}
+
 /// SMP mode: MPI_Send's fast path on the read side of the state (`core::p2p_shared`): to a
 /// rank of this process, or an eager message to another. None: not SMP mode; Some(false): the
 /// other paths run.
 #[inline(always)]
 fn send_shared(sub: usize, comm_h: usize, dest: c_int, tag: c_int, data: &[u8]) -> Option<bool> {
     state::shared(|sh| {
-        let (ctx, src, w) = {
-            let l = sh.local(sub)?;
-            let cm = local_comm(&l, comm_h)?;
-            (cm.ctx, cm.rank, fast_world_of(sh.world_size(), cm, comm_h, dest)?)
-        };
-        let (proc, dsub) = sh.locate(w);
-        let env = Envelope { ctx, src, tag };
+        let (env, _, proc, dsub) = send_target(&sh, sub, comm_h, dest, tag)?;
         if proc != sh.myproc() {
             return Some(p2p_shared::send_remote(&sh, proc, dsub, sub, env, data));
         }

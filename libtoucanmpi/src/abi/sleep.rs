@@ -12,26 +12,12 @@
 
 use crate::sched;
 use crate::sched::timer;
-use std::ffi::CStr;
 use std::os::raw::{c_int, c_uint};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 
 const NS: u64 = 1_000_000_000;
 
-/// The C library's function `name` (looked up once per name; `slot` caches it).
-fn real(slot: &AtomicUsize, name: &CStr) -> usize {
-    let f = slot.load(Ordering::Relaxed);
-    if f != 0 {
-        return f;
-    }
-    // SAFETY: looks a function up in the objects after ours.
-    let f = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) } as usize;
-    if f == 0 {
-        crate::abi::fatal(&format!("cannot find the C library's {}", name.to_string_lossy()));
-    }
-    slot.store(f, Ordering::Relaxed);
-    f
-}
+use super::libc_state::real;
 
 /// Whether the caller is a task of the scheduler (a subrank, or a helper task running the
 /// program's code such as a reduction operator).
