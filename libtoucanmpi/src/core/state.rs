@@ -15,13 +15,11 @@ use super::matching::{Posted, Unexp};
 use super::request::{owner_of, Greq, ReqId, Request, Slab, Status};
 use crate::abi::consts as c;
 use crate::sched;
-use crate::sched::lock::{BrLock, WriteGuard};
+use crate::sched::lock::{BrLock, Guard, Lock, WriteGuard};
 use crate::transport::engine::RING;
 use crate::transport::{wire, Event, Transport};
-use std::cell::UnsafeCell;
 use std::collections::{HashMap, VecDeque};
 use std::ops::{Index, IndexMut};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Launch-time settings (from the environment).
@@ -188,17 +186,14 @@ static STATE: BrLock<Option<State>> = BrLock::new(None);
 /// One subrank's `Local` with a small lock of its own, on cache lines of its own. The lock is
 /// used only by readers of STATE (`Shared::local`); a writer of STATE owns every `Local`.
 #[repr(align(128))]
-pub struct LocalCell {
-    held: AtomicBool,
-    local: UnsafeCell<Local>,
-}
+pub struct LocalCell(Lock<Local>);
 
 /// The subranks' `Local`s, indexed by local subrank.
 pub struct Locals(Vec<LocalCell>);
 
 // SAFETY: a `Local` is reached either through `&mut Locals` (the writer of STATE), or through
 // `&Locals` by one writer of STATE alone (`Index`), or by readers of STATE through
-// `LocalCell::held` (`Shared::local`): never by two threads at once without that lock.
+// the cell's lock (`Shared::local`): never by two threads at once without that lock.
 unsafe impl Sync for Locals {}
 
 impl Locals {
@@ -215,7 +210,7 @@ impl Locals {
     }
 
     pub fn get_mut(&mut self, i: usize) -> Option<&mut Local> {
-        self.0.get_mut(i).map(|c| c.local.get_mut())
+        self.0.get_mut(i).map(|c| c.0.get_mut())
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Local> {
@@ -223,7 +218,7 @@ impl Locals {
     }
 
     pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut Local> {
-        self.0.iter_mut().map(|c| c.local.get_mut())
+        self.0.iter_mut().map(|c| c.0.get_mut())
     }
 }
 
@@ -232,91 +227,42 @@ impl Index<usize> for Locals {
     #[inline]
     fn index(&self, i: usize) -> &Local {
         // SAFETY: `&Locals` (other than inside `Shared`, which never indexes) exists only
-        // under the write side of STATE, which no reader holds meanwhile (see `Locals`).
-        unsafe { &*self.0[i].local.get() }
+        // under the write side of STATE, which no reader holds meanwhile (see `Locals`), and
+        // only readers take a cell's lock.
+        unsafe { self.0[i].0.get_unlocked() }
     }
 }
 
 impl IndexMut<usize> for Locals {
     #[inline]
     fn index_mut(&mut self, i: usize) -> &mut Local {
-        self.0[i].local.get_mut()
+        self.0[i].0.get_mut()
     }
 }
 
 /// The transport, with a small lock of its own for readers of STATE (`Shared::transport`);
 /// a writer of STATE reaches it directly (`Deref`/`DerefMut`).
-pub struct TpCell {
-    held: AtomicBool,
-    tp: UnsafeCell<Transport>,
-}
-
-// SAFETY: as for `Locals`: the transport is reached by one writer of STATE alone, or by
-// readers through `held`.
-unsafe impl Sync for TpCell {}
+pub struct TpCell(Lock<Transport>);
 
 impl std::ops::Deref for TpCell {
     type Target = Transport;
     #[inline]
     fn deref(&self) -> &Transport {
         // SAFETY: `&TpCell` (other than inside `Shared`, which locks) exists only under the
-        // write side of STATE, which no reader holds meanwhile.
-        unsafe { &*self.tp.get() }
+        // write side of STATE, which no reader holds meanwhile, and only readers lock it.
+        unsafe { self.0.get_unlocked() }
     }
 }
 
 impl std::ops::DerefMut for TpCell {
     #[inline]
     fn deref_mut(&mut self) -> &mut Transport {
-        self.tp.get_mut()
-    }
-}
-
-/// The transport, locked by a reader of STATE.
-pub struct TpGuard<'a> {
-    c: &'a TpCell,
-}
-
-impl std::ops::Deref for TpGuard<'_> {
-    type Target = Transport;
-    fn deref(&self) -> &Transport {
-        // SAFETY: the guard holds the cell's lock, and no writer of STATE runs meanwhile.
-        unsafe { &*self.c.tp.get() }
-    }
-}
-
-impl std::ops::DerefMut for TpGuard<'_> {
-    fn deref_mut(&mut self) -> &mut Transport {
-        // SAFETY: as above, and the guard is borrowed mutably.
-        unsafe { &mut *self.c.tp.get() }
-    }
-}
-
-impl Drop for TpGuard<'_> {
-    fn drop(&mut self) {
-        self.c.held.store(false, Ordering::Release);
-    }
-}
-
-/// Takes a small cell lock (`LocalCell::held`, `TpCell::held`): spins, then yields.
-#[inline]
-fn take_cell(held: &AtomicBool) {
-    let mut spins = 0u32;
-    while held
-        .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-        .is_err()
-    {
-        spins += 1;
-        if spins > 100 {
-            crate::sched::timer::os_yield();
-        } else {
-            std::hint::spin_loop();
-        }
+        self.0.get_mut()
     }
 }
 
 /// A reader's view of the state (`shared`): the configuration, and one subrank's `Local` at
-/// a time behind its lock. Never hold two `LocalGuard`s at once (two readers could take
+/// a time behind its lock. Never hold two `Local` guards at once (two readers could take
 /// them in opposite orders).
 pub struct Shared<'a> {
     s: &'a State,
@@ -345,44 +291,15 @@ impl<'a> Shared<'a> {
 
     /// Subrank `i`'s `Local`, locked (None: no such subrank).
     #[inline]
-    pub fn local(&self, i: usize) -> Option<LocalGuard<'a>> {
-        let c = self.s.locals.0.get(i)?;
-        take_cell(&c.held);
-        Some(LocalGuard { c })
+    pub fn local(&self, i: usize) -> Option<Guard<'a, Local>> {
+        Some(self.s.locals.0.get(i)?.0.lock())
     }
 
     /// The transport, locked (the real MPI, one thread at a time). Never held together with
-    /// a `LocalGuard`.
+    /// a `Local` guard.
     #[inline]
-    pub fn transport(&self) -> TpGuard<'a> {
-        take_cell(&self.s.tp.held);
-        TpGuard { c: &self.s.tp }
-    }
-}
-
-/// A subrank's `Local`, locked by a reader of STATE.
-pub struct LocalGuard<'a> {
-    c: &'a LocalCell,
-}
-
-impl std::ops::Deref for LocalGuard<'_> {
-    type Target = Local;
-    fn deref(&self) -> &Local {
-        // SAFETY: the guard holds the cell's lock, and no writer of STATE runs meanwhile.
-        unsafe { &*self.c.local.get() }
-    }
-}
-
-impl std::ops::DerefMut for LocalGuard<'_> {
-    fn deref_mut(&mut self) -> &mut Local {
-        // SAFETY: as above, and the guard is borrowed mutably.
-        unsafe { &mut *self.c.local.get() }
-    }
-}
-
-impl Drop for LocalGuard<'_> {
-    fn drop(&mut self) {
-        self.c.held.store(false, Ordering::Release);
+    pub fn transport(&self) -> Guard<'a, Transport> {
+        self.s.tp.0.lock()
     }
 }
 
@@ -492,7 +409,7 @@ impl State {
         });
         let locals = (0..cfg.local())
             .map(|sub| {
-                let local = UnsafeCell::new({
+                LocalCell(Lock::new({
                     let w = (myproc * cfg.local() + sub) as u32;
                     let self_group = Arc::new(Group { ranks: vec![w] });
                     Local {
@@ -521,11 +438,7 @@ impl State {
                         greq_frees: Vec::new(),
                         reqs: Slab::new(sub),
                     }
-                });
-                LocalCell {
-                    held: AtomicBool::new(false),
-                    local,
-                }
+                }))
             })
             .collect();
         let mut s = State {
@@ -533,10 +446,7 @@ impl State {
             myproc,
             nproc,
             locals: Locals(locals),
-            tp: TpCell {
-                held: AtomicBool::new(false),
-                tp: UnsafeCell::new(tp),
-            },
+            tp: TpCell(Lock::new(tp)),
             events: Vec::new(),
             real_version,
             det: super::deadlock::Detector::new(),

@@ -35,14 +35,24 @@ impl<T> Lock<T> {
             .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
         {
-            spins += 1;
-            if spins > 100 {
-                super::timer::os_yield();
-            } else {
-                std::hint::spin_loop();
-            }
+            backoff(&mut spins);
         }
         Guard { lock: self }
+    }
+
+    /// The data without the lock, through exclusive access to the lock itself.
+    pub fn get_mut(&mut self) -> &mut T {
+        self.data.get_mut()
+    }
+
+    /// The data without taking the lock.
+    ///
+    /// # Safety
+    /// Nobody may hold the lock or write the data while the reference lives (the caller
+    /// excludes them some other way, e.g. the write side of a `BrLock` around the data).
+    pub unsafe fn get_unlocked(&self) -> &T {
+        // SAFETY: forwarded from the caller.
+        unsafe { &*self.data.get() }
     }
 
     /// The lock if it is free now (used on fatal paths that may run while it is held).
