@@ -256,10 +256,7 @@ impl State {
             unsafe { crate::transport::copy::bytes(src, buf, n) };
         }
         if let Body::Intra { sreq, .. } = u.body {
-            if let Some(r) = self.req_mut(sreq) {
-                r.keep = None;
-            }
-            self.event_done(sreq);
+            self.send_copied(sreq);
         }
         Some(st)
     }
@@ -346,10 +343,7 @@ impl State {
                 let src = unsafe { bytes(ptr, u.len) };
                 self.copy_into(rid, u.env, src, u.len);
                 self.complete(rid);
-                if let Some(r) = self.req_mut(sreq) {
-                    r.keep = None;
-                }
-                self.event_done(sreq);
+                self.send_copied(sreq);
             }
             Body::Inter { src_proc, msgid } => {
                 let Some(r) = self.req_mut(rid) else { return };

@@ -257,13 +257,7 @@ pub unsafe fn irecv(sh: &Shared<'_>, sub: usize, comm_h: usize, pat: Pattern, t:
     drop(l);
     if let Some(sreq) = sender {
         let o = owner_of(sreq)?;
-        let w = {
-            let mut sl = sh.local(o)?;
-            if let Some(r) = sl.reqs.get_mut(sreq) {
-                r.keep = None;
-            }
-            sl.event_done(sreq)
-        };
+        let w = sh.local(o)?.send_copied(sreq);
         if let Some(w) = w {
             sched::wake(w);
         }

@@ -127,6 +127,15 @@ impl Local {
         }
     }
 
+    /// A receive copied the data of this subrank's send `id` from its buffer (`Body::Intra`):
+    /// the copy the send kept is dropped, and one of its events is done (as `event_done`).
+    pub fn send_copied(&mut self, id: ReqId) -> Option<usize> {
+        if let Some(r) = self.reqs.get_mut(id) {
+            r.keep = None;
+        }
+        self.event_done(id)
+    }
+
     /// One awaited event of request `id` happened; as `complete` when it was the last.
     pub fn event_done(&mut self, id: ReqId) -> Option<usize> {
         let r = self.reqs.get_mut(id)?;
@@ -532,6 +541,16 @@ impl State {
     pub fn drop_request(&mut self, id: ReqId) {
         if let Some(l) = owner_of(id).and_then(|o| self.locals.get_mut(o)) {
             l.drop_request(id);
+        }
+    }
+
+    /// A receive copied send `id`'s data from the sender's buffer (`Local::send_copied`).
+    pub fn send_copied(&mut self, id: ReqId) {
+        let Some(l) = owner_of(id).and_then(|o| self.locals.get_mut(o)) else {
+            return;
+        };
+        if let Some(w) = l.send_copied(id) {
+            sched::wake(w);
         }
     }
 
