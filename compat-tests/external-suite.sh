@@ -16,6 +16,18 @@
 #   one " No Errors" line and no other output (stdout and stderr together);
 #   resultTest=TestStatus/TestErrFatal tests pass on a non-zero exit status.
 #
+# Fortran: --dirs f77, f90 or f08 (or a subdirectory such as f77/pt2pt)
+# runs MPICH's Fortran tests the same way. A Fortran directory's testlist
+# names subdirectories, which are read in turn (as runtests does); programs
+# are built with MPIFC (mpif90) and TOUCANFC (wrappers/toucanfort) against
+# util/mtest_f77.f, mtest_f90.f90 or mtest_f08.f90; C sources of mixed
+# programs with the C compilers; the *.h.in includes get configure's values
+# for an LP64 gfortran (@F77_MPI_ADDRESS@, @F77_MPI_OFFSET@: integer*8).
+# MPICH's f90 tests are mostly made from the f77 ones by its autogen.sh
+# (maint/f77tof90); when DIR has not been through it, the script makes them
+# in --out (DIR itself is never written). Testlist lines that configure
+# fills in (@ALLOCMEMF@, @iodir@, ...) are skipped as configure-only.
+#
 # Each test runs under plain MPICH (mpirun -np N) and under Toucan in two
 # layouts of the same world size N:
 #   V=1   TOUCAN_V=1 mpirun -np N
@@ -68,7 +80,8 @@
 # implemented by Toucan" and aborts, so only tests that reach it fail.
 #
 # Environment: MPICC (mpicc), MPIRUN (mpirun), TOUCANCC (wrappers/toucancc),
-# EXTERNAL_SUITE_CFLAGS (-O2 -g).
+# MPIFC (mpif90), TOUCANFC (wrappers/toucanfort), EXTERNAL_SUITE_CFLAGS
+# (-O2 -g), EXTERNAL_SUITE_FFLAGS (-O2 -g).
 #
 # Output: one line per test with the three results, per-directory counts, then
 #   mpich: N passed, N failed
@@ -86,7 +99,10 @@ REPO_DIR=$(cd "$HERE/.." && pwd)
 MPICC=${MPICC:-mpicc}
 MPIRUN=${MPIRUN:-mpirun}
 TOUCANCC=${TOUCANCC:-$REPO_DIR/wrappers/toucancc}
+MPIFC=${MPIFC:-$(command -v mpif90.mpich 2>/dev/null || echo mpif90)}
+TOUCANFC=${TOUCANFC:-$REPO_DIR/wrappers/toucanfort}
 read -r -a CFLAGS <<<"${EXTERNAL_SUITE_CFLAGS:--O2 -g}"
+read -r -a FFLAGS <<<"${EXTERNAL_SUITE_FFLAGS:--O2 -g}"
 
 DIRS="pt2pt coll comm group datatype topo attr errhan init info"
 RUN_MPICH=1
@@ -176,9 +192,50 @@ if ((RUN_TOUCAN)); then
         die "cannot copy the library to $OUT"
     fi
     export TOUCAN_LIBDIR=$OUT/toucan-lib TOUCAN_INCDIR=$OUT/toucan-include
+    # The Fortran bindings (libtoucanfort.a, mpif.h and the modules), when built.
+    rm -rf "$OUT/toucan-finclude"
+    if [[ -f $REPO_DIR/target/release/libtoucanfort.a ]]; then
+        cp "$REPO_DIR/target/release/libtoucanfort.a" "$OUT/toucan-lib/" &&
+            cp -r "$REPO_DIR/target/release/fortran/include" "$OUT/toucan-finclude" ||
+            die "cannot copy the Fortran bindings to $OUT"
+        export TOUCAN_FINCDIR=$OUT/toucan-finclude
+    fi
 fi
 
 cc_of() { if [[ $1 == mpich ]]; then echo "$MPICC"; else echo "$TOUCANCC"; fi; }
+fc_of() { if [[ $1 == mpich ]]; then echo "$MPIFC"; else echo "$TOUCANFC"; fi; }
+is_fortran_src() { [[ $1 == *.f || $1 == *.f90 || $1 == *.F || $1 == *.F90 ]]; }
+
+# ------------------------------------------------------------------ Fortran sources
+# MPICH's f90 directories are made from the f77 ones by autogen.sh
+# (maint/f77tof90). A DIR that has not been through it gets them in
+# $OUT/f90src: a copy of DIR/f90 with the converted f77 directories beside.
+F90SRC=""
+prepare_f90() {
+    local d leaf
+    if [[ -f $SRC/f90/pt2pt/testlist ]]; then
+        F90SRC=$SRC/f90
+        return
+    fi
+    command -v perl >/dev/null || die "perl is needed to make the f90 tests (maint/f77tof90)"
+    F90SRC=$OUT/f90src
+    rm -rf "$F90SRC"
+    cp -r "$SRC/f90" "$F90SRC" || die "cannot copy $SRC/f90"
+    for d in "$SRC"/f77/*/; do
+        leaf=$(basename "$d")
+        mkdir -p "$F90SRC/$leaf"
+        (cd "$SRC" && perl maint/f77tof90 "f77/$leaf" "$F90SRC/$leaf" Makefile.am Makefile.ap) \
+            >"$OUT/f77tof90-$leaf.log" 2>&1 || die "maint/f77tof90 f77/$leaf failed, see $OUT/f77tof90-$leaf.log"
+    done
+}
+srcdir_of() { # DIR -> where its sources are
+    case $1 in
+    f90 | f90/*) echo "$F90SRC${1#f90}" ;;
+    *) echo "$SRC/$1" ;;
+    esac
+}
+# The Fortran binding a directory's programs use: f77 | f90 | f08 (empty for C).
+binding_of() { case $1 in f77 | f77/* | f90 | f90/* | f08 | f08/*) echo "${1%%/*}" ;; esac; }
 
 # Throttle background jobs to at most $1 running.
 throttle() {
@@ -272,6 +329,22 @@ build_helper() { # KIND
     ar rcs "$dir/libmtest.a" "${objs[@]}" >>"$dir/helper.log" 2>&1
 }
 
+# The Fortran helper library of a binding: util/mtest_f77.f, mtest_f90.f90
+# or mtest_f08.f90 in build/KIND/libmtest_BINDING.a.
+build_fhelper() { # KIND BINDING
+    local kind=$1 b=$2 fc dir=$BUILD/$1 f
+    fc=$(fc_of "$kind")
+    f=$SRC/util/mtest_$b.f
+    [[ $b == f77 ]] || f=$f"90"
+    mkdir -p "$dir/fmod-$b"
+    if ! $fc "${FFLAGS[@]}" -J "$dir/fmod-$b" -c -o "$dir/helper/mtest_$b.o" "$f" >"$dir/helper-$b.log" 2>&1; then
+        echo "external-suite: helper library ($kind): $f does not compile, see $dir/helper-$b.log" >&2
+        return 1
+    fi
+    rm -f "$dir/libmtest_$b.a"
+    ar rcs "$dir/libmtest_$b.a" "$dir/helper/mtest_$b.o" >>"$dir/helper-$b.log" 2>&1
+}
+
 # ------------------------------------------------------------------ testlists
 # am_var DIR VAR: value of VAR in DIR/Makefile.am (continuation lines joined).
 am_var() {
@@ -285,13 +358,23 @@ am_var() {
 
 # Sources and flags of one program: sets PSRCS (array) and PFLAGS (array).
 prog_sources() { # DIR PROG
-    local d=$SRC/$1 canon v w
+    local d canon v w
+    d=$(srcdir_of "$1")
     canon=${2//[^A-Za-z0-9_]/_}
     PSRCS=()
     PFLAGS=()
     v=$(am_var "$d" "${canon}_SOURCES")
     if [[ -n ${v//[[:space:]]/} ]]; then
-        for w in $v; do PSRCS+=("$d/$w"); done
+        for w in $v; do
+            # A BUILT_SOURCES file that the Makefile copies from a sibling directory.
+            if [[ ! -f $d/$w && -n $(binding_of "$1") ]]; then
+                local alt
+                for alt in "$d"/../*/"$w" "$F90SRC"/*/"$w" "$SRC"/f77/*/"$w"; do
+                    [[ -f $alt ]] && { w=$(readlink -f "$alt"); break; }
+                done
+            fi
+            [[ $w == /* ]] && PSRCS+=("$w") || PSRCS+=("$d/$w")
+        done
     else
         PSRCS=("$d/$2.c")
         [[ -f $d/$2.c ]] || for w in "$d/$2".{cxx,cpp,cc,f,f90,F90}; do [[ -f $w ]] && PSRCS=("$w") && break; done
@@ -303,29 +386,31 @@ prog_sources() { # DIR PROG
 }
 
 # Plan: one entry per test (program at a process count with its arguments).
-T_DIR=() T_PROG=() T_NP=() T_ARGS=() T_ENVS=() T_TL=() T_RT=() T_SKIP=() T_KEY=() T_SLUG=()
+T_DIR=() T_TOP=() T_PROG=() T_NP=() T_ARGS=() T_ENVS=() T_TL=() T_RT=() T_SKIP=() T_KEY=() T_SLUG=()
 declare -A SEEN=()
 NDUP=0
 
-add_test() { # dir prog np args envs timelimit resulttest skip
+add_test() { # dir prog np args envs timelimit resulttest skip top
     local key="$1/$2 $3${4:+ $4}${5:+ [$5]}"
     if [[ -n ${SEEN[$key]:-} ]]; then
         NDUP=$((NDUP + 1))
         return
     fi
     SEEN[$key]=1
-    T_DIR+=("$1") T_PROG+=("$2") T_NP+=("$3") T_ARGS+=("$4") T_ENVS+=("$5")
+    T_DIR+=("$1") T_TOP+=("${9:-$1}") T_PROG+=("$2") T_NP+=("$3") T_ARGS+=("$4") T_ENVS+=("$5")
     T_TL+=("$6") T_RT+=("$7") T_SKIP+=("$8") T_KEY+=("$key")
     T_SLUG+=("$(printf '%s' "$key" | tr -c 'A-Za-z0-9.=_-' '_')")
 }
 
-read_testlist() { # DIR
-    local d=$1 f line prog np fields kv k val args envs tl rt skip xfail strict mem mpix entries=()
+read_testlist() { # DIR [TOP]
+    local d=$1 top=${2:-$1} f line prog np fields kv k val args envs tl rt skip xfail strict mem mpix entries=() subdirs=()
     local -A small=()
-    f=$SRC/$d/testlist
-    [[ -f $f ]] || f=$SRC/$d/testlist.in
+    local sd
+    sd=$(srcdir_of "$d")
+    f=$sd/testlist
+    [[ -f $f ]] || f=$sd/testlist.in
     if [[ ! -f $f ]]; then
-        echo "external-suite: no testlist in $SRC/$d" >&2
+        echo "external-suite: no testlist in $sd" >&2
         return
     fi
     while IFS= read -r line || [[ -n $line ]]; do
@@ -355,7 +440,13 @@ read_testlist() { # DIR
         if [[ $prog == *@*@* ]]; then
             skip="configure-only entry"
             prog=${prog##*@}
-        elif [[ -d $SRC/$d/$prog ]]; then
+            # (An @iodir@-like line names a whole directory: nothing to list.)
+            [[ -z $prog && -n $(binding_of "$d") ]] && continue
+        elif [[ -d $sd/$prog && -n $(binding_of "$d") ]]; then
+            # Fortran directories list their subdirectories (runtests reads them in turn).
+            subdirs+=("$d/$prog")
+            continue
+        elif [[ -d $sd/$prog ]]; then
             skip="subdirectory"
         elif [[ -n $xfail ]] && ((!WITH_XFAIL)); then
             skip="xfail=$xfail"
@@ -387,8 +478,9 @@ read_testlist() { # DIR
             fi
             np=$MAX_NP
         fi
-        add_test "$d" "$prog" "$np" "$args" "$envs" "$tl" "$rt" "$skip"
+        add_test "$d" "$prog" "$np" "$args" "$envs" "$tl" "$rt" "$skip" "$top"
     done
+    for e in "${subdirs[@]}"; do read_testlist "$e" "$top"; done
 }
 
 # ------------------------------------------------------------------ building tests
@@ -400,52 +492,86 @@ RE_RMA_IO='\<MPI_(Win_[A-Za-z_]+|Put|Get|Accumulate|Get_accumulate|Fetch_and_op|
 # (ok | compile | link | missing-source) and, for MPICH, PROG.uses (MPI-4 /
 # RMA-IO-spawn names the program calls).
 build_prog() {
-    local kind=$1 d=$2 p=$3 cc dir=$BUILD/$1/$2 f own=()
+    local kind=$1 d=$2 p=$3 cc fc dir=$BUILD/$1/$2 f own=() sd b
     cc=$(cc_of "$kind")
+    fc=$(fc_of "$kind")
+    sd=$(srcdir_of "$d")
+    b=$(binding_of "$d")
     incflags "$kind"
     prog_sources "$d" "$p"
     mkdir -p "$dir"
-    local log=$dir/$p.log st=$dir/$p.status
+    local log=$dir/$p.log st=$dir/$p.status fortran=0
     rm -f "$dir/$p" "$st"
     for f in "${PSRCS[@]}"; do
         if [[ ! -f $f ]]; then
             echo "missing-source ${f#"$SRC"/}" >"$st"
             return
         fi
-        [[ $f == *.c ]] || { echo "not-c ${f#"$SRC"/}" >"$st"; return; }
+        if [[ -n $b ]] && is_fortran_src "$f"; then
+            fortran=1
+        elif [[ $f != *.c ]]; then
+            echo "not-c ${f#"$SRC"/}" >"$st"
+            return
+        fi
         own+=("$(basename "$f")")
     done
     if [[ $kind == mpich ]]; then
-        # Only the test's own lines of the preprocessed source, not mpi.h's.
+        # Only the test's own lines of the preprocessed source, not mpi.h's;
+        # Fortran sources as they are, without comment lines (names in any case).
         for f in "${PSRCS[@]}"; do
-            $cc "${INCFLAGS[@]}" "${PFLAGS[@]}" -E "$f" 2>/dev/null |
-                awk -v own="$(basename "$f")" '/^# [0-9]+ "/ { n = split($3, a, "/"); keep = (a[n] == own "\"") ; next } keep'
+            if is_fortran_src "$f"; then
+                if [[ $f == *.f || $f == *.F ]]; then grep -v '^[Cc*!]' "$f"; else sed 's/!.*//' "$f"; fi
+            else
+                $cc "${INCFLAGS[@]}" "${PFLAGS[@]}" -E "$f" 2>/dev/null |
+                    awk -v own="$(basename "$f")" '/^# [0-9]+ "/ { n = split($3, a, "/"); keep = (a[n] == own "\"") ; next } keep'
+            fi
         done >"$dir/$p.i"
         {
-            grep -oE "$RE_MPI4" "$dir/$p.i" | sort -u | sed 's/^/mpi4 /'
-            grep -oE "$RE_RMA_IO" "$dir/$p.i" | sort -u | sed 's/^/rmaio /'
+            grep -oiE "$RE_MPI4" "$dir/$p.i" | sed 's/^mpi_/MPI_/I' | sort -u | sed 's/^/mpi4 /'
+            grep -oiE "$RE_RMA_IO" "$dir/$p.i" | sed 's/^mpi_/MPI_/I' | sort -u | sed 's/^/rmaio /'
         } >"$dir/$p.uses"
         rm -f "$dir/$p.i"
     fi
-    local objs=() o
+    local objs=() o fflags=()
+    if ((fortran)); then
+        # configure's includes (*.h.in) with its values for an LP64 gfortran, and a
+        # module directory of the program's own (programs build in parallel).
+        for f in "$sd"/*.h.in; do
+            [[ -f $f ]] || continue
+            sed -e 's/@F77_MPI_ADDRESS@/integer*8/g' -e 's/@F77_MPI_OFFSET@/integer*8/g' "$f" >"$dir/$(basename "$f" .in)"
+        done
+        mkdir -p "$dir/$p.mod"
+        fflags=("${FFLAGS[@]}" "-I$dir" "-I$sd" "-I$BUILD/$kind/fmod-$b" -J "$dir/$p.mod")
+    fi
     : >"$log"
     for f in "${PSRCS[@]}"; do
-        o=$dir/$p.$(basename "$f" .c).o
-        if ! $cc "${CFLAGS[@]}" "${INCFLAGS[@]}" "${PFLAGS[@]}" -c -o "$o" "$f" >>"$log" 2>&1; then
+        o=$dir/$p.$(basename "${f%.*}").o
+        if is_fortran_src "$f"; then
+            $fc "${fflags[@]}" -c -o "$o" "$f" >>"$log" 2>&1
+        else
+            # (-I$dir: the C sources of Fortran directories include "../../include/mpitestconf.h",
+            # which from build/KIND/f77/ext is the generated build/KIND/include.)
+            $cc "${CFLAGS[@]}" "${INCFLAGS[@]}" "-I$sd" "-I$dir" "${PFLAGS[@]}" -c -o "$o" "$f" >>"$log" 2>&1
+        fi || {
             echo compile >"$st"
             return
-        fi
+        }
         objs+=("$o")
     done
     if [[ $kind == toucan ]]; then
-        # The program's own references that libtoucanmpi does not define.
-        nm -u "${objs[@]}" | awk '$NF ~ /^P?MPI_/ { print $NF }' | sort -u |
+        # The program's own references that libtoucanmpi (and libtoucanfort) do not define.
+        nm -u "${objs[@]}" | awk '{ n = tolower($NF) } n ~ /^p?mpi_/ { print $NF }' | sort -u |
             comm -23 - "$BUILD/toucan/defined.txt" >"$dir/$p.missing"
     fi
-    if ! $cc "${CFLAGS[@]}" -o "$dir/$p" "${objs[@]}" "$BUILD/$kind/libmtest.a" -lm >>"$log" 2>&1; then
+    local link=("$cc" "${CFLAGS[@]}") helpers=("$BUILD/$kind/libmtest.a")
+    if ((fortran)); then
+        link=("$fc" "${FFLAGS[@]}")
+        helpers=("$BUILD/$kind/libmtest_$b.a" "$BUILD/$kind/libmtest.a")
+    fi
+    if ! "${link[@]}" -o "$dir/$p" "${objs[@]}" "${helpers[@]}" -lm >>"$log" 2>&1; then
         # Only the helper library lacks something: link its stubs (they abort if called).
         if [[ $kind == toucan && ! -s $dir/$p.missing && -f $BUILD/toucan/libstubs.a ]] &&
-            $cc "${CFLAGS[@]}" -o "$dir/$p" "${objs[@]}" "$BUILD/$kind/libmtest.a" "$BUILD/toucan/libstubs.a" \
+            "${link[@]}" -o "$dir/$p" "${objs[@]}" "${helpers[@]}" "$BUILD/toucan/libstubs.a" \
                 -lm >>"$log.stubs" 2>&1; then
             rm -f "${objs[@]}"
             echo ok >"$st"
@@ -464,7 +590,11 @@ build_prog() {
 # test whose own code calls a missing function still fails to link.
 make_stubs() {
     local dir=$BUILD/toucan sym
-    nm -D --defined-only "$TOUCAN_LIBDIR/libtoucanmpi.so" | awk '{ print $NF }' | sort -u >"$dir/defined.txt"
+    {
+        nm -D --defined-only "$TOUCAN_LIBDIR/libtoucanmpi.so" | awk '{ print $NF }'
+        [[ -f $TOUCAN_LIBDIR/libtoucanfort.a ]] &&
+            nm --defined-only "$TOUCAN_LIBDIR/libtoucanfort.a" 2>/dev/null | awk 'NF == 3 && $2 ~ /[TW]/ { print $3 }'
+    } | sort -u >"$dir/defined.txt"
     nm -u "$dir/libmtest.a" 2>/dev/null | awk '$NF ~ /^P?MPI_/ { print $NF }' | sort -u |
         comm -23 - "$dir/defined.txt" >"$dir/helper-missing.txt"
     rm -f "$dir/libstubs.a"
@@ -636,8 +766,12 @@ run_test() { # I: runs every kind of test I and prints its line
 
 # ================================================================== main
 
+FBINDINGS=()
 for d in $DIRS; do
-    [[ -d $SRC/$d ]] || die "no directory $SRC/$d"
+    b=$(binding_of "$d")
+    [[ $b == f90 && -z $F90SRC ]] && prepare_f90
+    [[ -n $b && " ${FBINDINGS[*]} " != *" $b "* ]] && FBINDINGS+=("$b")
+    [[ -d $(srcdir_of "$d") ]] || die "no directory $(srcdir_of "$d")"
     read_testlist "$d"
 done
 NT=${#T_KEY[@]}
@@ -649,6 +783,7 @@ for kind in "${BUILD_KINDS[@]}"; do
     mkdir -p "$BUILD/$kind"
     write_config "$kind"
     build_helper "$kind" || exit 2
+    for b in "${FBINDINGS[@]}"; do build_fhelper "$kind" "$b" || exit 2; done
 done
 if ((RUN_TOUCAN)); then
     make_stubs || die "cannot build the stubs in $BUILD/toucan"
@@ -667,7 +802,7 @@ echo "external-suite: building ${#PROGS[@]} programs with ${BUILD_KINDS[*]} ($BU
 for kind in "${BUILD_KINDS[@]}"; do
     for dp in "${!PROGS[@]}"; do
         throttle "$BUILD_JOBS"
-        build_prog "$kind" "${dp%%/*}" "${dp#*/}" &
+        build_prog "$kind" "${dp%/*}" "${dp##*/}" &
     done
 done
 wait
@@ -742,7 +877,7 @@ nreg=0
 printf 'test\tdir\tmpich\tv1\tvx\n' >"$RESULTS"
 for ((i = 0; i < NT; i++)); do
     [[ -n ${T_SKIP[$i]} ]] && continue
-    d=${T_DIR[$i]} s=${T_SLUG[$i]}
+    d=${T_DIR[$i]} s=${T_SLUG[$i]} top=${T_TOP[$i]}
     row=("${T_KEY[$i]}" "$d")
     mst="" v1layout=""
     for kind in mpich v1 vx; do
@@ -750,9 +885,9 @@ for ((i = 0; i < NT; i++)); do
         if [[ -f $RUNS/$s.$kind.res ]]; then
             IFS=$'\t' read -r st _ n V detail <"$RUNS/$s.$kind.res"
             if [[ $st == PASS ]]; then
-                PASS[$kind]=$((${PASS[$kind]:-0} + 1)) PASS[$kind/$d]=$((${PASS[$kind/$d]:-0} + 1))
+                PASS[$kind]=$((${PASS[$kind]:-0} + 1)) PASS[$kind/$top]=$((${PASS[$kind/$top]:-0} + 1))
             else
-                FAIL[$kind]=$((${FAIL[$kind]:-0} + 1)) FAIL[$kind/$d]=$((${FAIL[$kind/$d]:-0} + 1))
+                FAIL[$kind]=$((${FAIL[$kind]:-0} + 1)) FAIL[$kind/$top]=$((${FAIL[$kind/$top]:-0} + 1))
             fi
             [[ $kind == mpich ]] && mst=$st
             [[ $kind == v1 ]] && v1layout="$n $V"

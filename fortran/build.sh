@@ -29,6 +29,6 @@ cp "$gen/mpif.h" "$out/include/mpif.h"
 (cd "$gen" && "$FC" -fPIC -c -I"$out/include" -J"$out/include" mpi.f90 -o mpi.o &&
     "$FC" -O2 -fPIC -c -J"$out/include" mpi_f08.f90 -o mpi_f08.o)
 rm -f "$libdir/libtoucanfort.a.tmp"
-ar rcs "$libdir/libtoucanfort.a.tmp" "$gen/toucanfort.o" "$gen/mpi_f08.o"
+ar rcs "$libdir/libtoucanfort.a.tmp" "$gen/toucanfort.o" "$gen/mpi.o" "$gen/mpi_f08.o"
 mv "$libdir/libtoucanfort.a.tmp" "$libdir/libtoucanfort.a"
 echo "fortran/build.sh: $libdir/libtoucanfort.a, $out/include/{mpif.h,mpi.mod,mpi_f08.mod}"

@@ -37,8 +37,11 @@ KIND_OF = {"MPI_Aint": "MPI_ADDRESS_KIND", "MPI_Count": "MPI_COUNT_KIND", "MPI_O
 HANDLE_OF = {}
 # Deprecated names bound as another routine (table lines "=Old New"): Fortran name -> C routine.
 RENAMES = {}
+# Handle parameters whose requests or messages the routine frees (table line "@release
+# Routine:param ..."): the shims drop a freed handle's integer from the library's table.
+RELEASING = set()
 # int parameters that are LOGICAL in Fortran.
-LOGICAL_NAMES = {"flag", "commute", "reorder", "periods", "remain_dims"}
+LOGICAL_NAMES = {"flag", "commute", "reorder", "periods", "remain_dims", "weighted"}
 
 # Sentinels: Fortran name, COMMON block (its C symbol is the lower-case name + "_"),
 # Fortran declaration, C type and size of the block.
@@ -65,6 +68,12 @@ FORTRAN_ONLY = [
     ("MPI_OFFSET_KIND", 8),
     ("MPI_COUNT_KIND", 8),
     ("MPI_INTEGER_KIND", 4),
+    # Combiners of MPI-1's Fortran MPI_TYPE_HVECTOR/HINDEXED/STRUCT, which MPI-3 removed and
+    # the ABI's mpi.h does not have: distinct values for programs that still compare with them
+    # (our MPI-1 routines are built on the MPI-2 ones and report MPI_COMBINER_HVECTOR, ...).
+    ("MPI_COMBINER_HVECTOR_INTEGER", 1105),
+    ("MPI_COMBINER_HINDEXED_INTEGER", 1107),
+    ("MPI_COMBINER_STRUCT_INTEGER", 1110),
 ]
 
 
@@ -143,6 +152,9 @@ def split_args(s):
 def parse_table(path):
     over, skip = {}, {}
     for line in open(path):
+        if line.startswith("@release "):
+            RELEASING.update(tuple(("MPI_" + w).split(":")) for w in line.split()[1:])
+            continue
         if line.startswith("="):
             old, new = line[1:].split()[:2]
             RENAMES["MPI_" + old] = "MPI_" + new
@@ -180,7 +192,7 @@ def classify(name, params, overrides):
         elif t in WIDE_INTS and p.stars == 0 and not p.dims:
             p.kind = "wide_in"
         elif t in ("int", "MPI_Aint", "MPI_Count", "MPI_Offset", "MPI_Fint") and (p.stars == 1 or p.dims):
-            if t == "int" and not p.const and p.name in ("flag", "commute"):
+            if t == "int" and not p.const and p.name in ("flag", "commute", "weighted"):
                 p.kind = "logical_out"
             elif t == "int" and not p.const and p.name == "periods":
                 p.kind = "logical_array_out"
@@ -239,7 +251,8 @@ class Gen:
                 decl = f"MPI_Fint *{a}"
             elif k in ("str_in",) or k.startswith("strout"):
                 decl = f"char *{a}"
-            elif k in ("choice", "ignore_ptr", "fn", "copyfn", "deletefn", "kvextra") or k.startswith("attr"):
+            elif k in ("choice", "ignore_ptr", "fn", "copyfn", "deletefn", "kvextra", "copyfn1", "deletefn1",
+                       "kvextra1", "gquery", "gfree", "gcancel", "gextra") or k.startswith("attr"):
                 decl = f"void *{a}"
             else:
                 raise ValueError(f"{self.cname}: unknown kind {k}")
@@ -283,20 +296,30 @@ class Gen:
                 kind = HANDLE_KINDS[p.base]
                 pre.append(f"{p.base} h_{p.name} = MPI_{kind}_f2c(*{a});")
                 args.append(f"&h_{p.name}")
-                post.append(f"*{a} = MPI_{kind}_c2f(h_{p.name});")
+                if self.releases(p):
+                    pre.append(f"MPI_Fint o_{p.name} = *{a};")
+                    post.append(f"*{a} = MPI_{kind}_c2f(h_{p.name});")
+                    post.append(f"if (*{a} != o_{p.name}) toucan_fint_release(o_{p.name});")
+                else:
+                    post.append(f"*{a} = MPI_{kind}_c2f(h_{p.name});")
             elif k.startswith("handles"):
                 kind = HANDLE_KINDS[p.base]
                 n = k[len("handles("):-1]
                 m = re.match(r"commsize\((\w+)\)$", n)
+                d = re.match(r"(in|out)degree\((\w+)\)$", n)
                 if m:
                     n = f"tf_commsize(MPI_Comm_f2c(*{self.param(m.group(1)).arg}))"
+                elif d:
+                    n = f"tf_degree(MPI_Comm_f2c(*{self.param(d.group(2)).arg}), {int(d.group(1) == 'out')})"
                 else:
                     n = re.sub(r"\b([a-z_]+)\b", lambda mm: self.cval(mm.group(1)), n)
                 pre.append(f"int n_{p.name} = {n};")
                 pre.append(f"{p.base} s_{p.name}[TF_SMALL], *h_{p.name} = n_{p.name} <= TF_SMALL ? s_{p.name} : tf_alloc(n_{p.name}, sizeof({p.base}));")
                 pre.append(f"for (int i = 0; i < n_{p.name}; i++) h_{p.name}[i] = MPI_{kind}_f2c({a}[i]);")
                 args.append(f"h_{p.name}")
-                if not p.const:
+                if not p.const and self.releases(p):
+                    post.append(f"for (int i = 0; i < n_{p.name}; i++) {{ MPI_Fint o = {a}[i]; {a}[i] = MPI_{kind}_c2f(h_{p.name}[i]); if ({a}[i] != o) toucan_fint_release(o); }}")
+                elif not p.const:
                     post.append(f"for (int i = 0; i < n_{p.name}; i++) {a}[i] = MPI_{kind}_c2f(h_{p.name}[i]);")
                 post.append(f"if (h_{p.name} != s_{p.name}) free(h_{p.name});")
             elif k == "status":
@@ -333,6 +356,17 @@ class Gen:
                 cp = [q for q in self.params if q.kind == "copyfn"][0].arg
                 dl = [q for q in self.params if q.kind == "deletefn"][0].arg
                 args.append(f"tf_kv_new({cp}, {dl}, *(MPI_Aint *){a})")
+            elif k in ("copyfn1", "deletefn1"):
+                args.append(f"({p.base} *)TF_{k[:-3].upper()}FN1({a})")
+            elif k == "kvextra1":
+                cp = [q for q in self.params if q.kind == "copyfn1"][0].arg
+                dl = [q for q in self.params if q.kind == "deletefn1"][0].arg
+                args.append(f"tf_kv_new({cp}, {dl}, (MPI_Aint)*(MPI_Fint *){a})")
+            elif k in ("gquery", "gfree", "gcancel"):
+                args.append(f"tf_greq_{k[1:]}")
+            elif k == "gextra":
+                fns = {q.kind: q.arg for q in self.params}
+                args.append(f"tf_greq_new({fns['gquery']}, {fns['gfree']}, {fns['gcancel']}, *(MPI_Aint *){a})")
             elif k == "attr_in":
                 args.append(f"(void *)*(MPI_Aint *){a}")
             elif k == "attr_in_int":
@@ -347,6 +381,10 @@ class Gen:
             else:
                 raise ValueError(f"{self.cname}: unknown kind {k}")
         return pre, args, post, lens
+
+    def releases(self, p):
+        """Whether this routine frees the request or message handle(s) p it is given."""
+        return (self.cname, p.name) in RELEASING
 
     def param(self, name):
         for p in self.params:
@@ -401,6 +439,8 @@ C_PRELUDE = r"""/* Generated by fortran/gen.py from headers/mpi.h and fortran/bi
 #include <stdint.h>
 
 #define TF_SMALL 64
+/* libtoucanmpi: forget a Fortran integer whose request or message was freed (abi/convert.rs). */
+void toucan_fint_release(MPI_Fint i);
 #define TF_HIDDEN __attribute__((visibility("hidden")))
 
 """
@@ -481,6 +521,31 @@ static void tf_str_out(char *f, size_t len, const char *c)
     memset(f + n, ' ', len - n);
 }
 
+/* The number of neighbours of a process topology: sources (out = 0) or destinations (out = 1),
+   the lengths of MPI_Neighbor_alltoallw's receive and send type arrays. */
+static int tf_degree(MPI_Comm comm, int out)
+{
+    int kind = MPI_UNDEFINED, n = 0, indeg = 0, outdeg = 0, weighted = 0;
+    if (MPI_Topo_test(comm, &kind) != MPI_SUCCESS)
+        return 0;
+    switch (kind) {
+    case MPI_CART:
+        MPI_Cartdim_get(comm, &n);
+        return 2 * n;
+    case MPI_GRAPH: {
+        int rank = 0;
+        MPI_Comm_rank(comm, &rank);
+        MPI_Graph_neighbors_count(comm, rank, &n);
+        return n;
+    }
+    case MPI_DIST_GRAPH:
+        MPI_Dist_graph_neighbors_count(comm, &indeg, &outdeg, &weighted);
+        return out ? outdeg : indeg;
+    default:
+        return 0;
+    }
+}
+
 static int tf_commsize(MPI_Comm comm)
 {
     int inter = 0, n = 0;
@@ -513,6 +578,9 @@ TF_HIDDEN void mpi_comm_null_delete_fn_(void) {}
 TF_HIDDEN void mpi_type_null_copy_fn_(void) {}
 TF_HIDDEN void mpi_type_dup_fn_(void) {}
 TF_HIDDEN void mpi_type_null_delete_fn_(void) {}
+TF_HIDDEN void mpi_null_copy_fn_(void) {}
+TF_HIDDEN void mpi_dup_fn_(void) {}
+TF_HIDDEN void mpi_null_delete_fn_(void) {}
 
 static void *tf_kv_new(void *copy, void *del, MPI_Aint extra)
 {
@@ -547,11 +615,115 @@ static void *tf_kv_new(void *copy, void *del, MPI_Aint extra)
 TF_KEYVAL_TRAMPOLINES(Comm, MPI_Comm)
 TF_KEYVAL_TRAMPOLINES(Type, MPI_Datatype)
 
+/* MPI-1's MPI_NULL_COPY_FN, MPI_DUP_FN and MPI_NULL_DELETE_FN (above) are accepted here too,
+   as MPICH does (programs pass them to MPI_Comm_create_keyval), and so are mpi_f08's
+   MPI_COMM_NULL_COPY_FN, ... (module procedures, weak references: a program without mpi_f08
+   does not link the module for them; they are then null and match nothing). */
+#define TF_F08_FN(k, what) __mpi_f08_MOD_mpi_##k##_##what
+#define TF_F08_DECL(k)                                                                         \
+    extern void TF_F08_FN(k, null_copy_fn)(void) __attribute__((weak));                        \
+    extern void TF_F08_FN(k, dup_fn)(void) __attribute__((weak));                              \
+    extern void TF_F08_FN(k, null_delete_fn)(void) __attribute__((weak));
+TF_F08_DECL(comm)
+TF_F08_DECL(type)
+static inline int tf_is(void *f, void (*a)(void), void (*b)(void), void (*c)(void))
+{
+    return f == (void *)a || f == (void *)b || (c && f == (void *)c);
+}
 #define TF_COPYFN(k, K, f)                                                                     \
-    ((void *)(f) == (void *)mpi_##k##_null_copy_fn_ ? NULL                                     \
-     : (void *)(f) == (void *)mpi_##k##_dup_fn_     ? (void *)1                                \
-                                                    : (void *)tf_copy_##K)
-#define TF_DELETEFN(k, K, f) ((void *)(f) == (void *)mpi_##k##_null_delete_fn_ ? NULL : (void *)tf_delete_##K)
+    (tf_is((void *)(f), mpi_##k##_null_copy_fn_, mpi_null_copy_fn_, TF_F08_FN(k, null_copy_fn)) \
+         ? NULL                                                                                \
+     : tf_is((void *)(f), mpi_##k##_dup_fn_, mpi_dup_fn_, TF_F08_FN(k, dup_fn))                \
+         ? (void *)1                                                                           \
+         : (void *)tf_copy_##K)
+#define TF_DELETEFN(k, K, f)                                                                   \
+    (tf_is((void *)(f), mpi_##k##_null_delete_fn_, mpi_null_delete_fn_, TF_F08_FN(k, null_delete_fn)) \
+         ? NULL                                                                                \
+         : (void *)tf_delete_##K)
+
+/* MPI-1 attribute callbacks (MPI_Keyval_create): every argument an INTEGER, the attribute
+   values included (MPI_Attr_put stores the INTEGER as the pointer's value). The same record
+   as above; MPI_NULL_COPY_FN, MPI_DUP_FN and MPI_NULL_DELETE_FN are markers as above. */
+typedef void (*tf_copy1_f)(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
+typedef void (*tf_delete1_f)(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
+
+static int tf_copy1(MPI_Comm old, int key, void *extra, void *in, void *out, int *flag)
+{
+    struct tf_kv *kv = extra;
+    MPI_Fint fold = MPI_Comm_c2f(old), fkey = key, fflag = 0, ierr = 0;
+    MPI_Fint fin = (MPI_Fint)(MPI_Aint)in, fout = 0, fx = (MPI_Fint)kv->extra;
+    ((tf_copy1_f)(void *)kv->copy)(&fold, &fkey, &fx, &fin, &fout, &fflag, &ierr);
+    *(void **)out = (void *)(MPI_Aint)fout;
+    *flag = fflag != 0;
+    return ierr;
+}
+
+static int tf_delete1(MPI_Comm h, int key, void *val, void *extra)
+{
+    struct tf_kv *kv = extra;
+    MPI_Fint fh = MPI_Comm_c2f(h), fkey = key, ierr = 0;
+    MPI_Fint fv = (MPI_Fint)(MPI_Aint)val, fx = (MPI_Fint)kv->extra;
+    ((tf_delete1_f)(void *)kv->del)(&fh, &fkey, &fv, &fx, &ierr);
+    return ierr;
+}
+
+#define TF_COPYFN1(f)                                                                          \
+    ((void *)(f) == (void *)mpi_null_copy_fn_ ? NULL                                           \
+     : (void *)(f) == (void *)mpi_dup_fn_     ? (void *)1                                      \
+                                              : (void *)tf_copy1)
+#define TF_DELETEFN1(f) ((void *)(f) == (void *)mpi_null_delete_fn_ ? NULL : (void *)tf_delete1)
+
+/* Generalized requests with callbacks written in Fortran (MPI_Grequest_start): the C request
+   gets trampolines and, as its extra_state, a record of the three procedures and the
+   program's extra_state, freed after the free callback ran. Fortran receives the extra_state
+   as INTEGER(KIND=MPI_ADDRESS_KIND), the status as INTEGER(MPI_STATUS_SIZE) (the same
+   memory) and `complete` as a LOGICAL. */
+typedef void (*tf_gquery_f)(MPI_Aint *, MPI_Fint *, MPI_Fint *);
+typedef void (*tf_gfree_f)(MPI_Aint *, MPI_Fint *);
+typedef void (*tf_gcancel_f)(MPI_Aint *, MPI_Fint *, MPI_Fint *);
+struct tf_greq {
+    tf_gquery_f query;
+    tf_gfree_f free;
+    tf_gcancel_f cancel;
+    MPI_Aint extra;
+};
+
+static void *tf_greq_new(void *query, void *freefn, void *cancel, MPI_Aint extra)
+{
+    struct tf_greq *g = malloc(sizeof *g);
+    if (!g)
+        MPI_Abort(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
+    g->query = (tf_gquery_f)query;
+    g->free = (tf_gfree_f)freefn;
+    g->cancel = (tf_gcancel_f)cancel;
+    g->extra = extra;
+    return g;
+}
+
+static int tf_greq_query(void *extra, MPI_Status *status)
+{
+    struct tf_greq *g = extra;
+    MPI_Fint ierr = 0;
+    g->query(&g->extra, (MPI_Fint *)status, &ierr);
+    return ierr;
+}
+
+static int tf_greq_free(void *extra)
+{
+    struct tf_greq *g = extra;
+    MPI_Fint ierr = 0;
+    g->free(&g->extra, &ierr);
+    free(g);
+    return ierr;
+}
+
+static int tf_greq_cancel(void *extra, int complete)
+{
+    struct tf_greq *g = extra;
+    MPI_Fint ierr = 0, fc = complete != 0;
+    g->cancel(&g->extra, &fc, &ierr);
+    return ierr;
+}
 
 /* An attribute value read back: predefined keys hold a pointer to an int (C); Fortran sees
    the int. Values stored by Fortran are the stored pointer itself. */
@@ -571,6 +743,159 @@ static MPI_Aint tf_attr_value(int key, void *v)
     }
 }
 
+"""
+
+
+# The MPI-1 routines that Fortran calls with INTEGER addresses (MPI-3 removed them from C;
+# mpif.h and `use mpi` still have them). Each is built on its MPI-2 successor, once with the
+# MPI_ names and once (P = P) with the PMPI_ ones, as MPICH's mpif.h binding does: an
+# address or extent that does not fit an INTEGER gives MPI_ERR_OTHER in ierror (MPICH's
+# choice; there is no handle to raise it on); INTEGER displacements are widened.
+MPI1_ROUTINES = ["address", "type_extent", "type_lb", "type_ub", "type_hvector", "type_hindexed",
+                 "type_struct"]
+C_MPI1 = r"""
+static int tf_fint_out(MPI_Aint v, MPI_Fint *out)
+{
+    *out = (MPI_Fint)v;
+    return (MPI_Aint)*out == v ? MPI_SUCCESS : MPI_ERR_OTHER;
+}
+
+static MPI_Aint *tf_aints(const MPI_Fint *v, int n, MPI_Aint *small)
+{
+    MPI_Aint *a = n <= TF_SMALL ? small : tf_alloc(n, sizeof(MPI_Aint));
+    for (int i = 0; i < n; i++)
+        a[i] = v[i];
+    return a;
+}
+
+#define TF_MPI1(p, P)                                                                          \
+    void p##mpi_address_(void *location, MPI_Fint *address, MPI_Fint *ierr)                   \
+    {                                                                                          \
+        MPI_Aint a = 0;                                                                        \
+        int rc = P##MPI_Get_address(tf_buf(location), &a);                                     \
+        if (rc == MPI_SUCCESS)                                                                 \
+            rc = tf_fint_out(a, address);                                                      \
+        *ierr = rc;                                                                            \
+    }                                                                                          \
+    void p##mpi_type_extent_(MPI_Fint *type, MPI_Fint *extent, MPI_Fint *ierr)                \
+    {                                                                                          \
+        MPI_Aint lb = 0, ext = 0;                                                              \
+        int rc = P##MPI_Type_get_extent(MPI_Type_f2c(*type), &lb, &ext);                       \
+        *ierr = rc == MPI_SUCCESS ? tf_fint_out(ext, extent) : rc;                             \
+    }                                                                                          \
+    void p##mpi_type_lb_(MPI_Fint *type, MPI_Fint *displacement, MPI_Fint *ierr)              \
+    {                                                                                          \
+        MPI_Aint lb = 0, ext = 0;                                                              \
+        int rc = P##MPI_Type_get_extent(MPI_Type_f2c(*type), &lb, &ext);                       \
+        *ierr = rc == MPI_SUCCESS ? tf_fint_out(lb, displacement) : rc;                        \
+    }                                                                                          \
+    void p##mpi_type_ub_(MPI_Fint *type, MPI_Fint *displacement, MPI_Fint *ierr)              \
+    {                                                                                          \
+        MPI_Aint lb = 0, ext = 0;                                                              \
+        int rc = P##MPI_Type_get_extent(MPI_Type_f2c(*type), &lb, &ext);                       \
+        *ierr = rc == MPI_SUCCESS ? tf_fint_out(lb + ext, displacement) : rc;                  \
+    }                                                                                          \
+    void p##mpi_type_hvector_(MPI_Fint *count, MPI_Fint *blocklength, MPI_Fint *stride,       \
+                              MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)            \
+    {                                                                                          \
+        MPI_Datatype t = MPI_DATATYPE_NULL;                                                    \
+        *ierr = P##MPI_Type_create_hvector(*count, *blocklength, (MPI_Aint)*stride,            \
+                                           MPI_Type_f2c(*oldtype), &t);                        \
+        *newtype = MPI_Type_c2f(t);                                                            \
+    }                                                                                          \
+    void p##mpi_type_hindexed_(MPI_Fint *count, MPI_Fint *blocklengths, MPI_Fint *displs,     \
+                               MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)           \
+    {                                                                                          \
+        MPI_Datatype t = MPI_DATATYPE_NULL;                                                    \
+        MPI_Aint small[TF_SMALL] = {0}, *d = tf_aints(displs, *count, small);                        \
+        *ierr = P##MPI_Type_create_hindexed(*count, (int *)blocklengths, d,                    \
+                                            MPI_Type_f2c(*oldtype), &t);                       \
+        *newtype = MPI_Type_c2f(t);                                                            \
+        if (d != small)                                                                        \
+            free(d);                                                                           \
+    }                                                                                          \
+    void p##mpi_type_struct_(MPI_Fint *count, MPI_Fint *blocklengths, MPI_Fint *displs,       \
+                             MPI_Fint *types, MPI_Fint *newtype, MPI_Fint *ierr)               \
+    {                                                                                          \
+        int n = *count > 0 ? *count : 0;                                                       \
+        MPI_Datatype t = MPI_DATATYPE_NULL, st[TF_SMALL] = {0};                                    \
+        MPI_Datatype *h = n <= TF_SMALL ? st : tf_alloc(n, sizeof(MPI_Datatype));              \
+        for (int i = 0; i < n; i++)                                                            \
+            h[i] = MPI_Type_f2c(types[i]);                                                     \
+        MPI_Aint small[TF_SMALL] = {0}, *d = tf_aints(displs, n, small);                        \
+        *ierr = P##MPI_Type_create_struct(*count, (int *)blocklengths, d, h, &t);              \
+        *newtype = MPI_Type_c2f(t);                                                            \
+        if (d != small)                                                                        \
+            free(d);                                                                           \
+        if (h != st)                                                                           \
+            free(h);                                                                           \
+    }
+TF_MPI1(, )
+TF_MPI1(p, P)
+"""
+
+
+# mpi_f08 buffers that are not contiguous (array sections, strided pointers): the module
+# passes the TS 29113 descriptor here. Blocking routines get a contiguous copy of the section
+# (copied back for outputs); routines that keep the buffer get MPI_ERR_BUFFER through the
+# communicator's error handler, with a message saying why.
+C_F08 = r"""
+#include <ISO_Fortran_binding.h>
+#include <stdio.h>
+
+/* Visits the elements of a descriptor in Fortran order: copies each to or from `flat`. */
+static void tf_section(const CFI_cdesc_t *d, char *flat, int in)
+{
+    size_t n = 1, len = d->elem_len;
+    for (int k = 0; k < d->rank; k++)
+        n *= (size_t)d->dim[k].extent;
+    CFI_index_t idx[CFI_MAX_RANK] = {0};
+    for (size_t e = 0; e < n; e++) {
+        char *p = d->base_addr;
+        for (int k = 0; k < d->rank; k++)
+            p += idx[k] * d->dim[k].sm;
+        if (in)
+            memcpy(flat + e * len, p, len);
+        else
+            memcpy(p, flat + e * len, len);
+        for (int k = 0; k < d->rank && ++idx[k] == d->dim[k].extent; k++)
+            idx[k] = 0;
+    }
+}
+
+/* MPI_SIZEOF: the byte size of the variable's elements. */
+int toucan_f_elem_len(CFI_cdesc_t *d)
+{
+    return (int)d->elem_len;
+}
+
+void toucan_f08_copy_in(CFI_cdesc_t *d, void **tmp)
+{
+    size_t n = 1;
+    for (int k = 0; k < d->rank; k++)
+        n *= (size_t)d->dim[k].extent;
+    *tmp = malloc(n * d->elem_len + 1);
+    if (!*tmp)
+        MPI_Abort(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
+    tf_section(d, *tmp, 1);
+}
+
+void toucan_f08_copy_out(CFI_cdesc_t *d, void **tmp, int back)
+{
+    if (back)
+        tf_section(d, *tmp, 0);
+    free(*tmp);
+    *tmp = NULL;
+}
+
+int toucan_f08_noncontig(MPI_Fint comm, const char *name)
+{
+    fprintf(stderr, "toucan: %s (mpi_f08): the buffer is not contiguous, and a routine that keeps "
+                    "its buffer after it returns cannot work on a copy (MPI_SUBARRAYS_SUPPORTED is "
+                    ".false.): pass a contiguous array\n", name);
+    MPI_Comm_call_errhandler(MPI_Comm_f2c(comm), MPI_ERR_BUFFER);
+    return MPI_ERR_BUFFER;
+}
 """
 
 
@@ -614,7 +939,7 @@ def gen_mpif(consts, sizes, funcs_double):
         out.append(fixed_lines(decl))
         out.append(fixed_lines(f"COMMON /{block}/ {fname}"))
     for f in ("COMM_NULL_COPY_FN", "COMM_DUP_FN", "COMM_NULL_DELETE_FN", "TYPE_NULL_COPY_FN",
-              "TYPE_DUP_FN", "TYPE_NULL_DELETE_FN"):
+              "TYPE_DUP_FN", "TYPE_NULL_DELETE_FN", "NULL_COPY_FN", "DUP_FN", "NULL_DELETE_FN"):
         out.append(fixed_lines(f"EXTERNAL MPI_{f}"))
     for f in funcs_double:
         for pre in ("MPI", "PMPI"):
@@ -635,6 +960,105 @@ F08_ABSTRACT = """  abstract interface
       type(MPI_Comm) :: comm
       integer :: error_code
     end subroutine
+""" + "".join(f"""    subroutine MPI_{K}_copy_attr_function(old{k}, {k}_keyval, extra_state, attribute_val_in, &
+        attribute_val_out, flag, ierror)
+      import
+      type(MPI_{T}) :: old{k}
+      integer :: {k}_keyval, ierror
+      integer(kind=MPI_ADDRESS_KIND) :: extra_state, attribute_val_in, attribute_val_out
+      logical :: flag
+    end subroutine
+    subroutine MPI_{K}_delete_attr_function({k}, {k}_keyval, attribute_val, extra_state, ierror)
+      import
+      type(MPI_{T}) :: {k}
+      integer :: {k}_keyval, ierror
+      integer(kind=MPI_ADDRESS_KIND) :: attribute_val, extra_state
+    end subroutine
+""" for K, k, T in (("Comm", "comm", "Comm"), ("Type", "type", "Datatype"))) + """    subroutine MPI_Grequest_query_function(extra_state, status, ierror)
+      import
+      integer(kind=MPI_ADDRESS_KIND) :: extra_state
+      type(MPI_Status) :: status
+      integer :: ierror
+    end subroutine
+    subroutine MPI_Grequest_free_function(extra_state, ierror)
+      import
+      integer(kind=MPI_ADDRESS_KIND) :: extra_state
+      integer :: ierror
+    end subroutine
+    subroutine MPI_Grequest_cancel_function(extra_state, complete, ierror)
+      import
+      integer(kind=MPI_ADDRESS_KIND) :: extra_state
+      logical :: complete
+      integer :: ierror
+    end subroutine
+  end interface
+"""
+
+# The predefined attribute callbacks of mpi_f08: real procedures (they do what their names
+# say when called), which the C side also recognises by address (TF_COPYFN in toucanfort.c,
+# through weak references to these module procedures).
+F08_PREDEF_FNS = "".join(f"""  subroutine MPI_{K}_NULL_COPY_FN(old{k}, {k}_keyval, extra_state, attribute_val_in, &
+      attribute_val_out, flag, ierror)
+    type(MPI_{T}) :: old{k}
+    integer :: {k}_keyval, ierror
+    integer(kind=MPI_ADDRESS_KIND) :: extra_state, attribute_val_in, attribute_val_out
+    logical :: flag
+    flag = .false.
+    ierror = MPI_SUCCESS
+  end subroutine
+  subroutine MPI_{K}_DUP_FN(old{k}, {k}_keyval, extra_state, attribute_val_in, &
+      attribute_val_out, flag, ierror)
+    type(MPI_{T}) :: old{k}
+    integer :: {k}_keyval, ierror
+    integer(kind=MPI_ADDRESS_KIND) :: extra_state, attribute_val_in, attribute_val_out
+    logical :: flag
+    attribute_val_out = attribute_val_in
+    flag = .true.
+    ierror = MPI_SUCCESS
+  end subroutine
+  subroutine MPI_{K}_NULL_DELETE_FN({k}, {k}_keyval, attribute_val, extra_state, ierror)
+    type(MPI_{T}) :: {k}
+    integer :: {k}_keyval, ierror
+    integer(kind=MPI_ADDRESS_KIND) :: attribute_val, extra_state
+    ierror = MPI_SUCCESS
+  end subroutine
+""" for K, k, T in (("COMM", "comm", "Comm"), ("TYPE", "type", "Datatype")))
+# MPI_SIZEOF (mpi and mpi_f08 only): the element size of any variable, from its descriptor.
+F08_SIZEOF = """  subroutine NAME(x, size, ierror)
+    type(*), dimension(..) :: x
+    integer, intent(out) :: size
+    integer, intent(out)OPT :: ierror
+    interface
+      function toucan_f_elem_len(x) bind(C, name='toucan_f_elem_len') result(n)
+        import :: c_int
+        type(*), dimension(..) :: x
+        integer(c_int) :: n
+      end function
+    end interface
+    size = toucan_f_elem_len(x)
+    SETERR
+  end subroutine
+"""
+
+# mpi_f08's non-contiguous buffers (TS 29113 descriptors, C_F08 in toucanfort.c).
+F08_COPY_IFACE = """  interface
+    subroutine toucan_f08_copy_in(buf, tmp) bind(C, name='toucan_f08_copy_in')
+      import
+      type(*), dimension(..) :: buf
+      type(c_ptr) :: tmp
+    end subroutine
+    subroutine toucan_f08_copy_out(buf, tmp, back) bind(C, name='toucan_f08_copy_out')
+      import
+      type(*), dimension(..) :: buf
+      type(c_ptr) :: tmp
+      integer(c_int), value :: back
+    end subroutine
+    function toucan_f08_noncontig(comm, name) bind(C, name='toucan_f08_noncontig') result(rc)
+      import
+      integer(c_int), value :: comm
+      character(kind=c_char) :: name(*)
+      integer(c_int) :: rc
+    end function
   end interface
 """
 F08_FN_IFACE = {"MPI_Op_create": "MPI_User_function",
@@ -685,7 +1109,7 @@ def f08_decls(name, p):
         return (f"character(len=*){it} :: {n}", f"character(kind=c_char) :: {n}(*)", n,
                 f"len({n}, kind=c_size_t)")
     if k == "choice":
-        asy = ", asynchronous" if re.match(r"MPI_I[a-z]", name) or name.endswith("_init") else ""
+        asy = ", asynchronous" if keeps_buffer(name) else ""
         return (f"type(*), dimension(..){intent_in}, target{asy} :: {n}",
                 f"type(c_ptr), value :: {n}", f"c_loc({n})", None)
     if k == "ignore_ptr":
@@ -693,10 +1117,26 @@ def f08_decls(name, p):
     if k == "fn":
         return (f"procedure({F08_FN_IFACE[name]}) :: {n}", f"type(c_funptr), value :: {n}",
                 f"c_funloc({n})", None)
+    if k in ("copyfn", "deletefn", "gquery", "gfree", "gcancel"):
+        if k.startswith("g"):
+            iface = {"gquery": "MPI_Grequest_query_function", "gfree": "MPI_Grequest_free_function",
+                     "gcancel": "MPI_Grequest_cancel_function"}[k]
+        else:
+            iface = f"MPI_{name.split('_')[1]}_{'copy' if k == 'copyfn' else 'delete'}_attr_function"
+        return (f"procedure({iface}) :: {n}", f"type(c_funptr), value :: {n}", f"c_funloc({n})", None)
+    if k in ("kvextra", "gextra"):
+        t = "integer(kind=MPI_ADDRESS_KIND)"
+        return (f"{t}, intent(in) :: {n}", f"{t} :: {n}", n, None)
     if k in ("attr_in",) or k.startswith("attr_out("):
         t = "integer(kind=MPI_ADDRESS_KIND)"
         return (f"{t} :: {n}", f"{t} :: {n}", n, None)
     raise ValueError(f"{name}: no mpi_f08 rule for kind {k}")
+
+
+def keeps_buffer(name):
+    """Whether the routine keeps using its buffers after it returns (nonblocking, persistent,
+    MPI_Buffer_attach): a non-contiguous section cannot be copied in and out around it."""
+    return bool(re.match(r"MPI_I[a-z]", name)) or name.endswith("_init") or name == "MPI_Buffer_attach"
 
 
 def wrap(line, indent):
@@ -720,9 +1160,9 @@ def gen_f08(bound, consts, sizes):
          "! Generated by fortran/gen.py from headers/mpi.h and fortran/bindings.txt: do not edit.",
          "module mpi_f08",
          "  use, intrinsic :: iso_c_binding, only: c_ptr, c_loc, c_funptr, c_funloc, c_char, &",
-         "      c_size_t, c_double",
+         "      c_size_t, c_double, c_int, c_null_char",
          "  implicit none",
-         "  private :: c_ptr, c_loc, c_funptr, c_funloc, c_char, c_size_t, c_double",
+         "  private :: c_ptr, c_loc, c_funptr, c_funloc, c_char, c_size_t, c_double, c_int, c_null_char",
          ""]
     for t in kinds:
         o += [f"  type, bind(C) :: {t}", "    integer :: MPI_VAL", "  end type"]
@@ -757,67 +1197,91 @@ def gen_f08(bound, consts, sizes):
         for t in kinds:
             o.append(f"    module procedure toucan_{'eq' if op == '==' else 'ne'}_{t[4:].lower()}")
         o.append("  end interface")
+    o += F08_COPY_IFACE.splitlines()
     o.append("  interface")
-    o.append("    function MPI_Wtime() bind(C, name='MPI_Wtime') result(t)")
-    o.append("      import")
-    o.append("      real(c_double) :: t")
-    o.append("    end function")
-    o.append("    function MPI_Wtick() bind(C, name='MPI_Wtick') result(t)")
-    o.append("      import")
-    o.append("      real(c_double) :: t")
-    o.append("    end function")
+    for f in ("MPI_Wtime", "MPI_Wtick", "PMPI_Wtime", "PMPI_Wtick"):
+        o.append(f"    function {f}() bind(C, name='{f}') result(t)")
+        o.append("      import")
+        o.append("      real(c_double) :: t")
+        o.append("    end function")
     o.append("  end interface")
     procs, ifaces, privates = [], [], []
     done = []
     for name, ret, params in bound:
-        if ret == "double" or any(p.kind and p.kind.startswith(("attr_in_int", "attr_out_int",
-                                                                 "copyfn", "deletefn", "kvextra"))
+        # (MPI-1's INTEGER attribute routines are not in mpi_f08.)
+        if ret == "double" or any(p.kind and (p.kind.startswith(("attr_in_int", "attr_out_int"))
+                                              or p.kind in ("copyfn1", "deletefn1", "kvextra1"))
                                   for p in params):
             continue
         decls = [(p, f08_decls(name, p)) for p in params]
         decls = [(p, d) for p, d in decls if d is not None]
         dummies = [p.name for p, _ in decls]
-        shim = "toucan_f77_" + name[4:].lower()
-        privates.append(shim)
         lens = [d[3] for _, d in decls if d[3]]
         largs = [f"l{i}" for i in range(len(lens))]
-        # the bind(C) interface to the mpif.h shim
-        ifaces += wrap(f"    subroutine {shim}({', '.join(dummies + ['ierr'] + largs)}) &", 4)[:]
-        ifaces[-1] = ifaces[-1]
-        ifaces.append(f"        bind(C, name='{name.lower()}_')")
-        ifaces.append("      import")
-        for _, d in decls:
-            ifaces.append(f"      {d[1]}")
-        ifaces.append("      integer :: ierr")
-        for l in largs:
-            ifaces.append(f"      integer(c_size_t), value :: {l}")
-        ifaces.append("    end subroutine")
-        # the module procedure
-        spec = f"{name}_f08"
-        procs += wrap(f"  subroutine {spec}({', '.join(dummies + ['ierror'])})", 2)
-        for _, d in decls:
-            procs.append(f"    {d[0]}")
-        procs.append("    integer, optional, intent(out) :: ierror")
-        procs.append("    integer :: ierr0")
-        bufs = [p.name for p, d in decls if p.kind == "choice"]
-        call = f"call {shim}({', '.join([d[2] for _, d in decls] + ['ierr0'] + lens)})"
-        if bufs:
-            cond = " .and. ".join(f"is_contiguous({b})" for b in bufs)
-            procs.append(f"    if ({cond}) then")
-            procs += ["  " + x for x in wrap("    " + call, 6)]
-            procs.append("    else")
-            procs.append("      ierr0 = MPI_ERR_BUFFER")
-            procs.append("    end if")
-        else:
-            procs += wrap("    " + call, 4)
-        procs.append("    if (present(ierror)) ierror = ierr0")
-        procs.append(f"  end subroutine {spec}")
-        procs.append("")
-        done.append(name)
-    for name in done:
+        # MPI_X_f08 calls the mpif.h shim mpi_x_, PMPI_X_f08 calls pmpi_x_ (the profiling
+        # interface: a tool's MPI_X_f08 in front of ours can call PMPI_X).
+        for pre in ("", "P"):
+            pname = pre + name
+            shim = f"toucan_f77{pre.lower()}_" + name[4:].lower()
+            privates.append(shim)
+            # the bind(C) interface to the mpif.h shim
+            ifaces += wrap(f"    subroutine {shim}({', '.join(dummies + ['ierr'] + largs)}) &", 4)[:]
+            ifaces.append(f"        bind(C, name='{pname.lower()}_')")
+            ifaces.append("      import")
+            for _, d in decls:
+                ifaces.append(f"      {d[1]}")
+            ifaces.append("      integer :: ierr")
+            for l in largs:
+                ifaces.append(f"      integer(c_size_t), value :: {l}")
+            ifaces.append("    end subroutine")
+            # the module procedure: the standard's specific name (_f08ts with choice buffers)
+            spec = f"{pname}_f08ts" if any(p.kind == "choice" for p, _ in decls) else f"{pname}_f08"
+            procs += wrap(f"  subroutine {spec}({', '.join(dummies + ['ierror'])})", 2)
+            for _, d in decls:
+                procs.append(f"    {d[0]}")
+            procs.append("    integer, optional, intent(out) :: ierror")
+            procs.append("    integer :: ierr0")
+            bufs = [p for p, d in decls if p.kind == "choice"]
+            call = f"call {shim}({', '.join([d[2] for _, d in decls] + ['ierr0'] + lens)})"
+            if bufs:
+                copying = not keeps_buffer(name)
+                if copying:
+                    procs.append("    type(c_ptr) :: " + ", ".join(f"t_{b.name}" for b in bufs))
+                cond = " .and. ".join(f"is_contiguous({b.name})" for b in bufs)
+                procs.append(f"    if ({cond}) then")
+                procs += ["  " + x for x in wrap("    " + call, 6)]
+                procs.append("    else")
+                if copying:
+                    # A section: copied into a contiguous temporary (and back for outputs)
+                    # around the call, as the compiler does for mpif.h's routines.
+                    for b in bufs:
+                        procs.append(f"      call toucan_f08_copy_in({b.name}, t_{b.name})")
+                    tcall = f"call {shim}(" + ", ".join(
+                        [f"t_{p.name}" if p.kind == "choice" else d[2] for p, d in decls]
+                        + ["ierr0"] + lens) + ")"
+                    procs += ["  " + x for x in wrap("    " + tcall, 6)]
+                    for b in bufs:
+                        procs.append(f"      call toucan_f08_copy_out({b.name}, t_{b.name}, {0 if b.const else 1})")
+                else:
+                    # The standard's answer is a datatype over the section; not done here.
+                    comm = next((p.name + "%MPI_VAL" for p, _ in decls if p.base == "MPI_Comm"
+                                 and p.kind == "handle_in"), "MPI_COMM_WORLD%MPI_VAL")
+                    procs.append(f"      ierr0 = toucan_f08_noncontig({comm}, '{pname}' // c_null_char)")
+                procs.append("    end if")
+            else:
+                procs += wrap("    " + call, 4)
+            procs.append("    if (present(ierror)) ierror = ierr0")
+            procs.append(f"  end subroutine {spec}")
+            procs.append("")
+            done.append((pname, spec))
+    for name, spec in done:
         o.append(f"  interface {name}")
-        o.append(f"    module procedure {name}_f08")
+        o.append(f"    module procedure {spec}")
         o.append("  end interface")
+    # MPI_Sizeof: the size in bytes of a variable's element (TS 29113 descriptor, C_F08)
+    o.append("  interface MPI_Sizeof")
+    o.append("    module procedure MPI_Sizeof_f08ts")
+    o.append("  end interface")
     o.append("  interface")
     o += ifaces
     o.append("  end interface")
@@ -830,8 +1294,11 @@ def gen_f08(bound, consts, sizes):
             o.append(f"    toucan_{nm}_{k} = a%MPI_VAL {op} b%MPI_VAL")
             o.append("  end function")
     o += procs
+    o.append(F08_PREDEF_FNS)
+    o.append(F08_SIZEOF.replace("NAME", "MPI_Sizeof_f08ts").replace("OPT", ", optional")
+             .replace("SETERR", "if (present(ierror)) ierror = MPI_SUCCESS"))
     o.append("end module mpi_f08")
-    return "\n".join(o) + "\n", len(done)
+    return "\n".join(o) + "\n", len(done) // 2
 
 
 def main():
@@ -877,6 +1344,13 @@ def main():
     for fname, block, _decl, size in SENTINELS:
         c.append(f"TF_HIDDEN char {block}_[{size}] __attribute__((aligned(64)));")
     c.append(C_HELPERS)
+    c.append(C_MPI1)
+    c.append(C_F08)
+    for low in MPI1_ROUTINES:
+        for pre in ("p", ""):
+            target = f"{pre}mpi_{low}_"
+            for alias in (f"{pre}mpi_{low}__", f"{pre}mpi_{low}", f"{pre.upper()}MPI_{low.upper()}"):
+                c.append(f'extern __typeof__({target}) {alias} __attribute__((alias("{target}")));')
     doubles = []
     for name, ret, params in bound:
         g = Gen(name, ret, params)
@@ -908,13 +1382,18 @@ def main():
         f.write(gen_mpif(consts, sizes, doubles))
     with open(f"{a.out}/mpi.f90", "w") as f:
         f.write("! The `mpi` module of Toucan-MPI. Generated by fortran/gen.py: do not edit.\n"
-                "module mpi\n  implicit none\n  include 'mpif.h'\nend module mpi\n")
+                "! mpif.h's declarations, and MPI_SIZEOF (which needs an explicit interface).\n"
+                "module mpi\n  use, intrinsic :: iso_c_binding, only: c_int\n  implicit none\n"
+                "  include 'mpif.h'\n  private :: c_int\ncontains\n"
+                + F08_SIZEOF.replace("NAME", "MPI_Sizeof").replace("OPT", "")
+                .replace("SETERR", "ierror = MPI_SUCCESS") + "end module mpi\n")
     f08, n08 = gen_f08(bound, consts, sizes)
     with open(f"{a.out}/mpi_f08.f90", "w") as f:
         f.write(f08)
     with open(f"{a.out}/bound.txt", "w") as f:
         f.write("".join(n + "\n" for n, _, _ in bound))
         f.write("".join(f"{o} (as {n})\n" for o, n in sorted(RENAMES.items())))
+        f.write("".join(f"MPI_{r.capitalize()} (INTEGER addresses, MPI-1)\n" for r in MPI1_ROUTINES))
     print(f"gen.py: {len(bound)} routines bound ({n08} in mpi_f08), {len(unbound)} left out "
           "(gen.py --unbound lists them)")
 

@@ -6,8 +6,11 @@
 //! groups, datatypes, operations, error handlers, info objects) are their own integers.
 //! Requests and matched messages have 64-bit handles: each one converted gets the next integer
 //! from [`TABLE_BASE`] up, remembered (per kind) by the process, so converting it again gives
-//! the same integer and `fromint` gives the handle back. Those entries are never dropped: a
-//! program that converts millions of requests grows the table by that much.
+//! the same integer and `fromint` gives the handle back. The Fortran bindings drop an entry
+//! when the request or message it names is gone (`toucan_fint_release`, called by the
+//! shims of `MPI_Wait`, `MPI_Test`, ... when the handle came back null), and its integer is
+//! handed out again: the table holds the live converted handles only. Entries that nobody
+//! releases (a C program's own `MPI_Request_c2f`) stay.
 
 use super::consts as c;
 use super::status::MpiStatus;
@@ -36,14 +39,17 @@ enum Kind {
     Win,
 }
 
+/// `from[i - TABLE_BASE]` is the handle of integer `i` (None: free, its index in `free`).
 struct Table {
     to: BTreeMap<(Kind, usize), c_int>,
-    from: Vec<(Kind, usize)>,
+    from: Vec<Option<(Kind, usize)>>,
+    free: Vec<c_int>,
 }
 
 static TABLE: Lock<Table> = Lock::new(Table {
     to: BTreeMap::new(),
     from: Vec::new(),
+    free: Vec::new(),
 });
 
 fn toint(kind: Kind, h: usize) -> c_int {
@@ -54,11 +60,18 @@ fn toint(kind: Kind, h: usize) -> c_int {
     if let Some(&i) = t.to.get(&(kind, h)) {
         return i;
     }
-    // Past i32::MAX the integers would wrap: give the largest, which `fromint` rejects.
-    let Ok(i) = c_int::try_from(TABLE_BASE as usize + t.from.len()) else {
-        return c_int::MAX;
+    let i = match t.free.pop() {
+        Some(i) => i,
+        None => {
+            // Past i32::MAX the integers would wrap: give the largest, which `fromint` rejects.
+            let Ok(i) = c_int::try_from(TABLE_BASE as usize + t.from.len()) else {
+                return c_int::MAX;
+            };
+            t.from.push(None);
+            i
+        }
     };
-    t.from.push((kind, h));
+    t.from[(i - TABLE_BASE) as usize] = Some((kind, h));
     t.to.insert((kind, h), i);
     i
 }
@@ -70,9 +83,34 @@ fn fromint(kind: Kind, i: c_int) -> usize {
     }
     let t = TABLE.lock();
     match t.from.get((i - TABLE_BASE) as usize) {
-        Some(&(k, h)) if k == kind => h,
+        Some(&Some((k, h))) if k == kind => h,
         _ => i as u32 as usize,
     }
+}
+
+/// Forgets integer `i` of the conversion table (the object it named is gone), so that the
+/// table keeps only live handles and `i` can name another one. Integers below the table
+/// (handles that are their own integers) and free ones are left alone.
+fn release(i: c_int) {
+    if i < TABLE_BASE {
+        return;
+    }
+    let mut t = TABLE.lock();
+    let Some(slot) = t.from.get_mut((i - TABLE_BASE) as usize) else {
+        return;
+    };
+    if let Some(key) = slot.take() {
+        t.to.remove(&key);
+        t.free.push(i);
+    }
+}
+
+/// Called by the Fortran bindings (fortran/gen.py) when a request or message handle that
+/// a Fortran integer named has been freed (it came back null from `MPI_Wait`, `MPI_Test`,
+/// `MPI_Request_free`, `MPI_Mrecv`, ...): drops the integer from the conversion table.
+#[no_mangle]
+pub extern "C" fn toucan_fint_release(i: c_int) {
+    release(i);
 }
 
 /// Defines `(P)MPI_<Object>_toint/fromint/c2f/f2c` for one kind of object.
@@ -195,6 +233,25 @@ mod tests {
         assert_eq!(MPI_Message_fromint(m), r1);
         assert_ne!(MPI_Message_fromint(i1), r1, "an integer of another kind names nothing");
         assert_ne!(MPI_Request_fromint(c_int::MAX), r1);
+    }
+
+    #[rstest]
+    #[case::request(MPI_Request_toint as fn(usize) -> c_int, MPI_Request_fromint as fn(c_int) -> usize)]
+    #[case::message(MPI_Message_toint as fn(usize) -> c_int, MPI_Message_fromint as fn(c_int) -> usize)]
+    fn released_integers_are_forgotten_and_reused(#[case] to: fn(usize) -> c_int, #[case] from: fn(c_int) -> usize) {
+        let h = (1usize << 41) | (1 << 40) | (9 << 24) | 3;
+        let i = to(h);
+        toucan_fint_release(i);
+        assert_ne!(from(i), h, "a released integer names nothing");
+        toucan_fint_release(i); // twice: no effect
+        let h2 = h + (1 << 24);
+        let j = to(h2);
+        assert_eq!(from(j), h2);
+        // The freed integer is handed out again (the table does not grow with each request);
+        // other tests run beside this one, so only check that some integer came back.
+        toucan_fint_release(j);
+        toucan_fint_release(7); // below the table: ignored
+        assert_eq!(from(7), 7);
     }
 
     #[test]
