@@ -16,6 +16,7 @@ mod comm;
 mod convert;
 mod datatype;
 mod env;
+mod f90types;
 // `exit` and `__libc_start_main` interpose the C library's own entry points: not in unit
 // tests or fuzz targets (fuzz/, built with --cfg fuzzing), which are ordinary programs.
 #[cfg(not(any(test, fuzzing)))]
