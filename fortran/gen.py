@@ -251,7 +251,7 @@ class Gen:
                 decl = f"MPI_Fint *{a}"
             elif k in ("str_in",) or k.startswith("strout"):
                 decl = f"char *{a}"
-            elif k in ("choice", "ignore_ptr", "fn", "copyfn", "deletefn", "kvextra", "copyfn1", "deletefn1",
+            elif k in ("choice", "cptr_out", "ignore_ptr", "fn", "copyfn", "deletefn", "kvextra", "copyfn1", "deletefn1",
                        "kvextra1", "gquery", "gfree", "gcancel", "gextra") or k.startswith("attr"):
                 decl = f"void *{a}"
             else:
@@ -342,6 +342,8 @@ class Gen:
                 lens.append(p)
             elif k == "choice":
                 args.append(f"tf_buf({a})")
+            elif k == "cptr_out":
+                args.append(f"(void *){a}")
             elif k == "ignore_ptr":
                 pre.append(f"void *x_{p.name} = NULL;")
                 args.append(f"&x_{p.name}")
@@ -1114,6 +1116,8 @@ def f08_decls(name, p):
                 f"type(c_ptr), value :: {n}", f"c_loc({n})", None)
     if k == "ignore_ptr":
         return (f"type(c_ptr) :: {n}", f"type(c_ptr) :: {n}", n, None)
+    if k == "cptr_out":
+        return (f"type(c_ptr), intent(out) :: {n}", f"type(c_ptr) :: {n}", n, None)
     if k == "fn":
         return (f"procedure({F08_FN_IFACE[name]}) :: {n}", f"type(c_funptr), value :: {n}",
                 f"c_funloc({n})", None)
