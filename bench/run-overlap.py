@@ -2,13 +2,14 @@
 """bench/run-overlap.py: the overlap benchmarks (jacobi3d, cannon2d), every variant, plain
 MPICH, Toucan-MPI at several V and AMPI when present, side by side, on an emulated interconnect.
 
-  bench/run-overlap.py [--apps jacobi3d,cannon2d] [--scaling strong,weak] [--vs 1,2,4,8]
+  bench/run-overlap.py [--apps jacobi3d,cannon2d,jacobif] [--scaling strong,weak] [--vs 1,2,4,8]
                        [--rates 1gbit,5gbit,10gbit] [--runs 3] [--np 2] [--quick]
                        [--no-check] [--timeout 300] [--update-results] [--mpich-at-v]
                        [--workers W] [--baseline DIR]
 
 Builds bench/jacobi3d.c and bench/cannon2d.c with mpicc, wrappers/toucancc and (when found)
-AMPI's ampicc into bench/out/overlap/bin, then, for each rate, runs every configuration --runs
+AMPI's ampicc into bench/out/overlap/bin (--apps jacobif: the Fortran stencil bench/jacobif.f90,
+with mpif90 and wrappers/toucanfort, no AMPI row), then, for each rate, runs every configuration --runs
 times, interleaved (run 1 of every configuration, then run 2, ...):
 
   MPICH   mpirun -np N APP -v VARIANT ...            (N processes: the plain MPI program)
@@ -80,17 +81,24 @@ ROOT = os.path.dirname(HERE)
 OUT = os.path.join(HERE, "out", "overlap")
 VARIANTS = ["original", "toucan", "nocomm", "overlap"]
 APPS = ["jacobi3d", "cannon2d"]
+# Fortran applications (bench/NAME.f90, `use mpi`): built with mpif90 and toucanfort; no AMPI
+# or --baseline rows (AMPI 8.0.1 runs none of the Fortran compat tests, compat-tests/README).
+FORTRAN_APPS = ["jacobif"]
 SIZES = {
     ("jacobi3d", "strong"): "-g 160 -i 40 -w 2",
     ("jacobi3d", "weak"): "-l 64 -i 40 -w 2",
     ("cannon2d", "strong"): "-n 1536 -r 2 -w 1",
     ("cannon2d", "weak"): "-l 512 -r 2 -w 1",
+    ("jacobif", "strong"): "-g 2048 -i 40 -w 2",
+    ("jacobif", "weak"): "-l 1024 -i 40 -w 2",
 }
 QUICK_SIZES = {
     ("jacobi3d", "strong"): "-g 48 -i 5 -w 1",
     ("jacobi3d", "weak"): "-l 24 -i 5 -w 1",
     ("cannon2d", "strong"): "-n 256 -r 1 -w 0",
     ("cannon2d", "weak"): "-l 128 -r 1 -w 0",
+    ("jacobif", "strong"): "-g 256 -i 5 -w 1",
+    ("jacobif", "weak"): "-l 128 -i 5 -w 1",
 }
 # n processes (netlrts; n PEs of one process for a multicore build) holding n*V virtual ranks.
 # ++local: start them here without ssh (a multicore charmrun ignores it); ++quiet: no banner.
@@ -166,7 +174,7 @@ def build(args, ampi):
         bdir = os.path.join(OUT, "base-lib")
         os.makedirs(bdir, exist_ok=True)
         shutil.copy2(blib, os.path.join(bdir, "libtoucanmpi.so"))
-        for app in args.apps:
+        for app in [a for a in args.apps if a not in FORTRAN_APPS]:
             exe = os.path.join(bindir, f"{app}.toucan-base")
             os.makedirs(bindir, exist_ok=True)
             cmd = [bcc, "-O2", "-Wall", "-o", exe, os.path.join(HERE, f"{app}.c"), "-lblas", "-lm"]
@@ -187,8 +195,26 @@ def build(args, ampi):
     if ampi:
         compilers["ampi"] = [ampi[0]]
     env = dict(os.environ, TOUCAN_LIBDIR=libdir)
+    # libtoucanfort.a beside the snapshot (toucanfort links it from TOUCAN_LIBDIR)
+    fort = os.path.join(ROOT, "target", "release", "libtoucanfort.a")
+    if any(a in FORTRAN_APPS for a in args.apps):
+        if not os.path.exists(fort):
+            die(f"{fort} is missing: build the Fortran bindings first (make)")
+        shutil.copy2(fort, os.path.join(libdir, "libtoucanfort.a"))
+    fcompilers = {"mpich": [tool("MPIFC", "mpif90", "mpif90.mpich")],
+                  "toucan": [os.environ.get("TOUCANFC", os.path.join(ROOT, "wrappers", "toucanfort"))]}
     for app in args.apps:
         src = os.path.join(HERE, f"{app}.c")
+        if app in FORTRAN_APPS:
+            src = os.path.join(HERE, f"{app}.f90")
+            for impl, fc in fcompilers.items():
+                exe = os.path.join(bindir, f"{app}.{impl}")
+                cmd = fc + ["-O2", "-o", exe, src]
+                # (in bindir: gfortran writes no module here, but keep the tree clean)
+                r = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=bindir)
+                if r.returncode != 0:
+                    die(f"building {app} for {impl} failed:\n  {shlex.join(cmd)}\n{r.stdout}{r.stderr}")
+            continue
         for impl, cc in compilers.items():
             exe = os.path.join(bindir, f"{app}.{impl}")
             cmd = cc + ["-O2", "-Wall", "-o", exe, src, "-lblas", "-lm"]
@@ -216,11 +242,12 @@ def plan(args, ampi, bindir):
             impls += [("toucan", v) for v in args.vs]
             if scaling == "strong" and 1 in args.vs:
                 impls.append(("toucan-ucx", 1))
-            if args.baseline and 1 in args.vs:
+            fortran = app in FORTRAN_APPS
+            if args.baseline and 1 in args.vs and not fortran:
                 impls.append(("toucan-base", 1))
             if args.workers > 1:
                 impls += [("toucan-smp", v) for v in args.vs]
-            if ampi:
+            if ampi and not fortran:
                 impls += [("ampi", v) for v in args.vs]
             for impl, v in impls:
                 for variant in VARIANTS:
@@ -625,7 +652,7 @@ def parse_args():
     p.add_argument("--rate", default="none", help=argparse.SUPPRESS)
     p.add_argument("--results", help=argparse.SUPPRESS)
     a = p.parse_args()
-    bad = [x for x in a.apps if x not in APPS] + [x for x in a.scaling if x not in ("strong", "weak")]
+    bad = [x for x in a.apps if x not in APPS + FORTRAN_APPS] + [x for x in a.scaling if x not in ("strong", "weak")]
     if bad or a.runs < 1 or a.np < 1 or any(v < 1 or v > 256 for v in a.vs):
         p.error(f"bad arguments {bad or ''}")
     if a.baseline:

@@ -327,7 +327,9 @@ class Gen:
             elif k == "statuses":
                 args.append(f"tf_statuses({a})")
             elif k == "str_in":
-                pre.append(f"char *s_{p.name} = tf_str_in({a}, l_{p.name});")
+                # Info keys and values lose leading blanks too (MPI 4.1, 10.1).
+                trim = "tf_str_in_info" if self.cname.startswith("MPI_Info_") else "tf_str_in"
+                pre.append(f"char *s_{p.name} = {trim}({a}, l_{p.name});")
                 args.append(f"s_{p.name}")
                 post.append(f"free(s_{p.name});")
                 lens.append(p)
@@ -511,6 +513,17 @@ static char *tf_str_in(const char *s, size_t len)
     memcpy(c, s, len);
     c[len] = 0;
     return c;
+}
+
+/* An info key or value: leading blanks removed as well (MPI 4.1, 10.1: "In Fortran, leading
+   and trailing spaces are stripped from both"). */
+static char *tf_str_in_info(const char *s, size_t len)
+{
+    while (len > 0 && *s == ' ') {
+        s++;
+        len--;
+    }
+    return tf_str_in(s, len);
 }
 
 /* A C string into a Fortran one of length len: cut, or padded with blanks. */
