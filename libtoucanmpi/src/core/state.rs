@@ -46,6 +46,9 @@ pub struct Config {
     pub real_coll_min: usize,
     /// Bytes from which a broadcast goes to the real MPI.
     pub real_bcast_min: usize,
+    /// The real MPI is initialised at `MPI_THREAD_MULTIPLE` instead of `SERIALIZED`
+    /// (`TOUCAN_REAL_THREAD`); Toucan still calls it from one thread at a time.
+    pub real_multiple: bool,
 }
 
 impl Config {
