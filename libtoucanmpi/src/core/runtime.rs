@@ -3,7 +3,7 @@
 
 use super::error::{err, MpiResult};
 use super::state::{self, Config, State};
-use crate::abi::consts as c;
+use crate::consts as c;
 use crate::sched::bind;
 use crate::transport::{real, Transport};
 use std::os::raw::c_int;
@@ -58,6 +58,18 @@ fn env_switch(name: &str, default: bool) -> Result<bool, String> {
     }
 }
 
+/// `TOUCAN_REAL_THREAD`: the thread level asked of the real MPI, `serialized` (the default)
+/// or `multiple`. Either way Toucan calls it from one thread at a time (under the state's
+/// write side or the transport's lock); `multiple` only measures what the real MPI's own
+/// locking costs (README, "Design decisions").
+fn real_thread_level() -> Result<bool, String> {
+    match std::env::var("TOUCAN_REAL_THREAD").as_deref().map(str::trim) {
+        Err(_) | Ok("") | Ok("serialized") => Ok(false),
+        Ok("multiple") => Ok(true),
+        Ok(s) => Err(format!("TOUCAN_REAL_THREAD={s} is not valid: expected serialized or multiple")),
+    }
+}
+
 /// Reads the configuration from the environment (once).
 pub fn load_config() -> Result<Config, String> {
     let v = env_usize("TOUCAN_V", 1, 1, 256)?;
@@ -76,6 +88,7 @@ pub fn load_config() -> Result<Config, String> {
         real_coll_derived: env_switch("TOUCAN_REAL_COLL_DERIVED", true)?,
         real_coll_min: env_usize("TOUCAN_REAL_COLL_MIN", REAL_COLL_MIN, 0, usize::MAX / 2)?,
         real_bcast_min: env_usize("TOUCAN_REAL_BCAST_MIN", REAL_BCAST_MIN, 0, usize::MAX / 2)?,
+        real_multiple: real_thread_level()?,
     };
     Ok(*CONFIG.get_or_init(|| cfg))
 }
@@ -124,6 +137,7 @@ pub fn config() -> Config {
         real_coll_derived: true,
         real_coll_min: REAL_COLL_MIN,
         real_bcast_min: REAL_BCAST_MIN,
+        real_multiple: false,
     })
 }
 
@@ -144,7 +158,7 @@ pub unsafe fn init(sub: usize, argc: *mut c_int, argv: *mut *mut *mut i8) -> Mpi
         let version = real::library_version(&realmpi);
         let _ = ABORT.set((realmpi.PMPI_Abort, real::h(real::REAL_MPI_COMM_WORLD)));
         crate::transport::node::set_threads(config().workers);
-        let tp = crate::heap::shared_while(|| Transport::init(realmpi, argc, argv, config().eager_max))
+        let tp = crate::heap::shared_while(|| Transport::init(realmpi, argc, argv, config().eager_max, config().real_multiple))
             .map_err(|e| super::error::MpiError::new(c::MPI_ERR_OTHER, e))?;
         // And the transport modules it loaded during its initialisation.
         crate::heap::rebind();
@@ -196,7 +210,7 @@ pub fn process_exit() -> Result<(), String> {
     super::background::stop();
     if let Some(mut s) = state::take() {
         super::report::finish(&mut s);
-        super::realcoll::settle(&mut s);
+        super::coll::real::settle(&mut s);
         s.tp.finalize()?;
         // The real MPI's library stays loaded (its atexit handlers may still run).
         std::mem::forget(s);
