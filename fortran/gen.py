@@ -903,6 +903,40 @@ void toucan_f08_copy_out(CFI_cdesc_t *d, void **tmp, int back)
     *tmp = NULL;
 }
 
+/* A datatype over a section for a routine that keeps its buffer: `count` elements of `dtype`,
+   one per element of the section (dtype as wide as an element, without holes), described by
+   nested hvectors of the descriptor's byte strides; the call then gets the section's base
+   address and count 1. MPI_ERR_BUFFER when the section is not laid out that way. */
+int toucan_f08_section(CFI_cdesc_t *d, MPI_Fint *count, MPI_Fint *dtype, MPI_Fint *newtype, void **base)
+{
+    MPI_Datatype dt = MPI_Type_f2c(*dtype), t = dt, t2;
+    MPI_Aint lb = 0, ext = 0, n = 1;
+    int size = 0;
+    for (int k = 0; k < d->rank; k++)
+        n *= d->dim[k].extent;
+    if (n != *count || MPI_Type_size(dt, &size) != MPI_SUCCESS ||
+        MPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS || lb != 0 || ext != size ||
+        (size_t)size != d->elem_len)
+        return MPI_ERR_BUFFER;
+    for (int k = 0; k < d->rank; k++) {
+        if (MPI_Type_create_hvector((int)d->dim[k].extent, 1, d->dim[k].sm, t, &t2) != MPI_SUCCESS)
+            return MPI_ERR_BUFFER;
+        if (t != dt)
+            MPI_Type_free(&t);
+        t = t2;
+    }
+    MPI_Type_commit(&t);
+    *newtype = MPI_Type_c2f(t);
+    *base = d->base_addr;
+    return MPI_SUCCESS;
+}
+
+void toucan_f08_type_free(MPI_Fint *dtype)
+{
+    MPI_Datatype t = MPI_Type_f2c(*dtype);
+    MPI_Type_free(&t);
+}
+
 int toucan_f08_noncontig(MPI_Fint comm, const char *name)
 {
     fprintf(stderr, "toucan: %s (mpi_f08): the buffer is not contiguous, and a routine that keeps "
@@ -1068,6 +1102,18 @@ F08_COPY_IFACE = """  interface
       type(c_ptr) :: tmp
       integer(c_int), value :: back
     end subroutine
+    function toucan_f08_section(buf, count, dtype, newtype, base) bind(C, name='toucan_f08_section') &
+        result(rc)
+      import
+      type(*), dimension(..) :: buf
+      integer :: count, dtype, newtype
+      type(c_ptr) :: base
+      integer(c_int) :: rc
+    end function
+    subroutine toucan_f08_type_free(dtype) bind(C, name='toucan_f08_type_free')
+      import
+      integer :: dtype
+    end subroutine
     function toucan_f08_noncontig(comm, name) bind(C, name='toucan_f08_noncontig') result(rc)
       import
       integer(c_int), value :: comm
@@ -1148,6 +1194,19 @@ def f08_decls(name, p):
         t = "integer(kind=MPI_ADDRESS_KIND)"
         return (f"{t} :: {n}", f"{t} :: {n}", n, None)
     raise ValueError(f"{name}: no mpi_f08 rule for kind {k}")
+
+
+def section_args(decls):
+    """(buffer, count, datatype) names when the routine has one choice buffer, followed by its
+    int count and its datatype handle; else None."""
+    names = [p for p, _ in decls]
+    bufs = [i for i, p in enumerate(names) if p.kind == "choice"]
+    if len(bufs) != 1 or bufs[0] + 2 >= len(names):
+        return None
+    b, c, t = names[bufs[0]:bufs[0] + 3]
+    if c.kind != "int_in" or t.kind != "handle_in" or t.base != "MPI_Datatype":
+        return None
+    return b.name, c.name, t.name
 
 
 def keeps_buffer(name):
@@ -1280,10 +1339,30 @@ def gen_f08(bound, consts, sizes):
                     for b in bufs:
                         procs.append(f"      call toucan_f08_copy_out({b.name}, t_{b.name}, {0 if b.const else 1})")
                 else:
-                    # The standard's answer is a datatype over the section; not done here.
                     comm = next((p.name + "%MPI_VAL" for p, _ in decls if p.base == "MPI_Comm"
                                  and p.kind == "handle_in"), "MPI_COMM_WORLD%MPI_VAL")
-                    procs.append(f"      ierr0 = toucan_f08_noncontig({comm}, '{pname}' // c_null_char)")
+                    sec = section_args(decls)
+                    if sec:
+                        # One buffer followed by its count and datatype: the call gets the
+                        # section's base address, count 1 and a datatype over the section
+                        # (freed at once: the operation holds it), when the section is count
+                        # elements of a datatype as wide as an element (C_F08).
+                        b, cnt, dt = sec
+                        procs.insert(len(procs) - 3 - len(wrap("    " + call, 6)),
+                                     f"    type(c_ptr) :: s_{b}\n    type(MPI_Datatype) :: t_{dt}")
+                        procs.append(f"      ierr0 = toucan_f08_section({b}, {cnt}, {dt}%MPI_VAL, t_{dt}%MPI_VAL, s_{b})")
+                        procs.append("      if (ierr0 == MPI_SUCCESS) then")
+                        scall = f"call {shim}(" + ", ".join(
+                            [f"s_{b}" if p.name == b else "1" if p.name == cnt else f"t_{dt}" if p.name == dt
+                             else d[2] for p, d in decls] + ["ierr0"] + lens) + ")"
+                        procs += ["    " + x for x in wrap("    " + scall, 8)]
+                        procs.append(f"        call toucan_f08_type_free(t_{dt}%MPI_VAL)")
+                        procs.append("      else")
+                        procs.append(f"        ierr0 = toucan_f08_noncontig({comm}, '{pname}' // c_null_char)")
+                        procs.append("      end if")
+                    else:
+                        # Two buffers, or a layout no datatype over the section describes.
+                        procs.append(f"      ierr0 = toucan_f08_noncontig({comm}, '{pname}' // c_null_char)")
                 procs.append("    end if")
             else:
                 procs += wrap("    " + call, 4)

@@ -1,5 +1,5 @@
-! f08_more (mpi_f08): array sections as buffers of blocking routines (Send/Recv of strided
-! sections, a Bcast of a 2-D section), PMPI_ names,
+! f08_more (mpi_f08): array sections as buffers (Send/Recv of strided sections, a Bcast of a
+! 2-D section, copied; Isend/Irecv of sections, through datatypes), PMPI_ names,
 ! MPI_Sizeof, MPI_Alloc_mem/MPI_Free_mem with TYPE(C_PTR), MPI_Type_create_f90_real/integer,
 ! communicator and datatype keyvals with callbacks written in Fortran and the predefined
 ! MPI_COMM_DUP_FN / MPI_COMM_NULL_DELETE_FN, and a generalized request with Fortran
@@ -87,7 +87,7 @@ subroutine body()
   implicit none
   type(MPI_Comm) :: dup
   type(MPI_Datatype) :: tr, tr2, ti, t1
-  type(MPI_Request) :: req
+  type(MPI_Request) :: req, reqs(2)
   type(MPI_Status) :: st
   integer :: rank, np, nerr, i, right, left, ierr, sz, key, tkey, cnt
   integer :: a(12), b(12), m(4, 4)
@@ -119,6 +119,12 @@ subroutine body()
     call MPI_Get_count(st, MPI_INTEGER, cnt)
     write (*, '(a,i0,a,i0,a,12i5)') 'rank ', rank, ': reversed section, count ', cnt, ':', b
   end if
+  ! Nonblocking: the sections are described by datatypes (the operation keeps the buffer)
+  b = -1
+  call MPI_Irecv(b(2:12:2), 6, MPI_INTEGER, left, 4, MPI_COMM_WORLD, reqs(1))
+  call MPI_Isend(a(1:11:2), 6, MPI_INTEGER, right, 4, MPI_COMM_WORLD, reqs(2))
+  call MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE)
+  write (*, '(a,i0,a,12i5)') 'rank ', rank, ': nonblocking sections', b
   ! A 2-D section (a row of a matrix is strided in Fortran) broadcast from rank 0
   m = rank
   if (rank == 0) m = reshape([(i, i = 1, 16)], [4, 4])
