@@ -15,8 +15,11 @@ use crate::core::error::{err, MpiResult};
 use crate::sched::lock::Lock;
 use std::sync::Arc;
 
-/// (combiner, p, r) -> handle of the types made so far in this process.
-static MADE: Lock<Vec<((i32, i32, i32), usize)>> = Lock::new(Vec::new());
+/// What a type was made for: (combiner, p, r).
+type Key = (i32, i32, i32);
+
+/// The types made so far in this process, with their handles.
+static MADE: Lock<Vec<(Key, usize)>> = Lock::new(Vec::new());
 
 /// `SELECTED_INT_KIND(r)`: the byte size of the smallest integer with `r` decimal digits.
 fn int_size(r: i32) -> Option<i32> {
