@@ -262,6 +262,8 @@ write_config() { # KIND
             HAVE_SYS_RESOURCE_H HAVE_GETRUSAGE HAVE_LONG_DOUBLE HAVE_LONG_LONG HAVE_LONG_LONG_INT HAVE__BOOL \
             HAVE_FLOAT__COMPLEX HAVE_DOUBLE__COMPLEX HAVE_LONG_DOUBLE__COMPLEX HAVE_MPI_INIT_THREAD
         echo "#define POINTERINT_t intptr_t"
+        # gfortran's external names (the C parts of the Fortran tests pick theirs by it)
+        echo "#define F77_NAME_LOWER_USCORE 1"
         echo "#define THREAD_PACKAGE_NAME THREAD_PACKAGE_NONE"
         # configure's probe: is MPI_INTEGER16 in this mpi.h?
         printf '#include <mpi.h>\nMPI_Datatype t(void) { return MPI_INTEGER16; }\n' >"$probe.c"

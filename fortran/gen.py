@@ -339,7 +339,9 @@ class Gen:
                 pre.append(f"size_t n_{p.name} = (size_t)({n}) + 1;")
                 pre.append(f"char *s_{p.name} = calloc(n_{p.name} + 1, 1);")
                 args.append(f"s_{p.name}")
-                post.append(f"if (rc == MPI_SUCCESS) tf_str_out({a}, l_{p.name}, s_{p.name});")
+                # (With a flag, as MPI_Info_get: the variable is left alone when nothing was found.)
+                found = "".join(f" && *(int *){q.arg}" for q in self.params if q.name == "flag")
+                post.append(f"if (rc == MPI_SUCCESS{found}) tf_str_out({a}, l_{p.name}, s_{p.name});")
                 post.append(f"free(s_{p.name});")
                 lens.append(p)
             elif k == "choice":
@@ -370,7 +372,7 @@ class Gen:
                 args.append(f"tf_greq_{k[1:]}")
             elif k == "gextra":
                 fns = {q.kind: q.arg for q in self.params}
-                args.append(f"tf_greq_new({fns['gquery']}, {fns['gfree']}, {fns['gcancel']}, *(MPI_Aint *){a})")
+                args.append(f"tf_greq_new({fns['gquery']}, {fns['gfree']}, {fns['gcancel']}, (MPI_Aint *){a})")
             elif k == "attr_in":
                 args.append(f"(void *)*(MPI_Aint *){a}")
             elif k == "attr_in_int":
@@ -689,10 +691,11 @@ static int tf_delete1(MPI_Comm h, int key, void *val, void *extra)
 #define TF_DELETEFN1(f) ((void *)(f) == (void *)mpi_null_delete_fn_ ? NULL : (void *)tf_delete1)
 
 /* Generalized requests with callbacks written in Fortran (MPI_Grequest_start): the C request
-   gets trampolines and, as its extra_state, a record of the three procedures and the
-   program's extra_state, freed after the free callback ran. Fortran receives the extra_state
-   as INTEGER(KIND=MPI_ADDRESS_KIND), the status as INTEGER(MPI_STATUS_SIZE) (the same
-   memory) and `complete` as a LOGICAL. */
+   gets trampolines and, as its extra_state, a record of the three procedures and the address
+   of the program's extra_state variable, freed after the free callback ran. The callbacks
+   get that variable itself, INTEGER(KIND=MPI_ADDRESS_KIND), by reference, as under MPICH
+   (its greqf test checks that a free callback's change to it is seen by the program); the
+   status as INTEGER(MPI_STATUS_SIZE) (the same memory) and `complete` as a LOGICAL. */
 typedef void (*tf_gquery_f)(MPI_Aint *, MPI_Fint *, MPI_Fint *);
 typedef void (*tf_gfree_f)(MPI_Aint *, MPI_Fint *);
 typedef void (*tf_gcancel_f)(MPI_Aint *, MPI_Fint *, MPI_Fint *);
@@ -700,10 +703,10 @@ struct tf_greq {
     tf_gquery_f query;
     tf_gfree_f free;
     tf_gcancel_f cancel;
-    MPI_Aint extra;
+    MPI_Aint *extra;
 };
 
-static void *tf_greq_new(void *query, void *freefn, void *cancel, MPI_Aint extra)
+static void *tf_greq_new(void *query, void *freefn, void *cancel, MPI_Aint *extra)
 {
     struct tf_greq *g = malloc(sizeof *g);
     if (!g)
@@ -719,7 +722,7 @@ static int tf_greq_query(void *extra, MPI_Status *status)
 {
     struct tf_greq *g = extra;
     MPI_Fint ierr = 0;
-    g->query(&g->extra, (MPI_Fint *)status, &ierr);
+    g->query(g->extra, (MPI_Fint *)status, &ierr);
     return ierr;
 }
 
@@ -727,7 +730,7 @@ static int tf_greq_free(void *extra)
 {
     struct tf_greq *g = extra;
     MPI_Fint ierr = 0;
-    g->free(&g->extra, &ierr);
+    g->free(g->extra, &ierr);
     free(g);
     return ierr;
 }
@@ -736,7 +739,7 @@ static int tf_greq_cancel(void *extra, int complete)
 {
     struct tf_greq *g = extra;
     MPI_Fint ierr = 0, fc = complete != 0;
-    g->cancel(&g->extra, &fc, &ierr);
+    g->cancel(g->extra, &fc, &ierr);
     return ierr;
 }
 
@@ -1397,6 +1400,17 @@ def gen_f08(bound, consts, sizes):
     return "\n".join(o) + "\n", len(done) // 2
 
 
+def aliases(c, low, up):
+    """The other symbol forms of pmpi_x_ and mpi_x_ (pmpi_x__, pmpi_x, PMPI_X, ...). The mpi_
+    forms are weak, as in MPICH's Fortran library: a program (or a tool) that defines its own
+    mpi_send_ to profile, calling pmpi_send_, gets its own (MPICH's profile1f test)."""
+    c.append(f"#pragma weak {low}_")
+    for pre, target in (("p", f"p{low}_"), ("", f"{low}_")):
+        weak = "weak, " if pre == "" else ""
+        for alias in (f"{pre}{low}__", f"{pre}{low}", f"{pre.upper()}{up}"):
+            c.append(f'extern __typeof__({target}) {alias} __attribute__(({weak}alias("{target}")));')
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--header", required=True)
@@ -1443,19 +1457,14 @@ def main():
     c.append(C_MPI1)
     c.append(C_F08)
     for low in MPI1_ROUTINES:
-        for pre in ("p", ""):
-            target = f"{pre}mpi_{low}_"
-            for alias in (f"{pre}mpi_{low}__", f"{pre}mpi_{low}", f"{pre.upper()}MPI_{low.upper()}"):
-                c.append(f'extern __typeof__({target}) {alias} __attribute__((alias("{target}")));')
+        aliases(c, f"mpi_{low}", f"MPI_{low.upper()}")
     doubles = []
     for name, ret, params in bound:
         g = Gen(name, ret, params)
         low = name.lower()
         g.emit(c, f"p{low}_", f"P{name}")
         g.emit(c, f"{low}_", name)
-        for pre, target in (("p", f"p{low}_"), ("", f"{low}_")):
-            for alias in (f"{pre}{low}__", f"{pre}{low}", f"{pre.upper()}{name.upper()}"):
-                c.append(f'extern __typeof__({target}) {alias} __attribute__((alias("{target}")));')
+        aliases(c, low, name.upper())
         c.append("")
         if ret == "double":
             doubles.append(name[4:].upper())
@@ -1468,9 +1477,7 @@ def main():
         low = old.lower()
         g.emit(c, f"p{low}_", f"P{new}")
         g.emit(c, f"{low}_", new)
-        for pre, target in (("p", f"p{low}_"), ("", f"{low}_")):
-            for alias in (f"{pre}{low}__", f"{pre}{low}", f"{pre.upper()}{old.upper()}"):
-                c.append(f'extern __typeof__({target}) {alias} __attribute__((alias("{target}")));')
+        aliases(c, low, old.upper())
         c.append("")
     with open(f"{a.out}/toucanfort.c", "w") as f:
         f.write("\n".join(c))
