@@ -1284,7 +1284,7 @@ def gen_f08(bound, consts, sizes):
         o.append("      real(c_double) :: t")
         o.append("    end function")
     o.append("  end interface")
-    procs, ifaces, privates = [], [], []
+    procs, ifaces, privates, generic = [], [], [], []
     done = []
     for name, ret, params in bound:
         # (MPI-1's INTEGER attribute routines are not in mpi_f08.)
@@ -1315,10 +1315,15 @@ def gen_f08(bound, consts, sizes):
             ifaces.append("    end subroutine")
             # the module procedure: the standard's specific name (_f08ts with choice buffers)
             spec = f"{pname}_f08ts" if any(p.kind == "choice" for p, _ in decls) else f"{pname}_f08"
-            procs += wrap(f"  subroutine {spec}({', '.join(dummies + ['ierror'])})", 2)
-            for _, d in decls:
-                procs.append(f"    {d[0]}")
-            procs.append("    integer, optional, intent(out) :: ierror")
+            # The generic's specific is an external procedure with the standard's linker name
+            # (mpi_send_f08ts_), declared by an interface; its body is the module procedure
+            # toucan_<spec>, and fortran/build.sh gives that code the linker name (weak for
+            # the MPI_ ones: a program's own MPI_Send_f08ts, the profiling interface, wins).
+            specdecls = [f"    {d[0]}" for _, d in decls] + ["    integer, optional, intent(out) :: ierror"]
+            generic.append((pname, spec, wrap(f"  subroutine {spec}({', '.join(dummies + ['ierror'])})", 2)
+                            + ["    import"] + specdecls + [f"  end subroutine {spec}"]))
+            procs += wrap(f"  subroutine toucan_{spec}({', '.join(dummies + ['ierror'])})", 2)
+            procs += specdecls
             procs.append("    integer :: ierr0")
             bufs = [p for p, d in decls if p.kind == "choice"]
             call = f"call {shim}({', '.join([d[2] for _, d in decls] + ['ierr0'] + lens)})"
@@ -1370,12 +1375,12 @@ def gen_f08(bound, consts, sizes):
             else:
                 procs += wrap("    " + call, 4)
             procs.append("    if (present(ierror)) ierror = ierr0")
-            procs.append(f"  end subroutine {spec}")
+            procs.append(f"  end subroutine toucan_{spec}")
             procs.append("")
             done.append((pname, spec))
-    for name, spec in done:
+    for name, spec, iface in generic:
         o.append(f"  interface {name}")
-        o.append(f"    module procedure {spec}")
+        o += ["  " + x for x in iface]
         o.append("  end interface")
     # MPI_Sizeof: the size in bytes of a variable's element (TS 29113 descriptor, C_F08)
     o.append("  interface MPI_Sizeof")
@@ -1397,7 +1402,10 @@ def gen_f08(bound, consts, sizes):
     o.append(F08_SIZEOF.replace("NAME", "MPI_Sizeof_f08ts").replace("OPT", ", optional")
              .replace("SETERR", "if (present(ierror)) ierror = MPI_SUCCESS"))
     o.append("end module mpi_f08")
-    return "\n".join(o) + "\n", len(done) // 2
+    # For fortran/build.sh: linker name, the module procedure's symbol, weak or global.
+    links = [f"{spec.lower()}_ __mpi_f08_MOD_toucan_{spec.lower()} {'global' if pname.startswith('PMPI_') else 'weak'}"
+             for pname, spec in done]
+    return "\n".join(o) + "\n", "\n".join(links) + "\n", len(done) // 2
 
 
 def aliases(c, low, up):
@@ -1490,9 +1498,11 @@ def main():
                 "  include 'mpif.h'\n  private :: c_int\ncontains\n"
                 + F08_SIZEOF.replace("NAME", "MPI_Sizeof").replace("OPT", "")
                 .replace("SETERR", "ierror = MPI_SUCCESS") + "end module mpi\n")
-    f08, n08 = gen_f08(bound, consts, sizes)
+    f08, f08impl, n08 = gen_f08(bound, consts, sizes)
     with open(f"{a.out}/mpi_f08.f90", "w") as f:
         f.write(f08)
+    with open(f"{a.out}/mpi_f08_links.txt", "w") as f:
+        f.write(f08impl)
     with open(f"{a.out}/bound.txt", "w") as f:
         f.write("".join(n + "\n" for n, _, _ in bound))
         f.write("".join(f"{o} (as {n})\n" for o, n in sorted(RENAMES.items())))
