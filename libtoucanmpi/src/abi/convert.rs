@@ -235,10 +235,13 @@ mod tests {
         assert_ne!(MPI_Request_fromint(c_int::MAX), r1);
     }
 
+    type ToInt = extern "C" fn(usize) -> c_int;
+    type FromInt = extern "C" fn(c_int) -> usize;
+
     #[rstest]
-    #[case::request(MPI_Request_toint as fn(usize) -> c_int, MPI_Request_fromint as fn(c_int) -> usize)]
-    #[case::message(MPI_Message_toint as fn(usize) -> c_int, MPI_Message_fromint as fn(c_int) -> usize)]
-    fn released_integers_are_forgotten_and_reused(#[case] to: fn(usize) -> c_int, #[case] from: fn(c_int) -> usize) {
+    #[case::request(MPI_Request_toint as ToInt, MPI_Request_fromint as FromInt)]
+    #[case::message(MPI_Message_toint as ToInt, MPI_Message_fromint as FromInt)]
+    fn released_integers_are_forgotten_and_reused(#[case] to: ToInt, #[case] from: FromInt) {
         let h = (1usize << 41) | (1 << 40) | (9 << 24) | 3;
         let i = to(h);
         toucan_fint_release(i);
