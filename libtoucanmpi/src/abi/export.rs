@@ -92,7 +92,7 @@ pub fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
 
 /// "virtual rank R" of the running subrank (or of the process, outside one).
 pub fn who() -> String {
-    let sub = sched::current();
+    let sub = sched::rank();
     let v = crate::core::runtime::config().local();
     let base = crate::sched::guard::rank_base();
     match state::try_with(|s| s.myproc).map(|p| p * v).or(base) {
@@ -129,7 +129,7 @@ pub fn abort_job(code: i32) -> ! {
 
 /// Applies the error handler of communicator `comm` to error `e` raised by `call`.
 pub fn raise(comm: usize, call: &str, e: MpiError) -> c_int {
-    let sub = sched::current();
+    let sub = sched::rank();
     let handler = if sub == usize::MAX {
         c::MPI_ERRORS_ARE_FATAL
     } else {

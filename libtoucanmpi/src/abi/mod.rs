@@ -43,6 +43,9 @@ mod sleep;
 #[cfg(not(any(test, fuzzing)))]
 mod start;
 mod status;
+// `pthread_create`/`pthread_join`: the program's threads act as their rank (not in unit tests).
+#[cfg(not(any(test, fuzzing)))]
+mod threads;
 mod topo;
 
 pub use export::{abort_job, fatal, raise, say};

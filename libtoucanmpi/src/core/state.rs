@@ -317,10 +317,8 @@ impl<'a> Shared<'a> {
 /// same) or MPI is not initialized. `f` must not block, park, or call `with`.
 #[inline]
 pub fn shared<R>(f: impl FnOnce(Shared<'_>) -> R) -> Option<R> {
-    if sched::current() == usize::MAX {
-        return None;
-    }
-    let slot = sched::worker::worker_index();
+    // Threads of the program (`sched::foreign`) have no reader slot: they write.
+    let slot = sched::worker::running_worker()?;
     if !STATE.readable(slot) {
         return None;
     }
@@ -332,7 +330,7 @@ pub fn shared<R>(f: impl FnOnce(Shared<'_>) -> R) -> Option<R> {
 /// Whether the calling thread may use `shared` (a worker running a task, in SMP mode).
 #[inline]
 pub fn readable() -> bool {
-    sched::current() != usize::MAX && STATE.readable(sched::worker::worker_index())
+    sched::worker::running_worker().is_some_and(|w| STATE.readable(w))
 }
 
 /// Runs `f` on the process state. Never call `sched::park` inside `f`.

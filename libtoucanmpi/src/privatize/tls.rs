@@ -81,6 +81,11 @@ static DTORS: Lock<Vec<Vec<(Dtor, usize)>>> = Lock::new(Vec::new());
 /// place, if `obj` lies in the swapped block. Returns false (nothing kept) otherwise: the C
 /// library's own registry takes it.
 pub fn register(dtor: Dtor, obj: *mut c_void) -> bool {
+    // A thread of the program's own (`sched::foreign`) has its block to itself, not swapped:
+    // its thread-locals end with it, as usual.
+    if crate::sched::foreign::task() != usize::MAX {
+        return false;
+    }
     let Some((lo, hi)) = swap::range() else { return false };
     if !(lo..hi).contains(&(obj as usize)) {
         return false;
