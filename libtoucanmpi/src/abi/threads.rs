@@ -39,6 +39,8 @@ unsafe extern "C-unwind" fn trampoline(p: *mut c_void) -> *mut c_void {
     let (f, arg, rank) = (st.f, st.arg, st.rank);
     drop(st);
     sched::foreign::adopt(rank, rank);
+    // SAFETY: a new thread: the program has not run on it yet.
+    unsafe { crate::privatize::tls::init_thread(rank) };
     // SAFETY: the program's start routine with its argument, as it asked.
     unsafe { f(arg) }
 }
