@@ -49,6 +49,9 @@ pub struct Config {
     /// The real MPI is initialised at `MPI_THREAD_MULTIPLE` instead of `SERIALIZED`
     /// (`TOUCAN_REAL_THREAD`); Toucan still calls it from one thread at a time.
     pub real_multiple: bool,
+    /// Period of the load balance between the workers of a process, in ms (0: off;
+    /// `TOUCAN_BALANCE`, see `sched::balance`).
+    pub balance_ms: usize,
 }
 
 impl Config {
