@@ -9,7 +9,7 @@
 use super::coroutine::Subrank;
 use super::lock::Lock;
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU32, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 /// Waiting for a wake-up.
 pub const PARKED: u8 = 0;
@@ -49,6 +49,9 @@ pub struct Slot {
     pub foreign: AtomicBool,
     /// Futex word of a foreign task: bumped by each wake-up.
     pub futex: AtomicU32,
+    /// Nanoseconds it ran so far, when the workers balance their loads (`balance`); written
+    /// only by the worker that runs it.
+    pub busy: AtomicU64,
     co: UnsafeCell<Option<Subrank>>,
 }
 
@@ -69,6 +72,7 @@ impl Slot {
             rank: AtomicUsize::new(0),
             foreign: AtomicBool::new(false),
             futex: AtomicU32::new(0),
+            busy: AtomicU64::new(0),
             co: UnsafeCell::new(None),
         }
     }
@@ -146,6 +150,7 @@ pub fn reset(n: usize) {
         s.helper.store(false, Ordering::Relaxed);
         s.foreign.store(false, Ordering::Relaxed);
         s.rank.store(id, Ordering::Relaxed);
+        s.busy.store(0, Ordering::Relaxed);
         s.tls.store(id, Ordering::Relaxed);
         // SAFETY: as above.
         unsafe { *s.co.get() = None };
@@ -169,7 +174,8 @@ pub fn alloc_helper() -> usize {
 }
 
 fn slot_init(id: usize) {
-    // SAFETY: grown above; the id is not handed out yet, so nobody else touches it.
+    // SAFETY: the slot exists (grown, or a freed id); a new or free id is not handed out, so
+    // nobody else touches it.
     let s = unsafe { &*SEGS[id / SEG].load(Ordering::Acquire).add(id % SEG) };
     s.state.store(DONE, Ordering::Relaxed);
     s.helper.store(true, Ordering::Relaxed);
