@@ -16,6 +16,7 @@ use crate::core::realcoll;
 use crate::core::reduce::Reducer;
 use crate::core::request::{Persist, ReqId};
 use crate::core::state;
+use crate::core::team::{self, Part};
 use std::os::raw::{c_int, c_void};
 use std::rc::Rc;
 
@@ -23,15 +24,36 @@ use std::rc::Rc;
 pub(crate) struct Prepared {
     sub: usize,
     cm: CommRef,
-    job: CollJob,
+    work: Work,
     /// Whether the call may run as one real collective among processes (`core::realcoll`):
     /// decided from arguments every rank passes alike, so all processes agree.
     real: bool,
 }
 
+/// What a prepared call does: a job over point-to-point, or the arguments of a collective
+/// that a team of subranks of one process can run in shared memory (`core::team`) and that
+/// otherwise becomes a job (`job_of`).
+enum Work {
+    Job(CollJob),
+    Part(Part),
+}
+
 impl Prepared {
     pub(crate) fn new(sub: usize, cm: CommRef, job: CollJob) -> Prepared {
-        Prepared { sub, cm, job, real: false }
+        Prepared {
+            sub,
+            cm,
+            work: Work::Job(job),
+            real: false,
+        }
+    }
+    fn part(sub: usize, cm: CommRef, part: Part) -> Prepared {
+        Prepared {
+            sub,
+            cm,
+            work: Work::Part(part),
+            real: false,
+        }
     }
     fn real(mut self, yes: bool) -> Prepared {
         self.real = yes;
@@ -79,7 +101,18 @@ pub(crate) enum Mode {
 /// Runs a prepared collective as `mode` says; the nonblocking and persistent forms store the
 /// request in `*req`.
 pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()> {
-    let Prepared { sub, cm, job, real } = p;
+    let Prepared { sub, cm, work, real } = p;
+    if let (Mode::Now, Work::Part(part)) = (&mode, &work) {
+        if let Some(t) = team::of(sub, &cm, comm_h)? {
+            // SAFETY: MPI requires the buffers to stay valid until the call returns, and every
+            // member to make the same collective calls in the same order.
+            return t.run(cm.rank, part);
+        }
+    }
+    let job = match work {
+        Work::Job(j) => j,
+        Work::Part(p) => job_of(p),
+    };
     let (req, persistent) = match mode {
         Mode::Now => return job(&realcoll::enrol(Coll::new(sub, &cm, comm_h)?, real)?),
         Mode::Start(req) => (req, false),
@@ -133,6 +166,56 @@ pub(crate) fn launch(id: ReqId, op: Rc<CollOp>) -> MpiResult<()> {
         return err(c::MPI_ERR_NO_MEM, format!("cannot start a nonblocking collective: {e}"));
     }
     Ok(())
+}
+
+/// The job over point-to-point (`core::coll`, `hier`, `realcoll`) of a call's arguments.
+fn job_of(p: Part) -> CollJob {
+    // SAFETY (each job): MPI requires the buffers to stay valid until the collective completes.
+    match p {
+        Part::Idle => Box::new(|_: &Coll| Ok(())),
+        Part::Barrier => Box::new(|c: &Coll| c.barrier()),
+        Part::Bcast { buf, root } => Box::new(move |c: &Coll| unsafe { c.bcast(&buf, root) }),
+        Part::Reduce {
+            send,
+            recv,
+            count,
+            dt,
+            red,
+            root,
+        } => Box::new(move |c: &Coll| unsafe {
+            match root {
+                Some(root) => c.reduce(send, recv, count, &dt, &red, root),
+                None => c.allreduce(send, recv, count, &dt, &red),
+            }
+        }),
+        Part::Gather { send, parts, root } => Box::new(move |c: &Coll| unsafe { c.gatherv(send.as_ref(), &parts, root) }),
+        Part::Scatter { parts, recv, root } => Box::new(move |c: &Coll| unsafe { c.scatterv(&parts, recv.as_ref(), root) }),
+        Part::Allgather { send, parts } => Box::new(move |c: &Coll| unsafe { c.allgatherv(send.as_ref(), &parts) }),
+        Part::Alltoall { sends, recvs } => Box::new(move |c: &Coll| unsafe {
+            match &sends {
+                Some(sends) => c.alltoallv(sends, &recvs),
+                None => {
+                    let (_keep, sends) = team::snapshot(&recvs);
+                    c.alltoallv(&sends, &recvs)
+                }
+            }
+        }),
+        Part::ReduceScatter {
+            send,
+            recv,
+            counts,
+            dt,
+            red,
+        } => Box::new(move |c: &Coll| unsafe { c.reduce_scatter(send, recv, &counts, &dt, &red) }),
+        Part::Scan {
+            send,
+            recv,
+            count,
+            dt,
+            red,
+            exclusive,
+        } => Box::new(move |c: &Coll| unsafe { c.scan(send, recv, count, &dt, &red, exclusive) }),
+    }
 }
 
 /// A C array of counts or displacements: `int` in the classic binding, `MPI_Count` or
@@ -244,12 +327,12 @@ fn role(cm: &CommRef, root: c_int) -> MpiResult<Role> {
 
 /// The job of a rank with no part in the collective.
 fn idle(sub: usize, cm: CommRef) -> Prepared {
-    Prepared::new(sub, cm, Box::new(|_: &Coll| Ok(())))
+    Prepared::part(sub, cm, Part::Idle)
 }
 
 fn prep_barrier(comm_h: usize) -> MpiResult<Prepared> {
     let (sub, cm) = comm(comm_h)?;
-    Ok(Prepared::new(sub, cm, Box::new(|c: &Coll| c.barrier())).real(realcoll::worth(0)))
+    Ok(Prepared::part(sub, cm, Part::Barrier).real(realcoll::worth(0)))
 }
 
 fn prep_bcast(buf: *mut c_void, count: i64, dt: usize, root: c_int, comm_h: usize) -> MpiResult<Prepared> {
@@ -260,8 +343,7 @@ fn prep_bcast(buf: *mut c_void, count: i64, dt: usize, root: c_int, comm_h: usiz
     let (n, d) = typed(buf, count, dt)?;
     let real = realcoll::bcast_worth(n * d.size);
     let b = Buf::new(buf as *mut u8, n, d);
-    // SAFETY (job): MPI requires the buffer to stay valid until the collective completes.
-    Ok(Prepared::new(sub, cm, Box::new(move |c: &Coll| unsafe { c.bcast(&b, root) })).real(real))
+    Ok(Prepared::part(sub, cm, Part::Bcast { buf: b, root }).real(real))
 }
 
 fn prep_reduce(
@@ -295,19 +377,16 @@ fn prep_reduce(
     if root.is_none() || part == Role::Root {
         hd::buffer(rbuf as *const u8, n, &d)?;
     }
-    let (s, r) = (sbuf as usize, rbuf as usize);
     let real = realcoll::reducible(&red) && realcoll::worth(n * d.size);
-    Ok(Prepared::new(
-        sub,
-        cm,
-        Box::new(move |c: &Coll| unsafe {
-            match root {
-                Some(root) => c.reduce(s as *const u8, r as *mut u8, n, &d, &red, root),
-                None => c.allreduce(s as *const u8, r as *mut u8, n, &d, &red),
-            }
-        }),
-    )
-    .real(real))
+    let part = Part::Reduce {
+        send: sbuf as *const u8,
+        recv: rbuf as *mut u8,
+        count: n,
+        dt: d,
+        red,
+        root,
+    };
+    Ok(Prepared::part(sub, cm, part).real(real))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -335,11 +414,7 @@ fn prep_gather(
     } else {
         Vec::new()
     };
-    Ok(Prepared::new(
-        sub,
-        cm,
-        Box::new(move |c: &Coll| unsafe { c.gatherv(send.as_ref(), &ps, root) }),
-    ))
+    Ok(Prepared::part(sub, cm, Part::Gather { send, parts: ps, root }))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -366,11 +441,7 @@ fn prep_scatter(
     } else {
         Vec::new()
     };
-    Ok(Prepared::new(
-        sub,
-        cm,
-        Box::new(move |c: &Coll| unsafe { c.scatterv(&ps, recv.as_ref(), root) }),
-    ))
+    Ok(Prepared::part(sub, cm, Part::Scatter { parts: ps, recv, root }))
 }
 
 fn prep_allgather(sbuf: *const c_void, scount: i64, sdt: usize, rbuf: *mut c_void, rl: Layout, comm_h: usize) -> MpiResult<Prepared> {
@@ -379,24 +450,7 @@ fn prep_allgather(sbuf: *const c_void, scount: i64, sdt: usize, rbuf: *mut c_voi
     let send = if in_place(sbuf) { None } else { Some(send_buf(sbuf, scount, sdt)?) };
     // SAFETY: the standard gives the arrays one entry per peer; only addresses are computed.
     let ps = unsafe { blocks(rbuf, rl, cm.peer_size() as usize)? };
-    Ok(Prepared::new(
-        sub,
-        cm,
-        Box::new(move |c: &Coll| unsafe { c.allgatherv(send.as_ref(), &ps) }),
-    ))
-}
-
-/// With MPI_IN_PLACE the send data is the receive buffer: the job copies it first.
-unsafe fn snapshot(ps: &[Buf]) -> (Vec<Vec<u8>>, Vec<Buf>) {
-    let byte = crate::core::datatype::byte();
-    let mut keep = Vec::new();
-    for p in ps {
-        let mut v = Vec::new();
-        p.dt.pack(p.ptr, p.count, &mut v);
-        keep.push(v);
-    }
-    let bufs = keep.iter_mut().map(|v| Buf::new(v.as_mut_ptr(), v.len(), byte.clone())).collect();
-    (keep, bufs)
+    Ok(Prepared::part(sub, cm, Part::Allgather { send, parts: ps }))
 }
 
 fn prep_alltoall(sbuf: *const c_void, sl: Layout, rbuf: *mut c_void, rl: Layout, comm_h: usize) -> MpiResult<Prepared> {
@@ -411,19 +465,8 @@ fn prep_alltoall(sbuf: *const c_void, sl: Layout, rbuf: *mut c_void, rl: Layout,
         // SAFETY: as above.
         Some(unsafe { blocks(sbuf, sl, n)? })
     };
-    Ok(Prepared::new(
-        sub,
-        cm,
-        Box::new(move |c: &Coll| unsafe {
-            match &sps {
-                Some(sps) => c.alltoallv(sps, &rps),
-                None => {
-                    let (_keep, sps) = snapshot(&rps);
-                    c.alltoallv(&sps, &rps)
-                }
-            }
-        }),
-    ))
+    // With MPI_IN_PLACE (sends None) the send data is the receive buffer, copied first.
+    Ok(Prepared::part(sub, cm, Part::Alltoall { sends: sps, recvs: rps }))
 }
 
 /// Reduce_scatter (`counts` per local rank) or Reduce_scatter_block (`count` each).
@@ -451,12 +494,14 @@ fn prep_reduce_scatter(
     }
     hd::buffer(rbuf as *const u8, counts.get(cm.rank as usize).copied().unwrap_or(0), &d)?;
     let red = Reducer::new(op, &d, dt)?;
-    let (s, r) = (sbuf as usize, rbuf as usize);
-    Ok(Prepared::new(
-        sub,
-        cm,
-        Box::new(move |c: &Coll| unsafe { c.reduce_scatter(s as *const u8, r as *mut u8, &counts, &d, &red) }),
-    ))
+    let part = Part::ReduceScatter {
+        send: sbuf as *const u8,
+        recv: rbuf as *mut u8,
+        counts,
+        dt: d,
+        red,
+    };
+    Ok(Prepared::part(sub, cm, part))
 }
 
 fn prep_scan(
@@ -477,12 +522,15 @@ fn prep_scan(
         hd::buffer(sbuf as *const u8, n, &d)?;
     }
     let red = Reducer::new(op, &d, dt)?;
-    let (s, r) = (sbuf as usize, rbuf as usize);
-    Ok(Prepared::new(
-        sub,
-        cm,
-        Box::new(move |c: &Coll| unsafe { c.scan(s as *const u8, r as *mut u8, n, &d, &red, exclusive) }),
-    ))
+    let part = Part::Scan {
+        send: sbuf as *const u8,
+        recv: rbuf as *mut u8,
+        count: n,
+        dt: d,
+        red,
+        exclusive,
+    };
+    Ok(Prepared::part(sub, cm, part))
 }
 
 /// Defines the blocking, nonblocking and persistent exports of one collective (names in that

@@ -25,6 +25,7 @@ pub mod report;
 pub mod request;
 pub mod runtime;
 pub mod state;
+pub mod team;
 pub mod tlsbuf;
 pub mod topo;
 pub mod typemap;

@@ -1,0 +1,588 @@
+//! Collectives among subranks of one process, in shared memory (issue 16, deliverable 1).
+//!
+//! A communicator whose members all live in this process (siblings on one worker, cousins on
+//! others) gets a `Team`: one slot per member and one arrival counter. A blocking collective
+//! on it needs no message and no matching queue:
+//!
+//! 1. each member writes a pointer to its arguments (`Part`, on its own stack) into its slot
+//!    and counts itself in with one atomic add;
+//! 2. the member that arrives last does the whole call from the members' buffers (copies
+//!    each byte once, reduces in rank order into one work buffer and writes the results),
+//!    then advances the team's generation and wakes the others;
+//! 3. the others wait for the generation to move: parked (their siblings run meanwhile), or,
+//!    at several workers with nothing else to run, spinning briefly first for a cousin.
+//!
+//! The generation orders consecutive calls on one communicator (every member calls them in
+//! the same order, MPI's rule), different communicators have different teams, and nothing
+//! goes through the point-to-point queues, so collectives never match user messages. The
+//! nonblocking and persistent forms and the communicators spanning processes keep the
+//! algorithms of `coll` and `hier` (`Part` turns into their job). Every member takes the same
+//! decision: whether the communicator lies in this process, and whether the program has
+//! thread-locals (then buffers may live in a block another subrank's values occupy while
+//! their owner is switched out, `core::tlsbuf`: such programs keep the two-level path).
+
+use super::coll::{in_place, Buf};
+use super::comm::{CommRef, TeamCell};
+use super::datatype::DtRef;
+use super::error::{err, MpiError, MpiResult};
+use super::op;
+use super::reduce::Reducer;
+use super::state;
+use crate::abi::consts as c;
+use crate::sched;
+use crate::sched::lock::Lock;
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// The arguments of one collective call, checked and owned. The blocking form lends them to
+/// its team; the others become a job over point-to-point (`abi::coll`).
+pub enum Part {
+    /// A rank with no part (MPI_PROC_NULL in a rooted inter-communicator collective).
+    Idle,
+    Barrier,
+    Bcast {
+        buf: Buf,
+        root: i32,
+    },
+    /// Reduce (`root` Some) or Allreduce; `send` may be MPI_IN_PLACE.
+    Reduce {
+        send: *const u8,
+        recv: *mut u8,
+        count: usize,
+        dt: DtRef,
+        red: Reducer,
+        root: Option<i32>,
+    },
+    /// Gather(v): `send` None at an in-place root; `parts` (root only) one block per rank.
+    Gather {
+        send: Option<Buf>,
+        parts: Vec<Buf>,
+        root: i32,
+    },
+    /// Scatter(v): `parts` (root only) one block per rank; `recv` None at an in-place root.
+    Scatter {
+        parts: Vec<Buf>,
+        recv: Option<Buf>,
+        root: i32,
+    },
+    /// Allgather(v): `send` None in place (the own block of `parts` holds the data).
+    Allgather {
+        send: Option<Buf>,
+        parts: Vec<Buf>,
+    },
+    /// Alltoall(v, w): `sends` None in place (the data is in `recvs`).
+    Alltoall {
+        sends: Option<Vec<Buf>>,
+        recvs: Vec<Buf>,
+    },
+    /// Reduce_scatter(_block): rank i gets `counts[i]` elements; `send` may be MPI_IN_PLACE.
+    ReduceScatter {
+        send: *const u8,
+        recv: *mut u8,
+        counts: Vec<usize>,
+        dt: DtRef,
+        red: Reducer,
+    },
+    Scan {
+        send: *const u8,
+        recv: *mut u8,
+        count: usize,
+        dt: DtRef,
+        red: Reducer,
+        exclusive: bool,
+    },
+}
+
+/// One member's place in the team, on a cache line of its own.
+#[repr(align(64))]
+struct Slot {
+    /// The member's `Part` during a call (written by the member before it counts itself in).
+    part: UnsafeCell<*const Part>,
+    /// The member's task, to wake.
+    task: AtomicUsize,
+    /// The member's error in the last call (written by the combiner before the generation
+    /// moves, taken by the member after).
+    error: UnsafeCell<Option<MpiError>>,
+}
+
+#[repr(align(64))]
+struct Padded<T>(T);
+
+/// Work space of the combining member (one at a time: the last arrival of a call).
+#[derive(Default)]
+struct Scratch {
+    acc: Vec<u8>,
+    x: Vec<u8>,
+    wake: Vec<usize>,
+}
+
+/// The shared-memory meeting point of a communicator's members (all in this process).
+pub struct Team {
+    n: usize,
+    /// Several workers: a waiting member may spin for a cousin before parking.
+    spin: bool,
+    slots: Box<[Slot]>,
+    arrived: Padded<AtomicUsize>,
+    generation: Padded<AtomicU64>,
+    scratch: UnsafeCell<Scratch>,
+}
+
+// SAFETY: the cells are written by one party at a time, as the protocol orders it: a slot's
+// part by its member before it counts itself in (release), read by the combiner after the
+// last count (acquire); errors and the scratch by the combiner before the generation moves
+// (release), read by each member after it sees it move (acquire). Parts point into parked
+// members' stacks, valid until they leave the call, which is after the generation moves.
+unsafe impl Sync for Team {}
+// SAFETY: as above; the raw pointers are only dereferenced under that protocol.
+unsafe impl Send for Team {}
+
+impl std::fmt::Debug for Team {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Team({} members)", self.n)
+    }
+}
+
+/// Rounds a waiting member spins (several workers, nothing else to run) before parking.
+const SPINS: u32 = 4000;
+/// Work buffers larger than this are not kept between calls.
+const KEEP_MAX: usize = 16 << 20;
+
+impl Team {
+    fn new(n: usize, spin: bool) -> Team {
+        let slots = (0..n)
+            .map(|_| Slot {
+                part: UnsafeCell::new(std::ptr::null()),
+                task: AtomicUsize::new(usize::MAX),
+                error: UnsafeCell::new(None),
+            })
+            .collect();
+        Team {
+            n,
+            spin,
+            slots,
+            arrived: Padded(AtomicUsize::new(0)),
+            generation: Padded(AtomicU64::new(0)),
+            scratch: Default::default(),
+        }
+    }
+
+    /// Runs one blocking collective of member `rank` with arguments `part`.
+    ///
+    /// # Safety
+    /// Every member calls this for the same collective in the same order; the buffers of
+    /// `part` are valid as MPI requires until the call returns.
+    pub unsafe fn run(&self, rank: i32, part: &Part) -> MpiResult<()> {
+        let r = rank as usize;
+        let slot = &self.slots[r];
+        // The generation can only move once this member has arrived: it is this call's.
+        let g = self.generation.0.load(Ordering::Acquire);
+        // SAFETY: nobody reads this slot's part before this member counts itself in.
+        unsafe { *slot.part.get() = part };
+        slot.task.store(sched::current(), Ordering::Relaxed);
+        if self.arrived.0.fetch_add(1, Ordering::AcqRel) + 1 < self.n {
+            self.wait(g);
+            // SAFETY: the combiner wrote it before moving the generation (seen above).
+            return unsafe { (*slot.error.get()).take() }.map_or(Ok(()), Err);
+        }
+        // The last arrival: every part is in place (acquired by the add).
+        // SAFETY: this member is the only combiner until the generation moves.
+        let sc = unsafe { &mut *self.scratch.get() };
+        // SAFETY: the parts are the parked members' arguments, valid as the caller's.
+        let mine = unsafe { self.combine(r, sc) };
+        sc.wake.clear();
+        sc.wake
+            .extend((0..self.n).filter(|&i| i != r).map(|i| self.slots[i].task.load(Ordering::Relaxed)));
+        for v in [&mut sc.acc, &mut sc.x] {
+            if v.capacity() > KEEP_MAX {
+                *v = Vec::new();
+            }
+        }
+        self.arrived.0.store(0, Ordering::Relaxed);
+        self.generation.0.store(g.wrapping_add(1), Ordering::Release);
+        // The scratch is still this member's: the next call cannot combine before it arrives.
+        for &t in &sc.wake {
+            sched::wake(t);
+        }
+        mine
+    }
+
+    /// A member other than the last: waits until generation `g` is over.
+    fn wait(&self, g: u64) {
+        let moved = || self.generation.0.load(Ordering::Acquire) != g;
+        if self.spin {
+            for i in 0..SPINS {
+                if moved() {
+                    return;
+                }
+                if i % 64 == 0 && sched::others_ready() {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+        }
+        // A wake-up that comes before the park is kept (the task is marked notified), so
+        // none is lost between the check and the park.
+        while !moved() {
+            sched::park();
+        }
+    }
+
+    /// # Safety
+    /// Called by the combiner, every member's part in place.
+    unsafe fn part(&self, i: usize) -> &Part {
+        // SAFETY: as the caller's.
+        unsafe { &**self.slots[i].part.get() }
+    }
+
+    /// Records member `i`'s error of this call.
+    ///
+    /// # Safety
+    /// Called by the combiner before the generation moves.
+    unsafe fn fail(&self, i: usize, e: MpiError) {
+        // SAFETY: as the caller's; the member reads it only after the generation moves.
+        unsafe { *self.slots[i].error.get() = Some(e) };
+    }
+
+    /// `fail` for the error of `r`, if any.
+    unsafe fn check(&self, i: usize, r: MpiResult<()>) {
+        if let Err(e) = r {
+            // SAFETY: as the caller's.
+            unsafe { self.fail(i, e) };
+        }
+    }
+
+    /// The combiner's work: the whole collective from the members' parts. Returns the
+    /// combiner's own outcome; the others' are left in their slots.
+    ///
+    /// # Safety
+    /// Every member's part is in place and valid.
+    unsafe fn combine(&self, me: usize, sc: &mut Scratch) -> MpiResult<()> {
+        // SAFETY (whole body): the parts and their buffers are valid (the caller's contract);
+        // every operand is read before a result is written where they may alias (in place).
+        unsafe {
+            let n = self.n;
+            for i in 0..n {
+                if std::mem::discriminant(self.part(i)) != std::mem::discriminant(self.part(me)) {
+                    let e = MpiError::new(c::MPI_ERR_OTHER, "members called different collectives on one communicator");
+                    for j in 0..n {
+                        self.fail(j, e.clone());
+                    }
+                    return Err(e);
+                }
+            }
+            match self.part(me) {
+                Part::Idle | Part::Barrier => {}
+                Part::Bcast { root, .. } => {
+                    let Part::Bcast { buf: src, .. } = self.part(*root as usize) else {
+                        unreachable!()
+                    };
+                    for i in (0..n).filter(|&i| i != *root as usize) {
+                        let Part::Bcast { buf, .. } = self.part(i) else { unreachable!() };
+                        self.check(i, copy(src, buf));
+                    }
+                }
+                Part::Reduce { count, dt, red, root, .. } => {
+                    self.reduce_all(sc, *count, dt, red, |p| match p {
+                        Part::Reduce { send, recv, dt, .. } => (in_place(*send, *recv), dt),
+                        _ => unreachable!(),
+                    });
+                    for i in 0..n {
+                        let Part::Reduce { recv, count, dt, .. } = self.part(i) else {
+                            unreachable!()
+                        };
+                        if root.is_none_or(|r| r as usize == i) {
+                            red.store(&sc.acc, *recv, *count, dt);
+                        }
+                    }
+                }
+                Part::Gather { root, .. } => {
+                    let rt = *root as usize;
+                    let Part::Gather { parts, .. } = self.part(rt) else {
+                        unreachable!()
+                    };
+                    for i in 0..n {
+                        let Part::Gather { send, .. } = self.part(i) else { unreachable!() };
+                        if let (Some(s), Some(p)) = (send, parts.get(i)) {
+                            self.check(rt, copy(s, p));
+                        }
+                    }
+                }
+                Part::Scatter { root, .. } => {
+                    let Part::Scatter { parts, .. } = self.part(*root as usize) else {
+                        unreachable!()
+                    };
+                    for i in 0..n {
+                        let Part::Scatter { recv, .. } = self.part(i) else { unreachable!() };
+                        if let (Some(d), Some(p)) = (recv, parts.get(i)) {
+                            self.check(i, copy(p, d));
+                        }
+                    }
+                }
+                Part::Allgather { .. } => {
+                    for j in 0..n {
+                        let Part::Allgather { send, parts } = self.part(j) else {
+                            unreachable!()
+                        };
+                        let src = send.as_ref().unwrap_or(&parts[j]);
+                        for i in 0..n {
+                            if i == j && send.is_none() {
+                                continue;
+                            }
+                            let Part::Allgather { parts, .. } = self.part(i) else {
+                                unreachable!()
+                            };
+                            self.check(i, copy(src, &parts[j]));
+                        }
+                    }
+                }
+                Part::Alltoall { .. } => {
+                    // In place, a member's send data is its receive buffer: copied first.
+                    let kept: Vec<_> = (0..n)
+                        .map(|j| match self.part(j) {
+                            Part::Alltoall { sends: None, recvs } => Some(snapshot(recvs)),
+                            _ => None,
+                        })
+                        .collect();
+                    for j in 0..n {
+                        let Part::Alltoall { sends, .. } = self.part(j) else {
+                            unreachable!()
+                        };
+                        let sends = match (sends, &kept[j]) {
+                            (Some(s), _) => s,
+                            (None, Some((_, s))) => s,
+                            (None, None) => unreachable!(),
+                        };
+                        for (i, s) in sends.iter().enumerate().take(n) {
+                            let Part::Alltoall { recvs, .. } = self.part(i) else {
+                                unreachable!()
+                            };
+                            self.check(i, copy(s, &recvs[j]));
+                        }
+                    }
+                }
+                Part::ReduceScatter { counts, dt, red, .. } => {
+                    let total: usize = counts.iter().sum();
+                    self.reduce_all(sc, total, dt, red, |p| match p {
+                        Part::ReduceScatter { send, recv, dt, .. } => (in_place(*send, *recv), dt),
+                        _ => unreachable!(),
+                    });
+                    let mut off = 0;
+                    for (i, &k) in counts.iter().enumerate().take(n) {
+                        let Part::ReduceScatter { recv, dt: di, .. } = self.part(i) else {
+                            unreachable!()
+                        };
+                        let (w_off, w) = red.work(off, dt);
+                        let at = (w_off * w.extent.max(0) as usize).min(sc.acc.len());
+                        red.store(&sc.acc[at..], *recv, k, di);
+                        off += k;
+                    }
+                }
+                Part::Scan {
+                    count, dt, red, exclusive, ..
+                } => {
+                    for i in 0..n {
+                        let Part::Scan {
+                            send,
+                            recv,
+                            count: ci,
+                            dt: di,
+                            ..
+                        } = self.part(i)
+                        else {
+                            unreachable!()
+                        };
+                        // The operand first: in place, it is the receive buffer.
+                        red.load_into(in_place(*send, *recv), *ci, di, &mut sc.x);
+                        if i > 0 {
+                            if *exclusive {
+                                red.store(&sc.acc, *recv, *ci, di);
+                            }
+                            red.apply(&sc.acc, &mut sc.x, *count, dt);
+                        }
+                        std::mem::swap(&mut sc.acc, &mut sc.x);
+                        if !*exclusive {
+                            red.store(&sc.acc, *recv, *ci, di);
+                        }
+                    }
+                }
+            }
+            (*self.slots[me].error.get()).take().map_or(Ok(()), Err)
+        }
+    }
+
+    /// Reduces the members' operands (`operand` gives a part's address and datatype) in
+    /// rank order into `sc.acc`.
+    ///
+    /// # Safety
+    /// As `combine`; every operand holds `count` elements of its datatype.
+    unsafe fn reduce_all(&self, sc: &mut Scratch, count: usize, dt: &DtRef, red: &Reducer, operand: impl Fn(&Part) -> (*const u8, &DtRef)) {
+        // SAFETY (whole body): as the caller's.
+        unsafe {
+            let (p0, d0) = operand(self.part(0));
+            red.load_into(p0, count, d0, &mut sc.acc);
+            let (nw, _) = red.work(count, dt);
+            for i in 1..self.n {
+                let (p, d) = operand(self.part(i));
+                match red {
+                    // Predefined operations commute exactly (acc = p op acc equals acc op p), and a
+                    // contiguous operand is its own work buffer: no copy.
+                    Reducer::Builtin { op, ty, .. } if d.is_contiguous() => {
+                        op::apply(*op, *ty, p, sc.acc.as_mut_ptr(), nw);
+                    }
+                    _ => {
+                        // acc op x, in rank order (non-commutative user operations).
+                        red.load_into(p, count, d, &mut sc.x);
+                        red.apply(&sc.acc, &mut sc.x, count, dt);
+                        std::mem::swap(&mut sc.acc, &mut sc.x);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Copies `src` into `dst` through their type maps: every byte once (one memmove when both
+/// are contiguous). An error when `dst` is too small.
+///
+/// # Safety
+/// Both buffers are valid for their counts.
+unsafe fn copy(src: &Buf, dst: &Buf) -> MpiResult<()> {
+    let bytes = src.count * src.dt.size;
+    if bytes > dst.count * dst.dt.size {
+        return err(
+            c::MPI_ERR_TRUNCATE,
+            format!(
+                "collective data of {bytes} bytes does not fit the receive buffer of {} bytes (mismatched counts?)",
+                dst.count * dst.dt.size
+            ),
+        );
+    }
+    if bytes == 0 || src.ptr == dst.ptr {
+        return Ok(());
+    }
+    // SAFETY: as the caller's; `dst` holds at least `bytes` (checked above).
+    unsafe {
+        if src.dt.is_contiguous() && dst.dt.is_contiguous() {
+            std::ptr::copy(src.ptr, dst.ptr, bytes);
+        } else {
+            let mut v = Vec::with_capacity(bytes);
+            src.dt.pack(src.ptr, src.count, &mut v);
+            dst.dt.unpack(&v, dst.ptr, bytes / dst.dt.size);
+        }
+    }
+    Ok(())
+}
+
+/// Packed copies of `ps` and byte buffers over them (the send side of an in-place alltoall).
+///
+/// # Safety
+/// The buffers are valid for their counts.
+pub unsafe fn snapshot(ps: &[Buf]) -> (Vec<Vec<u8>>, Vec<Buf>) {
+    let byte = super::datatype::byte();
+    let mut keep = Vec::with_capacity(ps.len());
+    for p in ps {
+        let mut v = Vec::new();
+        // SAFETY: as the caller's.
+        unsafe { p.dt.pack(p.ptr, p.count, &mut v) };
+        keep.push(v);
+    }
+    let bufs = keep.iter_mut().map(|v| Buf::new(v.as_mut_ptr(), v.len(), byte.clone())).collect();
+    (keep, bufs)
+}
+
+/// Teams being joined: created by a communicator's first member to look, dropped from here
+/// when its last member has taken it.
+static JOINING: Lock<Vec<(super::hier::CommKey, Arc<Team>, usize)>> = Lock::new(Vec::new());
+
+/// The team of subrank `sub`'s communicator `cm` (handle `comm_h`), None when its members
+/// do not all live in this process (or the program has thread-locals, or it is an
+/// inter-communicator). Looked up once per member and communicator, then kept in `cm`.
+pub fn of(sub: usize, cm: &CommRef, comm_h: usize) -> MpiResult<Option<Arc<Team>>> {
+    match &cm.team {
+        TeamCell::Here(t) => return Ok(Some(t.clone())),
+        TeamCell::Absent => return Ok(None),
+        TeamCell::Unknown => {}
+    }
+    let (local, workers) = state::with(|s| {
+        let me = s.myproc;
+        let local = cm.group.ranks.iter().all(|&w| s.locate(w).0 == me);
+        (local, s.cfg.workers)
+    })?;
+    let team = (local && !cm.is_inter() && !sched::swap::active()).then(|| join(cm, workers > 1));
+    let cell = team.clone().map_or(TeamCell::Absent, TeamCell::Here);
+    state::with(|s| {
+        let i = crate::abi::handles::comm_index(comm_h)?;
+        s.locals[sub].comms.get_mut(i)?.as_mut()?.team = cell;
+        Some(())
+    })?;
+    Ok(team)
+}
+
+fn join(cm: &CommRef, spin: bool) -> Arc<Team> {
+    let key = super::hier::key_of(cm.ctx, &cm.group.ranks);
+    let n = cm.group.size();
+    let mut j = JOINING.lock();
+    let i = match j.iter().position(|e| e.0 == key) {
+        Some(i) => i,
+        None => {
+            j.push((key, Arc::new(Team::new(n, spin)), 0));
+            j.len() - 1
+        }
+    };
+    j[i].2 += 1;
+    let t = j[i].1.clone();
+    if j[i].2 == n {
+        j.swap_remove(i);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    fn int() -> DtRef {
+        super::super::datatype::lookup(c::MPI_INT).expect("MPI_INT")
+    }
+
+    #[rstest]
+    #[case(3, 3, Ok(()))]
+    #[case(2, 3, Ok(()))]
+    #[case(3, 2, Err(c::MPI_ERR_TRUNCATE))]
+    #[case(0, 0, Ok(()))]
+    fn copies_or_reports_truncation(#[case] from: usize, #[case] room: usize, #[case] want: Result<(), i32>) {
+        let mut a = [1i32, 2, 3];
+        let mut b = [0i32; 3];
+        let (s, d) = (
+            Buf::new(a.as_mut_ptr() as *mut u8, from, int()),
+            Buf::new(b.as_mut_ptr() as *mut u8, room, int()),
+        );
+        // SAFETY: both arrays hold 3 ints, the counts are at most 3.
+        let r = unsafe { copy(&s, &d) };
+        assert_eq!(r.map_err(|e| e.class), want);
+        if want.is_ok() {
+            assert_eq!(&b[..from], &a[..from]);
+        }
+    }
+
+    #[rstest]
+    #[case(1)]
+    #[case(4)]
+    fn a_team_of_one_runs_alone(#[case] rounds: usize) {
+        let t = Team::new(1, false);
+        let mut x = [7i32];
+        let mut y = [0i32];
+        for _ in 0..rounds {
+            let p = Part::Allgather {
+                send: Some(Buf::new(x.as_mut_ptr() as *mut u8, 1, int())),
+                parts: vec![Buf::new(y.as_mut_ptr() as *mut u8, 1, int())],
+            };
+            // SAFETY: the buffers are live locals; one member, so no other part is read.
+            unsafe { t.run(0, &p) }.expect("runs");
+        }
+        assert_eq!(y, [7]);
+        assert_eq!(t.generation.0.load(Ordering::Relaxed), rounds as u64);
+    }
+}
