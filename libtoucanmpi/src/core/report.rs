@@ -189,7 +189,7 @@ pub fn finish(s: &mut super::state::State) {
     let all = match s.tp.allgather(&bytes) {
         Ok(a) => a,
         Err(e) => {
-            crate::abi::say(&format!("toucan: report: {e}\n"));
+            crate::core::diag::say(&format!("toucan: report: {e}\n"));
             return;
         }
     };
@@ -207,10 +207,10 @@ pub fn finish(s: &mut super::state::State) {
         })
         .collect();
     match target {
-        Target::Text => crate::abi::say(&text(&rows, s.cfg.v)),
+        Target::Text => crate::core::diag::say(&text(&rows, s.cfg.v)),
         Target::Json(path) => {
             if let Err(e) = std::fs::write(&path, json(&rows, s.cfg.v)) {
-                crate::abi::say(&format!("toucan: report: cannot write {path}: {e}\n"));
+                crate::core::diag::say(&format!("toucan: report: cannot write {path}: {e}\n"));
             }
         }
     }

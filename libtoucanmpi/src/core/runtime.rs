@@ -3,7 +3,7 @@
 
 use super::error::{err, MpiResult};
 use super::state::{self, Config, State};
-use crate::abi::consts as c;
+use crate::consts as c;
 use crate::sched::bind;
 use crate::transport::{real, Transport};
 use std::os::raw::c_int;
@@ -196,7 +196,7 @@ pub fn process_exit() -> Result<(), String> {
     super::background::stop();
     if let Some(mut s) = state::take() {
         super::report::finish(&mut s);
-        super::realcoll::settle(&mut s);
+        super::coll::real::settle(&mut s);
         s.tp.finalize()?;
         // The real MPI's library stays loaded (its atexit handlers may still run).
         std::mem::forget(s);

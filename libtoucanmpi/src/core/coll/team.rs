@@ -21,14 +21,13 @@
 //! thread-locals (then buffers may live in a block another subrank's values occupy while
 //! their owner is switched out, `core::tlsbuf`: such programs keep the two-level path).
 
-use super::coll::{in_place, Buf};
-use super::comm::{CommRef, TeamCell};
-use super::datatype::DtRef;
-use super::error::{err, MpiError, MpiResult};
-use super::op;
 use super::reduce::Reducer;
-use super::state;
-use crate::abi::consts as c;
+use super::{in_place, op, Buf};
+use crate::consts as c;
+use crate::core::comm::{CommRef, TeamCell};
+use crate::core::datatype::DtRef;
+use crate::core::error::{err, MpiError, MpiResult};
+use crate::core::state;
 use crate::sched;
 use crate::sched::lock::Lock;
 use std::cell::UnsafeCell;
@@ -479,7 +478,7 @@ unsafe fn copy(src: &Buf, dst: &Buf) -> MpiResult<()> {
 /// # Safety
 /// The buffers are valid for their counts.
 pub unsafe fn snapshot(ps: &[Buf]) -> (Vec<Vec<u8>>, Vec<Buf>) {
-    let byte = super::datatype::byte();
+    let byte = crate::core::datatype::byte();
     let mut keep = Vec::with_capacity(ps.len());
     for p in ps {
         let mut v = Vec::new();
@@ -512,7 +511,7 @@ pub fn of(sub: usize, cm: &CommRef, comm_h: usize) -> MpiResult<Option<Arc<Team>
     let team = (local && !cm.is_inter() && !sched::swap::active()).then(|| join(cm, workers > 1));
     let cell = team.clone().map_or(TeamCell::Absent, TeamCell::Here);
     state::with(|s| {
-        let i = crate::abi::handles::comm_index(comm_h)?;
+        let i = crate::core::comm::comm_index(comm_h)?;
         s.locals[sub].comms.get_mut(i)?.as_mut()?.team = cell;
         Some(())
     })?;
@@ -544,7 +543,7 @@ mod tests {
     use rstest::rstest;
 
     fn int() -> DtRef {
-        super::super::datatype::lookup(c::MPI_INT).expect("MPI_INT")
+        crate::core::datatype::lookup(c::MPI_INT).expect("MPI_INT")
     }
 
     #[rstest]
