@@ -10,7 +10,7 @@ use super::consts as c;
 use super::handles::{self as hd, comm};
 use crate::core::coll::real;
 use crate::core::coll::reduce::Reducer;
-use crate::core::coll::team::{self, Part};
+use crate::core::coll::team::{self, Blocks, Part};
 use crate::core::coll::{Buf, Coll, CollJob, CollOp};
 use crate::core::comm::CommRef;
 use crate::core::datatype::DtRef;
@@ -188,18 +188,30 @@ fn job_of(p: Part) -> CollJob {
                 None => c.allreduce(send, recv, count, &dt, &red),
             }
         }),
-        Part::Gather { send, parts, root } => Box::new(move |c: &Coll| unsafe { c.gatherv(send.as_ref(), &parts, root) }),
-        Part::Scatter { parts, recv, root } => Box::new(move |c: &Coll| unsafe { c.scatterv(&parts, recv.as_ref(), root) }),
-        Part::Allgather { send, parts } => Box::new(move |c: &Coll| unsafe { c.allgatherv(send.as_ref(), &parts) }),
-        Part::Alltoall { sends, recvs } => Box::new(move |c: &Coll| unsafe {
-            match &sends {
-                Some(sends) => c.alltoallv(sends, &recvs),
-                None => {
-                    let (_keep, sends) = team::snapshot(&recvs);
-                    c.alltoallv(&sends, &recvs)
+        Part::Gather { send, parts, root } => {
+            let parts = parts.into_vec();
+            Box::new(move |c: &Coll| unsafe { c.gatherv(send.as_ref(), &parts, root) })
+        }
+        Part::Scatter { parts, recv, root } => {
+            let parts = parts.into_vec();
+            Box::new(move |c: &Coll| unsafe { c.scatterv(&parts, recv.as_ref(), root) })
+        }
+        Part::Allgather { send, parts } => {
+            let parts = parts.into_vec();
+            Box::new(move |c: &Coll| unsafe { c.allgatherv(send.as_ref(), &parts) })
+        }
+        Part::Alltoall { sends, recvs } => {
+            let (sends, recvs) = (sends.map(Blocks::into_vec), recvs.into_vec());
+            Box::new(move |c: &Coll| unsafe {
+                match &sends {
+                    Some(sends) => c.alltoallv(sends, &recvs),
+                    None => {
+                        let (_keep, sends) = team::snapshot(&recvs);
+                        c.alltoallv(&sends, &recvs)
+                    }
                 }
-            }
-        }),
+            })
+        }
         Part::ReduceScatter {
             send,
             recv,
@@ -272,13 +284,26 @@ pub(crate) enum Layout {
 /// # Safety
 /// The arrays of `l` must have `n` entries; only addresses are computed from `buf`.
 pub(crate) unsafe fn blocks(buf: *const c_void, l: Layout, n: usize) -> MpiResult<Vec<Buf>> {
+    Ok(split(buf, l, n)?.into_vec())
+}
+
+/// `blocks` without a list for the equal layout.
+///
+/// # Safety
+/// As `blocks`.
+unsafe fn split(buf: *const c_void, l: Layout, n: usize) -> MpiResult<Blocks> {
     let at = |bytes: i64, k: i64, d: DtRef| -> MpiResult<Buf> {
         Ok(Buf::new((buf as *mut u8).wrapping_offset(bytes as isize), hd::count(k)?, d))
     };
-    match l {
+    let list: MpiResult<Vec<Buf>> = match l {
         Layout::Equal(k, dt) => {
-            let (k, d) = typed(buf, k, dt)?;
-            (0..n).map(|i| at((i * k) as i64 * d.extent as i64, k as i64, d.clone())).collect()
+            let (count, dt) = typed(buf, k, dt)?;
+            return Ok(Blocks::Equal {
+                ptr: buf as *mut u8,
+                count,
+                dt,
+                n,
+            });
         }
         Layout::V(cs, ds, dt) => {
             let d = hd::dtype(dt)?;
@@ -292,7 +317,8 @@ pub(crate) unsafe fn blocks(buf: *const c_void, l: Layout, n: usize) -> MpiResul
             }
             (0..n).map(|i| at(ds[i], cs[i], hd::dtype(*ts.add(i))?)).collect()
         }
-    }
+    };
+    list.map(Blocks::List)
 }
 
 /// This rank's part in a rooted collective.
@@ -410,9 +436,9 @@ fn prep_gather(
     };
     let ps = if part == Role::Root {
         // SAFETY: the standard gives the arrays one entry per peer; only addresses are computed.
-        unsafe { blocks(rbuf, rl, cm.peer_size() as usize)? }
+        unsafe { split(rbuf, rl, cm.peer_size() as usize)? }
     } else {
-        Vec::new()
+        Blocks::List(Vec::new())
     };
     Ok(Prepared::part(sub, cm, Part::Gather { send, parts: ps, root }))
 }
@@ -437,9 +463,9 @@ fn prep_scatter(
     };
     let ps = if part == Role::Root {
         // SAFETY: the standard gives the arrays one entry per peer; only addresses are computed.
-        unsafe { blocks(sbuf, sl, cm.peer_size() as usize)? }
+        unsafe { split(sbuf, sl, cm.peer_size() as usize)? }
     } else {
-        Vec::new()
+        Blocks::List(Vec::new())
     };
     Ok(Prepared::part(sub, cm, Part::Scatter { parts: ps, recv, root }))
 }
@@ -449,7 +475,7 @@ fn prep_allgather(sbuf: *const c_void, scount: i64, sdt: usize, rbuf: *mut c_voi
     not_in_place(&cm, sbuf)?;
     let send = if in_place(sbuf) { None } else { Some(send_buf(sbuf, scount, sdt)?) };
     // SAFETY: the standard gives the arrays one entry per peer; only addresses are computed.
-    let ps = unsafe { blocks(rbuf, rl, cm.peer_size() as usize)? };
+    let ps = unsafe { split(rbuf, rl, cm.peer_size() as usize)? };
     Ok(Prepared::part(sub, cm, Part::Allgather { send, parts: ps }))
 }
 
@@ -458,12 +484,12 @@ fn prep_alltoall(sbuf: *const c_void, sl: Layout, rbuf: *mut c_void, rl: Layout,
     not_in_place(&cm, sbuf)?;
     let n = cm.peer_size() as usize;
     // SAFETY: the standard gives the arrays one entry per peer; only addresses are computed.
-    let rps = unsafe { blocks(rbuf, rl, n)? };
+    let rps = unsafe { split(rbuf, rl, n)? };
     let sps = if in_place(sbuf) {
         None
     } else {
         // SAFETY: as above.
-        Some(unsafe { blocks(sbuf, sl, n)? })
+        Some(unsafe { split(sbuf, sl, n)? })
     };
     // With MPI_IN_PLACE (sends None) the send data is the receive buffer, copied first.
     Ok(Prepared::part(sub, cm, Part::Alltoall { sends: sps, recvs: rps }))

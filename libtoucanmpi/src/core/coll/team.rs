@@ -34,6 +34,61 @@ use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
+/// One block of a buffer, borrowed.
+#[derive(Clone, Copy)]
+pub struct View<'a> {
+    ptr: *mut u8,
+    count: usize,
+    dt: &'a DtRef,
+}
+
+impl<'a> From<&'a Buf> for View<'a> {
+    fn from(b: &'a Buf) -> View<'a> {
+        View {
+            ptr: b.ptr,
+            count: b.count,
+            dt: &b.dt,
+        }
+    }
+}
+
+/// A buffer split into one block per peer: `count` elements of one type each, back to back
+/// (no list to build for the plain forms), or any list (the v- and w-forms).
+pub enum Blocks {
+    Equal { ptr: *mut u8, count: usize, dt: DtRef, n: usize },
+    List(Vec<Buf>),
+}
+
+impl Blocks {
+    pub fn len(&self) -> usize {
+        match self {
+            Blocks::Equal { n, .. } => *n,
+            Blocks::List(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Block `i`, if there is one.
+    pub fn get(&self, i: usize) -> Option<View<'_>> {
+        match self {
+            Blocks::Equal { ptr, count, dt, n } => (i < *n).then(|| View {
+                ptr: ptr.wrapping_offset((i * count) as isize * dt.extent),
+                count: *count,
+                dt,
+            }),
+            Blocks::List(v) => v.get(i).map(View::from),
+        }
+    }
+    /// Every block as a `Buf`.
+    pub fn into_vec(self) -> Vec<Buf> {
+        match self {
+            Blocks::Equal { ptr, count, dt, n } => (0..n).map(|i| Buf::new(ptr, 0, dt.clone()).at(i * count, count)).collect(),
+            Blocks::List(v) => v,
+        }
+    }
+}
+
 /// The arguments of one collective call, checked and owned. The blocking form lends them to
 /// its team; the others become a job over point-to-point (`abi::coll`).
 pub enum Part {
@@ -56,24 +111,24 @@ pub enum Part {
     /// Gather(v): `send` None at an in-place root; `parts` (root only) one block per rank.
     Gather {
         send: Option<Buf>,
-        parts: Vec<Buf>,
+        parts: Blocks,
         root: i32,
     },
     /// Scatter(v): `parts` (root only) one block per rank; `recv` None at an in-place root.
     Scatter {
-        parts: Vec<Buf>,
+        parts: Blocks,
         recv: Option<Buf>,
         root: i32,
     },
     /// Allgather(v): `send` None in place (the own block of `parts` holds the data).
     Allgather {
         send: Option<Buf>,
-        parts: Vec<Buf>,
+        parts: Blocks,
     },
     /// Alltoall(v, w): `sends` None in place (the data is in `recvs`).
     Alltoall {
-        sends: Option<Vec<Buf>>,
-        recvs: Vec<Buf>,
+        sends: Option<Blocks>,
+        recvs: Blocks,
     },
     /// Reduce_scatter(_block): rank i gets `counts[i]` elements; `send` may be MPI_IN_PLACE.
     ReduceScatter {
@@ -257,10 +312,19 @@ impl Team {
     /// # Safety
     /// Every member's part is in place and valid.
     unsafe fn combine(&self, me: usize, sc: &mut Scratch) -> MpiResult<()> {
+        let n = self.n;
+        // Every member's part, of the kind of the combiner's (checked first).
+        macro_rules! each {
+            ($i:expr, $pat:pat => $e:expr) => {
+                match self.part($i) {
+                    $pat => $e,
+                    _ => unreachable!("kinds checked"),
+                }
+            };
+        }
         // SAFETY (whole body): the parts and their buffers are valid (the caller's contract);
         // every operand is read before a result is written where they may alias (in place).
         unsafe {
-            let n = self.n;
             for i in 0..n {
                 if std::mem::discriminant(self.part(i)) != std::mem::discriminant(self.part(me)) {
                     let e = MpiError::new(c::MPI_ERR_OTHER, "members called different collectives on one communicator");
@@ -273,90 +337,70 @@ impl Team {
             match self.part(me) {
                 Part::Idle | Part::Barrier => {}
                 Part::Bcast { root, .. } => {
-                    let Part::Bcast { buf: src, .. } = self.part(*root as usize) else {
-                        unreachable!()
-                    };
-                    for i in (0..n).filter(|&i| i != *root as usize) {
-                        let Part::Bcast { buf, .. } = self.part(i) else { unreachable!() };
-                        self.check(i, copy(src, buf));
+                    let rt = *root as usize;
+                    let src = each!(rt, Part::Bcast { buf, .. } => View::from(buf));
+                    for i in (0..n).filter(|&i| i != rt) {
+                        self.check(i, copy(src, each!(i, Part::Bcast { buf, .. } => buf.into())));
                     }
                 }
                 Part::Reduce { count, dt, red, root, .. } => {
                     self.reduce_all(sc, *count, dt, red, |p| match p {
                         Part::Reduce { send, recv, dt, .. } => (in_place(*send, *recv), dt),
-                        _ => unreachable!(),
+                        _ => unreachable!("kinds checked"),
                     });
                     for i in 0..n {
-                        let Part::Reduce { recv, count, dt, .. } = self.part(i) else {
-                            unreachable!()
-                        };
                         if root.is_none_or(|r| r as usize == i) {
-                            red.store(&sc.acc, *recv, *count, dt);
+                            each!(i, Part::Reduce { recv, count, dt, .. } => red.store(&sc.acc, *recv, *count, dt));
                         }
                     }
                 }
                 Part::Gather { root, .. } => {
                     let rt = *root as usize;
-                    let Part::Gather { parts, .. } = self.part(rt) else {
-                        unreachable!()
-                    };
+                    let parts = each!(rt, Part::Gather { parts, .. } => parts);
                     for i in 0..n {
-                        let Part::Gather { send, .. } = self.part(i) else { unreachable!() };
-                        if let (Some(s), Some(p)) = (send, parts.get(i)) {
-                            self.check(rt, copy(s, p));
+                        if let (Some(s), Some(p)) = (each!(i, Part::Gather { send, .. } => send), parts.get(i)) {
+                            self.check(rt, copy(s.into(), p));
                         }
                     }
                 }
                 Part::Scatter { root, .. } => {
-                    let Part::Scatter { parts, .. } = self.part(*root as usize) else {
-                        unreachable!()
-                    };
+                    let parts = each!(*root as usize, Part::Scatter { parts, .. } => parts);
                     for i in 0..n {
-                        let Part::Scatter { recv, .. } = self.part(i) else { unreachable!() };
-                        if let (Some(d), Some(p)) = (recv, parts.get(i)) {
-                            self.check(i, copy(p, d));
+                        if let (Some(d), Some(p)) = (each!(i, Part::Scatter { recv, .. } => recv), parts.get(i)) {
+                            self.check(i, copy(p, d.into()));
                         }
                     }
                 }
                 Part::Allgather { .. } => {
                     for j in 0..n {
-                        let Part::Allgather { send, parts } = self.part(j) else {
-                            unreachable!()
+                        let (send, parts) = each!(j, Part::Allgather { send, parts } => (send, parts));
+                        // In place, member j's block of its own receive buffer holds its data.
+                        let Some(src) = send.as_ref().map(View::from).or_else(|| parts.get(j)) else {
+                            continue;
                         };
-                        let src = send.as_ref().unwrap_or(&parts[j]);
-                        for i in 0..n {
-                            if i == j && send.is_none() {
-                                continue;
+                        for i in (0..n).filter(|&i| i != j || send.is_some()) {
+                            if let Some(d) = each!(i, Part::Allgather { parts, .. } => parts.get(j)) {
+                                self.check(i, copy(src, d));
                             }
-                            let Part::Allgather { parts, .. } = self.part(i) else {
-                                unreachable!()
-                            };
-                            self.check(i, copy(src, &parts[j]));
                         }
                     }
                 }
                 Part::Alltoall { .. } => {
                     // In place, a member's send data is its receive buffer: copied first.
                     let kept: Vec<_> = (0..n)
-                        .map(|j| match self.part(j) {
-                            Part::Alltoall { sends: None, recvs } => Some(snapshot(recvs)),
-                            _ => None,
-                        })
+                        .map(|j| each!(j, Part::Alltoall { sends, recvs } => sends.is_none().then(|| snapshot_blocks(recvs))))
                         .collect();
                     for j in 0..n {
-                        let Part::Alltoall { sends, .. } = self.part(j) else {
-                            unreachable!()
-                        };
-                        let sends = match (sends, &kept[j]) {
-                            (Some(s), _) => s,
-                            (None, Some((_, s))) => s,
-                            (None, None) => unreachable!(),
-                        };
-                        for (i, s) in sends.iter().enumerate().take(n) {
-                            let Part::Alltoall { recvs, .. } = self.part(i) else {
-                                unreachable!()
+                        let sends = each!(j, Part::Alltoall { sends, .. } => sends);
+                        for i in 0..n {
+                            let s = match (sends, &kept[j]) {
+                                (Some(s), _) => s.get(i),
+                                (None, Some((_, s))) => s.get(i).map(View::from),
+                                (None, None) => None,
                             };
-                            self.check(i, copy(s, &recvs[j]));
+                            if let (Some(s), Some(d)) = (s, each!(i, Part::Alltoall { recvs, .. } => recvs.get(j))) {
+                                self.check(i, copy(s, d));
+                            }
                         }
                     }
                 }
@@ -364,16 +408,13 @@ impl Team {
                     let total: usize = counts.iter().sum();
                     self.reduce_all(sc, total, dt, red, |p| match p {
                         Part::ReduceScatter { send, recv, dt, .. } => (in_place(*send, *recv), dt),
-                        _ => unreachable!(),
+                        _ => unreachable!("kinds checked"),
                     });
                     let mut off = 0;
                     for (i, &k) in counts.iter().enumerate().take(n) {
-                        let Part::ReduceScatter { recv, dt: di, .. } = self.part(i) else {
-                            unreachable!()
-                        };
                         let (w_off, w) = red.work(off, dt);
                         let at = (w_off * w.extent.max(0) as usize).min(sc.acc.len());
-                        red.store(&sc.acc[at..], *recv, k, di);
+                        each!(i, Part::ReduceScatter { recv, dt, .. } => red.store(&sc.acc[at..], *recv, k, dt));
                         off += k;
                     }
                 }
@@ -381,27 +422,18 @@ impl Team {
                     count, dt, red, exclusive, ..
                 } => {
                     for i in 0..n {
-                        let Part::Scan {
-                            send,
-                            recv,
-                            count: ci,
-                            dt: di,
-                            ..
-                        } = self.part(i)
-                        else {
-                            unreachable!()
-                        };
+                        let (send, recv, ci, di) = each!(i, Part::Scan { send, recv, count, dt, .. } => (*send, *recv, *count, dt));
                         // The operand first: in place, it is the receive buffer.
-                        red.load_into(in_place(*send, *recv), *ci, di, &mut sc.x);
+                        red.load_into(in_place(send, recv), ci, di, &mut sc.x);
                         if i > 0 {
                             if *exclusive {
-                                red.store(&sc.acc, *recv, *ci, di);
+                                red.store(&sc.acc, recv, ci, di);
                             }
                             red.apply(&sc.acc, &mut sc.x, *count, dt);
                         }
                         std::mem::swap(&mut sc.acc, &mut sc.x);
                         if !*exclusive {
-                            red.store(&sc.acc, *recv, *ci, di);
+                            red.store(&sc.acc, recv, ci, di);
                         }
                     }
                 }
@@ -446,7 +478,7 @@ impl Team {
 ///
 /// # Safety
 /// Both buffers are valid for their counts.
-unsafe fn copy(src: &Buf, dst: &Buf) -> MpiResult<()> {
+unsafe fn copy(src: View, dst: View) -> MpiResult<()> {
     let bytes = src.count * src.dt.size;
     if bytes > dst.count * dst.dt.size {
         return err(
@@ -478,8 +510,24 @@ unsafe fn copy(src: &Buf, dst: &Buf) -> MpiResult<()> {
 /// # Safety
 /// The buffers are valid for their counts.
 pub unsafe fn snapshot(ps: &[Buf]) -> (Vec<Vec<u8>>, Vec<Buf>) {
+    // SAFETY: as the caller's.
+    unsafe { snapshot_views(ps.iter().map(View::from)) }
+}
+
+/// `snapshot` of blocks.
+///
+/// # Safety
+/// As `snapshot`'s.
+unsafe fn snapshot_blocks(b: &Blocks) -> (Vec<Vec<u8>>, Vec<Buf>) {
+    // SAFETY: as the caller's.
+    unsafe { snapshot_views((0..b.len()).filter_map(|i| b.get(i))) }
+}
+
+/// # Safety
+/// As `snapshot`'s.
+unsafe fn snapshot_views<'a>(ps: impl Iterator<Item = View<'a>>) -> (Vec<Vec<u8>>, Vec<Buf>) {
     let byte = crate::core::datatype::byte();
-    let mut keep = Vec::with_capacity(ps.len());
+    let mut keep = Vec::new();
     for p in ps {
         let mut v = Vec::new();
         // SAFETY: as the caller's.
@@ -559,7 +607,7 @@ mod tests {
             Buf::new(b.as_mut_ptr() as *mut u8, room, int()),
         );
         // SAFETY: both arrays hold 3 ints, the counts are at most 3.
-        let r = unsafe { copy(&s, &d) };
+        let r = unsafe { copy((&s).into(), (&d).into()) };
         assert_eq!(r.map_err(|e| e.class), want);
         if want.is_ok() {
             assert_eq!(&b[..from], &a[..from]);
@@ -576,7 +624,7 @@ mod tests {
         for _ in 0..rounds {
             let p = Part::Allgather {
                 send: Some(Buf::new(x.as_mut_ptr() as *mut u8, 1, int())),
-                parts: vec![Buf::new(y.as_mut_ptr() as *mut u8, 1, int())],
+                parts: Blocks::List(vec![Buf::new(y.as_mut_ptr() as *mut u8, 1, int())]),
             };
             // SAFETY: the buffers are live locals; one member, so no other part is read.
             unsafe { t.run(0, &p) }.expect("runs");
