@@ -3,7 +3,7 @@
 # and AMPI, side by side (issue 16; see bench/README.md, "IMB").
 #
 #   bench/run-imb.sh [-r N] [-c CONFIGS] [-b BENCHMARKS] [-n NBC_BENCHMARKS] [-m SIZES]
-#                    [--ampi HOME] [-t SECONDS] [--iter N] [--wait-quiet SECONDS]
+#                    [--ampi HOME] [--baseline LIBDIR] [-t SECONDS] [--iter N] [--wait-quiet SECONDS]
 #                    [--update-results [NAME]] IMB_DIR
 #
 # IMB_DIR is a checkout of github.com/intel/mpi-benchmarks, fetched by the user (this script
@@ -19,6 +19,8 @@
 #   toucan-NxV      TOUCAN_V=V mpirun -np N IMB (Toucan build)                N*V ranks
 #   toucan-NxWxV    TOUCAN_WORKERS=W TOUCAN_V=V mpirun -np N IMB              N*W*V ranks
 #   ampi-pP-vpV     charmrun +pP ++local ++quiet IMB +vpV (AMPI build)        V ranks
+#   base-NxV, base-NxWxV   as toucan-..., against the --baseline library (LD_LIBRARY_PATH
+#                   overrides the Toucan build's RUNPATH): before/after a change, one run set
 # Each configuration runs every benchmark of -b (IMB-MPI1) and of -n (IMB-NBC; "none" for
 # none) on all its ranks (-npmin = ranks), message sizes -m, N times, interleaved (run 1 of
 # every configuration, then run 2, ...). IMB's own arguments: -msglen (the sizes), -npmin,
@@ -36,6 +38,7 @@
 #   -n LIST             IMB-NBC benchmarks (default none; e.g. Ibcast,Iallreduce,Iallgather,Ialltoall)
 #   -m LIST             message sizes in bytes (default 8,1024,65536)
 #   --ampi HOME         an AMPI build (a Charm++ build directory with bin/ampicxx, bin/charmrun)
+#   --baseline LIBDIR   a directory holding another libtoucanmpi.so (copied at the start)
 #   --iter N            IMB's -iter (default 1000)
 #   -t SECONDS          timeout of one run (default 300)
 #   --wait-quiet S      first wait up to S seconds for a quiet machine (bench/lib.sh)
@@ -63,6 +66,7 @@ mpi1="PingPong,Sendrecv,Exchange,Bcast,Reduce,Allreduce,Allgather,Alltoall,Gathe
 nbc=none
 sizes="8,1024,65536"
 ampi_home=""
+base_dir=""
 iter=1000
 run_timeout=300
 wait_limit=0
@@ -77,7 +81,7 @@ while (($#)); do
         runs=$2
         shift 2
         ;;
-    -c | -b | -n | -m | --ampi)
+    -c | -b | -n | -m | --ampi | --baseline)
         [[ -n "${2-}" ]] || die "$1 needs an argument"
         case "$1" in
         -c) configs_arg=$2 ;;
@@ -85,6 +89,7 @@ while (($#)); do
         -n) nbc=$2 ;;
         -m) sizes=$2 ;;
         --ampi) ampi_home=$2 ;;
+        --baseline) base_dir=$2 ;;
         esac
         shift 2
         ;;
@@ -154,13 +159,13 @@ for cfg in "${configs[@]}"; do
         n=${n%p}
         cfg_impl[$cfg]=mpich cfg_ranks[$cfg]=$n cfg_cmd[$cfg]="$MPIRUN -np $n"
         ;;
-    toucan-[0-9]*x[0-9]*x[0-9]*)
-        IFS=x read -r n w v <<<"${cfg#toucan-}"
+    toucan-[0-9]*x[0-9]*x[0-9]* | base-[0-9]*x[0-9]*x[0-9]*)
+        IFS=x read -r n w v <<<"${cfg#*-}"
         cfg_impl[$cfg]=toucan cfg_ranks[$cfg]=$((n * w * v))
         cfg_cmd[$cfg]="TOUCAN_WORKERS=$w TOUCAN_V=$v $MPIRUN -np $n"
         ;;
-    toucan-[0-9]*x[0-9]*)
-        IFS=x read -r n v <<<"${cfg#toucan-}"
+    toucan-[0-9]*x[0-9]* | base-[0-9]*x[0-9]*)
+        IFS=x read -r n v <<<"${cfg#*-}"
         cfg_impl[$cfg]=toucan cfg_ranks[$cfg]=$((n * v)) cfg_cmd[$cfg]="TOUCAN_V=$v $MPIRUN -np $n"
         ;;
     ampi-p[0-9]*-vp[0-9]*)
@@ -170,8 +175,12 @@ for cfg in "${configs[@]}"; do
         v=${cfg##*-vp}
         cfg_impl[$cfg]=ampi cfg_ranks[$cfg]=$v cfg_cmd[$cfg]="$ampi_home/bin/charmrun +p$p ++local ++quiet @EXE@ +vp$v"
         ;;
-    *) die "unknown configuration '$cfg' (mpich-Np, toucan-NxV, toucan-NxWxV, ampi-pP-vpV)" ;;
+    *) die "unknown configuration '$cfg' (mpich-Np, toucan-NxV, toucan-NxWxV, ampi-pP-vpV, base-NxV)" ;;
     esac
+    if [[ "$cfg" == base-* ]]; then
+        [[ -n "$base_dir" ]] || die "$cfg needs --baseline LIBDIR"
+        cfg_cmd[$cfg]="LD_LIBRARY_PATH=$out/base-lib ${cfg_cmd[$cfg]}"
+    fi
     [[ " ${need_impl[*]-} " == *" ${cfg_impl[$cfg]} "* ]] || need_impl+=("${cfg_impl[$cfg]}")
 done
 if [[ -n "$ampi_home" ]]; then
@@ -213,6 +222,12 @@ if [[ " ${need_impl[*]} " == *" toucan "* ]]; then
     snapshot_lib "$libdir" "$out/lib"
 fi
 lib_mtime=${lib_mtime-none} lib_sum=${lib_sum-none}
+if [[ -n "$base_dir" ]]; then
+    [[ -e "$base_dir/libtoucanmpi.so" ]] || die "--baseline $base_dir: no libtoucanmpi.so there"
+    mkdir -p "$out/base-lib"
+    cp "$base_dir/libtoucanmpi.so" "$out/base-lib/libtoucanmpi.so"
+    base_sum="$(sha256sum "$out/base-lib/libtoucanmpi.so" | cut -c1-12)"
+fi
 for impl in "${need_impl[@]}"; do
     case "$impl" in
     mpich) build_imb mpich "$MPICC" "$MPICXX" ;;
@@ -367,6 +382,7 @@ if [[ "$update" == yes ]]; then
         describe_setup
         echo "- IMB: commit $(git -C "$imb_dir" rev-parse --short HEAD 2>/dev/null || echo unknown) of intel/mpi-benchmarks," \
             "built with -O0 (IMB's default) by each compiler; arguments \`-msglen (${sizes}) -npmin RANKS -iter $iter -time 2 -mem 0.5\`."
+        [[ -n "$base_dir" ]] && echo "- Baseline library (base-* rows): $base_dir/libtoucanmpi.so (sha256 $base_sum)."
         echo "- Runs (interleaved, $runs of each, timeout ${run_timeout} s):"
         for cfg in "${configs[@]}"; do echo "  - \`${cfg_cmd[$cfg]/@EXE@/IMB-SUITE}\` ($cfg)"; done
         ((others_pct >= 10)) && echo "- **Warning:** other processes used ${others_pct}% of the CPU time during the runs: results are disturbed."

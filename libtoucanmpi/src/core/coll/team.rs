@@ -148,12 +148,50 @@ pub enum Part {
     },
 }
 
+impl Part {
+    /// Which collective: members of one call must agree.
+    fn kind(&self) -> u8 {
+        match self {
+            Part::Idle => 0,
+            Part::Barrier => 1,
+            Part::Bcast { .. } => 2,
+            Part::Reduce { .. } => 3,
+            Part::Gather { .. } => 4,
+            Part::Scatter { .. } => 5,
+            Part::Allgather { .. } => 6,
+            Part::Alltoall { .. } => 7,
+            Part::ReduceScatter { .. } => 8,
+            Part::Scan { .. } => 9,
+        }
+    }
+
+    /// Whether member `rank` may leave as soon as it has counted itself in, its contribution
+    /// copied into its slot: a non-root of Gather and Reduce, which gets nothing back (as a
+    /// small send returns before it is received).
+    fn early(&self, rank: i32) -> bool {
+        match self {
+            Part::Gather { root, .. } => *root != rank,
+            Part::Reduce { root: Some(root), .. } => *root != rank,
+            _ => false,
+        }
+    }
+}
+
 /// One member's place in the team, on a cache line of its own.
 #[repr(align(64))]
 struct Slot {
-    /// The member's `Part` during a call (written by the member before it counts itself in).
+    /// The member's `Part` during a call (written by the member before it counts itself in;
+    /// stale once a member that left early has gone: read only when `staged` is false).
     part: UnsafeCell<*const Part>,
-    /// The member's task, to wake.
+    /// Which collective the member called (`Part::kind`).
+    kind: UnsafeCell<u8>,
+    /// The member left at once and its data is in `stage` (see `Part::early`).
+    staged: UnsafeCell<bool>,
+    /// Packed send data (Gather) or work buffer (Reduce) of a member that left early.
+    stage: UnsafeCell<Vec<u8>>,
+    /// The generation of the member's next call (only the member touches it).
+    next: UnsafeCell<u64>,
+    /// The member's task, to wake (usize::MAX: it does not wait).
     task: AtomicUsize,
     /// The member's error in the last call (written by the combiner before the generation
     /// moves, taken by the member after).
@@ -207,6 +245,10 @@ impl Team {
         let slots = (0..n)
             .map(|_| Slot {
                 part: UnsafeCell::new(std::ptr::null()),
+                kind: UnsafeCell::new(0),
+                staged: UnsafeCell::new(false),
+                stage: UnsafeCell::new(Vec::new()),
+                next: UnsafeCell::new(0),
                 task: AtomicUsize::new(usize::MAX),
                 error: UnsafeCell::new(None),
             })
@@ -229,12 +271,34 @@ impl Team {
     pub unsafe fn run(&self, rank: i32, part: &Part) -> MpiResult<()> {
         let r = rank as usize;
         let slot = &self.slots[r];
-        // The generation can only move once this member has arrived: it is this call's.
-        let g = self.generation.0.load(Ordering::Acquire);
-        // SAFETY: nobody reads this slot's part before this member counts itself in.
-        unsafe { *slot.part.get() = part };
-        slot.task.store(sched::current(), Ordering::Relaxed);
+        // SAFETY: the slot's cells are this member's until it counts itself in (below), once
+        // its previous call is over: the generation is `g` (it cannot pass `g` before this
+        // member arrives, and is `g - 1` while a call it left early is still open).
+        let early = unsafe {
+            let g = *slot.next.get();
+            if self.generation.0.load(Ordering::Acquire) != g {
+                // Whoever closes that call wakes this task: stored before looking again
+                // (sequentially consistent, against the closer's store of the generation
+                // before it reads the tasks), so the wake-up cannot be missed.
+                slot.task.store(sched::current(), Ordering::SeqCst);
+                self.wait(g.wrapping_sub(1));
+            }
+            *slot.next.get() = g.wrapping_add(1);
+            *slot.part.get() = part;
+            *slot.kind.get() = part.kind();
+            *slot.error.get() = None;
+            let early = part.early(rank) && stage(part, &mut *slot.stage.get());
+            *slot.staged.get() = early;
+            early
+        };
+        slot.task
+            .store(if early { usize::MAX } else { sched::current() }, Ordering::Relaxed);
+        // SAFETY: read under the same rule (this member's, before it counts itself in).
+        let g = unsafe { *slot.next.get() }.wrapping_sub(1);
         if self.arrived.0.fetch_add(1, Ordering::AcqRel) + 1 < self.n {
+            if early {
+                return Ok(());
+            }
             self.wait(g);
             // SAFETY: the combiner wrote it before moving the generation (seen above).
             return unsafe { (*slot.error.get()).take() }.map_or(Ok(()), Err);
@@ -244,26 +308,50 @@ impl Team {
         let sc = unsafe { &mut *self.scratch.get() };
         // SAFETY: the parts are the parked members' arguments, valid as the caller's.
         let mine = unsafe { self.combine(r, sc) };
-        sc.wake.clear();
-        sc.wake
-            .extend((0..self.n).filter(|&i| i != r).map(|i| self.slots[i].task.load(Ordering::Relaxed)));
         for v in [&mut sc.acc, &mut sc.x] {
             if v.capacity() > KEEP_MAX {
                 *v = Vec::new();
             }
         }
         self.arrived.0.store(0, Ordering::Relaxed);
-        self.generation.0.store(g.wrapping_add(1), Ordering::Release);
-        // The scratch is still this member's: the next call cannot combine before it arrives.
+        self.generation.0.store(g.wrapping_add(1), Ordering::SeqCst);
+        // The tasks are read after the generation moved (see the wait at a call's start): a
+        // member may already be in its next call then, with the same task (a subrank's own),
+        // or none (usize::MAX) when it left that one early and is not waiting. The scratch is
+        // still this member's: the next call cannot combine before it arrives.
+        sc.wake.clear();
+        sc.wake.extend(
+            (0..self.n)
+                .filter(|&i| i != r)
+                .map(|i| self.slots[i].task.load(Ordering::SeqCst))
+                .filter(|&t| t != usize::MAX),
+        );
         for &t in &sc.wake {
             sched::wake(t);
         }
         mine
     }
 
-    /// A member other than the last: waits until generation `g` is over.
+    /// Whether member `i` left early (its data in its stage).
+    ///
+    /// # Safety
+    /// Called by the combiner.
+    unsafe fn staged(&self, i: usize) -> bool {
+        // SAFETY: written by the member before it counted itself in.
+        unsafe { *self.slots[i].staged.get() }
+    }
+
+    /// # Safety
+    /// Called by the combiner, for a member that left early.
+    unsafe fn stage(&self, i: usize) -> &[u8] {
+        // SAFETY: written by the member before it counted itself in; it touches it again only
+        // after the generation moves.
+        unsafe { &*self.slots[i].stage.get() }
+    }
+
+    /// Waits until generation `g` is over.
     fn wait(&self, g: u64) {
-        let moved = || self.generation.0.load(Ordering::Acquire) != g;
+        let moved = || self.generation.0.load(Ordering::SeqCst) != g;
         if self.spin {
             for i in 0..SPINS {
                 if moved() {
@@ -326,7 +414,7 @@ impl Team {
         // every operand is read before a result is written where they may alias (in place).
         unsafe {
             for i in 0..n {
-                if std::mem::discriminant(self.part(i)) != std::mem::discriminant(self.part(me)) {
+                if *self.slots[i].kind.get() != *self.slots[me].kind.get() {
                     let e = MpiError::new(c::MPI_ERR_OTHER, "members called different collectives on one communicator");
                     for j in 0..n {
                         self.fail(j, e.clone());
@@ -344,9 +432,12 @@ impl Team {
                     }
                 }
                 Part::Reduce { count, dt, red, root, .. } => {
-                    self.reduce_all(sc, *count, dt, red, |p| match p {
-                        Part::Reduce { send, recv, dt, .. } => (in_place(*send, *recv), dt),
-                        _ => unreachable!("kinds checked"),
+                    self.reduce_all(sc, *count, dt, red, |i| {
+                        if self.staged(i) {
+                            Src::Work(self.stage(i))
+                        } else {
+                            each!(i, Part::Reduce { send, recv, dt, .. } => Src::Buf(in_place(*send, *recv), dt))
+                        }
                     });
                     for i in 0..n {
                         if root.is_none_or(|r| r as usize == i) {
@@ -358,7 +449,11 @@ impl Team {
                     let rt = *root as usize;
                     let parts = each!(rt, Part::Gather { parts, .. } => parts);
                     for i in 0..n {
-                        if let (Some(s), Some(p)) = (each!(i, Part::Gather { send, .. } => send), parts.get(i)) {
+                        if self.staged(i) {
+                            if let Some(p) = parts.get(i) {
+                                self.check(rt, unpack(self.stage(i), p));
+                            }
+                        } else if let (Some(s), Some(p)) = (each!(i, Part::Gather { send, .. } => send), parts.get(i)) {
                             self.check(rt, copy(s.into(), p));
                         }
                     }
@@ -406,10 +501,13 @@ impl Team {
                 }
                 Part::ReduceScatter { counts, dt, red, .. } => {
                     let total: usize = counts.iter().sum();
-                    self.reduce_all(sc, total, dt, red, |p| match p {
-                        Part::ReduceScatter { send, recv, dt, .. } => (in_place(*send, *recv), dt),
-                        _ => unreachable!("kinds checked"),
-                    });
+                    self.reduce_all(
+                        sc,
+                        total,
+                        dt,
+                        red,
+                        |i| each!(i, Part::ReduceScatter { send, recv, dt, .. } => Src::Buf(in_place(*send, *recv), dt)),
+                    );
                     let mut off = 0;
                     for (i, &k) in counts.iter().enumerate().take(n) {
                         let (w_off, w) = red.work(off, dt);
@@ -442,28 +540,39 @@ impl Team {
         }
     }
 
-    /// Reduces the members' operands (`operand` gives a part's address and datatype) in
-    /// rank order into `sc.acc`.
+    /// Reduces the members' operands (`operand` gives member i's) in rank order into
+    /// `sc.acc`.
     ///
     /// # Safety
     /// As `combine`; every operand holds `count` elements of its datatype.
-    unsafe fn reduce_all(&self, sc: &mut Scratch, count: usize, dt: &DtRef, red: &Reducer, operand: impl Fn(&Part) -> (*const u8, &DtRef)) {
-        // SAFETY (whole body): as the caller's.
+    unsafe fn reduce_all<'a>(&self, sc: &mut Scratch, count: usize, dt: &DtRef, red: &Reducer, operand: impl Fn(usize) -> Src<'a>) {
+        let (nw, _) = red.work(count, dt);
+        // SAFETY (whole body): as the caller's; a work buffer holds `count` elements' worth.
+        let builtin = match red {
+            Reducer::Builtin { op, ty, .. } => Some((*op, *ty)),
+            Reducer::User { .. } => None,
+        };
         unsafe {
-            let (p0, d0) = operand(self.part(0));
-            red.load_into(p0, count, d0, &mut sc.acc);
-            let (nw, _) = red.work(count, dt);
-            for i in 1..self.n {
-                let (p, d) = operand(self.part(i));
-                match red {
-                    // Predefined operations commute exactly (acc = p op acc equals acc op p), and a
-                    // contiguous operand is its own work buffer: no copy.
-                    Reducer::Builtin { op, ty, .. } if d.is_contiguous() => {
-                        op::apply(*op, *ty, p, sc.acc.as_mut_ptr(), nw);
+            for i in 0..self.n {
+                match (operand(i), builtin) {
+                    (Src::Buf(p, d), _) if i == 0 => red.load_into(p, count, d, &mut sc.acc),
+                    (Src::Work(w), _) if i == 0 => {
+                        sc.acc.clear();
+                        sc.acc.extend_from_slice(w);
                     }
-                    _ => {
-                        // acc op x, in rank order (non-commutative user operations).
-                        red.load_into(p, count, d, &mut sc.x);
+                    // Predefined operations commute exactly (acc = p op acc equals acc op p),
+                    // and a contiguous operand or a work buffer needs no copy.
+                    (Src::Buf(p, d), Some((op, ty))) if d.is_contiguous() => op::apply(op, ty, p, sc.acc.as_mut_ptr(), nw),
+                    (Src::Work(w), Some((op, ty))) => op::apply(op, ty, w.as_ptr(), sc.acc.as_mut_ptr(), nw),
+                    // acc op x, in rank order (non-commutative user operations).
+                    (src, _) => {
+                        match src {
+                            Src::Buf(p, d) => red.load_into(p, count, d, &mut sc.x),
+                            Src::Work(w) => {
+                                sc.x.clear();
+                                sc.x.extend_from_slice(w);
+                            }
+                        }
                         red.apply(&sc.acc, &mut sc.x, count, dt);
                         std::mem::swap(&mut sc.acc, &mut sc.x);
                     }
@@ -471,6 +580,60 @@ impl Team {
             }
         }
     }
+}
+
+/// One member's operand of a reduction: its buffer (address, datatype) or its staged work
+/// buffer.
+enum Src<'a> {
+    Buf(*const u8, &'a DtRef),
+    Work(&'a [u8]),
+}
+
+/// A member that leaves early copies what it contributes into its stage (packed send data of
+/// a Gather, the work buffer of a Reduce operand). Returns false when it cannot (then it waits).
+///
+/// # Safety
+/// The part's buffers are valid.
+unsafe fn stage(part: &Part, into: &mut Vec<u8>) -> bool {
+    into.clear();
+    // SAFETY: as the caller's.
+    unsafe {
+        match part {
+            Part::Gather { send: Some(b), .. } => b.dt.pack(b.ptr, b.count, into),
+            Part::Reduce { send, count, dt, red, .. } => red.load_into(*send, *count, dt, into),
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Unpacks staged bytes into `dst`; an error when they do not fit.
+///
+/// # Safety
+/// `dst` is valid for its count.
+unsafe fn unpack(bytes: &[u8], dst: View) -> MpiResult<()> {
+    let room = dst.count * dst.dt.size;
+    if bytes.len() > room {
+        return err(
+            c::MPI_ERR_TRUNCATE,
+            format!(
+                "collective data of {} bytes does not fit the receive buffer of {room} bytes (mismatched counts?)",
+                bytes.len()
+            ),
+        );
+    }
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    // SAFETY: as the caller's; `dst` holds at least `bytes.len()` (checked above).
+    unsafe {
+        if dst.dt.is_contiguous() {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst.ptr, bytes.len());
+        } else {
+            dst.dt.unpack(bytes, dst.ptr, bytes.len() / dst.dt.size);
+        }
+    }
+    Ok(())
 }
 
 /// Copies `src` into `dst` through their type maps: every byte once (one memmove when both
