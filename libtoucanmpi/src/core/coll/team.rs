@@ -485,10 +485,10 @@ impl Team {
                     let kept: Vec<_> = (0..n)
                         .map(|j| each!(j, Part::Alltoall { sends, recvs } => sends.is_none().then(|| snapshot_blocks(recvs))))
                         .collect();
-                    for j in 0..n {
+                    for (j, kept) in kept.iter().enumerate() {
                         let sends = each!(j, Part::Alltoall { sends, .. } => sends);
                         for i in 0..n {
-                            let s = match (sends, &kept[j]) {
+                            let s = match (sends, kept) {
                                 (Some(s), _) => s.get(i),
                                 (None, Some((_, s))) => s.get(i).map(View::from),
                                 (None, None) => None,
