@@ -70,6 +70,11 @@ fn init_mode() -> u8 {
         };
         // SAFETY: options may be set at any time; purge_delay is option 15 of mimalloc 3.
         unsafe { mi::mi_option_set(MI_OPTION_PURGE_DELAY, ms) };
+        // SAFETY: as above.
+        if unsafe { libc::getenv(c"MIMALLOC_ARENA_RESERVE".as_ptr()) }.is_null() {
+            // SAFETY: as above; arena_reserve is option 23 of mimalloc 3, in KiB.
+            unsafe { mi::mi_option_set(MI_OPTION_ARENA_RESERVE, ARENA_RESERVE_KIB) };
+        }
     }
     MODE.store(m, Ordering::Release);
     m
@@ -77,6 +82,13 @@ fn init_mode() -> u8 {
 
 /// mimalloc's `mi_option_purge_delay`.
 const MI_OPTION_PURGE_DELAY: mi::mi_option_t = 15;
+/// mimalloc's `mi_option_arena_reserve`.
+const MI_OPTION_ARENA_RESERVE: mi::mi_option_t = 23;
+/// The first arenas' size (KiB; later ones double every 8). Each heap keeps, for each arena
+/// it has used, a page bitmap per size class (75 of them), sized by the arena: 160 KiB per
+/// heap for mimalloc's default of 1 GiB, 10 KiB for 64 MiB (measured: 256 idle subranks
+/// take 37 MiB less). `MIMALLOC_ARENA_RESERVE` still decides when set.
+const ARENA_RESERVE_KIB: libc::c_long = 64 * 1024;
 /// Milliseconds a freed page stays with its heap before it goes back to the system.
 const DEFAULT_RETAIN_MS: libc::c_long = 10_000;
 
