@@ -12,6 +12,9 @@
 #   bench_medians                         medians per (configuration, measurement) from $raw
 #   bench_report TABLE                    prints the table and a summary; RESULTS.md when asked
 #
+# A script whose program is another one's sets `bench_source=PROG` (bench/PROG.c) before
+# bench_build; NAME then only names its outputs and its section of RESULTS.md.
+#
 # Every run's output is checked by bench_check_output: lines "KIND SIZE VALUE" with KIND
 # matching $bench_kinds (an ERE the script sets), closed by "# end: N measurements".
 #
@@ -158,11 +161,11 @@ bench_wait_quiet() { wait_quiet "$wait_quiet"; }
 
 # ---------------------------------------------------------------------------- build
 build() { # build OUTPUT COMPILER...
-    local exe=$1
+    local exe=$1 src="$here/${bench_source:-$bench}.c"
     shift
-    if ! "$@" -O2 -Wall -o "$exe" "$here/$bench.c" >"$exe.log" 2>&1; then
+    if ! "$@" -O2 -Wall -o "$exe" "$src" >"$exe.log" 2>&1; then
         cat "$exe.log" >&2
-        die "build failed: $* -O2 -Wall -o $exe $here/$bench.c"
+        die "build failed: $* -O2 -Wall -o $exe $src"
     fi
 }
 

@@ -10,9 +10,10 @@ use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use toucanmpi::abi::consts as c;
 use toucanmpi::abi::handles as hd;
-use toucanmpi::core::op::OpKind;
+use toucanmpi::core::coll::op::OpKind;
 use toucanmpi::core::request::{Request, Slab};
-use toucanmpi::core::{datatype, errh, topo, typemap};
+use toucanmpi::core::datatype::{self, typemap};
+use toucanmpi::core::{errh, topo};
 use toucanmpi::transport::wire::{self, Header};
 
 fn handles(u: &mut Unstructured) -> Result<()> {

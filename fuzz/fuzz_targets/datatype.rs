@@ -12,7 +12,7 @@
 use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use toucanmpi::core::datatype::{self, Datatype};
-use toucanmpi::core::typemap::{self, Distrib, Order};
+use toucanmpi::core::datatype::typemap::{self, Distrib, Order};
 
 /// Types with more blocks or a larger span than this are not packed (time and memory).
 const MAX_BLOCKS: usize = 4096;

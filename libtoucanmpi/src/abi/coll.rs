@@ -8,12 +8,12 @@
 
 use super::consts as c;
 use super::handles::{self as hd, comm};
+use crate::core::coll::real;
+use crate::core::coll::reduce::Reducer;
 use crate::core::coll::{Buf, Coll, CollJob, CollOp};
 use crate::core::comm::CommRef;
 use crate::core::datatype::DtRef;
 use crate::core::error::{err, MpiResult};
-use crate::core::realcoll;
-use crate::core::reduce::Reducer;
 use crate::core::request::{Persist, ReqId};
 use crate::core::state;
 use std::os::raw::{c_int, c_void};
@@ -24,7 +24,7 @@ pub(crate) struct Prepared {
     sub: usize,
     cm: CommRef,
     job: CollJob,
-    /// Whether the call may run as one real collective among processes (`core::realcoll`):
+    /// Whether the call may run as one real collective among processes (`core::coll::real`):
     /// decided from arguments every rank passes alike, so all processes agree.
     real: bool,
 }
@@ -81,7 +81,7 @@ pub(crate) enum Mode {
 pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()> {
     let Prepared { sub, cm, job, real } = p;
     let (req, persistent) = match mode {
-        Mode::Now => return job(&realcoll::enrol(Coll::new(sub, &cm, comm_h)?, real)?),
+        Mode::Now => return job(&real::enrol(Coll::new(sub, &cm, comm_h)?, real)?),
         Mode::Start(req) => (req, false),
         Mode::Init(info, req) => {
             super::info::check(info)?;
@@ -94,7 +94,7 @@ pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()
     // A persistent call keeps its call number for every start, and starts need not come in
     // the same order on every process: it stays on point-to-point.
     let op = Rc::new(CollOp {
-        coll: realcoll::enrol(Coll::new(sub, &cm, comm_h)?, real && !persistent)?,
+        coll: real::enrol(Coll::new(sub, &cm, comm_h)?, real && !persistent)?,
         job,
     });
     let id = state::with(|s| s.new_request(sub, comm_h))?;
@@ -249,7 +249,7 @@ fn idle(sub: usize, cm: CommRef) -> Prepared {
 
 fn prep_barrier(comm_h: usize) -> MpiResult<Prepared> {
     let (sub, cm) = comm(comm_h)?;
-    Ok(Prepared::new(sub, cm, Box::new(|c: &Coll| c.barrier())).real(realcoll::worth(0)))
+    Ok(Prepared::new(sub, cm, Box::new(|c: &Coll| c.barrier())).real(real::worth(0)))
 }
 
 fn prep_bcast(buf: *mut c_void, count: i64, dt: usize, root: c_int, comm_h: usize) -> MpiResult<Prepared> {
@@ -258,7 +258,7 @@ fn prep_bcast(buf: *mut c_void, count: i64, dt: usize, root: c_int, comm_h: usiz
         return Ok(idle(sub, cm));
     }
     let (n, d) = typed(buf, count, dt)?;
-    let real = realcoll::bcast_worth(n * d.size);
+    let real = real::bcast_worth(n * d.size);
     let b = Buf::new(buf as *mut u8, n, d);
     // SAFETY (job): MPI requires the buffer to stay valid until the collective completes.
     Ok(Prepared::new(sub, cm, Box::new(move |c: &Coll| unsafe { c.bcast(&b, root) })).real(real))
@@ -296,7 +296,7 @@ fn prep_reduce(
         hd::buffer(rbuf as *const u8, n, &d)?;
     }
     let (s, r) = (sbuf as usize, rbuf as usize);
-    let real = realcoll::reducible(&red) && realcoll::worth(n * d.size);
+    let real = real::reducible(&red) && real::worth(n * d.size);
     Ok(Prepared::new(
         sub,
         cm,
@@ -743,7 +743,7 @@ coll_family!(
     }
 );
 
-fn op_create(f: Option<crate::core::reduce::UserCall>, commute: c_int, op: *mut usize) -> MpiResult<()> {
+fn op_create(f: Option<crate::core::coll::reduce::UserCall>, commute: c_int, op: *mut usize) -> MpiResult<()> {
     let Some(f) = f else {
         return err(c::MPI_ERR_ARG, "null user function");
     };
@@ -751,29 +751,29 @@ fn op_create(f: Option<crate::core::reduce::UserCall>, commute: c_int, op: *mut 
         return err(c::MPI_ERR_ARG, "null op pointer");
     }
     // SAFETY: checked non-null; the caller passes a writable MPI_Op.
-    unsafe { *op = crate::core::reduce::create(f, commute != 0) };
+    unsafe { *op = crate::core::coll::reduce::create(f, commute != 0) };
     Ok(())
 }
 
 mpi_fn!(
     MPI_Op_create,
     PMPI_Op_create,
-    |f: Option<crate::core::reduce::UserFn>, commute: c_int, op: *mut usize| errcomm = c::MPI_COMM_WORLD,
-    { op_create(f.map(crate::core::reduce::UserCall::Int), commute, op) }
+    |f: Option<crate::core::coll::reduce::UserFn>, commute: c_int, op: *mut usize| errcomm = c::MPI_COMM_WORLD,
+    { op_create(f.map(crate::core::coll::reduce::UserCall::Int), commute, op) }
 );
 
 mpi_fn!(
     MPI_Op_create_c,
     PMPI_Op_create_c,
-    |f: Option<crate::core::reduce::UserFnC>, commute: c_int, op: *mut usize| errcomm = c::MPI_COMM_WORLD,
-    { op_create(f.map(crate::core::reduce::UserCall::Count), commute, op) }
+    |f: Option<crate::core::coll::reduce::UserFnC>, commute: c_int, op: *mut usize| errcomm = c::MPI_COMM_WORLD,
+    { op_create(f.map(crate::core::coll::reduce::UserCall::Count), commute, op) }
 );
 
 mpi_fn!(MPI_Op_free, PMPI_Op_free, |op: *mut usize| errcomm = c::MPI_COMM_WORLD, {
     if op.is_null() {
         return err(c::MPI_ERR_ARG, "null op pointer");
     }
-    if !crate::core::reduce::free(*op) {
+    if !crate::core::coll::reduce::free(*op) {
         return err(
             c::MPI_ERR_OP,
             format!("cannot free operation {:#x} (predefined, or not an operation)", *op),
@@ -788,7 +788,7 @@ mpi_fn!(
     PMPI_Op_commutative,
     |op: usize, flag: *mut c_int| errcomm = c::MPI_COMM_WORLD,
     {
-        let Some(k) = crate::core::reduce::commutative(op) else {
+        let Some(k) = crate::core::coll::reduce::commutative(op) else {
             return err(c::MPI_ERR_OP, format!("invalid operation {op:#x}"));
         };
         hd::put(flag, k as c_int, "commute")

@@ -4,12 +4,12 @@ use super::consts as c;
 use super::env::put_string;
 use super::group::group;
 use super::handles::{self as hd, comm, comm_handle, comm_in, group_index, me, put};
+use crate::core::coll::real;
 use crate::core::coll::{Buf, Coll};
 use crate::core::comm::{derive_ctx, CommRef, Group};
 use crate::core::datatype;
 use crate::core::errh;
 use crate::core::error::{class_text, err, is_valid_class, MpiError, MpiResult};
-use crate::core::realcoll;
 use crate::core::state::{self, AttrKind};
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -118,14 +118,14 @@ fn members(table: &[i32], color: c_int) -> Vec<usize> {
 /// A communicator (context `ctx`, members `ranks`) made from `cm` (handle `h`) by a collective
 /// call that every member of `cm` makes, also those left out of the new one: it takes a call
 /// number on the parent, which orders the creation of the real twin among the parent's real
-/// collectives (`realcoll::derive`).
+/// collectives (`real::derive`).
 pub(super) fn twin(sub: usize, cm: &CommRef, h: usize, ctx: u64, ranks: &[u32]) -> MpiResult<()> {
     let call = Coll::new(sub, cm, h)?.seq;
-    realcoll::derive(cm, call, &[(ctx, ranks)])
+    real::derive(cm, call, &[(ctx, ranks)])
 }
 
 /// Starts the twins of the colours of a split of `cm` (colour table `table`, creation number
-/// `seq`) that still span every process (`realcoll::derive`).
+/// `seq`) that still span every process (`real::derive`).
 fn twins(cm: &CommRef, coll: &Coll, seq: u64, table: &[i32]) -> MpiResult<()> {
     let mut colours: Vec<i32> = table.iter().step_by(2).copied().filter(|&x| x != c::MPI_UNDEFINED).collect();
     colours.sort_unstable();
@@ -138,7 +138,7 @@ fn twins(cm: &CommRef, coll: &Coll, seq: u64, table: &[i32]) -> MpiResult<()> {
         })
         .collect();
     let children: Vec<(u64, &[u32])> = groups.iter().map(|(x, r)| (*x, r.as_slice())).collect();
-    realcoll::derive(cm, coll.seq, &children)
+    real::derive(cm, coll.seq, &children)
 }
 
 /// MPI_Comm_split: members of one color, ordered by (key, old rank). On an
@@ -164,7 +164,7 @@ pub fn split(comm_h: usize, color: c_int, key: c_int, newcomm: *mut usize) -> Mp
             ),
         }
     };
-    if remote.is_none() && realcoll::has_twin(&cm) {
+    if remote.is_none() && real::has_twin(&cm) {
         twins(&cm, &coll, seq, &local)?;
     }
     let remote = remote.map(|t| members(&t, color));
@@ -209,7 +209,7 @@ mpi_fn!(MPI_Comm_free, PMPI_Comm_free, |p: *mut usize| errcomm = c::MPI_COMM_WOR
     }
     let cm = state::with(|s| comm_in(s, sub, h).cloned())??;
     super::attr::delete_all(sub, AttrKind::Comm, h)?;
-    realcoll::forget(&cm);
+    real::forget(&cm);
     crate::core::topo::forget(sub, h);
     state::with(|s| -> MpiResult<()> {
         let i = hd::comm_index(h).expect("checked by comm_in");

@@ -1,16 +1,16 @@
 //! Datatype exports (MPI chapter 5): derived datatype constructors and their large-count
 //! (`_c`) forms, commit/free/dup, size and extent queries, envelope/contents decoding, names,
 //! `MPI_Type_match_size`, pack/unpack and address arithmetic. The typemap math lives in
-//! `core::typemap`, handles and layouts in `core::datatype`.
+//! `core::datatype::typemap`, handles and layouts in `core::datatype`.
 //!
 //! Errors go to `MPI_COMM_WORLD`'s handler, as MPICH does (MPI-4 says `MPI_COMM_SELF`), except
 //! for the pack calls, which take a communicator.
 
 use super::consts as c;
 use super::handles as hd;
+use crate::core::datatype::typemap::{self as tm, Distrib, Order};
 use crate::core::datatype::{self as dt, Contents, Datatype, DtRef};
 use crate::core::error::{err, MpiError, MpiResult};
-use crate::core::typemap::{self as tm, Distrib, Order};
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::Arc;
 

@@ -75,7 +75,7 @@ mpi_fn!(MPI_Finalize, PMPI_Finalize, || errcomm = c::MPI_COMM_WORLD, {
     super::attr::delete_all(sub, crate::core::state::AttrKind::Comm, c::MPI_COMM_SELF)?;
     // Like MPICH, finalize synchronises the world, so no rank leaves while others still
     // need it; buffered sends drain first.
-    crate::core::blocking::block_on(|s| (s.locals[sub].bsend_used == 0).then_some(()))?;
+    crate::core::p2p::blocking::block_on(|s| (s.locals[sub].bsend_used == 0).then_some(()))?;
     crate::core::coll::Coll::new(sub, &world, c::MPI_COMM_WORLD)?.barrier()?;
     state::with(|s| s.locals[sub].finalized = true)?;
     Ok(())

@@ -5,8 +5,8 @@
 
 use super::consts as c;
 use super::handles as hd;
+use crate::core::datatype::external32 as x32;
 use crate::core::error::{err, MpiError, MpiResult};
-use crate::core::external32 as x32;
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int, c_void};
 

@@ -3,7 +3,7 @@
 //!
 //! `MPI_Grequest_complete` only marks the request and wakes its owner; the query callback,
 //! which gives the status, runs in the owner's next completion call (or while it blocks in
-//! one: `core::blocking::block_on` calls [`settle`]), outside the state lock since callbacks
+//! one: `core::p2p::blocking::block_on` calls [`settle`]), outside the state lock since callbacks
 //! may call MPI. The free callback runs when a completion call or `MPI_Request_free` drops
 //! the request: `State::drop_request` queues it under the lock and [`around`] runs it after,
 //! its error code becoming the call's.
@@ -137,6 +137,7 @@ mpi_fn!(
         if request.is_null() {
             return err(c::MPI_ERR_ARG, "null request pointer");
         }
+        crate::core::request::on_greq_settle(settle);
         let id = state::with(|s| {
             let id = s.new_request(sub, c::MPI_COMM_WORLD);
             if let Some(r) = s.req_mut(id) {

@@ -1,31 +1,13 @@
 //! Handle values <-> objects, and the argument checks every call shares.
 
 use super::consts as c;
-use crate::core::comm::{CommRef, COMM_HANDLE_BASE, GROUP_HANDLE_BASE};
+use crate::core::coll::op::OpKind;
+pub use crate::core::comm::{comm_handle, comm_index};
+use crate::core::comm::{CommRef, GROUP_HANDLE_BASE};
 use crate::core::datatype::{self, DtRef};
 use crate::core::error::{err, MpiError, MpiResult};
-use crate::core::op::OpKind;
 use crate::core::state::{self, State};
 use crate::sched;
-
-/// Index of a communicator handle in a subrank's table.
-#[inline]
-pub fn comm_index(h: usize) -> Option<usize> {
-    match h {
-        c::MPI_COMM_WORLD => Some(0),
-        c::MPI_COMM_SELF => Some(1),
-        _ if (COMM_HANDLE_BASE + 2..GROUP_HANDLE_BASE).contains(&h) => Some(h - COMM_HANDLE_BASE),
-        _ => None,
-    }
-}
-
-pub fn comm_handle(idx: usize) -> usize {
-    match idx {
-        0 => c::MPI_COMM_WORLD,
-        1 => c::MPI_COMM_SELF,
-        i => COMM_HANDLE_BASE + i,
-    }
-}
 
 pub fn group_index(h: usize) -> Option<usize> {
     (GROUP_HANDLE_BASE..GROUP_HANDLE_BASE + 0x1000_0000)

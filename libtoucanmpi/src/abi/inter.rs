@@ -1,14 +1,14 @@
 //! Inter-communicators: creation from two intra-communicators, merging, and queries.
 //! Point-to-point on them works like on any communicator (ranks name the remote group);
-//! their collectives are in `core::intercoll`.
+//! their collectives are in `core::coll::inter`.
 
 use super::consts as c;
 use super::handles::{self as hd, comm, put};
-use crate::core::blocking::{irecv, isend, wait};
 use crate::core::coll::{Buf, Coll};
 use crate::core::comm::{derive_ctx, CommRef, Group};
 use crate::core::datatype;
 use crate::core::error::{err, MpiResult};
+use crate::core::p2p::blocking::{irecv, isend, wait};
 use crate::core::p2p::SendMode;
 use crate::core::state;
 use std::os::raw::c_int;

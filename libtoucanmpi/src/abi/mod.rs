@@ -2,10 +2,9 @@
 //! handlers. Every export goes through `mpi_fn!`, which catches panics (none crosses into C)
 //! and routes errors through the communicator's error handler.
 
-pub mod consts {
-    #![allow(dead_code)]
-    include!(concat!(env!("OUT_DIR"), "/abi_consts.rs"));
-}
+/// The standard-ABI constants (`mpi.h`'s values), generated at build time; they live at the
+/// crate's root (`crate::consts`) because every layer uses them.
+pub use crate::consts;
 
 #[macro_use]
 mod export;

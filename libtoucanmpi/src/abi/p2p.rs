@@ -3,13 +3,13 @@
 use super::consts as c;
 use super::handles::{self as hd, comm, me};
 use super::status::{store, store_at, MpiStatus};
-use crate::core::blocking::{self, block_on, block_on_after, finish, is_done, status_result};
 use crate::core::comm::CommRef;
 use crate::core::datatype::DtRef;
 use crate::core::error::{err, MpiError, MpiResult};
-use crate::core::matching::{Direct, Envelope, Pattern};
+use crate::core::p2p::blocking::{self, block_on, block_on_after, finish, is_done, status_result};
+use crate::core::p2p::matching::{Direct, Envelope, Pattern};
+use crate::core::p2p::shared::{self, Finish, Take};
 use crate::core::p2p::{InPlace, SendData, SendMode};
-use crate::core::p2p_shared::{self, Finish, Take};
 use crate::core::request::{Persist, RecvTarget, ReqId, Status};
 use crate::core::state::{self, Local, State};
 use crate::sched;
@@ -179,7 +179,7 @@ pub(super) unsafe fn irecv(buf: *mut c_void, count: i64, dt: usize, src: c_int, 
 }
 
 /// SMP mode: MPI_Isend in standard mode of a contiguous predefined type to a rank of this
-/// process, or eagerly to another, on the read side of the state (`p2p_shared::isend`,
+/// process, or eagerly to another, on the read side of the state (`shared::isend`,
 /// `isend_remote`). None: the general path runs.
 unsafe fn isend_shared(buf: *const c_void, count: i64, dt: usize, dest: c_int, tag: c_int, comm_h: usize) -> Option<ReqId> {
     if !state::readable() {
@@ -200,15 +200,15 @@ unsafe fn isend_shared(buf: *const c_void, count: i64, dt: usize, dest: c_int, t
     state::shared(|sh| {
         let (env, w, proc, dsub) = send_target(&sh, sub, comm_h, dest, tag)?;
         if proc != sh.myproc() {
-            return p2p_shared::isend_remote(&sh, sub, comm_h, proc, dsub, w, env, data);
+            return shared::isend_remote(&sh, sub, comm_h, proc, dsub, w, env, data);
         }
         // SAFETY: forwarded from the caller.
-        unsafe { p2p_shared::isend(&sh, sub, comm_h, dsub, w, env, data) }
+        unsafe { shared::isend(&sh, sub, comm_h, dsub, w, env, data) }
     })?
 }
 
 /// SMP mode: MPI_Irecv of a contiguous predefined type on the read side of the state
-/// (`p2p_shared::irecv`). None: the general path runs.
+/// (`shared::irecv`). None: the general path runs.
 unsafe fn irecv_shared(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize) -> Option<ReqId> {
     if !state::readable() {
         return None;
@@ -234,7 +234,7 @@ unsafe fn irecv_shared(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag:
             dt: d,
         };
         // SAFETY: the caller's buffer, valid until the request completes; the caller runs.
-        unsafe { p2p_shared::irecv(&sh, sub, comm_h, Pattern { ctx, src, tag }, t) }
+        unsafe { shared::irecv(&sh, sub, comm_h, Pattern { ctx, src, tag }, t) }
     })?
 }
 
@@ -249,7 +249,7 @@ fn wait_shared(h: usize) -> Option<Status> {
         return None;
     }
     loop {
-        match state::shared(|sh| sh.local(sub).map(|mut l| p2p_shared::finish_own(&mut l, h as ReqId)))?? {
+        match state::shared(|sh| sh.local(sub).map(|mut l| shared::finish_own(&mut l, h as ReqId)))?? {
             Finish::Done(st, comm) => {
                 if let Some(e) = ERRCOMM.get(sub) {
                     e.store(comm, Ordering::Relaxed);
@@ -277,7 +277,7 @@ fn test_shared(h: usize) -> Option<Option<Status>> {
     if crate::core::request::owner_of(h as ReqId) != Some(sub) {
         return None;
     }
-    let look = || state::shared(|sh| sh.local(sub).map(|mut l| p2p_shared::finish_own(&mut l, h as ReqId))).flatten();
+    let look = || state::shared(|sh| sh.local(sub).map(|mut l| shared::finish_own(&mut l, h as ReqId))).flatten();
     let mut r = look()?;
     if matches!(r, Finish::Pending) && state::try_with(|s| s.progress()) == Some(true) {
         r = look()?;
@@ -306,7 +306,7 @@ unsafe fn waitall_shared(v: &mut [Req], statuses: *mut MpiStatus) -> (usize, boo
         return (0, false);
     }
     let sub = sched::current();
-    let own = state::shared(|sh| sh.local(sub).is_some_and(|l| p2p_shared::all_own(&l, v, c::MPI_REQUEST_NULL)));
+    let own = state::shared(|sh| sh.local(sub).is_some_and(|l| shared::all_own(&l, v, c::MPI_REQUEST_NULL)));
     if own != Some(true) {
         return (0, false);
     }
@@ -380,7 +380,7 @@ unsafe fn recv_direct(
     }
     let cap = count as usize * d.size;
     // A buffer in the program's thread-locals holds the running subrank's values only: it
-    // must not be written while this rank is parked (see core::tlsbuf).
+    // must not be written while this rank is parked (see core::p2p::tlsbuf).
     let direct_ok = cap == 0 || !crate::sched::swap::in_blocks(buf as usize, buf as usize + cap);
     // The argument checks run under the lock of block_on's first try (one lock, not two).
     let checked: Cell<Option<Pattern>> = Cell::new(None);
@@ -535,7 +535,7 @@ fn send_target(sh: &state::Shared<'_>, sub: usize, comm_h: usize, dest: c_int, t
     Some((Envelope { ctx, src, tag }, w, proc, dsub))
 }
 
-/// SMP mode: MPI_Send's fast path on the read side of the state (`core::p2p_shared`): to a
+/// SMP mode: MPI_Send's fast path on the read side of the state (`core::p2p::shared`): to a
 /// rank of this process, or an eager message to another. None: not SMP mode; Some(false): the
 /// other paths run.
 #[inline(always)]
@@ -543,9 +543,9 @@ fn send_shared(sub: usize, comm_h: usize, dest: c_int, tag: c_int, data: &[u8]) 
     state::shared(|sh| {
         let (env, _, proc, dsub) = send_target(&sh, sub, comm_h, dest, tag)?;
         if proc != sh.myproc() {
-            return Some(p2p_shared::send_remote(&sh, proc, dsub, sub, env, data));
+            return Some(shared::send_remote(&sh, proc, dsub, sub, env, data));
         }
-        Some(p2p_shared::send(&sh, dsub, env, data, sh.cfg().intra_eager_max))
+        Some(shared::send(&sh, dsub, env, data, sh.cfg().intra_eager_max))
     })
     .map(|r| r.unwrap_or(false))
 }
@@ -566,7 +566,7 @@ unsafe fn recv_shared(sub: usize, comm_h: usize, src: c_int, tag: c_int, buf: *m
         }
         let pat = Pattern { ctx: cm.ctx, src, tag };
         // SAFETY: forwarded from the caller; `l` is the running subrank's.
-        Some(unsafe { p2p_shared::recv_start(&mut l, &pat, buf, cap) })
+        Some(unsafe { shared::recv_start(&mut l, &pat, buf, cap) })
     })??;
     match first {
         Take::Done(st) => Some(st),
@@ -583,7 +583,7 @@ fn recv_shared_wait(sub: usize) -> Option<Status> {
         if sched::others_ready() || !blocking::spin_unlocked() {
             sched::park();
         }
-        let r = state::shared(|sh| sh.local(sub).map(|mut l| p2p_shared::recv_check(&mut l)))??;
+        let r = state::shared(|sh| sh.local(sub).map(|mut l| shared::recv_check(&mut l)))??;
         match r {
             Take::Done(st) => return Some(st),
             Take::Waiting => {}

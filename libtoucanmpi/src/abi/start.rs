@@ -131,6 +131,7 @@ unsafe extern "C" fn trampoline(argc: c_int, argv: *mut *mut c_char, envp: *mut 
         home: (0..local).map(|k| cfg.home(k)).collect(),
         steal: !sched::swap::active(),
         order: Some(plan.steal_order.clone()),
+        balance: (cfg.balance_ms > 0).then(|| std::time::Duration::from_millis(cfg.balance_ms as u64)),
     };
     let codes = sched::worker::run(subs, layout, &crate::core::hooks::Progress);
     let _ = std::io::stdout().flush();

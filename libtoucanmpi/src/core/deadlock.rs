@@ -11,7 +11,7 @@
 //! that is computing — however long — simply delays the wave: no false report. Detector
 //! messages travel on their own real communicator and are not counted.
 
-use super::matching::Pattern;
+use super::p2p::matching::Pattern;
 use super::quiescence::{self, Snapshot, STATUS};
 use super::state::State;
 use crate::sched;
@@ -77,7 +77,7 @@ impl Detector {
 
 fn send(s: &mut State, dst: usize, m: &[i64]) {
     if let Err(e) = s.tp.det_send(dst, m) {
-        crate::abi::fatal(&format!("deadlock detector: {e}"));
+        crate::core::diag::fatal(&format!("deadlock detector: {e}"));
     }
 }
 
@@ -89,7 +89,7 @@ pub fn tick(s: &mut State, idle: Duration) {
     loop {
         let msg = match s.tp.det_poll() {
             Ok(m) => m,
-            Err(e) => crate::abi::fatal(&format!("deadlock detector: {e}")),
+            Err(e) => crate::core::diag::fatal(&format!("deadlock detector: {e}")),
         };
         let Some((src, m)) = msg else { break };
         match m.first().copied().unwrap_or(0) {
@@ -100,7 +100,7 @@ pub fn tick(s: &mut State, idle: Duration) {
             STATUS if m.len() > 1 && m[1] == s.det.epoch && src < s.det.replies.len() => {
                 s.det.replies[src] = Snapshot::from_words(&m);
                 if s.det.replies[src].is_none() {
-                    crate::abi::fatal("deadlock detector: a malformed status message");
+                    crate::core::diag::fatal("deadlock detector: a malformed status message");
                 }
             }
             REPORT => {
@@ -121,7 +121,7 @@ pub fn tick(s: &mut State, idle: Duration) {
     if let Some((since, n)) = s.det.reporting {
         if n + 1 >= s.nproc || since.elapsed() > Duration::from_secs(3) {
             let _ = std::io::stderr().flush();
-            crate::abi::abort_job(1);
+            crate::core::diag::abort_job(1);
         }
         return;
     }
@@ -155,7 +155,7 @@ pub fn tick(s: &mut State, idle: Duration) {
         return;
     }
     // Two consecutive waves saw the same quiescent state: deadlock.
-    crate::abi::say("toucan: deadlock: every rank is blocked in MPI and no message can arrive\n");
+    crate::core::diag::say("toucan: deadlock: every rank is blocked in MPI and no message can arrive\n");
     report(s);
     s.det.reporting = Some((Instant::now(), 0));
     for p in 1..s.nproc {
@@ -187,7 +187,7 @@ fn report(s: &State) {
         };
         text.push_str(&format!("toucan: deadlock: {who} {what}\n"));
     }
-    crate::abi::say(&text);
+    crate::core::diag::say(&text);
 }
 
 /// "MPI_Recv(source=S, tag=T, comm=NAME)" from the call name and what the rank waits for.
@@ -203,12 +203,12 @@ fn describe(s: &State, sub: usize) -> String {
         .find(|c| c.ctx == p.ctx & !super::comm::CTX_COLL)
         .map(comm_name)
         .unwrap_or_else(|| format!("{:#x}", p.ctx));
-    let src = if p.src == crate::abi::consts::MPI_ANY_SOURCE {
+    let src = if p.src == crate::consts::MPI_ANY_SOURCE {
         "MPI_ANY_SOURCE".to_string()
     } else {
         p.src.to_string()
     };
-    let tag = if p.tag == crate::abi::consts::MPI_ANY_TAG {
+    let tag = if p.tag == crate::consts::MPI_ANY_TAG {
         "MPI_ANY_TAG".to_string()
     } else {
         p.tag.to_string()
@@ -238,7 +238,7 @@ fn describe_send(s: &State, sub: usize, call: &str) -> String {
     else {
         return call.to_string();
     };
-    let comm = crate::abi::handles::comm_index(r.comm)
+    let comm = crate::core::comm::comm_index(r.comm)
         .and_then(|i| s.locals[sub].comms.get(i))
         .and_then(|c| c.as_ref());
     match comm {

@@ -1,6 +1,6 @@
 //! Error handlers: the predefined ones and those the application creates.
 
-use crate::abi::consts as c;
+use crate::consts as c;
 use crate::sched::lock::Lock;
 use std::os::raw::c_int;
 

@@ -1,6 +1,6 @@
 //! MPI error classes, their strings, and the error value that core functions return.
 
-use crate::abi::consts as c;
+use crate::consts as c;
 
 /// An MPI error: its class and a sentence saying what was wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]

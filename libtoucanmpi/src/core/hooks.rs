@@ -43,7 +43,7 @@ impl Hooks for Progress {
 
     fn started(&self, worker: usize) {
         if let Err(e) = crate::sched::bind::bind_current_thread(super::runtime::plan(), worker) {
-            crate::abi::say(&format!("toucan: {e}\n"));
+            crate::core::diag::say(&format!("toucan: {e}\n"));
         }
     }
 }

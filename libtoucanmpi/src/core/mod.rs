@@ -1,30 +1,25 @@
-//! MPI semantics: communicators, groups, requests, matching, datatypes, ops, collectives.
-pub mod background;
-pub mod basic;
-pub mod blocking;
+//! MPI semantics, by chapter of the standard: point-to-point (`p2p`), collectives and
+//! reduction operations (`coll`), datatypes (`datatype`), groups and communicators (`comm`),
+//! topologies (`topo`). Beside them, what every chapter shares: the process's MPI state and
+//! its lock (`state`), requests, errors and error handlers, and the runtime around the
+//! subranks (start-up, background progress, the deadlock detector, region hints, the report,
+//! and what the library says when it must end the job: `diag`).
 pub mod coll;
 pub mod comm;
 pub mod datatype;
+pub mod p2p;
+pub mod topo;
+
+pub mod background;
 pub mod deadlock;
+pub mod diag;
 pub mod errh;
 pub mod error;
-pub mod external32;
-pub mod hier;
 pub mod hooks;
 pub mod idmap;
-pub mod intercoll;
-pub mod matching;
-pub mod op;
-pub mod p2p;
-pub mod p2p_shared;
 pub mod quiescence;
-pub mod realcoll;
-pub mod reduce;
 pub mod region;
 pub mod report;
 pub mod request;
 pub mod runtime;
 pub mod state;
-pub mod tlsbuf;
-pub mod topo;
-pub mod typemap;

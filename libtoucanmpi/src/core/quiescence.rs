@@ -7,7 +7,7 @@
 //! - a rendezvous payload send, which completes only when its receiver matches the header
 //!   that already arrived: stuck when, job-wide, no more payload sends are outstanding than
 //!   rendezvous headers wait unmatched in receivers' queues (none of them was matched);
-//! - a real collective (`realcoll`), which completes only when every process started it:
+//! - a real collective (`coll::real`), which completes only when every process started it:
 //!   every twin spans all processes, so the n-th operation on a twin is stuck while some
 //!   process started fewer than n operations on it. Each process reports, per twin, how
 //!   many it started and the number of its earliest one still running.
@@ -50,7 +50,7 @@ impl Snapshot {
             payloads: k.payloads as i64,
             unmatched: unmatched_headers(s) as i64,
             colls: k.colls as i64,
-            twins: super::realcoll::detector_view(s),
+            twins: super::coll::real::detector_view(s),
         }
     }
 
@@ -103,7 +103,7 @@ impl Snapshot {
 /// Rendezvous headers waiting in this process's queues (unexpected, or taken by
 /// `MPI_Mprobe` and not received yet).
 fn unmatched_headers(s: &State) -> usize {
-    let inter = |u: &&super::matching::Unexp| matches!(u.body, super::matching::Body::Inter { .. });
+    let inter = |u: &&super::p2p::matching::Unexp| matches!(u.body, super::p2p::matching::Body::Inter { .. });
     s.locals
         .iter()
         .map(|l| l.unexpected.iter().filter(inter).count() + l.messages.values().filter(inter).count())

@@ -2,8 +2,9 @@
 //! generation, so a freed handle is caught.
 
 use super::datatype::DtRef;
+use super::error::MpiResult;
+use super::p2p::tlsbuf::Bounce;
 use super::p2p::SendMode;
-use super::tlsbuf::Bounce;
 
 /// What `MPI_Status` will say about a completed operation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -19,7 +20,7 @@ pub struct Status {
 impl Status {
     /// The status of a request with nothing to report (MPI_REQUEST_NULL, inactive persistent).
     pub fn empty() -> Status {
-        use crate::abi::consts as c;
+        use crate::consts as c;
         Status {
             source: c::MPI_ANY_SOURCE,
             tag: c::MPI_ANY_TAG,
@@ -60,6 +61,22 @@ pub struct RecvTarget {
     pub buf: *mut u8,
     pub count: usize,
     pub dt: DtRef,
+}
+
+/// Runs the query callbacks of the running subrank's completed generalized requests (they
+/// are application code, called outside the state lock). The C boundary installs it
+/// (`abi::greq::settle`) when the program starts its first generalized request; until then
+/// there is nothing to settle.
+static GREQ_SETTLE: std::sync::OnceLock<fn() -> MpiResult<()>> = std::sync::OnceLock::new();
+
+/// Installs the query-callback runner of generalized requests (once; later calls are no-ops).
+pub fn on_greq_settle(f: fn() -> MpiResult<()>) {
+    let _ = GREQ_SETTLE.set(f);
+}
+
+/// Settles the running subrank's completed generalized requests (see [`on_greq_settle`]).
+pub fn settle_greqs() -> MpiResult<()> {
+    GREQ_SETTLE.get().map_or(Ok(()), |f| f())
 }
 
 /// The callbacks of a generalized request (`MPI_Grequest_start`): C function pointers and the
@@ -133,7 +150,7 @@ impl Request {
     /// `t` is a receive buffer of the running subrank, which owns this request.
     pub unsafe fn set_recv(&mut self, t: RecvTarget) {
         // SAFETY: forwarded from the caller.
-        let (t, b) = unsafe { super::tlsbuf::receive_target(t) };
+        let (t, b) = unsafe { super::p2p::tlsbuf::receive_target(t) };
         self.recv = Some(t);
         self.bounce = b;
     }

@@ -3,7 +3,7 @@
 
 use super::error::{err, MpiResult};
 use super::state::{self, Config, State};
-use crate::abi::consts as c;
+use crate::consts as c;
 use crate::sched::bind;
 use crate::transport::{real, Transport};
 use std::os::raw::c_int;
@@ -58,6 +58,32 @@ fn env_switch(name: &str, default: bool) -> Result<bool, String> {
     }
 }
 
+/// `TOUCAN_REAL_THREAD`: the thread level asked of the real MPI, `serialized` (the default)
+/// or `multiple`. Either way Toucan calls it from one thread at a time (under the state's
+/// write side or the transport's lock); `multiple` only measures what the real MPI's own
+/// locking costs (README, "Design decisions").
+fn real_thread_level() -> Result<bool, String> {
+    match std::env::var("TOUCAN_REAL_THREAD").as_deref().map(str::trim) {
+        Err(_) | Ok("") | Ok("serialized") => Ok(false),
+        Ok("multiple") => Ok(true),
+        Ok(s) => Err(format!("TOUCAN_REAL_THREAD={s} is not valid: expected serialized or multiple")),
+    }
+}
+
+/// Default period of the load balance between workers (`TOUCAN_BALANCE`), in ms: a few time
+/// steps of a typical stencil, long enough that one step's noise does not move subranks.
+const BALANCE_MS: usize = 20;
+
+/// `TOUCAN_BALANCE`: `on` (the default: every BALANCE_MS), `off`, or the period in ms.
+fn balance_period() -> Result<usize, String> {
+    match std::env::var("TOUCAN_BALANCE").as_deref().map(str::trim) {
+        Err(_) | Ok("") | Ok("on") => Ok(BALANCE_MS),
+        Ok("off") => Ok(0),
+        Ok(_) => env_usize("TOUCAN_BALANCE", BALANCE_MS, 0, 3_600_000)
+            .map_err(|_| "TOUCAN_BALANCE is not valid: expected on, off or a period in ms".to_string()),
+    }
+}
+
 /// Reads the configuration from the environment (once).
 pub fn load_config() -> Result<Config, String> {
     let v = env_usize("TOUCAN_V", 1, 1, 256)?;
@@ -76,6 +102,8 @@ pub fn load_config() -> Result<Config, String> {
         real_coll_derived: env_switch("TOUCAN_REAL_COLL_DERIVED", true)?,
         real_coll_min: env_usize("TOUCAN_REAL_COLL_MIN", REAL_COLL_MIN, 0, usize::MAX / 2)?,
         real_bcast_min: env_usize("TOUCAN_REAL_BCAST_MIN", REAL_BCAST_MIN, 0, usize::MAX / 2)?,
+        real_multiple: real_thread_level()?,
+        balance_ms: balance_period()?,
     };
     Ok(*CONFIG.get_or_init(|| cfg))
 }
@@ -124,6 +152,8 @@ pub fn config() -> Config {
         real_coll_derived: true,
         real_coll_min: REAL_COLL_MIN,
         real_bcast_min: REAL_BCAST_MIN,
+        real_multiple: false,
+        balance_ms: 0,
     })
 }
 
@@ -144,7 +174,7 @@ pub unsafe fn init(sub: usize, argc: *mut c_int, argv: *mut *mut *mut i8) -> Mpi
         let version = real::library_version(&realmpi);
         let _ = ABORT.set((realmpi.PMPI_Abort, real::h(real::REAL_MPI_COMM_WORLD)));
         crate::transport::node::set_threads(config().workers);
-        let tp = crate::heap::shared_while(|| Transport::init(realmpi, argc, argv, config().eager_max))
+        let tp = crate::heap::shared_while(|| Transport::init(realmpi, argc, argv, config().eager_max, config().real_multiple))
             .map_err(|e| super::error::MpiError::new(c::MPI_ERR_OTHER, e))?;
         // And the transport modules it loaded during its initialisation.
         crate::heap::rebind();
@@ -196,7 +226,7 @@ pub fn process_exit() -> Result<(), String> {
     super::background::stop();
     if let Some(mut s) = state::take() {
         super::report::finish(&mut s);
-        super::realcoll::settle(&mut s);
+        super::coll::real::settle(&mut s);
         s.tp.finalize()?;
         // The real MPI's library stays loaded (its atexit handlers may still run).
         std::mem::forget(s);

@@ -1,5 +1,5 @@
 //! The process's MPI state: per-subrank queues and handle tables, the request slab and the
-//! transport. Nothing here blocks or yields: blocking lives in `core::blocking`, which
+//! transport. Nothing here blocks or yields: blocking lives in `core::p2p::blocking`, which
 //! releases the lock before parking the subrank.
 //!
 //! Two ways in (SMP mode, issue 14):
@@ -11,9 +11,9 @@
 
 use super::comm::{CommRef, Group, CTX_SELF, CTX_WORLD};
 use super::error::{err, MpiResult};
-use super::matching::{Posted, Unexp};
+use super::p2p::matching::{Posted, Unexp};
 use super::request::{owner_of, Greq, ReqId, Request, Slab, Status};
-use crate::abi::consts as c;
+use crate::consts as c;
 use crate::sched;
 use crate::sched::lock::{BrLock, Guard, Lock, WriteGuard};
 use crate::transport::engine::RING;
@@ -37,7 +37,7 @@ pub struct Config {
     pub intra_eager_max: usize,
     /// Pause of the background progress thread between looks (µs); 0: no thread.
     pub progress_us: usize,
-    /// The inter-process level of collectives may use the real MPI's collectives (`realcoll`).
+    /// The inter-process level of collectives may use the real MPI's collectives (`coll::real`).
     pub real_coll: bool,
     /// Communicators derived from one with a twin get real twins too (`TOUCAN_REAL_COLL_DERIVED`,
     /// on by default).
@@ -46,6 +46,12 @@ pub struct Config {
     pub real_coll_min: usize,
     /// Bytes from which a broadcast goes to the real MPI.
     pub real_bcast_min: usize,
+    /// The real MPI is initialised at `MPI_THREAD_MULTIPLE` instead of `SERIALIZED`
+    /// (`TOUCAN_REAL_THREAD`); Toucan still calls it from one thread at a time.
+    pub real_multiple: bool,
+    /// Period of the load balance between the workers of a process, in ms (0: off;
+    /// `TOUCAN_BALANCE`, see `sched::balance`).
+    pub balance_ms: usize,
 }
 
 impl Config {
@@ -88,9 +94,9 @@ pub struct Local {
     /// Attributes set on objects: (kind, handle) -> (keyval, value), in the order set.
     pub attrs: HashMap<(AttrKind, usize), Vec<(i32, usize)>>,
     /// What a blocking receive or probe of this rank waits for (deadlock reports).
-    pub waiting: Option<super::matching::Pattern>,
+    pub waiting: Option<super::p2p::matching::Pattern>,
     /// The blocking receive this rank is parked in, when it waits without a request.
-    pub direct: Option<super::matching::Direct>,
+    pub direct: Option<super::p2p::matching::Direct>,
     /// Region state (`Toucan_Region`): the requests of the current superblock.
     pub region: super::region::Superblock,
     /// Generalized requests the application completed (`MPI_Grequest_complete`) whose status
@@ -176,9 +182,9 @@ pub struct State {
     pub real_version: String,
     pub det: super::deadlock::Detector,
     /// Meeting points of the two-level collectives.
-    pub meets: super::hier::Meets,
-    /// Real communicators and real collectives in flight (`realcoll`).
-    pub rcoll: super::realcoll::RealComms,
+    pub meets: super::coll::hier::Meets,
+    /// Real communicators and real collectives in flight (`coll::real`).
+    pub rcoll: super::coll::real::RealComms,
 }
 
 // SAFETY: the raw pointers State holds (receive targets, persistent arguments, a sibling's
@@ -462,7 +468,7 @@ impl State {
             meets: Default::default(),
             rcoll: Default::default(),
         };
-        super::realcoll::install_world(&mut s);
+        super::coll::real::install_world(&mut s);
         s
     }
 
@@ -619,7 +625,7 @@ impl State {
                 }
             }
             Event::RecvDone { token, temp } => self.on_rndv_arrived(token, temp),
-            Event::CollDone { token, buf, comm } => super::realcoll::on_done(self, token, buf, comm),
+            Event::CollDone { token, buf, comm } => super::coll::real::on_done(self, token, buf, comm),
         }
     }
 }
@@ -627,5 +633,5 @@ impl State {
 #[cold]
 #[inline(never)]
 pub(super) fn progress_failed(e: String) -> ! {
-    crate::abi::fatal(&format!("progress engine: {e}"))
+    crate::core::diag::fatal(&format!("progress engine: {e}"))
 }

@@ -7,13 +7,13 @@
 //! in a table of their own so communicator code needs only two hooks: `copy` on MPI_Comm_dup
 //! and `forget` on MPI_Comm_free.
 
-use super::blocking::{irecv, isend, wait_all};
 use super::coll::{Buf, Coll};
 use super::comm::{derive_ctx, CommRef, CTX_COLL};
 use super::datatype;
 use super::error::{err, MpiResult};
+use super::p2p::blocking::{irecv, isend, wait_all};
 use super::p2p::SendMode;
-use crate::abi::consts as c;
+use crate::consts as c;
 use crate::sched::lock::Lock;
 use std::collections::BTreeMap;
 use std::sync::Arc;

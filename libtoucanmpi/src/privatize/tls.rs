@@ -7,7 +7,7 @@
 //! then zeros), and the scheduler puts them in place whenever it resumes another subrank
 //! (`sched::swap`): a switch between subranks copies the block out and in, nothing when the
 //! program has no thread-locals. Communication buffers in that block are handled by
-//! `core::tlsbuf`.
+//! `core::p2p::tlsbuf`.
 //!
 //! C++ thread-locals with destructors register them with the C library, per thread. Those of
 //! objects in the block are kept here instead, per subrank, and run when the subrank ends

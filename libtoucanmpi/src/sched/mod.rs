@@ -1,4 +1,5 @@
 //! Subranks as coroutines, the worker that runs them, and park/wake. Knows nothing of MPI.
+pub mod balance;
 pub mod bind;
 pub mod coroutine;
 pub mod guard;

@@ -150,7 +150,7 @@ fn add_block(lo: usize) {
 
 /// Whether `[lo, hi)` overlaps the swapped block of any worker thread: memory holding some
 /// subrank's thread-locals, which another task must not touch while that subrank is
-/// switched out (`core::tlsbuf`).
+/// switched out (`core::p2p::tlsbuf`).
 #[inline]
 pub fn in_blocks(lo: usize, hi: usize) -> bool {
     let len = LEN.load(Ordering::Relaxed);

@@ -9,7 +9,7 @@
 use super::coroutine::Subrank;
 use super::lock::Lock;
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 /// Waiting for a wake-up.
 pub const PARKED: u8 = 0;
@@ -41,6 +41,9 @@ pub struct Slot {
     pub exit: AtomicI64,
     /// Whether the id belongs to a helper task (reusable once done).
     pub helper: AtomicBool,
+    /// Nanoseconds it ran so far, when the workers balance their loads (`balance`); written
+    /// only by the worker that runs it.
+    pub busy: AtomicU64,
     co: UnsafeCell<Option<Subrank>>,
 }
 
@@ -58,6 +61,7 @@ impl Slot {
             tls: AtomicUsize::new(0),
             exit: AtomicI64::new(i64::MIN),
             helper: AtomicBool::new(false),
+            busy: AtomicU64::new(0),
             co: UnsafeCell::new(None),
         }
     }
@@ -133,6 +137,7 @@ pub fn reset(n: usize) {
         s.intent.store(GO_ON, Ordering::Relaxed);
         s.exit.store(i64::MIN, Ordering::Relaxed);
         s.helper.store(false, Ordering::Relaxed);
+        s.busy.store(0, Ordering::Relaxed);
         s.tls.store(id, Ordering::Relaxed);
         // SAFETY: as above.
         unsafe { *s.co.get() = None };

@@ -230,6 +230,8 @@ pub struct Layout {
     pub steal: bool,
     /// Per worker, the others nearest first (None: the next ones, wrapping around).
     pub order: Option<Vec<Vec<usize>>>,
+    /// Period of the load balance between workers (`balance`; None: homes never move).
+    pub balance: Option<Duration>,
 }
 
 impl Layout {
@@ -240,6 +242,7 @@ impl Layout {
             home: vec![0; n],
             steal: false,
             order: None,
+            balance: None,
         }
     }
 }
@@ -262,6 +265,7 @@ pub fn run(subs: Vec<Subrank>, layout: Layout, hooks: &dyn Hooks) -> Vec<i32> {
         unsafe { *s.co() = Some(co) };
     }
     queue::reset(workers, layout.steal, layout.order);
+    super::balance::start(n, layout.balance);
     IDLE.store(0, Ordering::Relaxed);
     for id in 0..n {
         park::start(id);
@@ -309,6 +313,7 @@ pub fn run(subs: Vec<Subrank>, layout: Layout, hooks: &dyn Hooks) -> Vec<i32> {
         }
     });
     metrics::stop();
+    super::balance::stop();
     if let Some(sw) = main_swap.as_mut() {
         // What runs at exit (the original program's destructors) sees subrank 0's.
         sw.switch_to(0);
@@ -429,7 +434,9 @@ fn resume(id: usize, w: usize, running: &Running, swap: Option<&mut Swap>) {
     }
     running.set(id);
     let since = metrics::resuming(id, w);
+    let ran = super::balance::resuming();
     let r = t.resume();
+    super::balance::suspended(id, ran);
     metrics::suspended(id, since);
     running.set(usize::MAX);
     match r {
@@ -576,6 +583,8 @@ mod tests {
             home: (0..N).map(|k| k / 4).collect(),
             steal: true,
             order: None,
+            // Balance as often as possible: homes move while the tasks run.
+            balance: Some(std::time::Duration::from_nanos(1)),
         };
         let codes = run(subs, layout, &NoHooks);
         assert_eq!(codes, (1..=N as i32).collect::<Vec<_>>());

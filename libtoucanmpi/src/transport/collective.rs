@@ -1,5 +1,5 @@
 //! Real nonblocking collectives among processes, on real communicators that mirror virtual
-//! communicators spanning every process (`core::realcoll` decides when and in which order).
+//! communicators spanning every process (`core::coll::real` decides when and in which order).
 //!
 //! Every real communicator used here spans all processes, in process order (the twin of
 //! MPI_COMM_WORLD and duplicates of it), so a process's real rank is its process number.

@@ -189,17 +189,29 @@ fn real_failed(rc: c_int, what: &str) -> String {
 }
 
 impl Transport {
-    /// Initialises the real MPI and duplicates the communicators we use.
+    /// Initialises the real MPI (at `MPI_THREAD_MULTIPLE` when `multiple`, else SERIALIZED)
+    /// and duplicates the communicators we use.
     ///
     /// # Safety
     /// `argc`/`argv` must be null or the program's argument count and vector.
-    pub unsafe fn init(real: RealMpi, argc: *mut c_int, argv: *mut *mut *mut i8, eager_max: usize) -> Result<Transport, String> {
+    pub unsafe fn init(
+        real: RealMpi,
+        argc: *mut c_int,
+        argv: *mut *mut *mut i8,
+        eager_max: usize,
+        multiple: bool,
+    ) -> Result<Transport, String> {
         let mut provided: c_int = 0;
+        let level = if multiple {
+            real::REAL_MPI_THREAD_MULTIPLE
+        } else {
+            real::REAL_MPI_THREAD_SERIALIZED
+        };
         // SAFETY: argc/argv are the program's (or null), as MPI_Init_thread allows.
         check(
             // SERIALIZED, not FUNNELED: the background progress thread (core::background) calls
             // the real MPI too, always under the state lock, so never at the same time.
-            unsafe { real.PMPI_Init_thread(argc, argv as _, real::REAL_MPI_THREAD_SERIALIZED as c_int, &mut provided) },
+            unsafe { real.PMPI_Init_thread(argc, argv as _, level as c_int, &mut provided) },
             "MPI_Init_thread",
         )?;
         let world: RComm = h(real::REAL_MPI_COMM_WORLD);

@@ -11,10 +11,10 @@
 //! behaves (`{int at 0, int at 5}` has extent 9, `{int at 0, float at 5}` has 12). Subarray and
 //! darray types are resized to the whole array (`lb` 0, extent = array size × old extent).
 
-use super::basic::{BasicType, TypeClass};
-use super::datatype::Datatype;
-use super::error::{err, MpiError, MpiResult};
-use crate::abi::consts as c;
+use crate::consts as c;
+use crate::core::datatype::basic::{BasicType, TypeClass};
+use crate::core::datatype::Datatype;
+use crate::core::error::{err, MpiError, MpiResult};
 use std::borrow::Cow;
 
 /// `n` consecutive basic elements of type `ty`, `ty.extent()` bytes apart, starting `off` bytes

@@ -4,8 +4,8 @@
 //! elements packed one after the other in typemap order. Used by `MPI_Pack_external`,
 //! `MPI_Unpack_external` and `MPI_Pack_external_size`.
 
-use super::basic::BasicType;
-use super::datatype::Datatype;
+use crate::core::datatype::basic::BasicType;
+use crate::core::datatype::Datatype;
 
 /// One scalar field of a basic element, as stored natively and in external32.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -229,9 +229,9 @@ pub unsafe fn unpack(d: &Datatype, data: &[u8], buf: *mut u8, count: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::consts as c;
+    use crate::consts as c;
     use crate::core::datatype::lookup;
-    use crate::core::typemap::{hvector, structure};
+    use crate::core::datatype::typemap::{hvector, structure};
     use rstest::rstest;
 
     /// Packs one element of predefined type `h` from native bytes.

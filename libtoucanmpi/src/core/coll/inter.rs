@@ -14,12 +14,12 @@
 //! `MPI_PROC_NULL` (they take no part); the other group passes the root's rank in the remote
 //! group. `MPI_IN_PLACE` is not allowed (the caller checks).
 
-use super::blocking::wait_all;
-use super::coll::{in_place, Buf, Coll};
-use super::datatype::{self, byte, DtRef};
-use super::error::{err, MpiResult};
-use super::reduce::Reducer;
-use crate::abi::consts as c;
+use crate::consts as c;
+use crate::core::coll::reduce::Reducer;
+use crate::core::coll::{in_place, Buf, Coll};
+use crate::core::datatype::{self, byte, DtRef};
+use crate::core::error::{err, MpiResult};
+use crate::core::p2p::blocking::wait_all;
 
 const TAG_BARRIER: i32 = 9;
 const TAG_BCAST: i32 = 10;
@@ -32,7 +32,7 @@ fn empty() -> Buf {
 }
 
 /// Checks the statuses of finished receives.
-fn received(sts: Vec<super::request::Status>, what: &str) -> MpiResult<()> {
+fn received(sts: Vec<crate::core::request::Status>, what: &str) -> MpiResult<()> {
     match sts.iter().find(|st| st.error != c::MPI_SUCCESS) {
         Some(st) => err(st.error, format!("{what} message larger than its slot (mismatched counts?)")),
         None => Ok(()),

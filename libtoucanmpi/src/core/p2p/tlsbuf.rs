@@ -8,8 +8,8 @@
 //! of its own, copied into the variable when the owner takes the completed request (`Wait`,
 //! `Test`, `Request_get_status`), which runs with its values in place.
 
-use super::datatype::DtRef;
-use super::request::RecvTarget;
+use crate::core::datatype::DtRef;
+use crate::core::request::RecvTarget;
 use crate::sched::swap;
 
 /// Byte range `[lo, hi)` that `count` elements of `dt` at `buf` cover (`None` when empty).
@@ -78,7 +78,7 @@ mod tests {
     use rstest::rstest;
 
     fn int() -> DtRef {
-        datatype::lookup(crate::abi::consts::MPI_INT).expect("MPI_INT")
+        datatype::lookup(crate::consts::MPI_INT).expect("MPI_INT")
     }
 
     #[rstest]

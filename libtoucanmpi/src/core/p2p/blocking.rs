@@ -1,14 +1,14 @@
 //! Operations that may block, run by a subrank: they take the state lock only for
 //! non-blocking steps and park the subrank (letting its siblings run) in between.
 
-use super::comm::CommRef;
-use super::datatype::DtRef;
-use super::error::{MpiError, MpiResult};
-use super::matching::Pattern;
-use super::p2p::{SendData, SendMode};
-use super::request::{RecvTarget, ReqId, Status};
-use super::state::{self, State};
-use crate::abi::consts as c;
+use crate::consts as c;
+use crate::core::comm::CommRef;
+use crate::core::datatype::DtRef;
+use crate::core::error::{MpiError, MpiResult};
+use crate::core::p2p::matching::Pattern;
+use crate::core::p2p::{SendData, SendMode};
+use crate::core::request::{RecvTarget, ReqId, Status};
+use crate::core::state::{self, State};
 use crate::sched;
 
 /// Takes the result of a complete request: persistent ones become inactive, others are freed.
@@ -142,7 +142,7 @@ fn park() {
 #[cold]
 #[inline(never)]
 fn settle_greqs() -> MpiResult<()> {
-    crate::abi::greq::settle()
+    crate::core::request::settle_greqs()
 }
 
 /// Polls in place before parking when no sibling can run.
@@ -208,7 +208,7 @@ pub fn status_result(st: Status, what: &str) -> MpiResult<Status> {
 pub unsafe fn send_data(buf: *const u8, count: usize, dt: &DtRef) -> SendData {
     // A buffer in the program's thread-locals is copied now: it holds this subrank's values
     // only while it runs (`tlsbuf`).
-    if dt.is_contiguous() && super::tlsbuf::in_swapped(buf, count, dt).is_none() {
+    if dt.is_contiguous() && crate::core::p2p::tlsbuf::in_swapped(buf, count, dt).is_none() {
         SendData {
             ptr: buf,
             len: count * dt.size,

@@ -1,20 +1,26 @@
 //! Collectives over point-to-point, correct for any communicator. Traffic runs on the
 //! communicator's collective context, so it never matches user messages. On an
-//! inter-communicator each public method hands over to its counterpart in `intercoll.rs`.
+//! inter-communicator each public method hands over to its counterpart in `inter.rs`.
 //! On an intra-communicator, Barrier, Bcast, Reduce and Allreduce first try the two-level
 //! versions of `hier` (members that share a process meet in memory); the flat algorithms
 //! here also serve its inter-process level, through a view of one representative per process,
-//! unless that level runs as a real collective (`realcoll`).
+//! unless that level runs as a real collective (`coll::real`).
 
-use super::blocking::{irecv, isend, wait, wait_all};
-use super::comm::{CommRef, CTX_COLL};
-use super::datatype::DtRef;
-use super::error::{err, MpiResult};
-use super::p2p::SendMode;
-use super::reduce::Reducer;
-use super::request::ReqId;
-use super::state;
-use crate::abi::consts as c;
+pub mod hier;
+pub mod inter;
+pub mod op;
+pub mod real;
+pub mod reduce;
+
+use crate::consts as c;
+use crate::core::coll::reduce::Reducer;
+use crate::core::comm::{CommRef, CTX_COLL};
+use crate::core::datatype::DtRef;
+use crate::core::error::{err, MpiResult};
+use crate::core::p2p::blocking::{irecv, isend, wait, wait_all};
+use crate::core::p2p::SendMode;
+use crate::core::request::ReqId;
+use crate::core::state;
 use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -95,7 +101,7 @@ pub struct Coll {
     /// Two-level steps taken so far in this call (one call may run several, e.g. the
     /// broadcasts of an allgather); every member takes them in the same order.
     steps: Rc<Cell<u32>>,
-    /// This call's inter-process level runs as one real collective (`realcoll::enrol`).
+    /// This call's inter-process level runs as one real collective (`real::enrol`).
     pub real: bool,
 }
 
@@ -104,7 +110,7 @@ impl Coll {
     /// `handle` (whose current view is `comm`).
     pub fn new(sub: usize, comm: &CommRef, handle: usize) -> MpiResult<Coll> {
         let seq = state::with(|s| {
-            let i = crate::abi::handles::comm_index(handle)?;
+            let i = crate::core::comm::comm_index(handle)?;
             let c = s.locals[sub].comms.get_mut(i)?.as_mut()?;
             c.coll_seq += 1;
             Some(c.coll_seq)
@@ -234,11 +240,11 @@ impl Coll {
         if self.comm.is_inter() {
             return self.inter_barrier();
         }
-        if let Some(r) = super::hier::barrier(self) {
+        if let Some(r) = crate::core::coll::hier::barrier(self) {
             return r;
         }
         let (n, r) = (self.size(), self.rank());
-        let empty = Buf::new(std::ptr::null_mut(), 0, super::datatype::byte());
+        let empty = Buf::new(std::ptr::null_mut(), 0, crate::core::datatype::byte());
         let mut k = 1;
         while k < n {
             // SAFETY: zero-length messages touch no memory.
@@ -260,7 +266,7 @@ impl Coll {
         if self.comm.is_inter() {
             return self.inter_bcast(b, root);
         }
-        if let Some(r) = super::hier::bcast(self, b, root) {
+        if let Some(r) = crate::core::coll::hier::bcast(self, b, root) {
             return r;
         }
         let (n, r) = (self.size(), self.rank());
@@ -292,7 +298,7 @@ impl Coll {
         if self.comm.is_inter() {
             return self.inter_reduce(send, recv, count, dt, red, root);
         }
-        if let Some(r) = super::hier::reduce(self, send, recv, count, dt, red, root) {
+        if let Some(r) = crate::core::coll::hier::reduce(self, send, recv, count, dt, red, root) {
             return r;
         }
         let mine = red.load(in_place(send, recv), count, dt);
@@ -355,7 +361,7 @@ impl Coll {
         if self.comm.is_inter() {
             return self.inter_allreduce(send, recv, count, dt, red);
         }
-        if let Some(r) = super::hier::allreduce(self, send, recv, count, dt, red) {
+        if let Some(r) = crate::core::coll::hier::allreduce(self, send, recv, count, dt, red) {
             return r;
         }
         let acc = self.allreduce_work(red.load(in_place(send, recv), count, dt), count, dt, red)?;

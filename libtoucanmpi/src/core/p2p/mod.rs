@@ -1,12 +1,17 @@
 //! Point-to-point: starting sends and receives, matching them, and moving the bytes:
 //! one memcpy between siblings, the transport between processes.
 
-use super::error::MpiResult;
-use super::matching::{find_posted, find_unexpected, Body, Envelope, Pattern, Posted, SyncAck, Unexp};
-use super::p2p_shared::{copy_into, direct_into, queue_into};
-use super::request::{owner_of, RecvTarget, ReqId, Status};
-use super::state::State;
-use crate::abi::consts as c;
+pub mod blocking;
+pub mod matching;
+pub mod shared;
+pub mod tlsbuf;
+
+use crate::consts as c;
+use crate::core::error::MpiResult;
+use crate::core::p2p::matching::{find_posted, find_unexpected, Body, Envelope, Pattern, Posted, SyncAck, Unexp};
+use crate::core::p2p::shared::{copy_into, direct_into, queue_into};
+use crate::core::request::{owner_of, RecvTarget, ReqId, Status};
+use crate::core::state::State;
 use crate::sched;
 use crate::transport::engine::Arrived;
 use crate::transport::wire::{self, Header};
@@ -72,7 +77,7 @@ pub(super) fn eager_header(env: &Envelope, len: usize) -> Header {
 #[cold]
 #[inline(never)]
 pub(super) fn fatal_transport(e: String) -> ! {
-    crate::abi::fatal(&format!("transport: {e}"))
+    crate::core::diag::fatal(&format!("transport: {e}"))
 }
 
 impl State {
@@ -207,7 +212,7 @@ impl State {
         true
     }
 
-    /// Queues an unmatched message for `dsub` and wakes it (see `p2p_shared::queue_into`).
+    /// Queues an unmatched message for `dsub` and wakes it (see `shared::queue_into`).
     fn queue(&mut self, dsub: usize, u: Unexp) {
         queue_into(&mut self.locals[dsub], u);
         wake_other(dsub);
@@ -369,7 +374,7 @@ impl State {
     #[inline]
     pub fn on_message(&mut self, dst_sub: usize, src_proc: usize, src_sub: usize, hdr: Header, payload: RingBytes) {
         if dst_sub >= self.locals.len() {
-            crate::abi::fatal(&format!(
+            crate::core::diag::fatal(&format!(
                 "a message for subrank {dst_sub} arrived, but this process runs {}",
                 self.locals.len()
             ));
@@ -443,11 +448,11 @@ impl State {
         if self.tp.has_pending() || !self.locals[sub].posted.is_empty() {
             return (self.progress(), None);
         }
-        super::background::stepped();
+        crate::core::background::stepped();
         let a = match self.tp.poll_ring_raw() {
             Ok(Some(a)) => a,
             Ok(None) => return (false, None),
-            Err(e) => super::state::progress_failed(e),
+            Err(e) => crate::core::state::progress_failed(e),
         };
         // SAFETY: forwarded from the caller.
         (true, unsafe { self.take_arrived(sub, pat, buf, cap, a) })
@@ -470,10 +475,10 @@ impl State {
         if !l.unexpected.is_empty() || !l.posted.is_empty() || l.direct.is_some() || !l.greq_ready.is_empty() || self.tp.has_pending() {
             return InPlace::General;
         }
-        let a = match self.tp.spin_ring(polls, super::background::stepped) {
+        let a = match self.tp.spin_ring(polls, crate::core::background::stepped) {
             Ok(Some(a)) => a,
             Ok(None) => return InPlace::Spun,
-            Err(e) => super::state::progress_failed(e),
+            Err(e) => crate::core::state::progress_failed(e),
         };
         // SAFETY: forwarded from the caller.
         match unsafe { self.take_arrived(sub, pat, buf, cap, a) } {
@@ -514,7 +519,7 @@ impl State {
     fn dispatch_arrived(&mut self, a: Arrived) {
         match self.tp.event_of(a) {
             Ok(e) => self.dispatch(e),
-            Err(e) => super::state::progress_failed(e),
+            Err(e) => crate::core::state::progress_failed(e),
         }
     }
 

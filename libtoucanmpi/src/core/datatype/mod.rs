@@ -1,15 +1,19 @@
 //! Datatypes: size, bounds and the flattened layout of one element, with pack/unpack, and the
 //! process-wide table that gives user datatypes their handles.
 //!
-//! Predefined types map to their basic type; derived types (built in [`super::typemap`]) keep
+//! Predefined types map to their basic type; derived types (built in [`crate::core::datatype::typemap`]) keep
 //! their layout as blocks (byte offset from the buffer address, length) in typemap order, and
 //! the arguments they were made from so `MPI_Type_get_contents` can answer.
 
-use super::basic::BasicType;
-use super::error::{err, MpiError, MpiResult};
-use super::idmap::IdMap;
-use super::typemap::{self, Run};
-use crate::abi::consts as c;
+pub mod basic;
+pub mod external32;
+pub mod typemap;
+
+use crate::consts as c;
+use crate::core::datatype::basic::BasicType;
+use crate::core::datatype::typemap::Run;
+use crate::core::error::{err, MpiError, MpiResult};
+use crate::core::idmap::IdMap;
 use crate::sched::lock::Lock;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -437,7 +441,7 @@ pub fn value_index(value: usize, index: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::typemap::{contiguous, hindexed, hvector, resized, structure, subarray, Order};
+    use crate::core::datatype::typemap::{contiguous, hindexed, hvector, resized, structure, subarray, Order};
     use rstest::rstest;
 
     #[rstest]

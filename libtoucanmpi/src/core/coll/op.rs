@@ -15,7 +15,7 @@
 //!   Fortran complex types.
 #![deny(unsafe_op_in_unsafe_fn)]
 
-use super::basic::{BasicType, TypeClass};
+use crate::core::datatype::basic::{BasicType, TypeClass};
 use std::cmp::Ordering;
 use std::ptr;
 

@@ -2,7 +2,7 @@
 //! its handles, error handler and name); members of one communicator share its group and
 //! context id.
 
-use crate::abi::consts as c;
+use crate::consts as c;
 use std::sync::Arc;
 
 /// An ordered set of world ranks.
@@ -32,7 +32,7 @@ pub const CTX_COLL: u64 = 1;
 /// about 2^-63 per pair.
 pub fn derive_ctx(parent: u64, seq: u64, color: i64) -> u64 {
     let x = parent ^ seq.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (color as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
-    (super::idmap::mix64(x) & !CTX_COLL) | 0x100
+    (crate::core::idmap::mix64(x) & !CTX_COLL) | 0x100
 }
 
 /// One subrank's view of a communicator.
@@ -96,6 +96,25 @@ impl CommRef {
 pub const COMM_HANDLE_BASE: usize = 0x10000;
 /// (Communicator handles fill the range below: slots are not reused, so it must be wide.)
 pub const GROUP_HANDLE_BASE: usize = 0x1000_0000;
+
+/// Index of a communicator handle in a subrank's table.
+#[inline]
+pub fn comm_index(h: usize) -> Option<usize> {
+    match h {
+        c::MPI_COMM_WORLD => Some(0),
+        c::MPI_COMM_SELF => Some(1),
+        _ if (COMM_HANDLE_BASE + 2..GROUP_HANDLE_BASE).contains(&h) => Some(h - COMM_HANDLE_BASE),
+        _ => None,
+    }
+}
+
+pub fn comm_handle(idx: usize) -> usize {
+    match idx {
+        0 => c::MPI_COMM_WORLD,
+        1 => c::MPI_COMM_SELF,
+        i => COMM_HANDLE_BASE + i,
+    }
+}
 
 #[cfg(test)]
 mod tests {

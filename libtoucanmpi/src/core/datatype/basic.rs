@@ -471,7 +471,7 @@ mod tests {
     #[test]
     fn handles_match_the_header() {
         for t in BasicType::ALL {
-            if let Some((_, h)) = crate::abi::consts::HANDLES.iter().find(|(n, _)| *n == t.name()) {
+            if let Some((_, h)) = crate::consts::HANDLES.iter().find(|(n, _)| *n == t.name()) {
                 assert_eq!(t.handle(), *h, "{} disagrees with headers/mpi.h", t.name());
             }
         }

@@ -5,11 +5,11 @@
 //! types keep their padding), whatever the user's datatype; user ops run on the datatype's
 //! own layout, as the user function expects.
 
-use super::basic::BasicType;
-use super::datatype::{self, DtRef};
-use super::error::{err, MpiResult};
-use super::op::{self, OpKind};
-use crate::abi::consts as c;
+use crate::consts as c;
+use crate::core::coll::op::{self, OpKind};
+use crate::core::datatype::basic::BasicType;
+use crate::core::datatype::{self, DtRef};
+use crate::core::error::{err, MpiResult};
 use crate::sched::lock::Lock;
 use std::os::raw::{c_int, c_void};
 

@@ -10,20 +10,20 @@
 //! always match across processes. Non-commutative reductions go two-level only when each
 //! process holds a contiguous block of ranks (then process order is rank order).
 //!
-//! When the call is enrolled for a real collective (`Coll::real`, see `realcoll`), the
+//! When the call is enrolled for a real collective (`Coll::real`, see `coll::real`), the
 //! inter-process level is one nonblocking collective of the real MPI among the processes,
 //! started by the representative (which parks until it completes) instead of the flat
 //! algorithm among representatives; with one member per process the meeting is trivial.
 
-use super::blocking::block_on;
-use super::coll::{in_place, local_copy, Buf, Coll};
-use super::comm::{Group, CTX_COLL};
-use super::datatype::DtRef;
-use super::error::{MpiError, MpiResult};
-use super::idmap::IdMap;
-use super::realcoll;
-use super::reduce::Reducer;
-use super::state::{self, State};
+use crate::core::coll::real;
+use crate::core::coll::reduce::Reducer;
+use crate::core::coll::{in_place, local_copy, Buf, Coll};
+use crate::core::comm::{Group, CTX_COLL};
+use crate::core::datatype::DtRef;
+use crate::core::error::{MpiError, MpiResult};
+use crate::core::idmap::IdMap;
+use crate::core::p2p::blocking::block_on;
+use crate::core::state::{self, State};
 use crate::sched;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -258,7 +258,7 @@ struct Shadow {
 
 impl Shadow {
     fn of(b: &Buf) -> Option<Shadow> {
-        let (lo, hi) = super::tlsbuf::in_swapped(b.ptr, b.count, &b.dt)?;
+        let (lo, hi) = crate::core::p2p::tlsbuf::in_swapped(b.ptr, b.count, &b.dt)?;
         let mut data = vec![0u8; hi - lo];
         // SAFETY: [lo, hi) is the span of the running member's own buffer.
         unsafe { std::ptr::copy_nonoverlapping(lo as *const u8, data.as_mut_ptr(), hi - lo) };
@@ -282,7 +282,7 @@ impl Shadow {
 ///
 /// The representative reads and writes the other members' buffers while they are parked; a
 /// buffer in the program's thread-locals holds only the running subrank's values then (see
-/// `core::tlsbuf`), so such a member registers a copy instead and takes the result back
+/// `core::p2p::tlsbuf`), so such a member registers a copy instead and takes the result back
 /// once released.
 #[allow(clippy::too_many_arguments)]
 fn step(
@@ -325,7 +325,7 @@ pub fn barrier(c: &Coll) -> Option<MpiResult<()>> {
     Some(step(key, &nm, c.comm.rank, rep, None, None, |members| {
         members()?;
         if c.real {
-            realcoll::barrier(c)
+            real::barrier(c)
         } else if nm.reps.len() > 1 {
             c.view(nm.reps.clone()).barrier()
         } else {
@@ -343,7 +343,7 @@ pub unsafe fn bcast(c: &Coll, b: &Buf, root: i32) -> Option<MpiResult<()>> {
         // The data first reaches every process (the local members need not be here yet).
         if c.real {
             // SAFETY: as the caller's.
-            unsafe { realcoll::bcast(c, b, nm.proc_of(root), nm.owner[root as usize] as usize == nm.me)? };
+            unsafe { real::bcast(c, b, nm.proc_of(root), nm.owner[root as usize] as usize == nm.me)? };
         } else if nm.reps.len() > 1 {
             // SAFETY: as the caller's.
             unsafe { c.view(nm.reps_with(root)).bcast(b, nm.owner[root as usize] as i32)? };
@@ -408,7 +408,7 @@ pub unsafe fn allreduce(c: &Coll, send: *const u8, recv: *mut u8, count: usize, 
         let ms = members()?;
         if c.real && ms.len() == 1 {
             // SAFETY: as the caller's.
-            if let Some(r) = unsafe { realcoll::allreduce_direct(c, operand, recv, count, dt, red) } {
+            if let Some(r) = unsafe { real::allreduce_direct(c, operand, recv, count, dt, red) } {
                 return r;
             }
         }
@@ -417,7 +417,7 @@ pub unsafe fn allreduce(c: &Coll, send: *const u8, recv: *mut u8, count: usize, 
         unsafe {
             let mut acc = combine(&ms, count, dt, red);
             if c.real {
-                acc = realcoll::allreduce(c, acc, count, dt, red)?;
+                acc = real::allreduce(c, acc, count, dt, red)?;
             } else if nm.reps.len() > 1 {
                 acc = c.view(nm.reps.clone()).allreduce_work(acc, count, dt, red)?;
             }
@@ -450,7 +450,7 @@ pub unsafe fn reduce(
         let ms = members()?;
         if c.real && ms.len() == 1 {
             // SAFETY: as the caller's.
-            if let Some(r) = unsafe { realcoll::reduce_direct(c, operand, recv, count, dt, red, nm.proc_of(root), c.comm.rank == root) } {
+            if let Some(r) = unsafe { real::reduce_direct(c, operand, recv, count, dt, red, nm.proc_of(root), c.comm.rank == root) } {
                 return r;
             }
         }
@@ -460,7 +460,7 @@ pub unsafe fn reduce(
             if c.real {
                 let acc0 = acc.take().expect("combined");
                 // Only the root's process receives the result (its representative is the root).
-                acc = Some(realcoll::reduce(c, acc0, count, dt, red, nm.proc_of(root))?);
+                acc = Some(real::reduce(c, acc0, count, dt, red, nm.proc_of(root))?);
             } else if nm.reps.len() > 1 {
                 let acc0 = acc.take().expect("combined");
                 acc = c

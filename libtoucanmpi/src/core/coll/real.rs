@@ -35,18 +35,18 @@
 //! when they are laid out the same and the caller is its process's only member). User
 //! operations, persistent calls and inter-communicators stay on point-to-point.
 
-use super::basic::BasicType;
-use super::blocking::block_on;
-use super::coll::{Buf, Coll};
-use super::comm::{CommRef, CTX_WORLD};
-use super::datatype::DtRef;
-use super::error::{err, MpiResult};
-pub use super::hier::{key_of, CommKey};
-use super::idmap::IdMap;
-use super::op::{self, OpKind};
-use super::reduce::Reducer;
-use super::state::{self, State};
-use crate::abi::consts as c;
+use crate::consts as c;
+pub use crate::core::coll::hier::{key_of, CommKey};
+use crate::core::coll::op::{self, OpKind};
+use crate::core::coll::reduce::Reducer;
+use crate::core::coll::{Buf, Coll};
+use crate::core::comm::{CommRef, CTX_WORLD};
+use crate::core::datatype::basic::BasicType;
+use crate::core::datatype::DtRef;
+use crate::core::error::{err, MpiResult};
+use crate::core::idmap::IdMap;
+use crate::core::p2p::blocking::block_on;
+use crate::core::state::{self, State};
 use crate::sched;
 use crate::transport::real::{self as r, RComm};
 use crate::transport::{CollMem, RealColl};
@@ -221,12 +221,12 @@ pub fn reducible(red: &Reducer) -> bool {
 /// Whether a reduction (or a barrier, with 0) of `bytes` bytes per rank is worth a real
 /// collective (`TOUCAN_REAL_COLL_MIN`, the same on every process).
 pub fn worth(bytes: usize) -> bool {
-    bytes >= super::runtime::config().real_coll_min
+    bytes >= crate::core::runtime::config().real_coll_min
 }
 
 /// Whether a broadcast of `bytes` bytes is worth a real collective (`TOUCAN_REAL_BCAST_MIN`).
 pub fn bcast_worth(bytes: usize) -> bool {
-    bytes >= super::runtime::config().real_bcast_min
+    bytes >= crate::core::runtime::config().real_bcast_min
 }
 
 /// Marks call `c` for a real collective when it is `eligible` and its communicator has a
@@ -265,7 +265,7 @@ fn pump(s: &mut State, key: CommKey) {
         // SAFETY: memory not owned by `q.mem` belongs to the submitter, parked in `run` until
         // this operation completes.
         if let Err(e) = unsafe { s.tp.start_coll(comm, q.what, q.mem, q.token) } {
-            crate::abi::fatal(&format!("real collective: {e}"));
+            crate::core::diag::fatal(&format!("real collective: {e}"));
         }
     }
     release_if_unused(s, key);
@@ -281,7 +281,7 @@ fn release_if_unused(s: &mut State, key: CommKey) {
     let Some(comm) = t.comm else { return };
     s.rcoll.twins.remove(&key);
     if let Err(e) = s.tp.free_comm(comm) {
-        crate::abi::fatal(&format!("real collective: {e}"));
+        crate::core::diag::fatal(&format!("real collective: {e}"));
     }
 }
 
@@ -337,7 +337,7 @@ pub fn barrier(c: &Coll) -> MpiResult<()> {
 /// laid out like the work buffer of `red` (the same bytes), outside the program's swapped
 /// thread-locals (which hold the running subrank's values only while it runs).
 fn as_is(p: *const u8, count: usize, dt: &DtRef, red: &Reducer) -> bool {
-    dt.is_contiguous() && red.work(count, dt).1.is_contiguous() && super::tlsbuf::in_swapped(p, count, dt).is_none()
+    dt.is_contiguous() && red.work(count, dt).1.is_contiguous() && crate::core::p2p::tlsbuf::in_swapped(p, count, dt).is_none()
 }
 
 /// The whole of an allreduce whose only local member is the caller, straight between the
@@ -387,7 +387,7 @@ pub unsafe fn reduce_direct(
 /// `b` is the running member's buffer, valid for its count.
 pub unsafe fn bcast(c: &Coll, b: &Buf, root: usize, mine: bool) -> MpiResult<()> {
     let len = b.count * b.dt.size;
-    if b.dt.is_contiguous() && super::tlsbuf::in_swapped(b.ptr, b.count, &b.dt).is_none() {
+    if b.dt.is_contiguous() && crate::core::p2p::tlsbuf::in_swapped(b.ptr, b.count, &b.dt).is_none() {
         // Straight from or into the buffer.
         // SAFETY: the caller's buffer, valid for the whole call.
         return unsafe { run(c, RealColl::Bcast { root }, CollMem::at(b.ptr, b.ptr, len)) }.map(|_| ());
@@ -526,7 +526,7 @@ pub fn detector_view(s: &State) -> Option<Vec<(u64, u64, u64)>> {
 
 /// A 64-bit name of a twin's key, the same on every process.
 fn key_hash((ctx, first, len): CommKey) -> u64 {
-    super::idmap::mix64(ctx ^ (first as u64).rotate_left(24) ^ (len as u64).rotate_left(48))
+    crate::core::idmap::mix64(ctx ^ (first as u64).rotate_left(24) ^ (len as u64).rotate_left(48))
 }
 
 /// Whether intra-communicator `cm` has a twin (made or being made).

@@ -5,11 +5,11 @@
 //! queued copy, a sibling's rendezvous, a request that completed); anything else answers
 //! "general" before doing anything, and the caller takes the general path from the start.
 
-use super::matching::{find_posted, find_unexpected, Body, Direct, Envelope, Pattern, Posted, SyncAck, Unexp};
-use super::p2p::{eager_header, fatal_transport, received};
-use super::request::{owner_of, RecvTarget, ReqId, Request, Status};
-use super::state::{Local, Shared};
-use crate::abi::consts as c;
+use crate::consts as c;
+use crate::core::p2p::matching::{find_posted, find_unexpected, Body, Direct, Envelope, Pattern, Posted, SyncAck, Unexp};
+use crate::core::p2p::{eager_header, fatal_transport, received};
+use crate::core::request::{owner_of, RecvTarget, ReqId, Request, Status};
+use crate::core::state::{Local, Shared};
 use crate::sched;
 use crate::transport::Payload;
 

@@ -2,8 +2,8 @@
 //! Matching follows MPI exactly: (context, source or ANY_SOURCE, tag or ANY_TAG), first
 //! match in arrival order, so messages between a pair never overtake.
 
-use super::request::{ReqId, Status};
-use crate::abi::consts as c;
+use crate::consts as c;
+use crate::core::request::{ReqId, Status};
 use crate::transport::Payload;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
