@@ -316,6 +316,19 @@ impl<'a> Shared<'a> {
     pub fn transport(&self) -> Guard<'a, Transport> {
         self.s.tp.0.lock()
     }
+
+    /// The transport if no other reader holds it now (a poller with other work skips).
+    /// Lock order: a reader holding it may then lock one `Local`, never the other way round.
+    #[inline]
+    pub fn try_transport(&self) -> Option<Guard<'a, Transport>> {
+        self.s.tp.0.try_lock()
+    }
+
+    /// Subranks of this process.
+    #[inline]
+    pub fn subranks(&self) -> usize {
+        self.s.locals.0.len()
+    }
 }
 
 /// Runs `f` on a reader's view of the state (SMP mode's hot paths). None when this thread
@@ -339,6 +352,18 @@ pub fn shared<R>(f: impl FnOnce(Shared<'_>) -> R) -> Option<R> {
 #[inline]
 pub fn readable() -> bool {
     sched::current() != usize::MAX && STATE.readable(sched::worker::worker_index())
+}
+
+/// `shared` for worker `worker`'s own loop, between tasks (no task runs on this thread: its
+/// reader slot is free). None at one worker, or before MPI is up.
+#[inline]
+pub fn shared_idle<R>(worker: usize, f: impl FnOnce(Shared<'_>) -> R) -> Option<R> {
+    if !STATE.readable(worker) || sched::current() != usize::MAX {
+        return None;
+    }
+    let g = STATE.read(worker);
+    let s = g.as_ref()?;
+    Some(f(Shared { s }))
 }
 
 /// Runs `f` on the process state. Never call `sched::park` inside `f`.
