@@ -14,6 +14,9 @@ mod coll;
 mod comm;
 mod convert;
 mod datatype;
+// `dlopen` with RTLD_DEEPBIND keeps the malloc family ours (`crate::heap`); not in unit tests.
+#[cfg(all(not(any(test, fuzzing)), target_arch = "x86_64"))]
+mod dlopen;
 mod env;
 // `exit` and `__libc_start_main` interpose the C library's own entry points: not in unit
 // tests or fuzz targets (fuzz/, built with --cfg fuzzing), which are ordinary programs.
