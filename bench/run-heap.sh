@@ -4,7 +4,9 @@
 # MPICH with MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_ set very high, Toucan-MPI with a
 # heap per subrank (the default) and with TOUCAN_HEAP=system, at 1 rank and 8 ranks (one
 # process of V=8 for Toucan), and AMPI multicore +vp8 when found; interleaved runs, medians of
-# the steady-state time and of the job's minor page faults over those steps.
+# the steady-state time, of rank 0's 25th-percentile step time (steps that the machine's load
+# did not interrupt: comparable on a busy machine, unlike the total) and of the job's minor
+# page faults over those steps.
 #
 #   bench/run-heap.sh [-r RUNS] [-s STEPS]     (defaults 5 and 100)
 #
@@ -49,7 +51,7 @@ if [[ $ampi == yes ]]; then
     configs+=("ampi-p1-vp8|$out/charmrun +p1 ++local ++quiet $out/heapsteps.ampi +vp8")
     configs+=("ampi-p2-vp8|$out/charmrun +p2 ++local ++quiet $out/heapsteps.ampi +vp8")
 fi
-declare -A tm fl
+declare -A tm fl q25
 for ((r = 0; r < runs; r++)); do
     for c in "${configs[@]}"; do
         label=${c%%|*} cmd=${c#*|}
@@ -60,14 +62,16 @@ for ((r = 0; r < runs; r++)); do
         fi
         tm[$label]+="$(sed -n 's/^time \([0-9.]*\) .*/\1/p' <<<"$o") "
         fl[$label]+="$(sed -n 's/.* faults \([0-9]*\) .*/\1/p' <<<"$o") "
+        q25[$label]+="$(sed -n 's/^steps .* p25 \([0-9.]*\) .*/\1/p' <<<"$o") "
     done
 done
 median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{a[NR]=$1} END {if (NR) print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2); else print "-"}'; }
 echo "heapsteps: $steps steps after 10 of warm-up; median of $runs interleaved runs"
 echo
-echo "| configuration | time (s) | minor page faults (job, steady state) |"
-echo "|---|---|---|"
+echo "| configuration | time (s) | p25 step (ms) | minor page faults (job, steady state) |"
+echo "|---|---|---|---|"
 for c in "${configs[@]}"; do
     label=${c%%|*}
-    printf '| %s | %s | %s |\n' "$label" "$(median <<<"${tm[$label]:-}")" "$(median <<<"${fl[$label]:-}")"
+    printf '| %s | %s | %s | %s |\n' "$label" "$(median <<<"${tm[$label]:-}")" "$(median <<<"${q25[$label]:-}")" \
+        "$(median <<<"${fl[$label]:-}")"
 done

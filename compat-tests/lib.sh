@@ -192,6 +192,10 @@ compat_build() {
         flags=$FFLAGS_COMPAT
         libs=
     fi
+    # src/NAME.cflags: extra compiler and linker flags of one test (e.g. -fopenmp).
+    if [[ -f $SRC_DIR/$name.cflags ]]; then
+        flags+=" $(grep -v '^#' "$SRC_DIR/$name.cflags" | tr '\n' ' ')"
+    fi
     if [[ $kind == mpich ]]; then
         cc=$MPICC
         [[ $src == *.cc ]] && cc=$MPICXX

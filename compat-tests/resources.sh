@@ -155,5 +155,29 @@ for sig in TERM INT; do
     no_strays "after SIG$sig to the launcher"
 done
 
+# 3. RTLD_DEEPBIND.
+deep=$work/deep
+mkdir -p "$deep"
+if ! { cc -O2 -fPIC -shared -o "$deep/libtoucan_deep.so" "$COMPAT_DIR/resources/deepbind_lib.c" &&
+       $TOUCANCC -O2 -o "$deep/deepbind" "$COMPAT_DIR/resources/deepbind.c" -Wl,-rpath,"$deep"; } >"$work/deep.log" 2>&1; then
+    fail "RTLD_DEEPBIND: build failed: $(head -3 "$work/deep.log")"
+else
+    for layout in "2 1 4" "1 2 2"; do
+        read -r n w v <<<"$layout"
+        for bind in lazy now; do
+            TOUCAN_WORKERS=$w TOUCAN_V=$v timeout -k 5 "$TIMEOUT" "$MPIRUN" -np "$n" "$deep/deepbind" "$bind" \
+                >"$deep/out" 2>"$deep/err" </dev/null
+            rc=$?
+            ok=$(grep -c '^rank [0-9]*: OK$' "$deep/out")
+            what="RTLD_DEEPBIND ($bind) at ${n}x${w}x${v}"
+            if [[ $rc == 0 && $ok == $((n * w * v)) ]]; then
+                pass "$what: $ok ranks OK"
+            else
+                fail "$what: exit status $rc, $ok ranks OK: $(grep -v ': OK$' "$deep/out" "$deep/err" | head -3 | tr '\n' ' ')"
+            fi
+        done
+    done
+fi
+
 echo "resources: $npass passed, $nfail failed"
 [[ $nfail == 0 ]]

@@ -6,6 +6,7 @@
 use std::os::raw::{c_int, c_void};
 
 /// A loaded object: its load bias and its dynamic section (in memory).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Object {
     bias: usize,
     dynamic: usize,
@@ -70,6 +71,31 @@ const R_AARCH64_JUMP_SLOT: u64 = 1026;
 /// # Safety
 /// `obj` must describe a loaded 64-bit ELF object (RELA relocations).
 pub unsafe fn for_each_import(obj: &Object, data: bool, mut f: impl FnMut(&[u8], *mut usize)) {
+    // SAFETY: forwarded from the caller.
+    unsafe { for_each_slot(obj, data, |name, slot, _| f(name, slot)) }
+}
+
+/// As `for_each_import`, only for the symbols `obj` does not define itself (a slot of a lazily
+/// bound function may still point at the object's own PLT).
+///
+/// # Safety
+/// `obj` must describe a loaded 64-bit ELF object (RELA relocations).
+pub unsafe fn for_each_undefined_import(obj: &Object, data: bool, mut f: impl FnMut(&[u8], *mut usize)) {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        for_each_slot(obj, data, |name, slot, defined| {
+            if !defined {
+                f(name, slot)
+            }
+        })
+    }
+}
+
+/// `f(name, slot, whether obj defines the symbol)` for each GOT slot of `obj`'s imports.
+///
+/// # Safety
+/// `obj` must describe a loaded 64-bit ELF object (RELA relocations).
+unsafe fn for_each_slot(obj: &Object, data: bool, mut f: impl FnMut(&[u8], *mut usize, bool)) {
     let (mut jmprel, mut pltrelsz, mut rela, mut relasz) = (0usize, 0usize, 0usize, 0usize);
     let (mut symtab, mut strtab, mut pltrel) = (0usize, 0usize, DT_RELA);
     let mut d = obj.dynamic as *const u64;
@@ -130,12 +156,18 @@ pub unsafe fn for_each_import(obj: &Object, data: bool, mut f: impl FnMut(&[u8],
             {
                 continue;
             }
-            // SAFETY: as above.
-            let name = unsafe {
-                let st_name = *((symtab + sym * 24) as *const u32) as usize;
-                std::ffi::CStr::from_ptr((strtab + st_name) as *const std::os::raw::c_char)
+            // SAFETY: as above; an Elf64_Sym's st_shndx (u16) is at byte 6, 0 (SHN_UNDEF) for a
+            // symbol the object does not define.
+            let (name, defined) = unsafe {
+                let entry = symtab + sym * 24;
+                let st_name = *(entry as *const u32) as usize;
+                let shndx = *((entry + 6) as *const u16);
+                (
+                    std::ffi::CStr::from_ptr((strtab + st_name) as *const std::os::raw::c_char),
+                    shndx != 0,
+                )
             };
-            f(name.to_bytes(), obj.bias.wrapping_add(offset as usize) as *mut usize);
+            f(name.to_bytes(), obj.bias.wrapping_add(offset as usize) as *mut usize, defined);
         }
     }
 }

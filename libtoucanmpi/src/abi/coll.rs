@@ -10,6 +10,7 @@ use super::consts as c;
 use super::handles::{self as hd, comm};
 use crate::core::coll::real;
 use crate::core::coll::reduce::Reducer;
+use crate::core::coll::team::{self, Blocks, Part};
 use crate::core::coll::{Buf, Coll, CollJob, CollOp};
 use crate::core::comm::CommRef;
 use crate::core::datatype::DtRef;
@@ -23,15 +24,36 @@ use std::rc::Rc;
 pub(crate) struct Prepared {
     sub: usize,
     cm: CommRef,
-    job: CollJob,
+    work: Work,
     /// Whether the call may run as one real collective among processes (`core::coll::real`):
     /// decided from arguments every rank passes alike, so all processes agree.
     real: bool,
 }
 
+/// What a prepared call does: a job over point-to-point, or the arguments of a collective
+/// that a team of subranks of one process can run in shared memory (`core::team`) and that
+/// otherwise becomes a job (`job_of`).
+enum Work {
+    Job(CollJob),
+    Part(Part),
+}
+
 impl Prepared {
     pub(crate) fn new(sub: usize, cm: CommRef, job: CollJob) -> Prepared {
-        Prepared { sub, cm, job, real: false }
+        Prepared {
+            sub,
+            cm,
+            work: Work::Job(job),
+            real: false,
+        }
+    }
+    fn part(sub: usize, cm: CommRef, part: Part) -> Prepared {
+        Prepared {
+            sub,
+            cm,
+            work: Work::Part(part),
+            real: false,
+        }
     }
     fn real(mut self, yes: bool) -> Prepared {
         self.real = yes;
@@ -79,7 +101,18 @@ pub(crate) enum Mode {
 /// Runs a prepared collective as `mode` says; the nonblocking and persistent forms store the
 /// request in `*req`.
 pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()> {
-    let Prepared { sub, cm, job, real } = p;
+    let Prepared { sub, cm, work, real } = p;
+    if let (Mode::Now, Work::Part(part)) = (&mode, &work) {
+        if let Some(t) = team::of(sub, &cm, comm_h)? {
+            // SAFETY: MPI requires the buffers to stay valid until the call returns, and every
+            // member to make the same collective calls in the same order.
+            return t.run(cm.rank, part);
+        }
+    }
+    let job = match work {
+        Work::Job(j) => j,
+        Work::Part(p) => job_of(p),
+    };
     let (req, persistent) = match mode {
         Mode::Now => return job(&real::enrol(Coll::new(sub, &cm, comm_h)?, real)?),
         Mode::Start(req) => (req, false),
@@ -133,6 +166,68 @@ pub(crate) fn launch(id: ReqId, op: Rc<CollOp>) -> MpiResult<()> {
         return err(c::MPI_ERR_NO_MEM, format!("cannot start a nonblocking collective: {e}"));
     }
     Ok(())
+}
+
+/// The job over point-to-point (`core::coll`, `hier`, `realcoll`) of a call's arguments.
+fn job_of(p: Part) -> CollJob {
+    // SAFETY (each job): MPI requires the buffers to stay valid until the collective completes.
+    match p {
+        Part::Idle => Box::new(|_: &Coll| Ok(())),
+        Part::Barrier => Box::new(|c: &Coll| c.barrier()),
+        Part::Bcast { buf, root } => Box::new(move |c: &Coll| unsafe { c.bcast(&buf, root) }),
+        Part::Reduce {
+            send,
+            recv,
+            count,
+            dt,
+            red,
+            root,
+        } => Box::new(move |c: &Coll| unsafe {
+            match root {
+                Some(root) => c.reduce(send, recv, count, &dt, &red, root),
+                None => c.allreduce(send, recv, count, &dt, &red),
+            }
+        }),
+        Part::Gather { send, parts, root } => {
+            let parts = parts.into_vec();
+            Box::new(move |c: &Coll| unsafe { c.gatherv(send.as_ref(), &parts, root) })
+        }
+        Part::Scatter { parts, recv, root } => {
+            let parts = parts.into_vec();
+            Box::new(move |c: &Coll| unsafe { c.scatterv(&parts, recv.as_ref(), root) })
+        }
+        Part::Allgather { send, parts } => {
+            let parts = parts.into_vec();
+            Box::new(move |c: &Coll| unsafe { c.allgatherv(send.as_ref(), &parts) })
+        }
+        Part::Alltoall { sends, recvs } => {
+            let (sends, recvs) = (sends.map(Blocks::into_vec), recvs.into_vec());
+            Box::new(move |c: &Coll| unsafe {
+                match &sends {
+                    Some(sends) => c.alltoallv(sends, &recvs),
+                    None => {
+                        let (_keep, sends) = team::snapshot(&recvs);
+                        c.alltoallv(&sends, &recvs)
+                    }
+                }
+            })
+        }
+        Part::ReduceScatter {
+            send,
+            recv,
+            counts,
+            dt,
+            red,
+        } => Box::new(move |c: &Coll| unsafe { c.reduce_scatter(send, recv, &counts, &dt, &red) }),
+        Part::Scan {
+            send,
+            recv,
+            count,
+            dt,
+            red,
+            exclusive,
+        } => Box::new(move |c: &Coll| unsafe { c.scan(send, recv, count, &dt, &red, exclusive) }),
+    }
 }
 
 /// A C array of counts or displacements: `int` in the classic binding, `MPI_Count` or
@@ -189,13 +284,26 @@ pub(crate) enum Layout {
 /// # Safety
 /// The arrays of `l` must have `n` entries; only addresses are computed from `buf`.
 pub(crate) unsafe fn blocks(buf: *const c_void, l: Layout, n: usize) -> MpiResult<Vec<Buf>> {
+    Ok(split(buf, l, n)?.into_vec())
+}
+
+/// `blocks` without a list for the equal layout.
+///
+/// # Safety
+/// As `blocks`.
+unsafe fn split(buf: *const c_void, l: Layout, n: usize) -> MpiResult<Blocks> {
     let at = |bytes: i64, k: i64, d: DtRef| -> MpiResult<Buf> {
         Ok(Buf::new((buf as *mut u8).wrapping_offset(bytes as isize), hd::count(k)?, d))
     };
-    match l {
+    let list: MpiResult<Vec<Buf>> = match l {
         Layout::Equal(k, dt) => {
-            let (k, d) = typed(buf, k, dt)?;
-            (0..n).map(|i| at((i * k) as i64 * d.extent as i64, k as i64, d.clone())).collect()
+            let (count, dt) = typed(buf, k, dt)?;
+            return Ok(Blocks::Equal {
+                ptr: buf as *mut u8,
+                count,
+                dt,
+                n,
+            });
         }
         Layout::V(cs, ds, dt) => {
             let d = hd::dtype(dt)?;
@@ -209,7 +317,8 @@ pub(crate) unsafe fn blocks(buf: *const c_void, l: Layout, n: usize) -> MpiResul
             }
             (0..n).map(|i| at(ds[i], cs[i], hd::dtype(*ts.add(i))?)).collect()
         }
-    }
+    };
+    list.map(Blocks::List)
 }
 
 /// This rank's part in a rooted collective.
@@ -244,12 +353,12 @@ fn role(cm: &CommRef, root: c_int) -> MpiResult<Role> {
 
 /// The job of a rank with no part in the collective.
 fn idle(sub: usize, cm: CommRef) -> Prepared {
-    Prepared::new(sub, cm, Box::new(|_: &Coll| Ok(())))
+    Prepared::part(sub, cm, Part::Idle)
 }
 
 fn prep_barrier(comm_h: usize) -> MpiResult<Prepared> {
     let (sub, cm) = comm(comm_h)?;
-    Ok(Prepared::new(sub, cm, Box::new(|c: &Coll| c.barrier())).real(real::worth(0)))
+    Ok(Prepared::part(sub, cm, Part::Barrier).real(real::worth(0)))
 }
 
 fn prep_bcast(buf: *mut c_void, count: i64, dt: usize, root: c_int, comm_h: usize) -> MpiResult<Prepared> {
@@ -260,8 +369,7 @@ fn prep_bcast(buf: *mut c_void, count: i64, dt: usize, root: c_int, comm_h: usiz
     let (n, d) = typed(buf, count, dt)?;
     let real = real::bcast_worth(n * d.size);
     let b = Buf::new(buf as *mut u8, n, d);
-    // SAFETY (job): MPI requires the buffer to stay valid until the collective completes.
-    Ok(Prepared::new(sub, cm, Box::new(move |c: &Coll| unsafe { c.bcast(&b, root) })).real(real))
+    Ok(Prepared::part(sub, cm, Part::Bcast { buf: b, root }).real(real))
 }
 
 fn prep_reduce(
@@ -295,19 +403,16 @@ fn prep_reduce(
     if root.is_none() || part == Role::Root {
         hd::buffer(rbuf as *const u8, n, &d)?;
     }
-    let (s, r) = (sbuf as usize, rbuf as usize);
     let real = real::reducible(&red) && real::worth(n * d.size);
-    Ok(Prepared::new(
-        sub,
-        cm,
-        Box::new(move |c: &Coll| unsafe {
-            match root {
-                Some(root) => c.reduce(s as *const u8, r as *mut u8, n, &d, &red, root),
-                None => c.allreduce(s as *const u8, r as *mut u8, n, &d, &red),
-            }
-        }),
-    )
-    .real(real))
+    let part = Part::Reduce {
+        send: sbuf as *const u8,
+        recv: rbuf as *mut u8,
+        count: n,
+        dt: d,
+        red,
+        root,
+    };
+    Ok(Prepared::part(sub, cm, part).real(real))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -331,15 +436,11 @@ fn prep_gather(
     };
     let ps = if part == Role::Root {
         // SAFETY: the standard gives the arrays one entry per peer; only addresses are computed.
-        unsafe { blocks(rbuf, rl, cm.peer_size() as usize)? }
+        unsafe { split(rbuf, rl, cm.peer_size() as usize)? }
     } else {
-        Vec::new()
+        Blocks::List(Vec::new())
     };
-    Ok(Prepared::new(
-        sub,
-        cm,
-        Box::new(move |c: &Coll| unsafe { c.gatherv(send.as_ref(), &ps, root) }),
-    ))
+    Ok(Prepared::part(sub, cm, Part::Gather { send, parts: ps, root }))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -362,15 +463,11 @@ fn prep_scatter(
     };
     let ps = if part == Role::Root {
         // SAFETY: the standard gives the arrays one entry per peer; only addresses are computed.
-        unsafe { blocks(sbuf, sl, cm.peer_size() as usize)? }
+        unsafe { split(sbuf, sl, cm.peer_size() as usize)? }
     } else {
-        Vec::new()
+        Blocks::List(Vec::new())
     };
-    Ok(Prepared::new(
-        sub,
-        cm,
-        Box::new(move |c: &Coll| unsafe { c.scatterv(&ps, recv.as_ref(), root) }),
-    ))
+    Ok(Prepared::part(sub, cm, Part::Scatter { parts: ps, recv, root }))
 }
 
 fn prep_allgather(sbuf: *const c_void, scount: i64, sdt: usize, rbuf: *mut c_void, rl: Layout, comm_h: usize) -> MpiResult<Prepared> {
@@ -378,25 +475,8 @@ fn prep_allgather(sbuf: *const c_void, scount: i64, sdt: usize, rbuf: *mut c_voi
     not_in_place(&cm, sbuf)?;
     let send = if in_place(sbuf) { None } else { Some(send_buf(sbuf, scount, sdt)?) };
     // SAFETY: the standard gives the arrays one entry per peer; only addresses are computed.
-    let ps = unsafe { blocks(rbuf, rl, cm.peer_size() as usize)? };
-    Ok(Prepared::new(
-        sub,
-        cm,
-        Box::new(move |c: &Coll| unsafe { c.allgatherv(send.as_ref(), &ps) }),
-    ))
-}
-
-/// With MPI_IN_PLACE the send data is the receive buffer: the job copies it first.
-unsafe fn snapshot(ps: &[Buf]) -> (Vec<Vec<u8>>, Vec<Buf>) {
-    let byte = crate::core::datatype::byte();
-    let mut keep = Vec::new();
-    for p in ps {
-        let mut v = Vec::new();
-        p.dt.pack(p.ptr, p.count, &mut v);
-        keep.push(v);
-    }
-    let bufs = keep.iter_mut().map(|v| Buf::new(v.as_mut_ptr(), v.len(), byte.clone())).collect();
-    (keep, bufs)
+    let ps = unsafe { split(rbuf, rl, cm.peer_size() as usize)? };
+    Ok(Prepared::part(sub, cm, Part::Allgather { send, parts: ps }))
 }
 
 fn prep_alltoall(sbuf: *const c_void, sl: Layout, rbuf: *mut c_void, rl: Layout, comm_h: usize) -> MpiResult<Prepared> {
@@ -404,26 +484,15 @@ fn prep_alltoall(sbuf: *const c_void, sl: Layout, rbuf: *mut c_void, rl: Layout,
     not_in_place(&cm, sbuf)?;
     let n = cm.peer_size() as usize;
     // SAFETY: the standard gives the arrays one entry per peer; only addresses are computed.
-    let rps = unsafe { blocks(rbuf, rl, n)? };
+    let rps = unsafe { split(rbuf, rl, n)? };
     let sps = if in_place(sbuf) {
         None
     } else {
         // SAFETY: as above.
-        Some(unsafe { blocks(sbuf, sl, n)? })
+        Some(unsafe { split(sbuf, sl, n)? })
     };
-    Ok(Prepared::new(
-        sub,
-        cm,
-        Box::new(move |c: &Coll| unsafe {
-            match &sps {
-                Some(sps) => c.alltoallv(sps, &rps),
-                None => {
-                    let (_keep, sps) = snapshot(&rps);
-                    c.alltoallv(&sps, &rps)
-                }
-            }
-        }),
-    ))
+    // With MPI_IN_PLACE (sends None) the send data is the receive buffer, copied first.
+    Ok(Prepared::part(sub, cm, Part::Alltoall { sends: sps, recvs: rps }))
 }
 
 /// Reduce_scatter (`counts` per local rank) or Reduce_scatter_block (`count` each).
@@ -451,12 +520,14 @@ fn prep_reduce_scatter(
     }
     hd::buffer(rbuf as *const u8, counts.get(cm.rank as usize).copied().unwrap_or(0), &d)?;
     let red = Reducer::new(op, &d, dt)?;
-    let (s, r) = (sbuf as usize, rbuf as usize);
-    Ok(Prepared::new(
-        sub,
-        cm,
-        Box::new(move |c: &Coll| unsafe { c.reduce_scatter(s as *const u8, r as *mut u8, &counts, &d, &red) }),
-    ))
+    let part = Part::ReduceScatter {
+        send: sbuf as *const u8,
+        recv: rbuf as *mut u8,
+        counts,
+        dt: d,
+        red,
+    };
+    Ok(Prepared::part(sub, cm, part))
 }
 
 fn prep_scan(
@@ -477,12 +548,15 @@ fn prep_scan(
         hd::buffer(sbuf as *const u8, n, &d)?;
     }
     let red = Reducer::new(op, &d, dt)?;
-    let (s, r) = (sbuf as usize, rbuf as usize);
-    Ok(Prepared::new(
-        sub,
-        cm,
-        Box::new(move |c: &Coll| unsafe { c.scan(s as *const u8, r as *mut u8, n, &d, &red, exclusive) }),
-    ))
+    let part = Part::Scan {
+        send: sbuf as *const u8,
+        recv: rbuf as *mut u8,
+        count: n,
+        dt: d,
+        red,
+        exclusive,
+    };
+    Ok(Prepared::part(sub, cm, part))
 }
 
 /// Defines the blocking, nonblocking and persistent exports of one collective (names in that

@@ -37,11 +37,33 @@ unsafe fn init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> MpiResult<()> {
     Ok(())
 }
 
+/// The thread level each rank was given (by local subrank; MPI_THREAD_SINGLE when unset).
+static LEVELS: crate::sched::lock::Lock<Vec<c_int>> = crate::sched::lock::Lock::new(Vec::new());
+
+fn set_level(sub: usize, level: c_int) {
+    let mut l = LEVELS.lock();
+    if l.len() <= sub {
+        l.resize(sub + 1, c::MPI_THREAD_SINGLE);
+    }
+    l[sub] = level;
+}
+
+/// The thread level of the calling rank (MPI_Init gives MPI_THREAD_SINGLE, as MPICH's
+/// default; MPI_Init_thread what was asked, up to MPI_THREAD_MULTIPLE).
+pub(super) fn level() -> c_int {
+    let sub = crate::sched::rank();
+    LEVELS.lock().get(sub).copied().unwrap_or(c::MPI_THREAD_SINGLE)
+}
+
 mpi_fn!(
     MPI_Init,
     PMPI_Init,
     |argc: *mut c_int, argv: *mut *mut *mut c_char| errcomm = c::MPI_COMM_WORLD,
-    { init(argc, argv) }
+    {
+        init(argc, argv)?;
+        set_level(me()?, c::MPI_THREAD_SINGLE);
+        Ok(())
+    }
 );
 
 mpi_fn!(
@@ -50,9 +72,11 @@ mpi_fn!(
     |argc: *mut c_int, argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int| errcomm = c::MPI_COMM_WORLD,
     {
         init(argc, argv)?;
+        // Every level: the rank's own threads (`sched::foreign`) may call MPI concurrently.
+        let level = required.clamp(c::MPI_THREAD_SINGLE, c::MPI_THREAD_MULTIPLE);
+        set_level(me()?, level);
         if !provided.is_null() {
-            // Subranks are user-level threads on one kernel thread: one thread calls MPI per rank.
-            *provided = required.min(c::MPI_THREAD_FUNNELED);
+            *provided = level;
         }
         Ok(())
     }
@@ -83,7 +107,7 @@ mpi_fn!(MPI_Finalize, PMPI_Finalize, || errcomm = c::MPI_COMM_WORLD, {
 
 mpi_fn!(MPI_Abort, PMPI_Abort, |comm_h: usize, code: c_int| errcomm = c::MPI_COMM_WORLD, {
     let _ = std::io::Write::flush(&mut std::io::stdout());
-    let sub = crate::sched::current();
+    let sub = crate::sched::rank();
     let rank = state::with(|s| s.myproc * s.cfg.v + sub).ok().filter(|_| sub != usize::MAX);
     let comm = if comm_h == c::MPI_COMM_WORLD {
         "MPI_COMM_WORLD".to_string()
@@ -105,7 +129,7 @@ mpi_fn!(
     MPI_Query_thread,
     PMPI_Query_thread,
     |provided: *mut c_int| errcomm = c::MPI_COMM_WORLD,
-    { put(provided, c::MPI_THREAD_FUNNELED, "provided") }
+    { put(provided, level(), "provided") }
 );
 
 mpi_fn!(
@@ -113,8 +137,9 @@ mpi_fn!(
     PMPI_Is_thread_main,
     |flag: *mut c_int| errcomm = c::MPI_COMM_WORLD,
     {
-        // Every subrank is the main thread of its rank.
-        put(flag, (crate::sched::current() != usize::MAX) as c_int, "flag")
+        // Every subrank (its coroutine) is the main thread of its rank; the threads it
+        // started are not.
+        put(flag, crate::sched::in_coroutine() as c_int, "flag")
     }
 );
 

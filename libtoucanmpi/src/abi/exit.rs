@@ -11,8 +11,9 @@ use std::os::raw::{c_int, c_void};
 /// As the C library's `exit`.
 #[no_mangle]
 pub unsafe extern "C" fn exit(code: c_int) -> ! {
+    // In a thread of the program (not a coroutine) it is the C library's: the process ends.
     let sub = sched::current();
-    if sub != usize::MAX {
+    if sched::in_coroutine() {
         let unfinished = crate::core::state::with(|s| s.locals[sub].initialized && !s.locals[sub].finalized).unwrap_or(false);
         if unfinished {
             crate::abi::say(&format!(

@@ -94,7 +94,7 @@ pub fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
 
 /// Applies the error handler of communicator `comm` to error `e` raised by `call`.
 pub fn raise(comm: usize, call: &str, e: MpiError) -> c_int {
-    let sub = sched::current();
+    let sub = sched::rank();
     let handler = if sub == usize::MAX {
         c::MPI_ERRORS_ARE_FATAL
     } else {

@@ -191,7 +191,7 @@ unsafe fn as_subrank(call: impl Fn(bool) -> c_int) -> c_int {
     // The C library's parser has one state per process: subranks running on several workers
     // (SMP mode) take turns through the whole call (which never blocks or yields).
     let _turn = TURN.lock();
-    let k = sched::current();
+    let k = sched::rank();
     let mut st = STATE.lock();
     let Some((prog, lib)) = lib_vars(&mut st) else {
         drop(st);

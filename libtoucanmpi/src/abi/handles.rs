@@ -17,7 +17,7 @@ pub fn group_index(h: usize) -> Option<usize> {
 
 /// The running subrank, or an error when called outside one.
 pub fn me() -> MpiResult<usize> {
-    let s = sched::current();
+    let s = sched::rank();
     if s == usize::MAX {
         return err(c::MPI_ERR_OTHER, "called outside an MPI rank (from a thread Toucan did not start?)");
     }

@@ -41,7 +41,13 @@ fn env_pairs() -> Pairs {
     if let Some(cmd) = std::env::args().next() {
         p.push(("command".to_string(), cmd));
     }
-    p.push(("thread_level".to_string(), "MPI_THREAD_FUNNELED".to_string()));
+    let level = match super::env::level() {
+        c::MPI_THREAD_SINGLE => "MPI_THREAD_SINGLE",
+        c::MPI_THREAD_FUNNELED => "MPI_THREAD_FUNNELED",
+        c::MPI_THREAD_SERIALIZED => "MPI_THREAD_SERIALIZED",
+        _ => "MPI_THREAD_MULTIPLE",
+    };
+    p.push(("thread_level".to_string(), level.to_string()));
     p
 }
 

@@ -13,7 +13,7 @@ use crate::sched;
 use crate::sched::lock::Lock;
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_double, c_int, c_long, c_uint, c_ushort};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 /// glibc's `struct random_data`.
 #[repr(C)]
@@ -60,8 +60,12 @@ struct Own {
     strtok: *mut c_char,
 }
 
-/// Each subrank's state, by scheduler id (boxed: addresses stay put; never freed, a few
-/// hundred bytes each).
+/// Each subrank's state, by scheduler id, for the first `FAST` ids: read without a lock
+/// (a subrank creates its own, and runs on one worker at a time). Boxed (addresses stay put),
+/// never freed, a few hundred bytes each.
+const FAST: usize = 1 << 16;
+static OWN_FAST: [AtomicPtr<Own>; FAST] = [const { AtomicPtr::new(std::ptr::null_mut()) }; FAST];
+/// The same for ids from `FAST` on, under a lock.
 static OWN: Lock<Vec<usize>> = Lock::new(Vec::new());
 
 /// The calling subrank's state; None outside a subrank.
@@ -70,37 +74,53 @@ fn own() -> Option<*mut Own> {
     if id == usize::MAX || sched::task::get(id).is_none_or(|s| s.helper.load(Ordering::Relaxed)) {
         return None;
     }
+    if id < FAST {
+        let o = OWN_FAST[id].load(Ordering::Acquire);
+        if !o.is_null() {
+            return Some(o);
+        }
+        let o = fresh();
+        OWN_FAST[id].store(o, Ordering::Release);
+        return Some(o);
+    }
     let mut v = OWN.lock();
-    if v.len() <= id {
-        v.resize(id + 1, 0);
+    let k = id - FAST;
+    if v.len() <= k {
+        v.resize(k + 1, 0);
     }
-    if v[id] == 0 {
-        let o = Box::into_raw(Box::new(Own {
-            random: RandomData {
-                fptr: std::ptr::null_mut(),
-                rptr: std::ptr::null_mut(),
-                state: std::ptr::null_mut(),
-                rand_type: 0,
-                rand_deg: 0,
-                rand_sep: 0,
-                end_ptr: std::ptr::null_mut(),
-            },
-            table: [0; 32],
-            drand: Drand48Data {
-                x: [0; 3],
-                old_x: [0; 3],
-                c: 0,
-                init: 0,
-                a: 0,
-            },
-            strtok: std::ptr::null_mut(),
-        }));
-        // SAFETY: `o` is a fresh, exclusively owned allocation; glibc's initial `random`
-        // state is that of `initstate(1, table, 128)`, which this reproduces in `table`.
-        unsafe { initstate_r(1, (*o).table.as_mut_ptr().cast(), 128, &mut (*o).random) };
-        v[id] = o as usize;
+    if v[k] == 0 {
+        v[k] = fresh() as usize;
     }
-    Some(v[id] as *mut Own)
+    Some(v[k] as *mut Own)
+}
+
+/// A new subrank's state, as a new process has it.
+#[cold]
+fn fresh() -> *mut Own {
+    let o = Box::into_raw(Box::new(Own {
+        random: RandomData {
+            fptr: std::ptr::null_mut(),
+            rptr: std::ptr::null_mut(),
+            state: std::ptr::null_mut(),
+            rand_type: 0,
+            rand_deg: 0,
+            rand_sep: 0,
+            end_ptr: std::ptr::null_mut(),
+        },
+        table: [0; 32],
+        drand: Drand48Data {
+            x: [0; 3],
+            old_x: [0; 3],
+            c: 0,
+            init: 0,
+            a: 0,
+        },
+        strtok: std::ptr::null_mut(),
+    }));
+    // SAFETY: `o` is a fresh, exclusively owned allocation; glibc's initial `random` state is
+    // that of `initstate(1, table, 128)`, which this reproduces in `table`.
+    unsafe { initstate_r(1, (*o).table.as_mut_ptr().cast(), 128, &mut (*o).random) };
+    o
 }
 
 /// The C library's function `name` (looked up once per name; `slot` caches it): what the

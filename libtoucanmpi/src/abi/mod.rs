@@ -14,6 +14,9 @@ mod coll;
 mod comm;
 mod convert;
 mod datatype;
+// `dlopen` with RTLD_DEEPBIND keeps the malloc family ours (`crate::heap`); not in unit tests.
+#[cfg(all(not(any(test, fuzzing)), target_arch = "x86_64"))]
+mod dlopen;
 mod env;
 mod f90types;
 // `exit` and `__libc_start_main` interpose the C library's own entry points: not in unit
@@ -43,6 +46,9 @@ mod sleep;
 #[cfg(not(any(test, fuzzing)))]
 mod start;
 mod status;
+// `pthread_create`/`pthread_join`: the program's threads act as their rank (not in unit tests).
+#[cfg(not(any(test, fuzzing)))]
+mod threads;
 mod topo;
 
 pub use export::{abort_job, fatal, raise, say};

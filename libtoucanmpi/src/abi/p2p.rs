@@ -26,12 +26,10 @@ static ERRCOMM: [AtomicUsize; ERRCOMM_TASKS] = [const { AtomicUsize::new(c::MPI_
 const ERRCOMM_TASKS: usize = 1 << 16;
 
 fn errcomm() -> usize {
-    ERRCOMM
-        .get(sched::current())
-        .map_or(c::MPI_COMM_WORLD, |e| e.load(Ordering::Relaxed))
+    ERRCOMM.get(sched::rank()).map_or(c::MPI_COMM_WORLD, |e| e.load(Ordering::Relaxed))
 }
 fn set_errcomm(s: &State, id: ReqId) {
-    if let (Some(r), Some(e)) = (s.req(id), ERRCOMM.get(sched::current())) {
+    if let (Some(r), Some(e)) = (s.req(id), ERRCOMM.get(sched::rank())) {
         e.store(r.comm, Ordering::Relaxed);
     }
 }
@@ -185,7 +183,7 @@ unsafe fn isend_shared(buf: *const c_void, count: i64, dt: usize, dest: c_int, t
     if !state::readable() {
         return None;
     }
-    let sub = sched::current();
+    let sub = sched::rank();
     let size = crate::core::datatype::contiguous_size(dt)?;
     if count < 0 || (buf.is_null() && count > 0) || tag < 0 {
         return None;
@@ -213,7 +211,7 @@ unsafe fn irecv_shared(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag:
     if !state::readable() {
         return None;
     }
-    let sub = sched::current();
+    let sub = sched::rank();
     crate::core::datatype::contiguous_size(dt)?;
     if count < 0 || (buf.is_null() && count > 0) || (tag < 0 && tag != c::MPI_ANY_TAG) {
         return None;
@@ -244,7 +242,7 @@ fn wait_shared(h: usize) -> Option<Status> {
     if !state::readable() {
         return None;
     }
-    let sub = sched::current();
+    let sub = sched::rank();
     if crate::core::request::owner_of(h as ReqId) != Some(sub) {
         return None;
     }
@@ -273,7 +271,7 @@ fn test_shared(h: usize) -> Option<Option<Status>> {
     if !state::readable() {
         return None;
     }
-    let sub = sched::current();
+    let sub = sched::rank();
     if crate::core::request::owner_of(h as ReqId) != Some(sub) {
         return None;
     }
@@ -305,7 +303,7 @@ unsafe fn waitall_shared(v: &mut [Req], statuses: *mut MpiStatus) -> (usize, boo
     if !state::readable() || v.is_empty() {
         return (0, false);
     }
-    let sub = sched::current();
+    let sub = sched::rank();
     let own = state::shared(|sh| sh.local(sub).is_some_and(|l| shared::all_own(&l, v, c::MPI_REQUEST_NULL)));
     if own != Some(true) {
         return (0, false);
@@ -337,7 +335,7 @@ fn wait_one(id: ReqId, what: &str) -> MpiResult<Status> {
 /// checked and done under one lock. Returns false when the general path must run.
 #[inline(always)]
 unsafe fn send_now(buf: *const c_void, count: i64, dt: usize, dest: c_int, tag: c_int, comm_h: usize) -> MpiResult<bool> {
-    let sub = sched::current();
+    let sub = sched::rank();
     let Some(d) = crate::core::datatype::predefined(dt) else {
         return Ok(false);
     };
@@ -371,11 +369,16 @@ unsafe fn recv_direct(
     comm_h: usize,
     spun: bool,
 ) -> MpiResult<Option<Status>> {
-    let sub = sched::current();
+    let sub = sched::rank();
     let Some(d) = crate::core::datatype::predefined(dt) else {
         return Ok(None);
     };
     if sub == usize::MAX || count < 0 || !d.is_contiguous() || (buf.is_null() && count > 0) {
+        return Ok(None);
+    }
+    // The rank's one direct receive belongs to its coroutine: its other threads (several may
+    // receive at once, MPI_THREAD_MULTIPLE) post requests.
+    if !sched::in_coroutine() {
         return Ok(None);
     }
     let cap = count as usize * d.size;
@@ -601,7 +604,7 @@ const _: () = assert!(hd::TAG_UB == i32::MAX);
 /// needs a request...
 #[inline(always)]
 unsafe fn send_fast(buf: *const c_void, count: c_int, dt: usize, dest: c_int, tag: c_int, comm_h: usize) -> Result<c_int, ()> {
-    let sub = sched::current();
+    let sub = sched::rank();
     let size = crate::core::datatype::contiguous_size(dt).ok_or(())?;
     if count < 0 || (buf.is_null() && count > 0) || tag < 0 {
         return Err(());
@@ -752,7 +755,7 @@ unsafe fn recv_fast(
     comm_h: usize,
     status: *mut MpiStatus,
 ) -> Result<c_int, bool> {
-    let sub = sched::current();
+    let sub = sched::rank();
     let size = crate::core::datatype::contiguous_size(dt).ok_or(false)?;
     if count < 0 || (buf.is_null() && count > 0) || (tag < 0 && tag != c::MPI_ANY_TAG) {
         return Err(false);

@@ -27,8 +27,9 @@ mpi_fn!(Toucan_Region, PToucan_Region, |kind: c_int| errcomm = c::MPI_COMM_WORLD
             )
         }
     };
+    // Regions schedule the subrank's own coroutine: ignored in the program's other threads.
     let sub = sched::current();
-    let active = sub != usize::MAX && state::with(|s| s.locals[sub].initialized && !s.locals[sub].finalized).unwrap_or(false);
+    let active = sched::in_coroutine() && state::with(|s| s.locals[sub].initialized && !s.locals[sub].finalized).unwrap_or(false);
     if active {
         region::enter(sub, hint)?;
     }

@@ -20,10 +20,10 @@ const NS: u64 = 1_000_000_000;
 use super::libc_state::real;
 
 /// Whether the caller is a task of the scheduler (a subrank, or a helper task running the
-/// program's code such as a reduction operator).
+/// program's code such as a reduction operator); not a thread of the program's own.
 #[inline]
 fn in_task() -> bool {
-    sched::current() != usize::MAX
+    sched::in_coroutine()
 }
 
 /// Parks the calling task for `ns` nanoseconds.

@@ -129,8 +129,11 @@ unsafe extern "C" fn trampoline(argc: c_int, argv: *mut *mut c_char, envp: *mut 
     let layout = sched::worker::Layout {
         workers: cfg.workers,
         home: (0..local).map(|k| cfg.home(k)).collect(),
-        steal: !sched::swap::active(),
+        // Nor when the program uses OpenMP, whose runtime keeps per kernel thread the team
+        // a subrank's main thread is in (`privatize::interposed`).
+        steal: !sched::swap::active() && !crate::privatize::interposed::openmp_loaded(),
         order: Some(plan.steal_order.clone()),
+        balance: (cfg.balance_ms > 0).then(|| std::time::Duration::from_millis(cfg.balance_ms as u64)),
     };
     let codes = sched::worker::run(subs, layout, &crate::core::hooks::Progress);
     let _ = std::io::stdout().flush();

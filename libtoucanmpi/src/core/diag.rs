@@ -7,7 +7,7 @@ use std::io::Write;
 
 /// "virtual rank R" of the running subrank (or of the process, outside one).
 pub fn who() -> String {
-    let sub = sched::current();
+    let sub = sched::rank();
     let v = crate::core::runtime::config().local();
     let base = crate::sched::guard::rank_base();
     match state::try_with(|s| s.myproc).map(|p| p * v).or(base) {

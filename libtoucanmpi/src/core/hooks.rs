@@ -1,5 +1,6 @@
 //! What the worker calls between subranks: the progress engine.
 
+use super::p2p::shared::Polled;
 use super::state;
 use crate::sched::worker::Hooks;
 
@@ -12,9 +13,12 @@ impl Hooks for Progress {
     /// Takes in what arrived (a transport poll takes one control message at a time), so
     /// that every sibling it concerns is woken before the next one runs.
     ///
-    /// Worker 0 waits for the state lock; the others poll only when it is free (somebody
-    /// holding it is driving the transport or will poll soon), so idle workers do not queue up
-    /// behind each other on it.
+    /// SMP mode: first on the read side (`p2p::shared::poll`: plain eager messages from other
+    /// processes go to their receivers with only the transport's and the receiver's locks);
+    /// the write side only when something else arrived or completes. There, worker 0 waits
+    /// for the state lock; the others poll only when it is free (somebody holding it is
+    /// driving the transport or will poll soon), so idle workers do not queue up behind each
+    /// other on it.
     fn poll(&self, worker: usize) -> bool {
         let drain = |s: &mut state::State| {
             let mut any = false;
@@ -26,6 +30,13 @@ impl Hooks for Progress {
             }
             any
         };
+        // SMP mode: the read side first (plain eager arrivals need no write side, so the
+        // other workers' subranks go on meanwhile).
+        match state::shared_idle(worker, |sh| crate::core::p2p::shared::poll(&sh)) {
+            Some(Polled::Delivered) => return true,
+            Some(Polled::Nothing) => return false,
+            Some(Polled::General) | None => {}
+        }
         if worker == 0 {
             state::with(drain).unwrap_or(false)
         } else {
@@ -34,6 +45,11 @@ impl Hooks for Progress {
     }
 
     fn idle(&self, idle: std::time::Duration) {
+        // A thread of the program that is not waiting in MPI may still send what the parked
+        // subranks wait for: not idle (no deadlock) until it waits too.
+        if crate::sched::foreign::busy() > 0 {
+            return;
+        }
         let _ = state::with(|s| super::deadlock::tick(s, idle));
     }
 

@@ -71,7 +71,7 @@ fn faults_since_start() -> [u64; 2] {
 
 /// Words per row on the wire: 5 times, 7 counts, then 3 per region kind, 2 page fault
 /// counts; then one peak heap size per subrank of the process.
-const HEAD: usize = 12;
+const HEAD: usize = 13;
 const WORDS: usize = HEAD + 3 * KINDS + 2;
 
 impl Row {
@@ -91,6 +91,7 @@ impl Row {
             self.received as f64,
             t.workers as f64,
             t.steals as f64,
+            t.moves as f64,
         ];
         w[..HEAD].copy_from_slice(&head);
         for (k, pk) in t.kinds.iter().enumerate() {
@@ -125,6 +126,7 @@ impl Row {
                 subranks: w[7] as usize,
                 workers: w[10] as usize,
                 steals: w[11] as u64,
+                moves: w[12] as u64,
                 kinds,
             },
             sent: w[8] as u64,
@@ -148,6 +150,7 @@ impl Row {
         // Per process (worker-seconds of the sum are its wall times this).
         t.workers = t.workers.max(u.workers);
         t.steals += u.steals;
+        t.moves += u.moves;
         for (a, b) in t.kinds.iter_mut().zip(u.kinds.iter()) {
             a.run += b.run;
             a.blocked += b.blocked;
@@ -236,8 +239,8 @@ pub fn text(rows: &[Row], v: usize) -> String {
     );
     let _ = writeln!(
         o,
-        "{:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>10} {:>10} {:>8}",
-        "process", "wall", "compute", "blocked", "runtime", "waiting", "hidden", "switches", "messages", "steals"
+        "{:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>10} {:>10} {:>8} {:>6}",
+        "process", "wall", "compute", "blocked", "runtime", "waiting", "hidden", "switches", "messages", "steals", "moves"
     );
     let total = sum(rows);
     let named = rows.iter().enumerate().map(|(i, r)| (i.to_string(), r));
@@ -245,7 +248,7 @@ pub fn text(rows: &[Row], v: usize) -> String {
         let t = &r.t;
         let _ = writeln!(
             o,
-            "{name:>8} {:>9.4} {:>9.4} {:>9.4} {:>9.4} {:>9.4} {:>7} {:>10} {:>10} {:>8}",
+            "{name:>8} {:>9.4} {:>9.4} {:>9.4} {:>9.4} {:>9.4} {:>7} {:>10} {:>10} {:>8} {:>6}",
             t.wall,
             t.compute,
             t.blocked,
@@ -254,7 +257,8 @@ pub fn text(rows: &[Row], v: usize) -> String {
             pct(r.hidden()),
             t.switches,
             r.sent,
-            t.steals
+            t.steals,
+            t.moves
         );
     }
     if total.regions_used() {
@@ -315,7 +319,7 @@ fn json_row(o: &mut String, r: &Row, process: Option<usize>) {
         o,
         "\"subranks\": {}, \"wall_s\": {}, \"compute_s\": {}, \"blocked_s\": {}, \"runtime_s\": {}, \"helpers_s\": {}, \
          \"waiting_s\": {}, \"hidden_share\": {}, \"switches\": {}, \"parks\": {}, \"messages_sent\": {}, \
-         \"messages_received\": {}, \"workers\": {}, \"steals\": {}, \"minor_faults\": {}, \"major_faults\": {}, \
+         \"messages_received\": {}, \"workers\": {}, \"steals\": {}, \"moves\": {}, \"minor_faults\": {}, \"major_faults\": {}, \
          \"heap_peak_bytes\": [{}], \"regions\": ",
         t.subranks,
         num(t.wall),
@@ -331,6 +335,7 @@ fn json_row(o: &mut String, r: &Row, process: Option<usize>) {
         r.received,
         t.workers,
         t.steals,
+        t.moves,
         r.faults[0],
         r.faults[1],
         r.heap_peak.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(", ")

@@ -70,6 +70,20 @@ fn real_thread_level() -> Result<bool, String> {
     }
 }
 
+/// Default period of the load balance between workers (`TOUCAN_BALANCE`), in ms: a few time
+/// steps of a typical stencil, long enough that one step's noise does not move subranks.
+const BALANCE_MS: usize = 20;
+
+/// `TOUCAN_BALANCE`: `on` (the default: every BALANCE_MS), `off`, or the period in ms.
+fn balance_period() -> Result<usize, String> {
+    match std::env::var("TOUCAN_BALANCE").as_deref().map(str::trim) {
+        Err(_) | Ok("") | Ok("on") => Ok(BALANCE_MS),
+        Ok("off") => Ok(0),
+        Ok(_) => env_usize("TOUCAN_BALANCE", BALANCE_MS, 0, 3_600_000)
+            .map_err(|_| "TOUCAN_BALANCE is not valid: expected on, off or a period in ms".to_string()),
+    }
+}
+
 /// Reads the configuration from the environment (once).
 pub fn load_config() -> Result<Config, String> {
     let v = env_usize("TOUCAN_V", 1, 1, 256)?;
@@ -89,6 +103,7 @@ pub fn load_config() -> Result<Config, String> {
         real_coll_min: env_usize("TOUCAN_REAL_COLL_MIN", REAL_COLL_MIN, 0, usize::MAX / 2)?,
         real_bcast_min: env_usize("TOUCAN_REAL_BCAST_MIN", REAL_BCAST_MIN, 0, usize::MAX / 2)?,
         real_multiple: real_thread_level()?,
+        balance_ms: balance_period()?,
     };
     Ok(*CONFIG.get_or_init(|| cfg))
 }
@@ -138,6 +153,7 @@ pub fn config() -> Config {
         real_coll_min: REAL_COLL_MIN,
         real_bcast_min: REAL_BCAST_MIN,
         real_multiple: false,
+        balance_ms: 0,
     })
 }
 

@@ -49,6 +49,9 @@ pub struct Config {
     /// The real MPI is initialised at `MPI_THREAD_MULTIPLE` instead of `SERIALIZED`
     /// (`TOUCAN_REAL_THREAD`); Toucan still calls it from one thread at a time.
     pub real_multiple: bool,
+    /// Period of the load balance between the workers of a process, in ms (0: off;
+    /// `TOUCAN_BALANCE`, see `sched::balance`).
+    pub balance_ms: usize,
 }
 
 impl Config {
@@ -313,6 +316,19 @@ impl<'a> Shared<'a> {
     pub fn transport(&self) -> Guard<'a, Transport> {
         self.s.tp.0.lock()
     }
+
+    /// The transport if no other reader holds it now (a poller with other work skips).
+    /// Lock order: a reader holding it may then lock one `Local`, never the other way round.
+    #[inline]
+    pub fn try_transport(&self) -> Option<Guard<'a, Transport>> {
+        self.s.tp.0.try_lock()
+    }
+
+    /// Subranks of this process.
+    #[inline]
+    pub fn subranks(&self) -> usize {
+        self.s.locals.0.len()
+    }
 }
 
 /// Runs `f` on a reader's view of the state (SMP mode's hot paths). None when this thread
@@ -320,10 +336,8 @@ impl<'a> Shared<'a> {
 /// same) or MPI is not initialized. `f` must not block, park, or call `with`.
 #[inline]
 pub fn shared<R>(f: impl FnOnce(Shared<'_>) -> R) -> Option<R> {
-    if sched::current() == usize::MAX {
-        return None;
-    }
-    let slot = sched::worker::worker_index();
+    // Threads of the program (`sched::foreign`) have no reader slot: they write.
+    let slot = sched::worker::running_worker()?;
     if !STATE.readable(slot) {
         return None;
     }
@@ -335,7 +349,19 @@ pub fn shared<R>(f: impl FnOnce(Shared<'_>) -> R) -> Option<R> {
 /// Whether the calling thread may use `shared` (a worker running a task, in SMP mode).
 #[inline]
 pub fn readable() -> bool {
-    sched::current() != usize::MAX && STATE.readable(sched::worker::worker_index())
+    sched::worker::running_worker().is_some_and(|w| STATE.readable(w))
+}
+
+/// `shared` for worker `worker`'s own loop, between tasks (no task runs on this thread: its
+/// reader slot is free). None at one worker, or before MPI is up.
+#[inline]
+pub fn shared_idle<R>(worker: usize, f: impl FnOnce(Shared<'_>) -> R) -> Option<R> {
+    if !STATE.readable(worker) || sched::current() != usize::MAX {
+        return None;
+    }
+    let g = STATE.read(worker);
+    let s = g.as_ref()?;
+    Some(f(Shared { s }))
 }
 
 /// Runs `f` on the process state. Never call `sched::park` inside `f`.

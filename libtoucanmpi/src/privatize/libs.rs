@@ -33,8 +33,10 @@ const SYSTEM_DIRS: [&str; 8] = [
 
 /// System libraries that are copied per subrank all the same, because they hold state that
 /// is the program's own: gfortran's runtime keeps the Fortran I/O units (which file unit 10
-/// is connected to, unit 6's buffer and record position) in libgfortran, per process.
-const PER_SUBRANK_RUNTIMES: [&str; 1] = ["libgfortran.so."];
+/// is connected to, unit 6's buffer and record position) in libgfortran, per process; OpenMP's
+/// runtime keeps its thread pool and the team a thread is in (per kernel thread, which the
+/// subranks of a worker share) in libgomp.
+const PER_SUBRANK_RUNTIMES: [&str; 2] = ["libgfortran.so.", "libgomp.so."];
 
 pub fn is_per_subrank_runtime(path: &str) -> bool {
     let base = Path::new(path)

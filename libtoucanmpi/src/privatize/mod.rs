@@ -9,6 +9,7 @@
 //! copy is made independent of its file and how its constructors and destructors run.
 
 mod elf;
+pub mod interposed;
 mod libs;
 mod object;
 pub mod tls;

@@ -629,6 +629,7 @@ impl Object {
     /// object, with no code running in them.
     pub unsafe fn redirect_slots(&self, c: &Copy, set: &[(&Object, &Copy)]) -> Result<(), String> {
         let find = |v: usize| set.iter().position(|(o, _)| (o.range.0..o.range.1).contains(&v));
+        let interposed = super::interposed::table();
         let mut writes = Vec::new();
         for &off in &self.slots {
             // SAFETY: slots are inside the objects' mapped writable or RELRO data.
@@ -639,6 +640,7 @@ impl Object {
                 (None, None) if v0 != 0 => v0,
                 _ => vk,
             };
+            let new = interposed.get(&new).copied().unwrap_or(new);
             if new != vk {
                 writes.push((c.base + off, new));
             }

@@ -66,11 +66,35 @@ impl Block {
     /// # Safety
     /// Called on the worker thread (the one that runs the subranks), before any of them runs.
     pub unsafe fn install(&self, images: Vec<Box<[u8]>>) {
+        *IMAGES.lock() = images.clone();
         let saved = std::iter::once(Box::default()).chain(images).collect();
         // SAFETY: the block is this thread's static TLS block of the executable, valid for the
         // thread's lifetime; the program reads it only while one of its subranks runs, and
         // the worker puts that subrank's contents in place before resuming it.
         swap::install(unsafe { Swap::new(self.live as *mut u8, self.memsz, saved) });
+    }
+}
+
+/// Subrank k's initial contents of the block (k >= 1, at k - 1), for the threads it starts.
+static IMAGES: Lock<Vec<Box<[u8]>>> = Lock::new(Vec::new());
+
+/// Gives the calling thread, just started by subrank `k` (`abi::threads`), the initial
+/// thread-locals of `k`'s copy of the program, as a new thread of that copy would have: the
+/// C library initialised them from the original's image, whose pointers reach subrank 0's
+/// globals. Nothing to do for subrank 0 or without thread-locals.
+///
+/// # Safety
+/// The calling thread is new: no code of the program has run on it yet.
+pub unsafe fn init_thread(k: usize) {
+    let Some((lo, hi)) = swap::range() else { return };
+    let images = IMAGES.lock();
+    let Some(img) = k.checked_sub(1).and_then(|i| images.get(i)) else {
+        return;
+    };
+    if img.len() == hi - lo {
+        // SAFETY: `[lo, hi)` is this thread's static TLS block of the executable (`swap`),
+        // which nothing reads yet (the caller's promise); the image has its length.
+        unsafe { std::ptr::copy_nonoverlapping(img.as_ptr(), lo as *mut u8, img.len()) };
     }
 }
 
@@ -81,6 +105,11 @@ static DTORS: Lock<Vec<Vec<(Dtor, usize)>>> = Lock::new(Vec::new());
 /// place, if `obj` lies in the swapped block. Returns false (nothing kept) otherwise: the C
 /// library's own registry takes it.
 pub fn register(dtor: Dtor, obj: *mut c_void) -> bool {
+    // A thread of the program's own (`sched::foreign`) has its block to itself, not swapped:
+    // its thread-locals end with it, as usual.
+    if crate::sched::foreign::task() != usize::MAX {
+        return false;
+    }
     let Some((lo, hi)) = swap::range() else { return false };
     if !(lo..hi).contains(&(obj as usize)) {
         return false;

@@ -207,7 +207,7 @@ extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut l
     // Not a stack overflow: hand over to the previous handler, if any (it may recover).
     let Some(w) = ours(sig, info, ctx) else { return };
     let mut l = Line::new();
-    write_who(&mut l, super::worker::current());
+    write_who(&mut l, super::worker::rank());
     l.s(b": ").s(w.what).s(b"\n").emit();
     die_of(sig);
 }

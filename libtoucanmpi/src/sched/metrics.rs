@@ -77,6 +77,8 @@ pub struct Totals {
     pub workers: usize,
     /// Tasks a worker took from another's queues.
     pub steals: u64,
+    /// Home changes of the load balance between workers (`balance`).
+    pub moves: u64,
     /// Summed over the subranks.
     pub kinds: [PerKind; KINDS],
 }
@@ -330,6 +332,7 @@ pub fn totals() -> Option<Totals> {
         subranks: m.subranks,
         workers: m.idle_since.len(),
         steals: m.steals,
+        moves: super::balance::moves() as u64,
         kinds,
     })
 }

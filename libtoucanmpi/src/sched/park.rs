@@ -71,6 +71,11 @@ pub fn wake(id: usize) {
         }
     }
     if cur == PARKED {
+        if s.foreign.load(Ordering::Relaxed) {
+            // A thread of the program, blocked on its futex (`foreign`), not in a queue.
+            super::foreign::wake(s);
+            return;
+        }
         super::metrics::woken(id);
         queue::push(s.home.load(Ordering::Relaxed), id, false);
     }
@@ -157,7 +162,8 @@ pub fn running(id: usize) {
 /// own queues, or another worker's it may steal from). Lock-free.
 #[inline]
 pub fn others_ready() -> bool {
-    queue::any_for(super::worker::worker_index())
+    // A thread of the program (`foreign`) runs no queue: nothing to give way to.
+    super::worker::running_worker().is_some_and(queue::any_for)
 }
 
 /// Runnable tasks other than `me` that satisfy `pred`: whether one is queued on the calling

@@ -9,7 +9,7 @@
 use super::coroutine::Subrank;
 use super::lock::Lock;
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 /// Waiting for a wake-up.
 pub const PARKED: u8 = 0;
@@ -41,6 +41,17 @@ pub struct Slot {
     pub exit: AtomicI64,
     /// Whether the id belongs to a helper task (reusable once done).
     pub helper: AtomicBool,
+    /// The MPI rank (local subrank) the task acts as: its own id for subranks and helper
+    /// tasks, the creating subrank's for a thread of the program (`foreign`).
+    pub rank: AtomicUsize,
+    /// Whether the task is a thread of the program rather than a coroutine (`foreign`): it
+    /// is never queued, and blocks its own kernel thread on `futex` when it parks.
+    pub foreign: AtomicBool,
+    /// Futex word of a foreign task: bumped by each wake-up.
+    pub futex: AtomicU32,
+    /// Nanoseconds it ran so far, when the workers balance their loads (`balance`); written
+    /// only by the worker that runs it.
+    pub busy: AtomicU64,
     co: UnsafeCell<Option<Subrank>>,
 }
 
@@ -58,6 +69,10 @@ impl Slot {
             tls: AtomicUsize::new(0),
             exit: AtomicI64::new(i64::MIN),
             helper: AtomicBool::new(false),
+            rank: AtomicUsize::new(0),
+            foreign: AtomicBool::new(false),
+            futex: AtomicU32::new(0),
+            busy: AtomicU64::new(0),
             co: UnsafeCell::new(None),
         }
     }
@@ -133,6 +148,9 @@ pub fn reset(n: usize) {
         s.intent.store(GO_ON, Ordering::Relaxed);
         s.exit.store(i64::MIN, Ordering::Relaxed);
         s.helper.store(false, Ordering::Relaxed);
+        s.foreign.store(false, Ordering::Relaxed);
+        s.rank.store(id, Ordering::Relaxed);
+        s.busy.store(0, Ordering::Relaxed);
         s.tls.store(id, Ordering::Relaxed);
         // SAFETY: as above.
         unsafe { *s.co.get() = None };
@@ -144,6 +162,8 @@ pub fn reset(n: usize) {
 pub fn alloc_helper() -> usize {
     let mut free = FREE.lock();
     if let Some(id) = free.pop() {
+        // It may have been a thread of the program's (`foreign`).
+        slot_init(id);
         return id;
     }
     let id = COUNT.load(Ordering::Acquire);
@@ -154,10 +174,13 @@ pub fn alloc_helper() -> usize {
 }
 
 fn slot_init(id: usize) {
-    // SAFETY: grown above; the id is not handed out yet, so nobody else touches it.
+    // SAFETY: the slot exists (grown, or a freed id); a new or free id is not handed out, so
+    // nobody else touches it.
     let s = unsafe { &*SEGS[id / SEG].load(Ordering::Acquire).add(id % SEG) };
     s.state.store(DONE, Ordering::Relaxed);
     s.helper.store(true, Ordering::Relaxed);
+    s.foreign.store(false, Ordering::Relaxed);
+    s.rank.store(id, Ordering::Relaxed);
     s.exit.store(i64::MIN, Ordering::Relaxed);
 }
 

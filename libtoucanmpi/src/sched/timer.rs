@@ -105,7 +105,7 @@ fn remove(id: usize) {
 /// than the deadline are absorbed (the task parks again).
 pub fn sleep_until(deadline: u64) {
     let id = worker::current();
-    if id == usize::MAX {
+    if !worker::in_coroutine() {
         os_sleep_until(deadline);
         return;
     }

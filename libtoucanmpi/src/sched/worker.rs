@@ -97,7 +97,8 @@ pub fn spawn(body: Box<dyn FnOnce() -> i32>) -> std::io::Result<usize> {
 }
 
 /// Scheduler id of the running task (usize::MAX outside any). Subranks have ids below the
-/// number of subranks of the process; helper tasks above.
+/// number of subranks of the process; helper tasks and threads of the program (`foreign`)
+/// above.
 #[inline]
 pub fn current() -> usize {
     let tw = thread_word();
@@ -110,7 +111,53 @@ pub fn current() -> usize {
 
 #[inline(never)]
 fn current_other(tw: usize) -> usize {
-    lookup(tw).map_or(usize::MAX, |w| RUNNING_OF[w].0.load(Ordering::Relaxed))
+    match lookup(tw) {
+        Some(w) => RUNNING_OF[w].0.load(Ordering::Relaxed),
+        None => super::foreign::task(),
+    }
+}
+
+/// The MPI rank (local subrank) the caller acts as: the running task's on a worker (a
+/// subrank's own id; a helper task's id, as `current`), the creating subrank's in a thread
+/// of the program (`foreign`), usize::MAX elsewhere.
+#[inline]
+pub fn rank() -> usize {
+    let tw = thread_word();
+    if tw == WORKER.load(Ordering::Relaxed) {
+        RUNNING.load(Ordering::Relaxed)
+    } else {
+        rank_other(tw)
+    }
+}
+
+#[inline(never)]
+fn rank_other(tw: usize) -> usize {
+    match lookup(tw) {
+        Some(w) => RUNNING_OF[w].0.load(Ordering::Relaxed),
+        None => match super::foreign::task() {
+            usize::MAX => usize::MAX,
+            t => task::slot(t).rank.load(Ordering::Relaxed),
+        },
+    }
+}
+
+/// The calling worker's index while it runs a task (a coroutine); None on any other thread
+/// (threads of the program, the progress thread) and on a worker between tasks.
+#[inline]
+pub fn running_worker() -> Option<usize> {
+    let tw = thread_word();
+    if tw == WORKER.load(Ordering::Relaxed) {
+        (RUNNING.load(Ordering::Relaxed) != usize::MAX).then_some(0)
+    } else {
+        lookup(tw).filter(|&w| RUNNING_OF[w].0.load(Ordering::Relaxed) != usize::MAX)
+    }
+}
+
+/// Whether the caller is a task run by a worker (a coroutine: a subrank or a helper task),
+/// which may park by suspending.
+#[inline]
+pub fn in_coroutine() -> bool {
+    running_worker().is_some()
 }
 
 /// Index of the calling thread's worker (0 for worker 0 and for threads that are no worker).
@@ -230,6 +277,8 @@ pub struct Layout {
     pub steal: bool,
     /// Per worker, the others nearest first (None: the next ones, wrapping around).
     pub order: Option<Vec<Vec<usize>>>,
+    /// Period of the load balance between workers (`balance`; None: homes never move).
+    pub balance: Option<Duration>,
 }
 
 impl Layout {
@@ -240,6 +289,7 @@ impl Layout {
             home: vec![0; n],
             steal: false,
             order: None,
+            balance: None,
         }
     }
 }
@@ -262,6 +312,7 @@ pub fn run(subs: Vec<Subrank>, layout: Layout, hooks: &dyn Hooks) -> Vec<i32> {
         unsafe { *s.co() = Some(co) };
     }
     queue::reset(workers, layout.steal, layout.order);
+    super::balance::start(n, layout.balance);
     IDLE.store(0, Ordering::Relaxed);
     for id in 0..n {
         park::start(id);
@@ -309,6 +360,7 @@ pub fn run(subs: Vec<Subrank>, layout: Layout, hooks: &dyn Hooks) -> Vec<i32> {
         }
     });
     metrics::stop();
+    super::balance::stop();
     if let Some(sw) = main_swap.as_mut() {
         // What runs at exit (the original program's destructors) sees subrank 0's.
         sw.switch_to(0);
@@ -429,7 +481,9 @@ fn resume(id: usize, w: usize, running: &Running, swap: Option<&mut Swap>) {
     }
     running.set(id);
     let since = metrics::resuming(id, w);
+    let ran = super::balance::resuming();
     let r = t.resume();
+    super::balance::suspended(id, ran);
     metrics::suspended(id, since);
     running.set(usize::MAX);
     match r {
@@ -455,10 +509,10 @@ fn resume(id: usize, w: usize, running: &Running, swap: Option<&mut Swap>) {
 /// caller (for `exit` called by a subrank while others still run). Returns false outside a
 /// subrank.
 pub fn retire(code: i32) -> bool {
-    let id = current();
-    if id == usize::MAX {
+    if !in_coroutine() {
         return false;
     }
+    let id = current();
     task::slot(id).exit.store(code as i64, Ordering::Relaxed);
     park::retire(id);
     // Never resumed: its worker marks it done.
@@ -472,6 +526,10 @@ pub fn park() {
     if id == usize::MAX {
         return;
     }
+    if super::foreign::is(id) {
+        super::foreign::park(id);
+        return;
+    }
     if park::prepare_park(id) {
         super::coroutine::suspend();
     }
@@ -483,6 +541,10 @@ pub fn yield_now() {
     if id == usize::MAX {
         return;
     }
+    if super::foreign::is(id) {
+        super::foreign::yield_now();
+        return;
+    }
     park::requeue(id);
     super::coroutine::suspend();
 }
@@ -492,6 +554,10 @@ pub fn yield_now() {
 pub fn defer() {
     let id = current();
     if id == usize::MAX {
+        return;
+    }
+    if super::foreign::is(id) {
+        super::foreign::yield_now();
         return;
     }
     park::defer(id);
@@ -576,6 +642,8 @@ mod tests {
             home: (0..N).map(|k| k / 4).collect(),
             steal: true,
             order: None,
+            // Balance as often as possible: homes move while the tasks run.
+            balance: Some(std::time::Duration::from_nanos(1)),
         };
         let codes = run(subs, layout, &NoHooks);
         assert_eq!(codes, (1..=N as i32).collect::<Vec<_>>());

@@ -116,6 +116,9 @@ pub struct Transport {
     /// reposted at the start of the next poll.
     repost: usize,
     slot_len: usize,
+    /// A message a poller took from the ring and handed back (`hold`): the next poll returns
+    /// it first, before any slot is reposted.
+    held: Option<Arrived>,
 }
 
 /// Outstanding real requests by kind (`Transport::pending_kinds`).
@@ -269,6 +272,7 @@ impl Transport {
             head: 0,
             repost: 0,
             slot_len: HDR_LEN + eager_max,
+            held: None,
         };
         for _ in 0..RING {
             let mut slot = Slot {
@@ -562,6 +566,23 @@ impl Transport {
         !self.pending.is_empty()
     }
 
+    /// Whether a pending real request reports an event when it completes (anything but an
+    /// eager send's copy, which is just freed).
+    pub fn pending_events(&self) -> bool {
+        self.pending.iter().any(|p| !matches!(p.action, Action::Free))
+    }
+
+    /// Gives back a message taken by `poll_ring_raw` that the caller could not handle: the
+    /// next poll returns it first (its slot is not reposted before), so the order of arrivals
+    /// is kept.
+    pub fn hold(&mut self, a: Arrived) {
+        debug_assert!(self.held.is_none());
+        // Not received until taken again: the deadlock detector's counts must see it in
+        // flight, or a job whose every rank waits for it would be called deadlocked.
+        self.ctrl_recvd -= 1;
+        self.held = Some(a);
+    }
+
     /// What the real MPI still holds, for the deadlock detector: rendezvous payload sends
     /// and real collectives not yet complete, and whether anything else is outstanding. A
     /// payload send can wait for ever (its receiver never matches the header, which
@@ -617,6 +638,10 @@ impl Transport {
     /// each `MPI_Request_get_status` (it sets how soon an arrival is noticed).
     #[inline(always)]
     pub fn spin_ring(&mut self, polls: u32, each: impl Fn()) -> Result<Option<Arrived>, String> {
+        if let Some(a) = self.held.take() {
+            self.ctrl_recvd += 1;
+            return Ok(Some(a));
+        }
         if self.repost != 0 {
             self.flush_reposts()?;
         }

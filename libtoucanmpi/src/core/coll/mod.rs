@@ -11,6 +11,7 @@ pub mod inter;
 pub mod op;
 pub mod real;
 pub mod reduce;
+pub mod team;
 
 use crate::consts as c;
 use crate::core::coll::reduce::Reducer;

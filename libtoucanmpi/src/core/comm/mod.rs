@@ -52,6 +52,18 @@ pub struct CommRef {
     pub name: Arc<str>,
     /// The remote group of an inter-communicator (point-to-point ranks name its members).
     pub remote: Option<Arc<Group>>,
+    /// Its shared-memory team, once looked up (`core::team`).
+    pub team: TeamCell,
+}
+
+/// Whether a communicator's members meet in shared memory (`core::team`): not looked up
+/// yet, no (they span processes), or their team.
+#[derive(Clone, Debug, Default)]
+pub enum TeamCell {
+    #[default]
+    Unknown,
+    Absent,
+    Here(Arc<super::coll::team::Team>),
 }
 
 impl CommRef {
@@ -65,6 +77,7 @@ impl CommRef {
             coll_seq: 0,
             name: name.into(),
             remote: None,
+            team: TeamCell::Unknown,
         }
     }
     pub fn size(&self) -> i32 {

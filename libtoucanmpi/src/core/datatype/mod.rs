@@ -376,7 +376,7 @@ pub fn commit(h: usize) -> MpiResult<()> {
 pub fn set_name(h: usize, name: &str) -> MpiResult<()> {
     lookup(h)?;
     if is_predefined(h) {
-        USERS.lock().names.insert((crate::sched::current(), h), name.to_string());
+        USERS.lock().names.insert((crate::sched::rank(), h), name.to_string());
         return Ok(());
     }
     modify(h, |d| d.name = name.to_string())
@@ -386,7 +386,7 @@ pub fn set_name(h: usize, name: &str) -> MpiResult<()> {
 pub fn get_name(h: usize) -> MpiResult<String> {
     let d = lookup(h)?;
     if is_predefined(h) {
-        if let Some(n) = USERS.lock().names.get(&(crate::sched::current(), h)) {
+        if let Some(n) = USERS.lock().names.get(&(crate::sched::rank(), h)) {
             return Ok(n.clone());
         }
     }

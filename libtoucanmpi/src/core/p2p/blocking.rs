@@ -67,7 +67,7 @@ pub fn block_on_after<T>(
             }
             // Generalized requests completed by the application need their query callback,
             // which must run outside the lock.
-            settle = s.locals.get(sched::current()).is_some_and(|l| !l.greq_ready.is_empty());
+            settle = s.locals.get(sched::rank()).is_some_and(|l| !l.greq_ready.is_empty());
             if settle || spun || sched::others_ready() {
                 return None;
             }
@@ -175,7 +175,18 @@ fn spin<T>(
 
 /// Waits for request `id` and finishes it.
 pub fn wait(id: ReqId) -> MpiResult<Status> {
-    block_on(|s| if is_done(s, id) { Some(finish(s, id)) } else { None })
+    let me = sched::current();
+    block_on(|s| {
+        if is_done(s, id) {
+            return Some(finish(s, id));
+        }
+        // The completion wakes whoever waits: with MPI_THREAD_MULTIPLE that may be another
+        // thread of the rank than the one that started the request.
+        if let Some(r) = s.req_mut(id) {
+            r.waiter = me;
+        }
+        None
+    })
 }
 
 /// Waits for all of `ids`; returns their statuses in order.

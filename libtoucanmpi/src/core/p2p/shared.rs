@@ -358,3 +358,103 @@ pub fn all_own(l: &Local, ids: &[usize], null: usize) -> bool {
                     .is_some_and(|r| r.persist.is_none() && r.greq.is_none() && r.active)
         })
 }
+
+/// What a reader's poll of the transport did (`poll`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Polled {
+    /// Nothing arrived, or another reader is polling now.
+    Nothing,
+    /// Messages arrived and were delivered.
+    Delivered,
+    /// Something needs the write side (`State::progress`): a message other than a plain
+    /// eager one (handed back to the transport, first in line), or real requests whose
+    /// completion is an event.
+    General,
+}
+
+/// Most messages one reader's poll delivers.
+const POLL_DRAIN: usize = 32;
+
+/// One poll of the transport on the read side (SMP mode): plain eager messages from other
+/// processes (no synchronous send) go straight to their receiver's `Local`, into a matching
+/// posted receive of its own, its parked direct receive, or its queue, the transport's lock
+/// held (so arrivals keep their order) and then that one `Local`'s. Eager sends' copies that
+/// the real MPI finished are freed. Anything else is left to the write side.
+pub fn poll(sh: &Shared<'_>) -> Polled {
+    let Some(mut tp) = sh.try_transport() else {
+        return Polled::Nothing;
+    };
+    crate::core::background::stepped();
+    let mut did = false;
+    for _ in 0..POLL_DRAIN {
+        let a = match tp.poll_ring_raw() {
+            Ok(Some(a)) => a,
+            Ok(None) => break,
+            Err(e) => fatal_transport(e),
+        };
+        let hdr = tp.header(&a);
+        let payload = tp.eager_payload(&a, &hdr);
+        let (Some(payload), true, true) = (
+            payload,
+            hdr.kind == crate::transport::wire::KIND_EAGER && hdr.flags & crate::transport::wire::FLAG_SYNC == 0,
+            a.dst_sub < sh.subranks(),
+        ) else {
+            tp.hold(a);
+            return Polled::General;
+        };
+        let env = Envelope {
+            ctx: hdr.ctx,
+            src: hdr.src_rank,
+            tag: hdr.tag,
+        };
+        // SAFETY: the slot stays as it is until the next poll of the transport, whose lock
+        // we hold until the copy below is done.
+        let data = unsafe { payload.as_slice() };
+        let Some(mut l) = sh.local(a.dst_sub) else {
+            tp.hold(a);
+            return Polled::General;
+        };
+        let woken = if let Some(i) = find_posted(l.posted.iter(), &env) {
+            let rid = l.posted[i].req;
+            if owner_of(rid) != Some(a.dst_sub) {
+                drop(l);
+                tp.hold(a);
+                return if did { Polled::Delivered } else { Polled::General };
+            }
+            l.posted.remove(i);
+            copy_into(&mut l, rid, env, data, data.len());
+            l.complete(rid)
+        } else if direct_into(&mut l, &env, data) {
+            Some(a.dst_sub)
+        } else {
+            let u = Unexp {
+                env,
+                len: data.len(),
+                body: Body::Eager(Payload::from_vec(data.to_vec())),
+                sync: SyncAck::None,
+            };
+            queue_into(&mut l, u);
+            Some(a.dst_sub)
+        };
+        drop(l);
+        if let Some(w) = woken {
+            wake(w);
+        }
+        did = true;
+    }
+    if tp.has_pending() {
+        if tp.pending_events() {
+            return Polled::General;
+        }
+        let mut none = Vec::new();
+        if let Err(e) = tp.poll_pending(&mut none) {
+            fatal_transport(e)
+        }
+        debug_assert!(none.is_empty());
+    }
+    if did {
+        Polled::Delivered
+    } else {
+        Polled::Nothing
+    }
+}

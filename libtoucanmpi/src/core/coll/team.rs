@@ -1,0 +1,798 @@
+//! Collectives among subranks of one process, in shared memory (issue 16, deliverable 1).
+//!
+//! A communicator whose members all live in this process (siblings on one worker, cousins on
+//! others) gets a `Team`: one slot per member and one arrival counter. A blocking collective
+//! on it needs no message and no matching queue:
+//!
+//! 1. each member writes a pointer to its arguments (`Part`, on its own stack) into its slot
+//!    and counts itself in with one atomic add;
+//! 2. the member that arrives last does the whole call from the members' buffers (copies
+//!    each byte once, reduces in rank order into one work buffer and writes the results),
+//!    then advances the team's generation and wakes the others;
+//! 3. the others wait for the generation to move: parked (their siblings run meanwhile), or,
+//!    at several workers with nothing else to run, spinning briefly first for a cousin.
+//!
+//! The generation orders consecutive calls on one communicator (every member calls them in
+//! the same order, MPI's rule), different communicators have different teams, and nothing
+//! goes through the point-to-point queues, so collectives never match user messages. The
+//! nonblocking and persistent forms and the communicators spanning processes keep the
+//! algorithms of `coll` and `hier` (`Part` turns into their job). Every member takes the same
+//! decision: whether the communicator lies in this process, and whether the program has
+//! thread-locals (then buffers may live in a block another subrank's values occupy while
+//! their owner is switched out, `core::tlsbuf`: such programs keep the two-level path).
+
+use super::reduce::Reducer;
+use super::{in_place, op, Buf};
+use crate::consts as c;
+use crate::core::comm::{CommRef, TeamCell};
+use crate::core::datatype::DtRef;
+use crate::core::error::{err, MpiError, MpiResult};
+use crate::core::state;
+use crate::sched;
+use crate::sched::lock::Lock;
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// One block of a buffer, borrowed.
+#[derive(Clone, Copy)]
+pub struct View<'a> {
+    ptr: *mut u8,
+    count: usize,
+    dt: &'a DtRef,
+}
+
+impl<'a> From<&'a Buf> for View<'a> {
+    fn from(b: &'a Buf) -> View<'a> {
+        View {
+            ptr: b.ptr,
+            count: b.count,
+            dt: &b.dt,
+        }
+    }
+}
+
+/// A buffer split into one block per peer: `count` elements of one type each, back to back
+/// (no list to build for the plain forms), or any list (the v- and w-forms).
+pub enum Blocks {
+    Equal { ptr: *mut u8, count: usize, dt: DtRef, n: usize },
+    List(Vec<Buf>),
+}
+
+impl Blocks {
+    pub fn len(&self) -> usize {
+        match self {
+            Blocks::Equal { n, .. } => *n,
+            Blocks::List(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Block `i`, if there is one.
+    pub fn get(&self, i: usize) -> Option<View<'_>> {
+        match self {
+            Blocks::Equal { ptr, count, dt, n } => (i < *n).then(|| View {
+                ptr: ptr.wrapping_offset((i * count) as isize * dt.extent),
+                count: *count,
+                dt,
+            }),
+            Blocks::List(v) => v.get(i).map(View::from),
+        }
+    }
+    /// Every block as a `Buf`.
+    pub fn into_vec(self) -> Vec<Buf> {
+        match self {
+            Blocks::Equal { ptr, count, dt, n } => (0..n).map(|i| Buf::new(ptr, 0, dt.clone()).at(i * count, count)).collect(),
+            Blocks::List(v) => v,
+        }
+    }
+}
+
+/// The arguments of one collective call, checked and owned. The blocking form lends them to
+/// its team; the others become a job over point-to-point (`abi::coll`).
+pub enum Part {
+    /// A rank with no part (MPI_PROC_NULL in a rooted inter-communicator collective).
+    Idle,
+    Barrier,
+    Bcast {
+        buf: Buf,
+        root: i32,
+    },
+    /// Reduce (`root` Some) or Allreduce; `send` may be MPI_IN_PLACE.
+    Reduce {
+        send: *const u8,
+        recv: *mut u8,
+        count: usize,
+        dt: DtRef,
+        red: Reducer,
+        root: Option<i32>,
+    },
+    /// Gather(v): `send` None at an in-place root; `parts` (root only) one block per rank.
+    Gather {
+        send: Option<Buf>,
+        parts: Blocks,
+        root: i32,
+    },
+    /// Scatter(v): `parts` (root only) one block per rank; `recv` None at an in-place root.
+    Scatter {
+        parts: Blocks,
+        recv: Option<Buf>,
+        root: i32,
+    },
+    /// Allgather(v): `send` None in place (the own block of `parts` holds the data).
+    Allgather {
+        send: Option<Buf>,
+        parts: Blocks,
+    },
+    /// Alltoall(v, w): `sends` None in place (the data is in `recvs`).
+    Alltoall {
+        sends: Option<Blocks>,
+        recvs: Blocks,
+    },
+    /// Reduce_scatter(_block): rank i gets `counts[i]` elements; `send` may be MPI_IN_PLACE.
+    ReduceScatter {
+        send: *const u8,
+        recv: *mut u8,
+        counts: Vec<usize>,
+        dt: DtRef,
+        red: Reducer,
+    },
+    Scan {
+        send: *const u8,
+        recv: *mut u8,
+        count: usize,
+        dt: DtRef,
+        red: Reducer,
+        exclusive: bool,
+    },
+}
+
+impl Part {
+    /// Which collective: members of one call must agree.
+    fn kind(&self) -> u8 {
+        match self {
+            Part::Idle => 0,
+            Part::Barrier => 1,
+            Part::Bcast { .. } => 2,
+            Part::Reduce { .. } => 3,
+            Part::Gather { .. } => 4,
+            Part::Scatter { .. } => 5,
+            Part::Allgather { .. } => 6,
+            Part::Alltoall { .. } => 7,
+            Part::ReduceScatter { .. } => 8,
+            Part::Scan { .. } => 9,
+        }
+    }
+
+    /// Whether member `rank` may leave as soon as it has counted itself in, its contribution
+    /// copied into its slot: a non-root of Gather and Reduce, which gets nothing back (as a
+    /// small send returns before it is received).
+    fn early(&self, rank: i32) -> bool {
+        match self {
+            Part::Gather { root, .. } => *root != rank,
+            Part::Reduce { root: Some(root), .. } => *root != rank,
+            _ => false,
+        }
+    }
+}
+
+/// One member's place in the team, on a cache line of its own.
+#[repr(align(64))]
+struct Slot {
+    /// The member's `Part` during a call (written by the member before it counts itself in;
+    /// stale once a member that left early has gone: read only when `staged` is false).
+    part: UnsafeCell<*const Part>,
+    /// Which collective the member called (`Part::kind`).
+    kind: UnsafeCell<u8>,
+    /// The member left at once and its data is in `stage` (see `Part::early`).
+    staged: UnsafeCell<bool>,
+    /// Packed send data (Gather) or work buffer (Reduce) of a member that left early.
+    stage: UnsafeCell<Vec<u8>>,
+    /// The generation of the member's next call (only the member touches it).
+    next: UnsafeCell<u64>,
+    /// The member's task, to wake (usize::MAX: it does not wait).
+    task: AtomicUsize,
+    /// The member's error in the last call (written by the combiner before the generation
+    /// moves, taken by the member after).
+    error: UnsafeCell<Option<MpiError>>,
+}
+
+#[repr(align(64))]
+struct Padded<T>(T);
+
+/// Work space of the combining member (one at a time: the last arrival of a call).
+#[derive(Default)]
+struct Scratch {
+    acc: Vec<u8>,
+    x: Vec<u8>,
+    wake: Vec<usize>,
+}
+
+/// The shared-memory meeting point of a communicator's members (all in this process).
+pub struct Team {
+    n: usize,
+    /// Several workers: a waiting member may spin for a cousin before parking.
+    spin: bool,
+    slots: Box<[Slot]>,
+    arrived: Padded<AtomicUsize>,
+    generation: Padded<AtomicU64>,
+    scratch: UnsafeCell<Scratch>,
+}
+
+// SAFETY: the cells are written by one party at a time, as the protocol orders it: a slot's
+// part by its member before it counts itself in (release), read by the combiner after the
+// last count (acquire); errors and the scratch by the combiner before the generation moves
+// (release), read by each member after it sees it move (acquire). Parts point into parked
+// members' stacks, valid until they leave the call, which is after the generation moves.
+unsafe impl Sync for Team {}
+// SAFETY: as above; the raw pointers are only dereferenced under that protocol.
+unsafe impl Send for Team {}
+
+impl std::fmt::Debug for Team {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Team({} members)", self.n)
+    }
+}
+
+/// Rounds a waiting member spins (several workers, nothing else to run) before parking.
+const SPINS: u32 = 4000;
+/// Work buffers larger than this are not kept between calls.
+const KEEP_MAX: usize = 16 << 20;
+
+impl Team {
+    fn new(n: usize, spin: bool) -> Team {
+        let slots = (0..n)
+            .map(|_| Slot {
+                part: UnsafeCell::new(std::ptr::null()),
+                kind: UnsafeCell::new(0),
+                staged: UnsafeCell::new(false),
+                stage: UnsafeCell::new(Vec::new()),
+                next: UnsafeCell::new(0),
+                task: AtomicUsize::new(usize::MAX),
+                error: UnsafeCell::new(None),
+            })
+            .collect();
+        Team {
+            n,
+            spin,
+            slots,
+            arrived: Padded(AtomicUsize::new(0)),
+            generation: Padded(AtomicU64::new(0)),
+            scratch: Default::default(),
+        }
+    }
+
+    /// Runs one blocking collective of member `rank` with arguments `part`.
+    ///
+    /// # Safety
+    /// Every member calls this for the same collective in the same order; the buffers of
+    /// `part` are valid as MPI requires until the call returns.
+    pub unsafe fn run(&self, rank: i32, part: &Part) -> MpiResult<()> {
+        let r = rank as usize;
+        let slot = &self.slots[r];
+        // SAFETY: the slot's cells are this member's until it counts itself in (below), once
+        // its previous call is over: the generation is `g` (it cannot pass `g` before this
+        // member arrives, and is `g - 1` while a call it left early is still open).
+        let early = unsafe {
+            let g = *slot.next.get();
+            if self.generation.0.load(Ordering::Acquire) != g {
+                // Whoever closes that call wakes this task: stored before looking again
+                // (sequentially consistent, against the closer's store of the generation
+                // before it reads the tasks), so the wake-up cannot be missed.
+                slot.task.store(sched::current(), Ordering::SeqCst);
+                self.wait(g.wrapping_sub(1));
+            }
+            *slot.next.get() = g.wrapping_add(1);
+            *slot.part.get() = part;
+            *slot.kind.get() = part.kind();
+            *slot.error.get() = None;
+            let early = part.early(rank) && stage(part, &mut *slot.stage.get());
+            *slot.staged.get() = early;
+            early
+        };
+        slot.task
+            .store(if early { usize::MAX } else { sched::current() }, Ordering::Relaxed);
+        // SAFETY: read under the same rule (this member's, before it counts itself in).
+        let g = unsafe { *slot.next.get() }.wrapping_sub(1);
+        if self.arrived.0.fetch_add(1, Ordering::AcqRel) + 1 < self.n {
+            if early {
+                return Ok(());
+            }
+            self.wait(g);
+            // SAFETY: the combiner wrote it before moving the generation (seen above).
+            return unsafe { (*slot.error.get()).take() }.map_or(Ok(()), Err);
+        }
+        // The last arrival: every part is in place (acquired by the add).
+        // SAFETY: this member is the only combiner until the generation moves.
+        let sc = unsafe { &mut *self.scratch.get() };
+        // SAFETY: the parts are the parked members' arguments, valid as the caller's.
+        let mine = unsafe { self.combine(r, sc) };
+        for v in [&mut sc.acc, &mut sc.x] {
+            if v.capacity() > KEEP_MAX {
+                *v = Vec::new();
+            }
+        }
+        self.arrived.0.store(0, Ordering::Relaxed);
+        self.generation.0.store(g.wrapping_add(1), Ordering::SeqCst);
+        // The tasks are read after the generation moved (see the wait at a call's start): a
+        // member may already be in its next call then, with the same task (a subrank's own),
+        // or none (usize::MAX) when it left that one early and is not waiting. The scratch is
+        // still this member's: the next call cannot combine before it arrives.
+        sc.wake.clear();
+        sc.wake.extend(
+            (0..self.n)
+                .filter(|&i| i != r)
+                .map(|i| self.slots[i].task.load(Ordering::SeqCst))
+                .filter(|&t| t != usize::MAX),
+        );
+        for &t in &sc.wake {
+            sched::wake(t);
+        }
+        mine
+    }
+
+    /// Whether member `i` left early (its data in its stage).
+    ///
+    /// # Safety
+    /// Called by the combiner.
+    unsafe fn staged(&self, i: usize) -> bool {
+        // SAFETY: written by the member before it counted itself in.
+        unsafe { *self.slots[i].staged.get() }
+    }
+
+    /// # Safety
+    /// Called by the combiner, for a member that left early.
+    unsafe fn stage(&self, i: usize) -> &[u8] {
+        // SAFETY: written by the member before it counted itself in; it touches it again only
+        // after the generation moves.
+        unsafe { &*self.slots[i].stage.get() }
+    }
+
+    /// Waits until generation `g` is over.
+    fn wait(&self, g: u64) {
+        let moved = || self.generation.0.load(Ordering::SeqCst) != g;
+        if self.spin {
+            for i in 0..SPINS {
+                if moved() {
+                    return;
+                }
+                if i % 64 == 0 && sched::others_ready() {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+        }
+        // A wake-up that comes before the park is kept (the task is marked notified), so
+        // none is lost between the check and the park.
+        while !moved() {
+            sched::park();
+        }
+    }
+
+    /// # Safety
+    /// Called by the combiner, every member's part in place.
+    unsafe fn part(&self, i: usize) -> &Part {
+        // SAFETY: as the caller's.
+        unsafe { &**self.slots[i].part.get() }
+    }
+
+    /// Records member `i`'s error of this call.
+    ///
+    /// # Safety
+    /// Called by the combiner before the generation moves.
+    unsafe fn fail(&self, i: usize, e: MpiError) {
+        // SAFETY: as the caller's; the member reads it only after the generation moves.
+        unsafe { *self.slots[i].error.get() = Some(e) };
+    }
+
+    /// `fail` for the error of `r`, if any.
+    unsafe fn check(&self, i: usize, r: MpiResult<()>) {
+        if let Err(e) = r {
+            // SAFETY: as the caller's.
+            unsafe { self.fail(i, e) };
+        }
+    }
+
+    /// The combiner's work: the whole collective from the members' parts. Returns the
+    /// combiner's own outcome; the others' are left in their slots.
+    ///
+    /// # Safety
+    /// Every member's part is in place and valid.
+    unsafe fn combine(&self, me: usize, sc: &mut Scratch) -> MpiResult<()> {
+        let n = self.n;
+        // Every member's part, of the kind of the combiner's (checked first).
+        macro_rules! each {
+            ($i:expr, $pat:pat => $e:expr) => {
+                match self.part($i) {
+                    $pat => $e,
+                    _ => unreachable!("kinds checked"),
+                }
+            };
+        }
+        // SAFETY (whole body): the parts and their buffers are valid (the caller's contract);
+        // every operand is read before a result is written where they may alias (in place).
+        unsafe {
+            for i in 0..n {
+                if *self.slots[i].kind.get() != *self.slots[me].kind.get() {
+                    let e = MpiError::new(c::MPI_ERR_OTHER, "members called different collectives on one communicator");
+                    for j in 0..n {
+                        self.fail(j, e.clone());
+                    }
+                    return Err(e);
+                }
+            }
+            match self.part(me) {
+                Part::Idle | Part::Barrier => {}
+                Part::Bcast { root, .. } => {
+                    let rt = *root as usize;
+                    let src = each!(rt, Part::Bcast { buf, .. } => View::from(buf));
+                    for i in (0..n).filter(|&i| i != rt) {
+                        self.check(i, copy(src, each!(i, Part::Bcast { buf, .. } => buf.into())));
+                    }
+                }
+                Part::Reduce { count, dt, red, root, .. } => {
+                    self.reduce_all(sc, *count, dt, red, |i| {
+                        if self.staged(i) {
+                            Src::Work(self.stage(i))
+                        } else {
+                            each!(i, Part::Reduce { send, recv, dt, .. } => Src::Buf(in_place(*send, *recv), dt))
+                        }
+                    });
+                    for i in 0..n {
+                        if root.is_none_or(|r| r as usize == i) {
+                            each!(i, Part::Reduce { recv, count, dt, .. } => red.store(&sc.acc, *recv, *count, dt));
+                        }
+                    }
+                }
+                Part::Gather { root, .. } => {
+                    let rt = *root as usize;
+                    let parts = each!(rt, Part::Gather { parts, .. } => parts);
+                    for i in 0..n {
+                        if self.staged(i) {
+                            if let Some(p) = parts.get(i) {
+                                self.check(rt, unpack(self.stage(i), p));
+                            }
+                        } else if let (Some(s), Some(p)) = (each!(i, Part::Gather { send, .. } => send), parts.get(i)) {
+                            self.check(rt, copy(s.into(), p));
+                        }
+                    }
+                }
+                Part::Scatter { root, .. } => {
+                    let parts = each!(*root as usize, Part::Scatter { parts, .. } => parts);
+                    for i in 0..n {
+                        if let (Some(d), Some(p)) = (each!(i, Part::Scatter { recv, .. } => recv), parts.get(i)) {
+                            self.check(i, copy(p, d.into()));
+                        }
+                    }
+                }
+                Part::Allgather { .. } => {
+                    for j in 0..n {
+                        let (send, parts) = each!(j, Part::Allgather { send, parts } => (send, parts));
+                        // In place, member j's block of its own receive buffer holds its data.
+                        let Some(src) = send.as_ref().map(View::from).or_else(|| parts.get(j)) else {
+                            continue;
+                        };
+                        for i in (0..n).filter(|&i| i != j || send.is_some()) {
+                            if let Some(d) = each!(i, Part::Allgather { parts, .. } => parts.get(j)) {
+                                self.check(i, copy(src, d));
+                            }
+                        }
+                    }
+                }
+                Part::Alltoall { .. } => {
+                    // In place, a member's send data is its receive buffer: copied first.
+                    let kept: Vec<_> = (0..n)
+                        .map(|j| each!(j, Part::Alltoall { sends, recvs } => sends.is_none().then(|| snapshot_blocks(recvs))))
+                        .collect();
+                    for (j, kept) in kept.iter().enumerate() {
+                        let sends = each!(j, Part::Alltoall { sends, .. } => sends);
+                        for i in 0..n {
+                            let s = match (sends, kept) {
+                                (Some(s), _) => s.get(i),
+                                (None, Some((_, s))) => s.get(i).map(View::from),
+                                (None, None) => None,
+                            };
+                            if let (Some(s), Some(d)) = (s, each!(i, Part::Alltoall { recvs, .. } => recvs.get(j))) {
+                                self.check(i, copy(s, d));
+                            }
+                        }
+                    }
+                }
+                Part::ReduceScatter { counts, dt, red, .. } => {
+                    let total: usize = counts.iter().sum();
+                    self.reduce_all(
+                        sc,
+                        total,
+                        dt,
+                        red,
+                        |i| each!(i, Part::ReduceScatter { send, recv, dt, .. } => Src::Buf(in_place(*send, *recv), dt)),
+                    );
+                    let mut off = 0;
+                    for (i, &k) in counts.iter().enumerate().take(n) {
+                        let (w_off, w) = red.work(off, dt);
+                        let at = (w_off * w.extent.max(0) as usize).min(sc.acc.len());
+                        each!(i, Part::ReduceScatter { recv, dt, .. } => red.store(&sc.acc[at..], *recv, k, dt));
+                        off += k;
+                    }
+                }
+                Part::Scan {
+                    count, dt, red, exclusive, ..
+                } => {
+                    for i in 0..n {
+                        let (send, recv, ci, di) = each!(i, Part::Scan { send, recv, count, dt, .. } => (*send, *recv, *count, dt));
+                        // The operand first: in place, it is the receive buffer.
+                        red.load_into(in_place(send, recv), ci, di, &mut sc.x);
+                        if i > 0 {
+                            if *exclusive {
+                                red.store(&sc.acc, recv, ci, di);
+                            }
+                            red.apply(&sc.acc, &mut sc.x, *count, dt);
+                        }
+                        std::mem::swap(&mut sc.acc, &mut sc.x);
+                        if !*exclusive {
+                            red.store(&sc.acc, recv, ci, di);
+                        }
+                    }
+                }
+            }
+            (*self.slots[me].error.get()).take().map_or(Ok(()), Err)
+        }
+    }
+
+    /// Reduces the members' operands (`operand` gives member i's) in rank order into
+    /// `sc.acc`.
+    ///
+    /// # Safety
+    /// As `combine`; every operand holds `count` elements of its datatype.
+    unsafe fn reduce_all<'a>(&self, sc: &mut Scratch, count: usize, dt: &DtRef, red: &Reducer, operand: impl Fn(usize) -> Src<'a>) {
+        let (nw, _) = red.work(count, dt);
+        // SAFETY (whole body): as the caller's; a work buffer holds `count` elements' worth.
+        let builtin = match red {
+            Reducer::Builtin { op, ty, .. } => Some((*op, *ty)),
+            Reducer::User { .. } => None,
+        };
+        unsafe {
+            for i in 0..self.n {
+                match (operand(i), builtin) {
+                    (Src::Buf(p, d), _) if i == 0 => red.load_into(p, count, d, &mut sc.acc),
+                    (Src::Work(w), _) if i == 0 => {
+                        sc.acc.clear();
+                        sc.acc.extend_from_slice(w);
+                    }
+                    // Predefined operations commute exactly (acc = p op acc equals acc op p),
+                    // and a contiguous operand or a work buffer needs no copy.
+                    (Src::Buf(p, d), Some((op, ty))) if d.is_contiguous() => op::apply(op, ty, p, sc.acc.as_mut_ptr(), nw),
+                    (Src::Work(w), Some((op, ty))) => op::apply(op, ty, w.as_ptr(), sc.acc.as_mut_ptr(), nw),
+                    // acc op x, in rank order (non-commutative user operations).
+                    (src, _) => {
+                        match src {
+                            Src::Buf(p, d) => red.load_into(p, count, d, &mut sc.x),
+                            Src::Work(w) => {
+                                sc.x.clear();
+                                sc.x.extend_from_slice(w);
+                            }
+                        }
+                        red.apply(&sc.acc, &mut sc.x, count, dt);
+                        std::mem::swap(&mut sc.acc, &mut sc.x);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One member's operand of a reduction: its buffer (address, datatype) or its staged work
+/// buffer.
+enum Src<'a> {
+    Buf(*const u8, &'a DtRef),
+    Work(&'a [u8]),
+}
+
+/// A member that leaves early copies what it contributes into its stage (packed send data of
+/// a Gather, the work buffer of a Reduce operand). Returns false when it cannot (then it waits).
+///
+/// # Safety
+/// The part's buffers are valid.
+unsafe fn stage(part: &Part, into: &mut Vec<u8>) -> bool {
+    into.clear();
+    // SAFETY: as the caller's.
+    unsafe {
+        match part {
+            Part::Gather { send: Some(b), .. } => b.dt.pack(b.ptr, b.count, into),
+            Part::Reduce { send, count, dt, red, .. } => red.load_into(*send, *count, dt, into),
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Unpacks staged bytes into `dst`; an error when they do not fit.
+///
+/// # Safety
+/// `dst` is valid for its count.
+unsafe fn unpack(bytes: &[u8], dst: View) -> MpiResult<()> {
+    let room = dst.count * dst.dt.size;
+    if bytes.len() > room {
+        return err(
+            c::MPI_ERR_TRUNCATE,
+            format!(
+                "collective data of {} bytes does not fit the receive buffer of {room} bytes (mismatched counts?)",
+                bytes.len()
+            ),
+        );
+    }
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    // SAFETY: as the caller's; `dst` holds at least `bytes.len()` (checked above).
+    unsafe {
+        if dst.dt.is_contiguous() {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst.ptr, bytes.len());
+        } else {
+            dst.dt.unpack(bytes, dst.ptr, bytes.len() / dst.dt.size);
+        }
+    }
+    Ok(())
+}
+
+/// Copies `src` into `dst` through their type maps: every byte once (one memmove when both
+/// are contiguous). An error when `dst` is too small.
+///
+/// # Safety
+/// Both buffers are valid for their counts.
+unsafe fn copy(src: View, dst: View) -> MpiResult<()> {
+    let bytes = src.count * src.dt.size;
+    if bytes > dst.count * dst.dt.size {
+        return err(
+            c::MPI_ERR_TRUNCATE,
+            format!(
+                "collective data of {bytes} bytes does not fit the receive buffer of {} bytes (mismatched counts?)",
+                dst.count * dst.dt.size
+            ),
+        );
+    }
+    if bytes == 0 || src.ptr == dst.ptr {
+        return Ok(());
+    }
+    // SAFETY: as the caller's; `dst` holds at least `bytes` (checked above).
+    unsafe {
+        if src.dt.is_contiguous() && dst.dt.is_contiguous() {
+            std::ptr::copy(src.ptr, dst.ptr, bytes);
+        } else {
+            let mut v = Vec::with_capacity(bytes);
+            src.dt.pack(src.ptr, src.count, &mut v);
+            dst.dt.unpack(&v, dst.ptr, bytes / dst.dt.size);
+        }
+    }
+    Ok(())
+}
+
+/// Packed copies of `ps` and byte buffers over them (the send side of an in-place alltoall).
+///
+/// # Safety
+/// The buffers are valid for their counts.
+pub unsafe fn snapshot(ps: &[Buf]) -> (Vec<Vec<u8>>, Vec<Buf>) {
+    // SAFETY: as the caller's.
+    unsafe { snapshot_views(ps.iter().map(View::from)) }
+}
+
+/// `snapshot` of blocks.
+///
+/// # Safety
+/// As `snapshot`'s.
+unsafe fn snapshot_blocks(b: &Blocks) -> (Vec<Vec<u8>>, Vec<Buf>) {
+    // SAFETY: as the caller's.
+    unsafe { snapshot_views((0..b.len()).filter_map(|i| b.get(i))) }
+}
+
+/// # Safety
+/// As `snapshot`'s.
+unsafe fn snapshot_views<'a>(ps: impl Iterator<Item = View<'a>>) -> (Vec<Vec<u8>>, Vec<Buf>) {
+    let byte = crate::core::datatype::byte();
+    let mut keep = Vec::new();
+    for p in ps {
+        let mut v = Vec::new();
+        // SAFETY: as the caller's.
+        unsafe { p.dt.pack(p.ptr, p.count, &mut v) };
+        keep.push(v);
+    }
+    let bufs = keep.iter_mut().map(|v| Buf::new(v.as_mut_ptr(), v.len(), byte.clone())).collect();
+    (keep, bufs)
+}
+
+/// Teams being joined: created by a communicator's first member to look, dropped from here
+/// when its last member has taken it.
+static JOINING: Lock<Vec<(super::hier::CommKey, Arc<Team>, usize)>> = Lock::new(Vec::new());
+
+/// The team of subrank `sub`'s communicator `cm` (handle `comm_h`), None when its members
+/// do not all live in this process (or the program has thread-locals, or it is an
+/// inter-communicator). Looked up once per member and communicator, then kept in `cm`.
+pub fn of(sub: usize, cm: &CommRef, comm_h: usize) -> MpiResult<Option<Arc<Team>>> {
+    match &cm.team {
+        TeamCell::Here(t) => return Ok(Some(t.clone())),
+        TeamCell::Absent => return Ok(None),
+        TeamCell::Unknown => {}
+    }
+    let (local, workers) = state::with(|s| {
+        let me = s.myproc;
+        let local = cm.group.ranks.iter().all(|&w| s.locate(w).0 == me);
+        (local, s.cfg.workers)
+    })?;
+    let team = (local && !cm.is_inter() && !sched::swap::active()).then(|| join(cm, workers > 1));
+    let cell = team.clone().map_or(TeamCell::Absent, TeamCell::Here);
+    state::with(|s| {
+        let i = crate::core::comm::comm_index(comm_h)?;
+        s.locals[sub].comms.get_mut(i)?.as_mut()?.team = cell;
+        Some(())
+    })?;
+    Ok(team)
+}
+
+fn join(cm: &CommRef, spin: bool) -> Arc<Team> {
+    let key = super::hier::key_of(cm.ctx, &cm.group.ranks);
+    let n = cm.group.size();
+    let mut j = JOINING.lock();
+    let i = match j.iter().position(|e| e.0 == key) {
+        Some(i) => i,
+        None => {
+            j.push((key, Arc::new(Team::new(n, spin)), 0));
+            j.len() - 1
+        }
+    };
+    j[i].2 += 1;
+    let t = j[i].1.clone();
+    if j[i].2 == n {
+        j.swap_remove(i);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    fn int() -> DtRef {
+        crate::core::datatype::lookup(c::MPI_INT).expect("MPI_INT")
+    }
+
+    #[rstest]
+    #[case(3, 3, Ok(()))]
+    #[case(2, 3, Ok(()))]
+    #[case(3, 2, Err(c::MPI_ERR_TRUNCATE))]
+    #[case(0, 0, Ok(()))]
+    fn copies_or_reports_truncation(#[case] from: usize, #[case] room: usize, #[case] want: Result<(), i32>) {
+        let mut a = [1i32, 2, 3];
+        let mut b = [0i32; 3];
+        let (s, d) = (
+            Buf::new(a.as_mut_ptr() as *mut u8, from, int()),
+            Buf::new(b.as_mut_ptr() as *mut u8, room, int()),
+        );
+        // SAFETY: both arrays hold 3 ints, the counts are at most 3.
+        let r = unsafe { copy((&s).into(), (&d).into()) };
+        assert_eq!(r.map_err(|e| e.class), want);
+        if want.is_ok() {
+            assert_eq!(&b[..from], &a[..from]);
+        }
+    }
+
+    #[rstest]
+    #[case(1)]
+    #[case(4)]
+    fn a_team_of_one_runs_alone(#[case] rounds: usize) {
+        let t = Team::new(1, false);
+        let mut x = [7i32];
+        let mut y = [0i32];
+        for _ in 0..rounds {
+            let p = Part::Allgather {
+                send: Some(Buf::new(x.as_mut_ptr() as *mut u8, 1, int())),
+                parts: Blocks::List(vec![Buf::new(y.as_mut_ptr() as *mut u8, 1, int())]),
+            };
+            // SAFETY: the buffers are live locals; one member, so no other part is read.
+            unsafe { t.run(0, &p) }.expect("runs");
+        }
+        assert_eq!(y, [7]);
+        assert_eq!(t.generation.0.load(Ordering::Relaxed), rounds as u64);
+    }
+}
