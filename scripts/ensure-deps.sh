@@ -17,8 +17,9 @@
 #   TOUCAN_SKIP_DEPS=1    do nothing at all (for machines managed some other way)
 set -euo pipefail
 
-# gfortran and python3: the Fortran bindings (fortran/build.sh generates and compiles them).
-PACKAGES=(mpich libmpich-dev hwloc libhwloc-dev clang libclang-dev pkg-config gfortran python3)
+# gfortran, python3 and binutils (objcopy): the Fortran bindings (fortran/build.sh generates,
+# compiles and renames their symbols).
+PACKAGES=(mpich libmpich-dev hwloc libhwloc-dev clang libclang-dev pkg-config gfortran python3 binutils)
 BENCH_PACKAGES=(libopenblas-dev gnuplot-nox python3)
 for arg in "$@"; do
     case $arg in
