@@ -70,9 +70,11 @@ fn real_thread_level() -> Result<bool, String> {
     }
 }
 
-/// Default period of the load balance between workers (`TOUCAN_BALANCE`), in ms: a few time
-/// steps of a typical stencil, long enough that one step's noise does not move subranks.
-const BALANCE_MS: usize = 20;
+/// Default period of the load balance between workers (`TOUCAN_BALANCE`), in ms: many time
+/// steps of a typical stencil, so that where a period cuts a step does not move subranks (on
+/// bench/imbalance.c, 10 ms steps: 20 ms moved subranks 19 to 34 times a run, 50 to 200 ms
+/// once, 4 moves; single runs at 1x2x4: 1.16-1.26 s at 20 ms, 1.12-1.24 s at 100 ms, 1.25-1.40 s off).
+const BALANCE_MS: usize = 100;
 
 /// `TOUCAN_BALANCE`: `on` (the default: every BALANCE_MS), `off`, or the period in ms.
 fn balance_period() -> Result<usize, String> {
