@@ -323,12 +323,6 @@ impl<'a> Shared<'a> {
     pub fn try_transport(&self) -> Option<Guard<'a, Transport>> {
         self.s.tp.0.try_lock()
     }
-
-    /// Subranks of this process.
-    #[inline]
-    pub fn subranks(&self) -> usize {
-        self.s.locals.0.len()
-    }
 }
 
 /// Runs `f` on a reader's view of the state (SMP mode's hot paths). None when this thread

@@ -394,10 +394,9 @@ pub fn poll(sh: &Shared<'_>) -> Polled {
         };
         let hdr = tp.header(&a);
         let payload = tp.eager_payload(&a, &hdr);
-        let (Some(payload), true, true) = (
+        let (Some(payload), true) = (
             payload,
             hdr.kind == crate::transport::wire::KIND_EAGER && hdr.flags & crate::transport::wire::FLAG_SYNC == 0,
-            a.dst_sub < sh.subranks(),
         ) else {
             tp.hold(a);
             return Polled::General;
@@ -410,35 +409,13 @@ pub fn poll(sh: &Shared<'_>) -> Polled {
         // SAFETY: the slot stays as it is until the next poll of the transport, whose lock
         // we hold until the copy below is done.
         let data = unsafe { payload.as_slice() };
-        let Some(mut l) = sh.local(a.dst_sub) else {
+        // Delivered as a sibling's send is (`send`), with no size limit: always one copy,
+        // into the receive or into its queue. Not done (no such subrank, a posted receive of
+        // another owner):
+        // the write side takes it.
+        if !send(sh, a.dst_sub, env, data, usize::MAX) {
             tp.hold(a);
-            return Polled::General;
-        };
-        let woken = if let Some(i) = find_posted(l.posted.iter(), &env) {
-            let rid = l.posted[i].req;
-            if owner_of(rid) != Some(a.dst_sub) {
-                drop(l);
-                tp.hold(a);
-                return if did { Polled::Delivered } else { Polled::General };
-            }
-            l.posted.remove(i);
-            copy_into(&mut l, rid, env, data, data.len());
-            l.complete(rid)
-        } else if direct_into(&mut l, &env, data) {
-            Some(a.dst_sub)
-        } else {
-            let u = Unexp {
-                env,
-                len: data.len(),
-                body: Body::Eager(Payload::from_vec(data.to_vec())),
-                sync: SyncAck::None,
-            };
-            queue_into(&mut l, u);
-            Some(a.dst_sub)
-        };
-        drop(l);
-        if let Some(w) = woken {
-            wake(w);
+            return if did { Polled::Delivered } else { Polled::General };
         }
         did = true;
     }
