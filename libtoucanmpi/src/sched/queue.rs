@@ -139,9 +139,11 @@ pub fn pop_own(w: usize) -> Option<usize> {
     let q = &mut *g;
     // A new round only once both parts of the current one ran: tasks that keep yielding
     // must not hold a deferred one back for ever.
+    // Both round parts are empty here: swapping the queues in is the move, without copying
+    // (and the emptied buffers keep their capacity for the next round's arrivals).
     if q.round.is_empty() && q.round_deferred.is_empty() {
-        q.round.extend(q.ready.drain(..));
-        q.round_deferred.extend(q.deferred.drain(..));
+        std::mem::swap(&mut q.round, &mut q.ready);
+        std::mem::swap(&mut q.round_deferred, &mut q.deferred);
     }
     let id = q.round.pop_front().or_else(|| q.round_deferred.pop_front());
     wk.len.store(q.len(), Ordering::Release);
