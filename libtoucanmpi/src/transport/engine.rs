@@ -8,11 +8,18 @@ use super::wire::{self, Header, HDR_LEN};
 use std::os::raw::{c_int, c_void};
 use std::ptr;
 
-/// A received eager message: header followed by payload in one buffer.
+/// An eager message's payload kept until its receive is posted (or a copy of a sibling's).
 #[derive(Debug)]
-pub struct Payload {
-    buf: Vec<u8>,
-    off: usize,
+pub struct Payload(Repr);
+
+/// Bytes a queued payload keeps inline (no allocation): small messages, the common case of a
+/// message that arrives before its receive is posted, cost no malloc and free.
+const INLINE: usize = 48;
+
+#[derive(Debug)]
+enum Repr {
+    Heap(Vec<u8>),
+    Inline { len: u8, bytes: [u8; INLINE] },
 }
 
 /// An eager payload still in the receive ring: valid until the ring is polled again.
@@ -35,14 +42,32 @@ impl RingBytes {
 }
 
 impl Payload {
+    /// Takes `buf` as it is (no copy).
     pub fn from_vec(buf: Vec<u8>) -> Payload {
-        Payload { buf, off: 0 }
+        Payload(Repr::Heap(buf))
+    }
+    /// A copy of `data`: inline when small, else on the heap.
+    #[inline]
+    pub fn copy_of(data: &[u8]) -> Payload {
+        if data.len() <= INLINE {
+            let mut bytes = [0u8; INLINE];
+            bytes[..data.len()].copy_from_slice(data);
+            Payload(Repr::Inline {
+                len: data.len() as u8,
+                bytes,
+            })
+        } else {
+            Payload(Repr::Heap(data.to_vec()))
+        }
     }
     pub fn as_slice(&self) -> &[u8] {
-        &self.buf[self.off..]
+        match &self.0 {
+            Repr::Heap(v) => v,
+            Repr::Inline { len, bytes } => &bytes[..*len as usize],
+        }
     }
     pub fn len(&self) -> usize {
-        self.buf.len() - self.off
+        self.as_slice().len()
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -837,5 +862,28 @@ impl Transport {
             super::finalize::install(self.real.PMPI_Finalize as usize);
             check(self.real.PMPI_Finalize(), "MPI_Finalize")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case(0)]
+    #[case(1)]
+    #[case(INLINE - 1)]
+    #[case(INLINE)]
+    #[case(INLINE + 1)]
+    #[case(4096)]
+    fn payload_copies_keep_every_byte(#[case] n: usize) {
+        let data: Vec<u8> = (0..n).map(|i| (i * 7 + 3) as u8).collect();
+        let p = Payload::copy_of(&data);
+        assert_eq!(p.as_slice(), &data[..]);
+        assert_eq!(p.len(), n);
+        assert_eq!(p.is_empty(), n == 0);
+        assert_eq!(matches!(p.0, Repr::Inline { .. }), n <= INLINE);
+        assert_eq!(Payload::from_vec(data.clone()).as_slice(), &data[..]);
     }
 }

@@ -116,7 +116,7 @@ mod tests {
             .map(|&(s, t)| Unexp {
                 env: Envelope { ctx: 0, src: s, tag: t },
                 len: 0,
-                body: Body::Eager(Payload::from_vec(vec![])),
+                body: Body::Eager(Payload::copy_of(&[])),
                 sync: SyncAck::None,
             })
             .collect();

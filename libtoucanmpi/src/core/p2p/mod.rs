@@ -205,7 +205,7 @@ impl State {
         let u = Unexp {
             env,
             len,
-            body: Body::Eager(Payload::from_vec(data.to_vec())),
+            body: Body::Eager(Payload::copy_of(data)),
             sync: SyncAck::None,
         };
         self.queue(dsub, u);
@@ -292,7 +292,7 @@ impl State {
             let payload = match data.owned {
                 Some(v) => Payload::from_vec(v),
                 // SAFETY: as above.
-                None => Payload::from_vec(unsafe { bytes(data.ptr, data.len) }.to_vec()),
+                None => Payload::copy_of(unsafe { bytes(data.ptr, data.len) }),
             };
             self.complete(id);
             Unexp {
@@ -411,7 +411,7 @@ impl State {
         }
         let body = if eager {
             // SAFETY: as above.
-            Body::Eager(Payload::from_vec(unsafe { payload.as_slice() }.to_vec()))
+            Body::Eager(Payload::copy_of(unsafe { payload.as_slice() }))
         } else {
             Body::Inter {
                 src_proc,

@@ -104,7 +104,7 @@ fn deliver_send(sh: &Shared<'_>, dsub: usize, env: Envelope, data: &[u8], eager_
         }
     } else if !direct_into(&mut l, &env, data) {
         let body = if data.len() <= eager_max {
-            Body::Eager(Payload::from_vec(data.to_vec()))
+            Body::Eager(Payload::copy_of(data))
         } else if let Some(sreq) = sreq {
             out = Sent::Rendezvous;
             Body::Intra { sreq, ptr: data.as_ptr() }
