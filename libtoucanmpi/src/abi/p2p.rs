@@ -176,7 +176,7 @@ pub(super) unsafe fn irecv(buf: *mut c_void, count: i64, dt: usize, src: c_int, 
     blocking::irecv(sub, comm_h, cm.ctx, buf as *mut u8, n, &d, src, tag)
 }
 
-/// SMP mode: MPI_Isend in standard mode of a contiguous predefined type to a rank of this
+/// MPI_Isend in standard mode of a contiguous predefined type to a rank of this
 /// process, or eagerly to another, on the read side of the state (`shared::isend`,
 /// `isend_remote`). None: the general path runs.
 unsafe fn isend_shared(buf: *const c_void, count: i64, dt: usize, dest: c_int, tag: c_int, comm_h: usize) -> Option<ReqId> {
@@ -205,7 +205,7 @@ unsafe fn isend_shared(buf: *const c_void, count: i64, dt: usize, dest: c_int, t
     })?
 }
 
-/// SMP mode: MPI_Irecv of a contiguous predefined type on the read side of the state
+/// MPI_Irecv of a contiguous predefined type on the read side of the state
 /// (`shared::irecv`). None: the general path runs.
 unsafe fn irecv_shared(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize) -> Option<ReqId> {
     if !state::readable() {
@@ -236,7 +236,7 @@ unsafe fn irecv_shared(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag:
     })?
 }
 
-/// SMP mode: waits on the read side of the state for the running subrank's own plain
+/// Waits on the read side of the state for the running subrank's own plain
 /// request `h` and takes it. None: the general path runs (nothing was taken).
 fn wait_shared(h: usize) -> Option<Status> {
     if !state::readable() {
@@ -264,7 +264,7 @@ fn wait_shared(h: usize) -> Option<Status> {
     }
 }
 
-/// SMP mode: MPI_Test of the running subrank's own plain request `h` on the read side of
+/// MPI_Test of the running subrank's own plain request `h` on the read side of
 /// the state: Some(Some(status)) when it completed (taken), Some(None) when not yet (after a
 /// progress step if nobody else is making one). None: the general path runs.
 fn test_shared(h: usize) -> Option<Option<Status>> {
@@ -292,7 +292,7 @@ fn test_shared(h: usize) -> Option<Option<Status>> {
     }
 }
 
-/// SMP mode: MPI_Waitall on the read side of the state when every handle is null or a plain
+/// MPI_Waitall on the read side of the state when every handle is null or a plain
 /// request of the running subrank. Returns how many leading entries it finished (their
 /// handles nulled, statuses stored) and whether one failed; the general path finishes the
 /// rest (none, unless a wait turned general midway).
@@ -538,7 +538,7 @@ fn send_target(sh: &state::Shared<'_>, sub: usize, comm_h: usize, dest: c_int, t
     Some((Envelope { ctx, src, tag }, w, proc, dsub))
 }
 
-/// SMP mode: MPI_Send's fast path on the read side of the state (`core::p2p::shared`): to a
+/// MPI_Send's fast path on the read side of the state (`core::p2p::shared`): to a
 /// rank of this process, or an eager message to another. None: not SMP mode; Some(false): the
 /// other paths run.
 #[inline(always)]
@@ -553,7 +553,7 @@ fn send_shared(sub: usize, comm_h: usize, dest: c_int, tag: c_int, data: &[u8]) 
     .map(|r| r.unwrap_or(false))
 }
 
-/// SMP mode: MPI_Recv's fast path on the read side of the state: a queued copy, or a
+/// MPI_Recv's fast path on the read side of the state: a queued copy, or a
 /// direct receive registered and waited for without the state's write side (a cousin on
 /// another worker sends meanwhile). None: not SMP mode, or the general path must run.
 ///
@@ -768,7 +768,9 @@ unsafe fn recv_fast(
     if sched::metrics::on() {
         return Err(false);
     }
-    if state::readable() {
+    // With one worker and no sibling ready, polling in place below (the message goes from
+    // the transport straight into `buf`) is the shorter way to a message from another process.
+    if state::readable() && (sched::queue::workers() > 1 || sched::others_ready()) {
         // SAFETY: the caller's buffer holds `cap` bytes, outside the thread-locals (above).
         return match unsafe { recv_shared(sub, comm_h, src, tag, buf as *mut u8, cap) } {
             Some(st) => {

@@ -13,7 +13,7 @@ impl Hooks for Progress {
     /// Takes in what arrived (a transport poll takes one control message at a time), so
     /// that every sibling it concerns is woken before the next one runs.
     ///
-    /// SMP mode: first on the read side (`p2p::shared::poll`: plain eager messages from other
+    /// First on the read side (`p2p::shared::poll`: plain eager messages from other
     /// processes go to their receivers with only the transport's and the receiver's locks);
     /// the write side only when something else arrived or completes. There, worker 0 waits
     /// for the state lock; the others poll only when it is free (somebody holding it is
@@ -30,7 +30,7 @@ impl Hooks for Progress {
             }
             any
         };
-        // SMP mode: the read side first (plain eager arrivals need no write side, so the
+        // The read side first (plain eager arrivals need no write side, so the
         // other workers' subranks go on meanwhile).
         match state::shared_idle(worker, |sh| crate::core::p2p::shared::poll(&sh)) {
             Some(Polled::Delivered) => return true,

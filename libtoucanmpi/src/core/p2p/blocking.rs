@@ -110,6 +110,9 @@ const UNLOCKED_POLL_EVERY: u32 = 64;
 #[inline(never)]
 pub fn spin_unlocked() -> bool {
     let me = sched::current();
+    if sched::queue::workers() == 1 {
+        return spin_alone(me);
+    }
     sched::metrics::spin_begin(me);
     let mut again = false;
     for i in 1..=UNLOCKED_SPINS {
@@ -127,6 +130,21 @@ pub fn spin_unlocked() -> bool {
             }
         }
         std::hint::spin_loop();
+    }
+    sched::metrics::spin_end(me);
+    again
+}
+
+/// `spin_unlocked` with one worker: nobody else can wake this rank while it runs, only what
+/// its own polls bring, so it polls at once, as `spin` does under the lock.
+fn spin_alone(me: usize) -> bool {
+    sched::metrics::spin_begin(me);
+    let mut again = false;
+    for _ in 0..SPIN_POLLS {
+        if state::try_with(|s| s.progress()).unwrap_or(false) || sched::park::take_notified(me) {
+            again = true;
+            break;
+        }
     }
     sched::metrics::spin_end(me);
     again

@@ -375,7 +375,7 @@ pub enum Polled {
 /// Most messages one reader's poll delivers.
 const POLL_DRAIN: usize = 32;
 
-/// One poll of the transport on the read side (SMP mode): plain eager messages from other
+/// One poll of the transport on the read side: plain eager messages from other
 /// processes (no synchronous send) go straight to their receiver's `Local`, into a matching
 /// posted receive of its own, its parked direct receive, or its queue, the transport's lock
 /// held (so arrivals keep their order) and then that one `Local`'s. Eager sends' copies that
