@@ -8,18 +8,22 @@
 # did not interrupt: comparable on a busy machine, unlike the total) and of the job's minor
 # page faults over those steps.
 #
-#   bench/run-heap.sh [-r RUNS] [-s STEPS]     (defaults 5 and 100)
+#   bench/run-heap.sh [-r RUNS] [-s STEPS] [-c REGEX]     (defaults 5, 100, every configuration)
+#
+# -c keeps the configurations whose label matches the extended regular expression REGEX, e.g.
+# -c '^(mpich-np1-thresholds|toucan-V1)$' for the V=1 line alone.
 #
 # AMPI: AMPI_HOME (default /work/charm/multicore-linux-x86_64) with bin/ampicc.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"
 out="$here/out/heap"
-runs=5 steps=100
+runs=5 steps=100 only=
 while [[ $# -gt 0 ]]; do
     case $1 in
     -r) runs=$2; shift 2 ;;
     -s) steps=$2; shift 2 ;;
+    -c) only=$2; shift 2 ;;
     -h | --help) sed -n '2,/^set -/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "run-heap: unknown argument $1" >&2; exit 2 ;;
     esac
@@ -50,6 +54,12 @@ configs=(
 if [[ $ampi == yes ]]; then
     configs+=("ampi-p1-vp8|$out/charmrun +p1 ++local ++quiet $out/heapsteps.ampi +vp8")
     configs+=("ampi-p2-vp8|$out/charmrun +p2 ++local ++quiet $out/heapsteps.ampi +vp8")
+fi
+if [[ -n $only ]]; then
+    kept=()
+    for c in "${configs[@]}"; do [[ ${c%%|*} =~ $only ]] && kept+=("$c"); done
+    ((${#kept[@]})) || { echo "run-heap: no configuration matches -c $only" >&2; exit 2; }
+    configs=("${kept[@]}")
 fi
 declare -A tm fl q25
 for ((r = 0; r < runs; r++)); do
