@@ -8,6 +8,7 @@
  *              is a round trip); other ranks wait in the final barrier
  *   rate       rank 0 sends a window of 64 8-byte MPI_Isend, rank 1 pre-posts 64 MPI_Irecv,
  *              both MPI_Waitall; one iteration is a window
+ *   sendrecv   ranks 0 and 1 exchange 8 bytes with MPI_Sendrecv (one iteration: one call each)
  *   barrier    MPI_Barrier on MPI_COMM_WORLD
  *   allreduce  MPI_Allreduce of one double (MPI_SUM) on MPI_COMM_WORLD
  *
@@ -32,11 +33,11 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc != 3 || (iters = atol(argv[2])) < 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: icount lat|rate|barrier|allreduce ITERS\n");
+            fprintf(stderr, "usage: icount lat|rate|sendrecv|barrier|allreduce ITERS\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char *k = argv[1];
-    if ((strcmp(k, "lat") == 0 || strcmp(k, "rate") == 0) && size < 2) {
+    if ((strcmp(k, "lat") == 0 || strcmp(k, "rate") == 0 || strcmp(k, "sendrecv") == 0) && size < 2) {
         if (rank == 0)
             fprintf(stderr, "icount: %s needs at least 2 ranks\n", k);
         MPI_Abort(MPI_COMM_WORLD, 2);
@@ -70,6 +71,14 @@ int main(int argc, char **argv)
         }
         for (int j = 0; j < WINDOW; j++)
             check += bufs[j];
+    } else if (strcmp(k, "sendrecv") == 0) {
+        double out = rank + 1.0, in = 0;
+        for (long i = 0; i < iters && rank < 2; i++) {
+            MPI_Sendrecv(&out, 1, MPI_DOUBLE, 1 - rank, 0, &in, 1, MPI_DOUBLE, 1 - rank, 0, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
+            out = in + 1.0;
+        }
+        check = out;
     } else if (strcmp(k, "barrier") == 0) {
         for (long i = 0; i < iters; i++)
             MPI_Barrier(MPI_COMM_WORLD);

@@ -5,7 +5,8 @@
 #   bench/run-icount.sh [--baseline DIR] [--kernels LIST] [-V V] [--update-results]
 #
 # bench/icount.c repeats one operation (lat: an 8-byte Send/Recv round trip; rate: a window of
-# 64 Isend/Irecv + Waitall; barrier; allreduce of one double) between the V subranks of one
+# 64 Isend/Irecv + Waitall; sendrecv: an 8-byte MPI_Sendrecv exchange; barrier; allreduce of
+# one double) between the V subranks of one
 # process (TOUCAN_V=V, no mpirun). Each kernel runs twice under callgrind, with N and 6N
 # iterations; the difference of the two totals over 5N is the cost of one iteration, start-up
 # and finalization cancelled out. Counts do not depend on the load of the machine, so this
@@ -16,8 +17,8 @@
 #
 #   --baseline DIR    another checkout of Toucan-MPI with its library built (cargo build
 #                     --release): built with its own wrappers/toucancc, counted beside
-#   --kernels LIST    comma-separated from lat,rate,barrier,allreduce (default all)
-#   -V V              subranks (default 2 for lat and rate, 8 for barrier and allreduce)
+#   --kernels LIST    comma-separated from lat,rate,sendrecv,barrier,allreduce (default all)
+#   -V V              subranks (default 2 for lat, rate and sendrecv, 8 for barrier and allreduce)
 #   --update-results  rewrite the icount section of bench/RESULTS.md
 #   -h                this help
 set -euo pipefail
@@ -27,7 +28,7 @@ root="$(dirname "$here")"
 tag=run-icount
 source "$here/lib.sh"
 
-baseline= kernels=lat,rate,barrier,allreduce vset= update=no
+baseline= kernels=lat,rate,sendrecv,barrier,allreduce vset= update=no
 while (($#)); do
     case $1 in
     --baseline) baseline=${2:?--baseline needs a directory}; shift 2 ;;
@@ -63,7 +64,7 @@ instructions() {
 # per_iter LABEL KERNEL V: instructions of one iteration.
 per_iter() {
     local n
-    case $2 in lat) n=2000 ;; rate) n=100 ;; *) n=1000 ;; esac
+    case $2 in lat | sendrecv) n=2000 ;; rate) n=100 ;; *) n=1000 ;; esac
     local a b
     a=$(instructions "$1" "$2" "$3" "$n")
     b=$(instructions "$1" "$2" "$3" $((6 * n)))
@@ -90,7 +91,7 @@ fi
 IFS=, read -r -a ks <<<"$kernels"
 for k in "${ks[@]}"; do
     case $k in
-    lat | rate) v=${vset:-2} ;;
+    lat | rate | sendrecv) v=${vset:-2} ;;
     barrier | allreduce) v=${vset:-8} ;;
     *) die "unknown kernel $k" ;;
     esac
@@ -109,7 +110,7 @@ printf '\n%s\n\n' "$table"
 [[ "$update" == yes ]] || exit 0
 cmdline="bench/run-icount.sh"
 for a in ${baseline:+--baseline "$baseline"} ${vset:+-V "$vset"}; do cmdline+=" $a"; done
-[[ "$kernels" == lat,rate,barrier,allreduce ]] || cmdline+=" --kernels $kernels"
+[[ "$kernels" == lat,rate,sendrecv,barrier,allreduce ]] || cmdline+=" --kernels $kernels"
 cmdline+=" --update-results"
 section="$out/section.md"
 {

@@ -238,7 +238,7 @@ unsafe fn irecv_shared(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag:
 
 /// Waits on the read side of the state for the running subrank's own plain
 /// request `h` and takes it. None: the general path runs (nothing was taken).
-fn wait_shared(h: usize) -> Option<Status> {
+pub(super) fn wait_shared(h: usize) -> Option<Status> {
     if !state::readable() {
         return None;
     }

@@ -81,10 +81,19 @@ unsafe fn start_replace(
     })
 }
 
+/// Waits for one half: on the read side of the state when it can (a plain request of the
+/// running subrank), else through the general path.
+fn wait(id: ReqId) -> MpiResult<Status> {
+    match super::p2p::wait_shared(id as usize) {
+        Some(st) => Ok(st),
+        None => blocking::wait(id),
+    }
+}
+
 /// Waits for both halves; the receive's status, with a failed send's error.
 fn finish(st: Started) -> MpiResult<Status> {
-    let sent = blocking::wait(st.send)?;
-    let mut got = blocking::wait(st.recv)?;
+    let sent = wait(st.send)?;
+    let mut got = wait(st.recv)?;
     drop(st.copy);
     if got.error == c::MPI_SUCCESS {
         got.error = sent.error;
