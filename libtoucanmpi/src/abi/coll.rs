@@ -11,6 +11,7 @@ use super::handles::{self as hd, comm};
 use crate::core::coll::real;
 use crate::core::coll::reduce::Reducer;
 use crate::core::coll::team::{self, Blocks, Part};
+use crate::core::coll::teamcall;
 use crate::core::coll::{Buf, Coll, CollJob, CollOp};
 use crate::core::comm::CommRef;
 use crate::core::datatype::DtRef;
@@ -19,6 +20,7 @@ use crate::core::request::{Persist, ReqId};
 use crate::core::state;
 use std::os::raw::{c_int, c_void};
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// A collective call checked and bound to its arguments, ready to run.
 pub(crate) struct Prepared {
@@ -102,13 +104,13 @@ pub(crate) enum Mode {
 /// request in `*req`.
 pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()> {
     let Prepared { sub, cm, work, real } = p;
-    if let (Mode::Now, Work::Part(part)) = (&mode, &work) {
-        if let Some(t) = team::of(sub, &cm, comm_h)? {
-            // SAFETY: MPI requires the buffers to stay valid until the call returns, and every
-            // member to make the same collective calls in the same order.
-            return t.run(cm.rank, part);
-        }
-    }
+    let work = match work {
+        Work::Part(part) => match team::of(sub, &cm, comm_h)? {
+            Some(t) => return run_team(&t, sub, &cm, comm_h, part, mode),
+            None => Work::Part(part),
+        },
+        w => w,
+    };
     let job = match work {
         Work::Job(j) => j,
         Work::Part(p) => job_of(p),
@@ -143,6 +145,48 @@ pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()
     }
     *req = id as usize;
     Ok(())
+}
+
+/// Runs a collective among the subranks of one process (`team`) in shared memory: the
+/// blocking form at once, the nonblocking and persistent ones through a shared record of the
+/// call (`teamcall`), without a helper task.
+unsafe fn run_team(t: &Arc<team::Team>, sub: usize, cm: &CommRef, comm_h: usize, part: Part, mode: Mode) -> MpiResult<()> {
+    let rank = cm.rank as usize;
+    let (req, persistent) = match mode {
+        // SAFETY: MPI requires the buffers to stay valid until the call returns, and every
+        // member to make the same collective calls in the same order.
+        Mode::Now => return t.run(cm.rank, &part),
+        Mode::Start(req) => (req, false),
+        Mode::Init(info, req) => {
+            super::info::check(info)?;
+            (req, true)
+        }
+    };
+    if req.is_null() {
+        return err(c::MPI_ERR_ARG, "null request pointer");
+    }
+    let id = state::with(|s| s.new_request(sub, comm_h))?;
+    *req = id as usize;
+    if persistent {
+        // SAFETY: MPI requires the buffers to stay valid while the request lives, and every
+        // member to initialise its collectives in the same order.
+        let call = teamcall::init(t, rank, part, id);
+        state::with(|s| {
+            if let Some(r) = s.req_mut(id) {
+                r.persist = Some(Box::new(Persist::Team(call)));
+                r.active = false;
+            }
+        })
+    } else {
+        state::with(|s| {
+            if let Some(r) = s.req_mut(id) {
+                r.pending = 1;
+            }
+        })?;
+        // SAFETY: MPI requires the buffers to stay valid until the request completes, and
+        // every member to start its collectives in the same order.
+        teamcall::start(t, rank, part, id)
+    }
 }
 
 /// Runs `op` in a helper task that completes request `id` when it is done.

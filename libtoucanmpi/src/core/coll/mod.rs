@@ -12,6 +12,7 @@ pub mod op;
 pub mod real;
 pub mod reduce;
 pub mod team;
+pub mod teamcall;
 
 use crate::consts as c;
 use crate::core::coll::reduce::Reducer;
