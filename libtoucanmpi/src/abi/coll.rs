@@ -525,7 +525,8 @@ fn prep_allgather(sbuf: *const c_void, scount: i64, sdt: usize, rbuf: *mut c_voi
     let send = if in_place(sbuf) { None } else { Some(send_buf(sbuf, scount, sdt)?) };
     // SAFETY: the standard gives the arrays one entry per peer; only addresses are computed.
     let ps = unsafe { split(rbuf, rl, cm.peer_size() as usize)? };
-    Ok(Prepared::part(sub, cm, Part::Allgather { send, parts: ps }))
+    let real = equal_real(&ps, &cm);
+    Ok(Prepared::part(sub, cm, Part::Allgather { send, parts: ps }).real(real))
 }
 
 fn prep_alltoall(sbuf: *const c_void, sl: Layout, rbuf: *mut c_void, rl: Layout, comm_h: usize) -> MpiResult<Prepared> {
@@ -541,7 +542,18 @@ fn prep_alltoall(sbuf: *const c_void, sl: Layout, rbuf: *mut c_void, rl: Layout,
         Some(unsafe { split(sbuf, sl, n)? })
     };
     // With MPI_IN_PLACE (sends None) the send data is the receive buffer, copied first.
-    Ok(Prepared::part(sub, cm, Part::Alltoall { sends: sps, recvs: rps }))
+    let real = matches!(sl, Layout::Equal(..)) && equal_real(&rps, &cm);
+    Ok(Prepared::part(sub, cm, Part::Alltoall { sends: sps, recvs: rps }).real(real))
+}
+
+/// Whether an Allgather or Alltoall (equal blocks on every rank: `blocks` is `Blocks::Equal`)
+/// runs as one real collective: one member per process (V=1), from `TOUCAN_REAL_COLL_MIN`
+/// bytes per block. Decided from what every rank passes alike.
+fn equal_real(blocks: &Blocks, cm: &CommRef) -> bool {
+    match blocks {
+        Blocks::Equal { count, dt, .. } => real::worth(count * dt.size) && real::one_per_process(cm),
+        Blocks::List(_) => false,
+    }
 }
 
 /// Reduce_scatter (`counts` per local rank) or Reduce_scatter_block (`count` each).
