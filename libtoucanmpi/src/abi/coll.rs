@@ -209,6 +209,7 @@ pub(crate) fn launch(id: ReqId, op: Rc<CollOp>) -> MpiResult<()> {
     if let Err(e) = crate::sched::worker::spawn(body) {
         return err(c::MPI_ERR_NO_MEM, format!("cannot start a nonblocking collective: {e}"));
     }
+    crate::core::background::wanted();
     // Let it run up to its first wait before the caller goes on computing: its first
     // messages are posted, or its real collective started, and the progress engine (the
     // background thread during a long compute phase) moves them meanwhile. Queued behind

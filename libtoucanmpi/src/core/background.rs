@@ -40,6 +40,29 @@ pub fn stepped() {
     STEPS.store(STEPS.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
 }
 
+/// Pause of a thread that the first nonblocking collective between processes may start
+/// (`wanted`), in microseconds; 0: none (the thread runs from the start, or must not run).
+static ON_DEMAND_US: AtomicU64 = AtomicU64::new(0);
+
+/// Lets the first nonblocking collective between processes start the thread with pause
+/// `interval` (at V = 1, where it does not run from the start: see `runtime`).
+pub fn on_demand(interval: Duration) {
+    ON_DEMAND_US.store(interval.as_micros() as u64, Ordering::Relaxed);
+}
+
+/// A nonblocking collective between processes was started: its later steps must move while
+/// the caller computes, so the thread starts now if it may (once; later calls cost a load).
+pub fn wanted() {
+    if ON_DEMAND_US.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    let us = ON_DEMAND_US.swap(0, Ordering::Relaxed);
+    if us > 0 {
+        // Without the thread the collective still completes, at the caller's wait.
+        let _ = start(Duration::from_micros(us));
+    }
+}
+
 /// Starts the thread (once per process) when `interval` is not zero.
 pub fn start(interval: Duration) -> std::io::Result<()> {
     if interval.is_zero() {
@@ -59,6 +82,7 @@ pub fn start(interval: Duration) -> std::io::Result<()> {
 
 /// Stops the thread and waits for it (before the real MPI is finalized).
 pub fn stop() {
+    ON_DEMAND_US.store(0, Ordering::Relaxed);
     let t = THREAD.lock().unwrap_or_else(|e| e.into_inner()).take();
     if let Some(t) = t {
         STOP.store(true, Ordering::Relaxed);
