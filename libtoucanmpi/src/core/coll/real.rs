@@ -1,5 +1,7 @@
 //! The inter-process level of Barrier, Bcast, Reduce and Allreduce as one nonblocking
-//! collective of the real MPI, where the communicator spans every process.
+//! collective of the real MPI, where the communicator spans every process; and the whole of
+//! Allgather and Alltoall where every process holds one member (V=1: `allgather`,
+//! `alltoall`).
 //!
 //! **Real communicators.** MPI_COMM_WORLD's twin is a duplicate of the real world made at
 //! start-up. A communicator made from one that has a twin by `MPI_Comm_dup`/`idup`,
