@@ -387,6 +387,12 @@ impl Team {
         mine
     }
 
+    /// A team of `n` members for unit tests (no process state needed).
+    #[cfg(test)]
+    pub(super) fn for_tests(n: usize) -> Team {
+        Team::new(n, false)
+    }
+
     /// How many members the team has.
     pub fn size(&self) -> usize {
         self.n

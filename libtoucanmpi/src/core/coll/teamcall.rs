@@ -198,3 +198,35 @@ pub fn restart(call: &Call) -> MpiResult<()> {
     // SAFETY: this is the round's only combiner.
     unsafe { call.finish() }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    /// Members join their calls in `order` (member, request); the k-th call of every member
+    /// meets in one record, and exactly the last member to join a call is told so.
+    #[rstest]
+    #[case::in_order(&[(0, 1), (0, 2), (1, 3), (1, 4), (2, 5), (2, 6)])]
+    #[case::interleaved(&[(2, 1), (1, 2), (2, 3), (0, 4), (1, 5), (0, 6)])]
+    fn calls_meet_by_number(#[case] order: &[(usize, ReqId)]) {
+        let team = Team::for_tests(3);
+        let mut seen: Vec<Vec<Arc<Call>>> = vec![Vec::new(); 3];
+        let mut lasts = 0;
+        for &(m, req) in order {
+            // SAFETY: one thread plays every member in turn; the parts hold no buffers.
+            let (call, last) = unsafe { join(&team, m, Part::Barrier, req) };
+            let k = seen[m].len();
+            let joined = seen.iter().filter(|v| v.len() > k).count() + 1;
+            assert_eq!(last, joined == 3, "member {m} call {k}");
+            lasts += last as usize;
+            seen[m].push(call);
+        }
+        assert_eq!(lasts, 2);
+        for ((a, b), c) in seen[0].iter().zip(&seen[1]).zip(&seen[2]) {
+            assert!(Arc::ptr_eq(a, b) && Arc::ptr_eq(b, c));
+        }
+        assert!(!Arc::ptr_eq(&seen[0][0], &seen[0][1]));
+        assert!(team.calls.lock().is_empty());
+    }
+}
