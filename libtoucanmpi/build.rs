@@ -47,6 +47,8 @@ const REAL_FUNCS: &[&str] = &[
     "Ibcast_c",
     "Ireduce_c",
     "Iallreduce_c",
+    "Iallgather_c",
+    "Ialltoall_c",
     "Comm_idup",
     "Allreduce",
     "Bcast",

@@ -11,6 +11,7 @@ use super::handles::{self as hd, comm};
 use crate::core::coll::real;
 use crate::core::coll::reduce::Reducer;
 use crate::core::coll::team::{self, Blocks, Part};
+use crate::core::coll::teamcall;
 use crate::core::coll::{Buf, Coll, CollJob, CollOp};
 use crate::core::comm::CommRef;
 use crate::core::datatype::DtRef;
@@ -19,6 +20,7 @@ use crate::core::request::{Persist, ReqId};
 use crate::core::state;
 use std::os::raw::{c_int, c_void};
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// A collective call checked and bound to its arguments, ready to run.
 pub(crate) struct Prepared {
@@ -102,13 +104,13 @@ pub(crate) enum Mode {
 /// request in `*req`.
 pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()> {
     let Prepared { sub, cm, work, real } = p;
-    if let (Mode::Now, Work::Part(part)) = (&mode, &work) {
-        if let Some(t) = team::of(sub, &cm, comm_h)? {
-            // SAFETY: MPI requires the buffers to stay valid until the call returns, and every
-            // member to make the same collective calls in the same order.
-            return t.run(cm.rank, part);
-        }
-    }
+    let work = match work {
+        Work::Part(part) => match team::of(sub, &cm, comm_h)? {
+            Some(t) => return run_team(&t, sub, &cm, comm_h, part, mode),
+            None => Work::Part(part),
+        },
+        w => w,
+    };
     let job = match work {
         Work::Job(j) => j,
         Work::Part(p) => job_of(p),
@@ -145,6 +147,48 @@ pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()
     Ok(())
 }
 
+/// Runs a collective among the subranks of one process (`team`) in shared memory: the
+/// blocking form at once, the nonblocking and persistent ones through a shared record of the
+/// call (`teamcall`), without a helper task.
+unsafe fn run_team(t: &Arc<team::Team>, sub: usize, cm: &CommRef, comm_h: usize, part: Part, mode: Mode) -> MpiResult<()> {
+    let rank = cm.rank as usize;
+    let (req, persistent) = match mode {
+        // SAFETY: MPI requires the buffers to stay valid until the call returns, and every
+        // member to make the same collective calls in the same order.
+        Mode::Now => return t.run(cm.rank, &part),
+        Mode::Start(req) => (req, false),
+        Mode::Init(info, req) => {
+            super::info::check(info)?;
+            (req, true)
+        }
+    };
+    if req.is_null() {
+        return err(c::MPI_ERR_ARG, "null request pointer");
+    }
+    let id = state::with(|s| s.new_request(sub, comm_h))?;
+    *req = id as usize;
+    if persistent {
+        // SAFETY: MPI requires the buffers to stay valid while the request lives, and every
+        // member to initialise its collectives in the same order.
+        let call = teamcall::init(t, rank, part, id);
+        state::with(|s| {
+            if let Some(r) = s.req_mut(id) {
+                r.persist = Some(Box::new(Persist::Team(call)));
+                r.active = false;
+            }
+        })
+    } else {
+        state::with(|s| {
+            if let Some(r) = s.req_mut(id) {
+                r.pending = 1;
+            }
+        })?;
+        // SAFETY: MPI requires the buffers to stay valid until the request completes, and
+        // every member to start its collectives in the same order.
+        teamcall::start(t, rank, part, id)
+    }
+}
+
 /// Runs `op` in a helper task that completes request `id` when it is done.
 pub(crate) fn launch(id: ReqId, op: Rc<CollOp>) -> MpiResult<()> {
     state::with(|s| {
@@ -165,6 +209,12 @@ pub(crate) fn launch(id: ReqId, op: Rc<CollOp>) -> MpiResult<()> {
     if let Err(e) = crate::sched::worker::spawn(body) {
         return err(c::MPI_ERR_NO_MEM, format!("cannot start a nonblocking collective: {e}"));
     }
+    crate::core::background::wanted();
+    // Let it run up to its first wait before the caller goes on computing: its first
+    // messages are posted, or its real collective started, and the progress engine (the
+    // background thread during a long compute phase) moves them meanwhile. Queued behind
+    // the caller, it would start only at the caller's next MPI call, usually the wait.
+    crate::sched::yield_now();
     Ok(())
 }
 
@@ -476,7 +526,8 @@ fn prep_allgather(sbuf: *const c_void, scount: i64, sdt: usize, rbuf: *mut c_voi
     let send = if in_place(sbuf) { None } else { Some(send_buf(sbuf, scount, sdt)?) };
     // SAFETY: the standard gives the arrays one entry per peer; only addresses are computed.
     let ps = unsafe { split(rbuf, rl, cm.peer_size() as usize)? };
-    Ok(Prepared::part(sub, cm, Part::Allgather { send, parts: ps }))
+    let real = equal_real(&ps, &cm);
+    Ok(Prepared::part(sub, cm, Part::Allgather { send, parts: ps }).real(real))
 }
 
 fn prep_alltoall(sbuf: *const c_void, sl: Layout, rbuf: *mut c_void, rl: Layout, comm_h: usize) -> MpiResult<Prepared> {
@@ -492,7 +543,18 @@ fn prep_alltoall(sbuf: *const c_void, sl: Layout, rbuf: *mut c_void, rl: Layout,
         Some(unsafe { split(sbuf, sl, n)? })
     };
     // With MPI_IN_PLACE (sends None) the send data is the receive buffer, copied first.
-    Ok(Prepared::part(sub, cm, Part::Alltoall { sends: sps, recvs: rps }))
+    let real = matches!(sl, Layout::Equal(..)) && equal_real(&rps, &cm);
+    Ok(Prepared::part(sub, cm, Part::Alltoall { sends: sps, recvs: rps }).real(real))
+}
+
+/// Whether an Allgather or Alltoall (equal blocks on every rank: `blocks` is `Blocks::Equal`)
+/// runs as one real collective: one member per process (V=1), from `TOUCAN_REAL_COLL_MIN`
+/// bytes per block. Decided from what every rank passes alike.
+fn equal_real(blocks: &Blocks, cm: &CommRef) -> bool {
+    match blocks {
+        Blocks::Equal { count, dt, .. } => real::worth(count * dt.size) && real::one_per_process(cm),
+        Blocks::List(_) => false,
+    }
 }
 
 /// Reduce_scatter (`counts` per local rank) or Reduce_scatter_block (`count` each).

@@ -1666,6 +1666,17 @@ unsafe fn start(h: Req) -> MpiResult<()> {
             })?;
             return super::coll::launch(h as ReqId, op.clone());
         }
+        Persist::Team(call) => {
+            state::with(|s| {
+                if let Some(r) = s.req_mut(h as ReqId) {
+                    r.active = true;
+                    r.complete = false;
+                    r.pending = 1;
+                    r.status = Status::empty();
+                }
+            })?;
+            return crate::core::coll::teamcall::restart(call);
+        }
     };
     let (_, cm) = comm(comm_h)?;
     state::with(|s| -> MpiResult<()> {
@@ -1699,7 +1710,7 @@ unsafe fn start(h: Req) -> MpiResult<()> {
                 }
                 Ok(())
             }
-            Persist::Coll(_) => unreachable!("started above"),
+            Persist::Coll(_) | Persist::Team(_) => unreachable!("started above"),
         }
     })?
 }

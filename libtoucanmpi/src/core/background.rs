@@ -40,6 +40,45 @@ pub fn stepped() {
     STEPS.store(STEPS.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
 }
 
+/// Pause of a thread that the first nonblocking collective between processes may start
+/// (`wanted`), in microseconds; 0: none (the thread runs from the start, or must not run).
+static ON_DEMAND_US: AtomicU64 = AtomicU64::new(0);
+
+/// Lets the first nonblocking collective between processes start the thread with pause
+/// `interval` (at V = 1, where it does not run from the start: see `runtime`).
+pub fn on_demand(interval: Duration) {
+    ON_DEMAND_US.store(interval.as_micros() as u64, Ordering::Relaxed);
+}
+
+/// The thread's current pause, in microseconds (0: not running).
+static PAUSE_US: AtomicU64 = AtomicU64::new(0);
+/// Its interval, in microseconds.
+static INTERVAL_US: AtomicU64 = AtomicU64::new(0);
+/// Set by `wanted`: the thread returns to its interval and does not count the steps the
+/// caller made meanwhile as a sign that the worker polls by itself.
+static KICK: AtomicBool = AtomicBool::new(false);
+
+/// A nonblocking collective between processes was started: its later steps must move while
+/// the caller computes. The thread starts now if it may (once); a running thread that backed
+/// off (to `IDLE_MAX` between looks: a compute phase of the caller's as short as the
+/// collective would see one look at most) comes back to its interval at once. Costs two loads
+/// when the thread looks at its interval already.
+pub fn wanted() {
+    if ON_DEMAND_US.load(Ordering::Relaxed) != 0 {
+        let us = ON_DEMAND_US.swap(0, Ordering::Relaxed);
+        if us > 0 {
+            // Without the thread the collective still completes, at the caller's wait.
+            let _ = start(Duration::from_micros(us));
+            return;
+        }
+    }
+    if PAUSE_US.load(Ordering::Relaxed) > INTERVAL_US.load(Ordering::Relaxed) && !KICK.swap(true, Ordering::Relaxed) {
+        if let Some(t) = THREAD.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            t.thread().unpark();
+        }
+    }
+}
+
 /// Starts the thread (once per process) when `interval` is not zero.
 pub fn start(interval: Duration) -> std::io::Result<()> {
     if interval.is_zero() {
@@ -59,12 +98,14 @@ pub fn start(interval: Duration) -> std::io::Result<()> {
 
 /// Stops the thread and waits for it (before the real MPI is finalized).
 pub fn stop() {
+    ON_DEMAND_US.store(0, Ordering::Relaxed);
     let t = THREAD.lock().unwrap_or_else(|e| e.into_inner()).take();
     if let Some(t) = t {
         STOP.store(true, Ordering::Relaxed);
         t.thread().unpark();
         let _ = t.join();
     }
+    PAUSE_US.store(0, Ordering::Relaxed);
 }
 
 /// What one look found.
@@ -83,10 +124,19 @@ fn run(interval: Duration) {
     let _ = crate::sched::bind::bind_current_thread_to_process(super::runtime::plan());
     let mut seen = STEPS.load(Ordering::Relaxed);
     let mut pause = interval;
+    INTERVAL_US.store(interval.as_micros() as u64, Ordering::Relaxed);
     while !STOP.load(Ordering::Relaxed) {
+        PAUSE_US.store(pause.as_micros() as u64, Ordering::Relaxed);
         std::thread::park_timeout(pause);
         if STOP.load(Ordering::Relaxed) {
             break;
+        }
+        if KICK.swap(false, Ordering::Relaxed) {
+            // A nonblocking collective just started (`wanted`): look again after the
+            // interval, whatever the caller polled while starting it.
+            seen = STEPS.load(Ordering::Relaxed);
+            pause = interval;
+            continue;
         }
         let now = STEPS.load(Ordering::Relaxed);
         let look = if now != seen { Look::WorkerActive } else { look_once() };

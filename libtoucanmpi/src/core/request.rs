@@ -53,6 +53,8 @@ pub enum Persist {
     },
     /// A persistent collective (`MPI_Bcast_init`, ...).
     Coll(std::rc::Rc<super::coll::CollOp>),
+    /// A persistent collective among the subranks of one process (`coll::teamcall`).
+    Team(std::sync::Arc<super::coll::teamcall::Call>),
 }
 
 /// Where a receive puts its data.

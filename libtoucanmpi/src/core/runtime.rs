@@ -198,6 +198,11 @@ pub unsafe fn init(sub: usize, argc: *mut c_int, argv: *mut *mut *mut i8) -> Mpi
             let pause = std::time::Duration::from_micros(cfg.progress_us as u64);
             super::background::start(pause)
                 .map_err(|e| super::error::MpiError::new(c::MPI_ERR_OTHER, format!("cannot start the progress thread: {e}")))?;
+            // At V = 1 (no thread by default), the first nonblocking collective between
+            // processes starts it, unless TOUCAN_PROGRESS says otherwise.
+            if pause.is_zero() && std::env::var("TOUCAN_PROGRESS").map_or(true, |v| v.trim().is_empty()) {
+                super::background::on_demand(std::time::Duration::from_micros(PROGRESS_US as u64));
+            }
         }
     }
     drop(once);

@@ -16,6 +16,11 @@ pub struct Subrank {
     pub tls: usize,
 }
 
+/// Stacks of finished helper tasks, for the next ones.
+static SPARE: super::lock::Lock<Vec<DefaultStack>> = super::lock::Lock::new(Vec::new());
+/// Spare stacks kept at most (each keeps the pages its helper touched).
+const SPARE_MAX: usize = 64;
+
 thread_local! {
     /// The yielder of the coroutine running on this thread, if any.
     static YIELDER: Cell<*const Yielder<(), ()>> = const { Cell::new(std::ptr::null()) };
@@ -28,7 +33,37 @@ pub enum Resumed {
 
 impl Subrank {
     pub fn new(stack_bytes: usize, body: Body) -> std::io::Result<Subrank> {
-        let stack = DefaultStack::new(stack_bytes)?;
+        Ok(Subrank::on(DefaultStack::new(stack_bytes)?, body))
+    }
+
+    /// A helper task's coroutine (`worker::spawn`), on the stack of a finished one when one
+    /// is spare (see `recycle`): an mmap, an mprotect and a munmap less per nonblocking
+    /// collective. Every helper stack has `stack_bytes`.
+    pub fn new_reusing(stack_bytes: usize, body: Body) -> std::io::Result<Subrank> {
+        let spare = SPARE.lock().pop();
+        let stack = match spare {
+            Some(s) => s,
+            None => DefaultStack::new(stack_bytes)?,
+        };
+        Ok(Subrank::on(stack, body))
+    }
+
+    /// Keeps the stack of a finished helper task for the next one (up to `SPARE_MAX`).
+    pub fn recycle(self) {
+        if !self.co.done() {
+            return;
+        }
+        let stack = self.co.into_stack();
+        let mut spare = SPARE.lock();
+        if spare.len() < SPARE_MAX {
+            spare.push(stack);
+            return;
+        }
+        drop(spare);
+        drop(stack);
+    }
+
+    fn on(stack: DefaultStack, body: Body) -> Subrank {
         // corosensei's limit() is the start of its mapping, guard page included: the lowest
         // usable address is one page above.
         // SAFETY: sysconf has no preconditions.
@@ -38,7 +73,7 @@ impl Subrank {
             YIELDER.with(|c| c.set(y as *const _));
             body()
         });
-        Ok(Subrank { co, limit, base, tls: 0 })
+        Subrank { co, limit, base, tls: 0 }
     }
 
     /// Whether its body has returned.

@@ -81,7 +81,7 @@ const HELPER_STACK: usize = 1 << 20;
 /// Starts a helper task (e.g. one that runs a nonblocking collective) on the calling
 /// worker; it is scheduled like a subrank. Returns its scheduler id.
 pub fn spawn(body: Box<dyn FnOnce() -> i32>) -> std::io::Result<usize> {
-    let co = Subrank::new(HELPER_STACK, body)?;
+    let co = Subrank::new_reusing(HELPER_STACK, body)?;
     let me = current();
     let id = task::alloc_helper();
     let s = task::slot(id);
@@ -489,7 +489,9 @@ fn resume(id: usize, w: usize, running: &Running, swap: Option<&mut Swap>) {
     match r {
         Resumed::Finished(code) => {
             s.exit.store(code as i64, Ordering::Relaxed);
-            *co = None;
+            if let Some(t) = co.take().filter(|_| s.helper.load(Ordering::Relaxed)) {
+                t.recycle();
+            }
             park::finish(id);
             if s.helper.load(Ordering::Relaxed) {
                 task::free_helper(id);

@@ -29,6 +29,16 @@ pub enum RealColl {
         ty: i64,
         count: usize,
     },
+    /// `bytes` bytes from every process into block p (`bytes` each) of every process's
+    /// `recv`, the own one from `send` (in place: already in its block).
+    Allgather {
+        bytes: usize,
+    },
+    /// Block p (`bytes` each) of every process's `send` into block q of process p's `recv`,
+    /// q the sender.
+    Alltoall {
+        bytes: usize,
+    },
     /// A new real communicator with the same processes (`MPI_Comm_idup`).
     Dup,
 }
@@ -115,6 +125,32 @@ impl Transport {
                 RealColl::Allreduce { op, ty, count } => (
                     self.real.PMPI_Iallreduce_c(send, recv, count as _, h(ty), h(op), comm, &mut req),
                     "MPI_Iallreduce_c",
+                ),
+                RealColl::Allgather { bytes } => (
+                    self.real.PMPI_Iallgather_c(
+                        send,
+                        bytes as _,
+                        h(real::REAL_MPI_BYTE),
+                        recv,
+                        bytes as _,
+                        h(real::REAL_MPI_BYTE),
+                        comm,
+                        &mut req,
+                    ),
+                    "MPI_Iallgather_c",
+                ),
+                RealColl::Alltoall { bytes } => (
+                    self.real.PMPI_Ialltoall_c(
+                        send,
+                        bytes as _,
+                        h(real::REAL_MPI_BYTE),
+                        recv,
+                        bytes as _,
+                        h(real::REAL_MPI_BYTE),
+                        comm,
+                        &mut req,
+                    ),
+                    "MPI_Ialltoall_c",
                 ),
                 RealColl::Dup => {
                     let mut b = Box::new(h::<RComm>(real::REAL_MPI_COMM_NULL));

@@ -183,19 +183,22 @@ fn plan(c: &Coll) -> Option<(Arc<NodeMap>, Key)> {
     (c.real || m.shared()).then(|| (m, (comm_key(c), c.seq, c.next_step())))
 }
 
-/// Registers this member at the call's meeting point.
-fn arrive(key: Key, nm: &NodeMap, rank: i32, rep: bool, send: *const u8, buf: Option<Buf>) -> MpiResult<()> {
+/// Registers this member at the call's meeting point; true when it is the last local member
+/// to arrive.
+fn arrive(key: Key, nm: &NodeMap, rank: i32, rep: bool, send: *const u8, buf: Option<Buf>) -> MpiResult<bool> {
     let task = sched::current();
     state::with(|s| {
         let m = s.meets.open.entry(key).or_default();
         m.members.push(Member { rank, task, send, buf });
+        let last = m.members.len() == nm.local.len();
         if rep {
             m.rep_task = Some(task);
-        } else if m.members.len() == nm.local.len() {
+        } else if last {
             if let Some(t) = m.rep_task {
                 sched::wake(t);
             }
         }
+        last
     })
 }
 
@@ -278,7 +281,11 @@ impl Shadow {
 
 /// One two-level step: a member registers its buffers and waits for its representative; the
 /// representative runs `work` (which fetches the local members when it needs them, waiting
-/// for the last to arrive) and releases everyone with its outcome.
+/// for the last to arrive) and releases everyone with its outcome. `rep` None: any member
+/// may do the work (it does not depend on who does it: a real collective of the whole
+/// process, results written into every member's buffer), and the last to arrive does it at
+/// once, instead of waking a representative that may have to wait for its siblings to
+/// compute before it runs again (the helper tasks of nonblocking collectives).
 ///
 /// The representative reads and writes the other members' buffers while they are parked; a
 /// buffer in the program's thread-locals holds only the running subrank's values then (see
@@ -289,11 +296,36 @@ fn step(
     key: Key,
     nm: &NodeMap,
     rank: i32,
-    rep: bool,
+    rep: Option<bool>,
     send: Option<Buf>,
     buf: Option<Buf>,
     work: impl FnOnce(&dyn Fn() -> MpiResult<Vec<Member>>) -> MpiResult<()>,
 ) -> MpiResult<()> {
+    let Some(rep) = rep else {
+        let (ss, bs) = (send.as_ref().and_then(Shadow::of), buf.as_ref().and_then(Shadow::of));
+        let sp = match (&send, &ss) {
+            (Some(b), Some(sh)) => sh.at(b.ptr),
+            (Some(b), None) => b.ptr,
+            (None, _) => std::ptr::null_mut(),
+        };
+        let bp = match (buf, &bs) {
+            (Some(b), Some(sh)) => Some(Buf::new(sh.at(b.ptr), b.count, b.dt)),
+            (b, _) => b,
+        };
+        let r = if arrive(key, nm, rank, false, sp, bp)? {
+            let r = work(&|| members(key, nm));
+            release(key, nm, &r);
+            r
+        } else {
+            wait_release(key, nm)
+        };
+        if let Some(sh) = bs {
+            // SAFETY: this member runs, with its own thread-local values in place (the work
+            // wrote its result into the copy it registered).
+            unsafe { sh.restore() };
+        }
+        return r;
+    };
     if !rep {
         let (ss, bs) = (send.as_ref().and_then(Shadow::of), buf.as_ref().and_then(Shadow::of));
         let sp = match (&send, &ss) {
@@ -321,7 +353,8 @@ fn step(
 
 pub fn barrier(c: &Coll) -> Option<MpiResult<()>> {
     let (nm, key) = plan(c)?;
-    let rep = c.comm.rank == nm.local[0];
+    // A real barrier is the whole process's: the last to arrive starts it.
+    let rep = (!c.real).then(|| c.comm.rank == nm.local[0]);
     Some(step(key, &nm, c.comm.rank, rep, None, None, |members| {
         members()?;
         if c.real {
@@ -338,7 +371,10 @@ pub fn barrier(c: &Coll) -> Option<MpiResult<()>> {
 /// As `Coll::bcast`.
 pub unsafe fn bcast(c: &Coll, b: &Buf, root: i32) -> Option<MpiResult<()>> {
     let (nm, key) = plan(c)?;
-    let rep = c.comm.rank == nm.my_rep(root);
+    // Away from the root's process, a real broadcast lands in whichever member's buffer
+    // starts it, and is copied to the others from there: the last to arrive starts it.
+    let any = c.real && nm.owner[root as usize] as usize != nm.me;
+    let rep = (!any).then(|| c.comm.rank == nm.my_rep(root));
     Some(step(key, &nm, c.comm.rank, rep, None, Some(b.clone()), |members| {
         // The data first reaches every process (the local members need not be here yet).
         if c.real {
@@ -348,9 +384,15 @@ pub unsafe fn bcast(c: &Coll, b: &Buf, root: i32) -> Option<MpiResult<()>> {
             // SAFETY: as the caller's.
             unsafe { c.view(nm.reps_with(root)).bcast(b, nm.owner[root as usize] as i32)? };
         }
-        for m in members()?.iter().filter(|m| m.rank != c.comm.rank) {
-            // SAFETY: every member's buffer stays valid while it is parked in this call.
-            unsafe { local_copy(b, m.buf.as_ref().expect("bcast members register a buffer")) };
+        // Every other registered buffer (the caller's own is `b`, or a copy of it when it lies
+        // in the program's thread-locals and the caller was not the representative: that copy
+        // is written back over `b` when the step ends, so it gets the data too).
+        for m in members()? {
+            let dst = m.buf.as_ref().expect("bcast members register a buffer");
+            if dst.ptr != b.ptr {
+                // SAFETY: every member's buffer stays valid while it is parked in this call.
+                unsafe { local_copy(b, dst) };
+            }
         }
         Ok(())
     }))
@@ -400,7 +442,9 @@ fn reducible(nm: &NodeMap, red: &Reducer) -> bool {
 /// As `Coll::allreduce`.
 pub unsafe fn allreduce(c: &Coll, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer) -> Option<MpiResult<()>> {
     let (nm, key) = plan(c).filter(|(nm, _)| reducible(nm, red))?;
-    let rep = c.comm.rank == nm.local[0];
+    // A real allreduce is the whole process's, its result written into every member's
+    // buffer: the last to arrive starts it.
+    let rep = (!c.real).then(|| c.comm.rank == nm.local[0]);
     let operand = in_place(send, recv);
     let buf = Some(Buf::new(recv, count, dt.clone()));
     let send = Some(Buf::new(operand as *mut u8, count, dt.clone()));
@@ -446,7 +490,7 @@ pub unsafe fn reduce(
     let rep = c.comm.rank == nm.my_rep(root);
     let operand = if c.comm.rank == root { in_place(send, recv) } else { send };
     let send = Some(Buf::new(operand as *mut u8, count, dt.clone()));
-    Some(step(key, &nm, c.comm.rank, rep, send, None, |members| {
+    Some(step(key, &nm, c.comm.rank, Some(rep), send, None, |members| {
         let ms = members()?;
         if c.real && ms.len() == 1 {
             // SAFETY: as the caller's.

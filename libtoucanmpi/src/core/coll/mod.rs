@@ -12,6 +12,7 @@ pub mod op;
 pub mod real;
 pub mod reduce;
 pub mod team;
+pub mod teamcall;
 
 use crate::consts as c;
 use crate::core::coll::reduce::Reducer;
@@ -446,6 +447,9 @@ impl Coll {
         if self.comm.is_inter() {
             return self.inter_allgatherv(send, parts);
         }
+        if self.real {
+            return real::allgather(self, send, parts);
+        }
         let r = self.rank() as usize;
         // In place: a non-root rank's own part is its contribution; rank 0's is already there.
         let own = match send {
@@ -467,6 +471,9 @@ impl Coll {
     pub unsafe fn alltoallv(&self, sends: &[Buf], recvs: &[Buf]) -> MpiResult<()> {
         if self.comm.is_inter() {
             return self.inter_alltoallv(sends, recvs);
+        }
+        if self.real {
+            return real::alltoall(self, sends, recvs);
         }
         let (n, r) = (self.size(), self.rank());
         let mut reqs = Vec::new();

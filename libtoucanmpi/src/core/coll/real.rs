@@ -1,5 +1,7 @@
 //! The inter-process level of Barrier, Bcast, Reduce and Allreduce as one nonblocking
-//! collective of the real MPI, where the communicator spans every process.
+//! collective of the real MPI, where the communicator spans every process; and the whole of
+//! Allgather and Alltoall where every process holds one member (V=1: `allgather`,
+//! `alltoall`).
 //!
 //! **Real communicators.** MPI_COMM_WORLD's twin is a duplicate of the real world made at
 //! start-up. A communicator made from one that has a twin by `MPI_Comm_dup`/`idup`,
@@ -430,6 +432,117 @@ pub unsafe fn reduce(c: &Coll, acc: Vec<u8>, count: usize, dt: &DtRef, red: &Red
     let (n, _) = red.work(count, dt);
     // SAFETY: our own buffer.
     unsafe { run(c, RealColl::Reduce { root, op, ty, count: n }, CollMem::owned(acc)) }
+}
+
+/// Whether every process holds exactly one member of intra-communicator `cm` (the layout at
+/// V=1): then its inter-process level is the whole call. The same answer on every process.
+pub fn one_per_process(cm: &CommRef) -> bool {
+    if cm.is_inter() {
+        return false;
+    }
+    state::with(|s| {
+        let mut seen = vec![false; s.nproc];
+        cm.group.ranks.len() == s.nproc
+            && cm.group.ranks.iter().all(|&w| {
+                let p = s.locate(w).0;
+                !std::mem::replace(&mut seen[p], true)
+            })
+    })
+    .unwrap_or(false)
+}
+
+/// The process of each member of `c`'s communicator, in rank order (the twin's rank of each).
+fn procs(c: &Coll) -> MpiResult<Vec<usize>> {
+    state::with(|s| c.comm.group.ranks.iter().map(|&w| s.locate(w).0).collect())
+}
+
+/// Whether blocks `parts` lie back to back from the first, `bytes` each, contiguous, outside
+/// the swapped thread-locals: the real MPI may read or write them as one buffer.
+fn one_buffer(parts: &[Buf], bytes: usize) -> bool {
+    parts.iter().enumerate().all(|(i, b)| {
+        b.dt.is_contiguous()
+            && b.count * b.dt.size == bytes
+            && b.ptr == parts[0].ptr.wrapping_add(i * bytes)
+            && crate::core::p2p::tlsbuf::in_swapped(b.ptr, b.count, &b.dt).is_none()
+    })
+}
+
+/// A whole allgather as one real `MPI_Iallgather` (a call enrolled with `one_per_process`):
+/// straight between the user's buffers when they are laid out as the real MPI wants them
+/// (contiguous blocks in process order), through a packed buffer otherwise. `send` None: in
+/// place.
+///
+/// # Safety
+/// As `Coll::allgatherv`, with every block `bytes` long (MPI_Allgather).
+pub unsafe fn allgather(c: &Coll, send: Option<&Buf>, parts: &[Buf]) -> MpiResult<()> {
+    let me = c.rank() as usize;
+    let bytes = parts[me].count * parts[me].dt.size;
+    let procs = procs(c)?;
+    let n = parts.len();
+    let ordered = procs.iter().enumerate().all(|(i, &p)| p == i);
+    let send_ok = send.is_none_or(|b| one_buffer(std::slice::from_ref(b), bytes));
+    if ordered && send_ok && one_buffer(parts, bytes) {
+        // In place (`from` = `recv`: MPI_IN_PLACE), the own block is already in place.
+        let from = send.map_or(parts[0].ptr as *const u8, |b| b.ptr as *const u8);
+        // SAFETY: the user's buffers, valid for the whole call (the caller's contract).
+        return unsafe { run(c, RealColl::Allgather { bytes }, CollMem::at(from, parts[0].ptr, n * bytes)) }.map(|_| ());
+    }
+    let mut all = vec![0u8; n * bytes];
+    let mut mine = Vec::with_capacity(bytes);
+    let own = send.unwrap_or(&parts[me]);
+    own.dt.pack(own.ptr, own.count, &mut mine);
+    let at = procs[me] * bytes;
+    all[at..at + mine.len()].copy_from_slice(&mine);
+    // SAFETY: our own buffer.
+    let out = unsafe { run(c, RealColl::Allgather { bytes }, CollMem::owned(all)) }?;
+    for (i, b) in parts.iter().enumerate() {
+        let at = procs[i] * bytes;
+        b.dt.unpack(&out[at..at + bytes], b.ptr, b.count);
+    }
+    Ok(())
+}
+
+/// A whole alltoall as one real `MPI_Ialltoall` (a call enrolled with `one_per_process`), as
+/// `allgather` does.
+///
+/// # Safety
+/// As `Coll::alltoallv`, with every block `bytes` long (MPI_Alltoall); `sends` do not alias
+/// `recvs`.
+pub unsafe fn alltoall(c: &Coll, sends: &[Buf], recvs: &[Buf]) -> MpiResult<()> {
+    let me = c.rank() as usize;
+    let bytes = recvs[me].count * recvs[me].dt.size;
+    let procs = procs(c)?;
+    let n = recvs.len();
+    let ordered = procs.iter().enumerate().all(|(i, &p)| p == i);
+    if ordered && one_buffer(sends, bytes) && one_buffer(recvs, bytes) {
+        let mem = CollMem::at(sends[0].ptr, recvs[0].ptr, n * bytes);
+        // SAFETY: the user's buffers, valid for the whole call (the caller's contract).
+        return unsafe { run(c, RealColl::Alltoall { bytes }, mem) }.map(|_| ());
+    }
+    let mut keep = vec![0u8; 2 * n * bytes];
+    let mut v = Vec::with_capacity(bytes);
+    for (i, b) in sends.iter().enumerate() {
+        v.clear();
+        b.dt.pack(b.ptr, b.count, &mut v);
+        let at = procs[i] * bytes;
+        keep[at..at + v.len()].copy_from_slice(&v);
+    }
+    let send = keep.as_ptr();
+    // SAFETY: the second half of `keep`, n * bytes long.
+    let recv = unsafe { keep.as_mut_ptr().add(n * bytes) };
+    let mem = CollMem {
+        send,
+        recv,
+        bytes: n * bytes,
+        keep,
+    };
+    // SAFETY: our own buffer (a Vec's heap block does not move with the Vec).
+    let out = unsafe { run(c, RealColl::Alltoall { bytes }, mem) }?;
+    for (i, b) in recvs.iter().enumerate() {
+        let at = n * bytes + procs[i] * bytes;
+        b.dt.unpack(&out[at..at + bytes], b.ptr, b.count);
+    }
+    Ok(())
 }
 
 /// Communicators made from `parent` by its call number `seq`, each as (context, members in

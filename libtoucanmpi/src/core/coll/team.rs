@@ -150,7 +150,7 @@ pub enum Part {
 
 impl Part {
     /// Which collective: members of one call must agree.
-    fn kind(&self) -> u8 {
+    pub(super) fn kind(&self) -> u8 {
         match self {
             Part::Idle => 0,
             Part::Barrier => 1,
@@ -177,6 +177,53 @@ impl Part {
     }
 }
 
+/// What the combiner reads and writes of the members of one call: a blocking call's slots
+/// (`Team`) or a nonblocking or persistent call's record (`teamcall::Call`).
+pub(super) trait Members {
+    /// How many members.
+    fn count(&self) -> usize;
+    /// Which collective member `i` called (`Part::kind`).
+    ///
+    /// # Safety
+    /// Called by the combiner, every member counted in.
+    unsafe fn kind(&self, i: usize) -> u8;
+    /// Member `i`'s arguments.
+    ///
+    /// # Safety
+    /// As `kind`; not for a member that left early (`staged`).
+    unsafe fn part(&self, i: usize) -> &Part;
+    /// Whether member `i` left early, its data in its stage.
+    ///
+    /// # Safety
+    /// As `kind`.
+    unsafe fn staged(&self, i: usize) -> bool;
+    /// The staged data of member `i`.
+    ///
+    /// # Safety
+    /// As `kind`, for a member that left early.
+    unsafe fn stage(&self, i: usize) -> &[u8];
+    /// Records member `i`'s error of this call.
+    ///
+    /// # Safety
+    /// Called by the combiner before the members learn that the call is over.
+    unsafe fn fail(&self, i: usize, e: MpiError);
+    /// Takes member `i`'s error of this call.
+    ///
+    /// # Safety
+    /// As `fail`, or by member `i` once the call is over.
+    unsafe fn take_error(&self, i: usize) -> Option<MpiError>;
+    /// `fail` for the error of `r`, if any.
+    ///
+    /// # Safety
+    /// As `fail`.
+    unsafe fn check(&self, i: usize, r: MpiResult<()>) {
+        if let Err(e) = r {
+            // SAFETY: as the caller's.
+            unsafe { self.fail(i, e) };
+        }
+    }
+}
+
 /// One member's place in the team, on a cache line of its own.
 #[repr(align(64))]
 struct Slot {
@@ -191,6 +238,9 @@ struct Slot {
     stage: UnsafeCell<Vec<u8>>,
     /// The generation of the member's next call (only the member touches it).
     next: UnsafeCell<u64>,
+    /// The number of the member's next nonblocking or persistent call (only the member
+    /// touches it; `teamcall`).
+    next_call: UnsafeCell<u64>,
     /// The member's task, to wake (usize::MAX: it does not wait).
     task: AtomicUsize,
     /// The member's error in the last call (written by the combiner before the generation
@@ -203,7 +253,7 @@ struct Padded<T>(T);
 
 /// Work space of the combining member (one at a time: the last arrival of a call).
 #[derive(Default)]
-struct Scratch {
+pub(super) struct Scratch {
     acc: Vec<u8>,
     x: Vec<u8>,
     wake: Vec<usize>,
@@ -218,6 +268,9 @@ pub struct Team {
     arrived: Padded<AtomicUsize>,
     generation: Padded<AtomicU64>,
     scratch: UnsafeCell<Scratch>,
+    /// Nonblocking and persistent calls some members have started and others not yet
+    /// (`teamcall`): the call's number, its record, how many members joined it.
+    pub(super) calls: Lock<Vec<(u64, Arc<super::teamcall::Call>, usize)>>,
 }
 
 // SAFETY: the cells are written by one party at a time, as the protocol orders it: a slot's
@@ -249,6 +302,7 @@ impl Team {
                 staged: UnsafeCell::new(false),
                 stage: UnsafeCell::new(Vec::new()),
                 next: UnsafeCell::new(0),
+                next_call: UnsafeCell::new(0),
                 task: AtomicUsize::new(usize::MAX),
                 error: UnsafeCell::new(None),
             })
@@ -260,6 +314,7 @@ impl Team {
             arrived: Padded(AtomicUsize::new(0)),
             generation: Padded(AtomicU64::new(0)),
             scratch: Default::default(),
+            calls: Lock::new(Vec::new()),
         }
     }
 
@@ -301,13 +356,13 @@ impl Team {
             }
             self.wait(g);
             // SAFETY: the combiner wrote it before moving the generation (seen above).
-            return unsafe { (*slot.error.get()).take() }.map_or(Ok(()), Err);
+            return unsafe { self.take_error(r) }.map_or(Ok(()), Err);
         }
         // The last arrival: every part is in place (acquired by the add).
         // SAFETY: this member is the only combiner until the generation moves.
         let sc = unsafe { &mut *self.scratch.get() };
         // SAFETY: the parts are the parked members' arguments, valid as the caller's.
-        let mine = unsafe { self.combine(r, sc) };
+        let mine = unsafe { combine(self, r, sc) };
         for v in [&mut sc.acc, &mut sc.x] {
             if v.capacity() > KEEP_MAX {
                 *v = Vec::new();
@@ -332,21 +387,29 @@ impl Team {
         mine
     }
 
-    /// Whether member `i` left early (its data in its stage).
-    ///
-    /// # Safety
-    /// Called by the combiner.
-    unsafe fn staged(&self, i: usize) -> bool {
-        // SAFETY: written by the member before it counted itself in.
-        unsafe { *self.slots[i].staged.get() }
+    /// A team of `n` members for unit tests (no process state needed).
+    #[cfg(test)]
+    pub(super) fn for_tests(n: usize) -> Team {
+        Team::new(n, false)
     }
 
+    /// How many members the team has.
+    pub fn size(&self) -> usize {
+        self.n
+    }
+
+    /// Numbers member `rank`'s next nonblocking or persistent call (every member numbers
+    /// them alike: MPI orders them as it orders blocking ones).
+    ///
     /// # Safety
-    /// Called by the combiner, for a member that left early.
-    unsafe fn stage(&self, i: usize) -> &[u8] {
-        // SAFETY: written by the member before it counted itself in; it touches it again only
-        // after the generation moves.
-        unsafe { &*self.slots[i].stage.get() }
+    /// Called by member `rank` only.
+    pub(super) unsafe fn next_call(&self, rank: usize) -> u64 {
+        // SAFETY: only the member touches its counter (the caller's contract).
+        unsafe {
+            let k = &mut *self.slots[rank].next_call.get();
+            *k += 1;
+            *k - 1
+        }
     }
 
     /// Waits until generation `g` is over.
@@ -369,6 +432,36 @@ impl Team {
             sched::park();
         }
     }
+}
+
+impl Members for Team {
+    fn count(&self) -> usize {
+        self.n
+    }
+
+    /// # Safety
+    /// Called by the combiner.
+    unsafe fn kind(&self, i: usize) -> u8 {
+        // SAFETY: written by the member before it counted itself in.
+        unsafe { *self.slots[i].kind.get() }
+    }
+
+    /// Whether member `i` left early (its data in its stage).
+    ///
+    /// # Safety
+    /// Called by the combiner.
+    unsafe fn staged(&self, i: usize) -> bool {
+        // SAFETY: written by the member before it counted itself in.
+        unsafe { *self.slots[i].staged.get() }
+    }
+
+    /// # Safety
+    /// Called by the combiner, for a member that left early.
+    unsafe fn stage(&self, i: usize) -> &[u8] {
+        // SAFETY: written by the member before it counted itself in; it touches it again only
+        // after the generation moves.
+        unsafe { &*self.slots[i].stage.get() }
+    }
 
     /// # Safety
     /// Called by the combiner, every member's part in place.
@@ -386,196 +479,203 @@ impl Team {
         unsafe { *self.slots[i].error.get() = Some(e) };
     }
 
-    /// `fail` for the error of `r`, if any.
-    unsafe fn check(&self, i: usize, r: MpiResult<()>) {
-        if let Err(e) = r {
-            // SAFETY: as the caller's.
-            unsafe { self.fail(i, e) };
-        }
-    }
-
-    /// The combiner's work: the whole collective from the members' parts. Returns the
-    /// combiner's own outcome; the others' are left in their slots.
-    ///
     /// # Safety
-    /// Every member's part is in place and valid.
-    unsafe fn combine(&self, me: usize, sc: &mut Scratch) -> MpiResult<()> {
-        let n = self.n;
-        // Every member's part, of the kind of the combiner's (checked first).
-        macro_rules! each {
-            ($i:expr, $pat:pat => $e:expr) => {
-                match self.part($i) {
-                    $pat => $e,
-                    _ => unreachable!("kinds checked"),
+    /// Called by member `i` after the generation moved, or by the combiner for itself.
+    unsafe fn take_error(&self, i: usize) -> Option<MpiError> {
+        // SAFETY: as the caller's.
+        unsafe { (*self.slots[i].error.get()).take() }
+    }
+}
+
+/// The combiner's work: the whole collective from the members' parts. Returns the
+/// combiner's own outcome; the others' are left in their slots.
+///
+/// # Safety
+/// Every member's part is in place and valid.
+pub(super) unsafe fn combine<M: Members + ?Sized>(m: &M, me: usize, sc: &mut Scratch) -> MpiResult<()> {
+    let n = m.count();
+    // Every member's part, of the kind of the combiner's (checked first).
+    macro_rules! each {
+        ($i:expr, $pat:pat => $e:expr) => {
+            match m.part($i) {
+                $pat => $e,
+                _ => unreachable!("kinds checked"),
+            }
+        };
+    }
+    // SAFETY (whole body): the parts and their buffers are valid (the caller's contract);
+    // every operand is read before a result is written where they may alias (in place).
+    unsafe {
+        for i in 0..n {
+            if m.kind(i) != m.kind(me) {
+                let e = MpiError::new(c::MPI_ERR_OTHER, "members called different collectives on one communicator");
+                for j in 0..n {
+                    m.fail(j, e.clone());
                 }
-            };
+                return Err(e);
+            }
         }
-        // SAFETY (whole body): the parts and their buffers are valid (the caller's contract);
-        // every operand is read before a result is written where they may alias (in place).
-        unsafe {
-            for i in 0..n {
-                if *self.slots[i].kind.get() != *self.slots[me].kind.get() {
-                    let e = MpiError::new(c::MPI_ERR_OTHER, "members called different collectives on one communicator");
-                    for j in 0..n {
-                        self.fail(j, e.clone());
-                    }
-                    return Err(e);
+        match m.part(me) {
+            Part::Idle | Part::Barrier => {}
+            Part::Bcast { root, .. } => {
+                let rt = *root as usize;
+                let src = each!(rt, Part::Bcast { buf, .. } => View::from(buf));
+                for i in (0..n).filter(|&i| i != rt) {
+                    m.check(i, copy(src, each!(i, Part::Bcast { buf, .. } => buf.into())));
                 }
             }
-            match self.part(me) {
-                Part::Idle | Part::Barrier => {}
-                Part::Bcast { root, .. } => {
-                    let rt = *root as usize;
-                    let src = each!(rt, Part::Bcast { buf, .. } => View::from(buf));
-                    for i in (0..n).filter(|&i| i != rt) {
-                        self.check(i, copy(src, each!(i, Part::Bcast { buf, .. } => buf.into())));
+            Part::Reduce { count, dt, red, root, .. } => {
+                reduce_all(m, sc, *count, dt, red, |i| {
+                    if m.staged(i) {
+                        Src::Work(m.stage(i))
+                    } else {
+                        each!(i, Part::Reduce { send, recv, dt, .. } => Src::Buf(in_place(*send, *recv), dt))
+                    }
+                });
+                for i in 0..n {
+                    if root.is_none_or(|r| r as usize == i) {
+                        each!(i, Part::Reduce { recv, count, dt, .. } => red.store(&sc.acc, *recv, *count, dt));
                     }
                 }
-                Part::Reduce { count, dt, red, root, .. } => {
-                    self.reduce_all(sc, *count, dt, red, |i| {
-                        if self.staged(i) {
-                            Src::Work(self.stage(i))
-                        } else {
-                            each!(i, Part::Reduce { send, recv, dt, .. } => Src::Buf(in_place(*send, *recv), dt))
+            }
+            Part::Gather { root, .. } => {
+                let rt = *root as usize;
+                let parts = each!(rt, Part::Gather { parts, .. } => parts);
+                for i in 0..n {
+                    if m.staged(i) {
+                        if let Some(p) = parts.get(i) {
+                            m.check(rt, unpack(m.stage(i), p));
                         }
-                    });
+                    } else if let (Some(s), Some(p)) = (each!(i, Part::Gather { send, .. } => send), parts.get(i)) {
+                        m.check(rt, copy(s.into(), p));
+                    }
+                }
+            }
+            Part::Scatter { root, .. } => {
+                let parts = each!(*root as usize, Part::Scatter { parts, .. } => parts);
+                for i in 0..n {
+                    if let (Some(d), Some(p)) = (each!(i, Part::Scatter { recv, .. } => recv), parts.get(i)) {
+                        m.check(i, copy(p, d.into()));
+                    }
+                }
+            }
+            Part::Allgather { .. } => {
+                for j in 0..n {
+                    let (send, parts) = each!(j, Part::Allgather { send, parts } => (send, parts));
+                    // In place, member j's block of its own receive buffer holds its data.
+                    let Some(src) = send.as_ref().map(View::from).or_else(|| parts.get(j)) else {
+                        continue;
+                    };
+                    for i in (0..n).filter(|&i| i != j || send.is_some()) {
+                        if let Some(d) = each!(i, Part::Allgather { parts, .. } => parts.get(j)) {
+                            m.check(i, copy(src, d));
+                        }
+                    }
+                }
+            }
+            Part::Alltoall { .. } => {
+                // In place, a member's send data is its receive buffer: copied first.
+                let kept: Vec<_> = (0..n)
+                    .map(|j| each!(j, Part::Alltoall { sends, recvs } => sends.is_none().then(|| snapshot_blocks(recvs))))
+                    .collect();
+                for (j, kept) in kept.iter().enumerate() {
+                    let sends = each!(j, Part::Alltoall { sends, .. } => sends);
                     for i in 0..n {
-                        if root.is_none_or(|r| r as usize == i) {
-                            each!(i, Part::Reduce { recv, count, dt, .. } => red.store(&sc.acc, *recv, *count, dt));
-                        }
-                    }
-                }
-                Part::Gather { root, .. } => {
-                    let rt = *root as usize;
-                    let parts = each!(rt, Part::Gather { parts, .. } => parts);
-                    for i in 0..n {
-                        if self.staged(i) {
-                            if let Some(p) = parts.get(i) {
-                                self.check(rt, unpack(self.stage(i), p));
-                            }
-                        } else if let (Some(s), Some(p)) = (each!(i, Part::Gather { send, .. } => send), parts.get(i)) {
-                            self.check(rt, copy(s.into(), p));
-                        }
-                    }
-                }
-                Part::Scatter { root, .. } => {
-                    let parts = each!(*root as usize, Part::Scatter { parts, .. } => parts);
-                    for i in 0..n {
-                        if let (Some(d), Some(p)) = (each!(i, Part::Scatter { recv, .. } => recv), parts.get(i)) {
-                            self.check(i, copy(p, d.into()));
-                        }
-                    }
-                }
-                Part::Allgather { .. } => {
-                    for j in 0..n {
-                        let (send, parts) = each!(j, Part::Allgather { send, parts } => (send, parts));
-                        // In place, member j's block of its own receive buffer holds its data.
-                        let Some(src) = send.as_ref().map(View::from).or_else(|| parts.get(j)) else {
-                            continue;
+                        let s = match (sends, kept) {
+                            (Some(s), _) => s.get(i),
+                            (None, Some((_, s))) => s.get(i).map(View::from),
+                            (None, None) => None,
                         };
-                        for i in (0..n).filter(|&i| i != j || send.is_some()) {
-                            if let Some(d) = each!(i, Part::Allgather { parts, .. } => parts.get(j)) {
-                                self.check(i, copy(src, d));
-                            }
+                        if let (Some(s), Some(d)) = (s, each!(i, Part::Alltoall { recvs, .. } => recvs.get(j))) {
+                            m.check(i, copy(s, d));
                         }
                     }
                 }
-                Part::Alltoall { .. } => {
-                    // In place, a member's send data is its receive buffer: copied first.
-                    let kept: Vec<_> = (0..n)
-                        .map(|j| each!(j, Part::Alltoall { sends, recvs } => sends.is_none().then(|| snapshot_blocks(recvs))))
-                        .collect();
-                    for (j, kept) in kept.iter().enumerate() {
-                        let sends = each!(j, Part::Alltoall { sends, .. } => sends);
-                        for i in 0..n {
-                            let s = match (sends, kept) {
-                                (Some(s), _) => s.get(i),
-                                (None, Some((_, s))) => s.get(i).map(View::from),
-                                (None, None) => None,
-                            };
-                            if let (Some(s), Some(d)) = (s, each!(i, Part::Alltoall { recvs, .. } => recvs.get(j))) {
-                                self.check(i, copy(s, d));
-                            }
-                        }
-                    }
+            }
+            Part::ReduceScatter { counts, dt, red, .. } => {
+                let total: usize = counts.iter().sum();
+                reduce_all(
+                    m,
+                    sc,
+                    total,
+                    dt,
+                    red,
+                    |i| each!(i, Part::ReduceScatter { send, recv, dt, .. } => Src::Buf(in_place(*send, *recv), dt)),
+                );
+                let mut off = 0;
+                for (i, &k) in counts.iter().enumerate().take(n) {
+                    let (w_off, w) = red.work(off, dt);
+                    let at = (w_off * w.extent.max(0) as usize).min(sc.acc.len());
+                    each!(i, Part::ReduceScatter { recv, dt, .. } => red.store(&sc.acc[at..], *recv, k, dt));
+                    off += k;
                 }
-                Part::ReduceScatter { counts, dt, red, .. } => {
-                    let total: usize = counts.iter().sum();
-                    self.reduce_all(
-                        sc,
-                        total,
-                        dt,
-                        red,
-                        |i| each!(i, Part::ReduceScatter { send, recv, dt, .. } => Src::Buf(in_place(*send, *recv), dt)),
-                    );
-                    let mut off = 0;
-                    for (i, &k) in counts.iter().enumerate().take(n) {
-                        let (w_off, w) = red.work(off, dt);
-                        let at = (w_off * w.extent.max(0) as usize).min(sc.acc.len());
-                        each!(i, Part::ReduceScatter { recv, dt, .. } => red.store(&sc.acc[at..], *recv, k, dt));
-                        off += k;
-                    }
-                }
-                Part::Scan {
-                    count, dt, red, exclusive, ..
-                } => {
-                    for i in 0..n {
-                        let (send, recv, ci, di) = each!(i, Part::Scan { send, recv, count, dt, .. } => (*send, *recv, *count, dt));
-                        // The operand first: in place, it is the receive buffer.
-                        red.load_into(in_place(send, recv), ci, di, &mut sc.x);
-                        if i > 0 {
-                            if *exclusive {
-                                red.store(&sc.acc, recv, ci, di);
-                            }
-                            red.apply(&sc.acc, &mut sc.x, *count, dt);
-                        }
-                        std::mem::swap(&mut sc.acc, &mut sc.x);
-                        if !*exclusive {
+            }
+            Part::Scan {
+                count, dt, red, exclusive, ..
+            } => {
+                for i in 0..n {
+                    let (send, recv, ci, di) = each!(i, Part::Scan { send, recv, count, dt, .. } => (*send, *recv, *count, dt));
+                    // The operand first: in place, it is the receive buffer.
+                    red.load_into(in_place(send, recv), ci, di, &mut sc.x);
+                    if i > 0 {
+                        if *exclusive {
                             red.store(&sc.acc, recv, ci, di);
                         }
+                        red.apply(&sc.acc, &mut sc.x, *count, dt);
+                    }
+                    std::mem::swap(&mut sc.acc, &mut sc.x);
+                    if !*exclusive {
+                        red.store(&sc.acc, recv, ci, di);
                     }
                 }
             }
-            (*self.slots[me].error.get()).take().map_or(Ok(()), Err)
         }
+        m.take_error(me).map_or(Ok(()), Err)
     }
+}
 
-    /// Reduces the members' operands (`operand` gives member i's) in rank order into
-    /// `sc.acc`.
-    ///
-    /// # Safety
-    /// As `combine`; every operand holds `count` elements of its datatype.
-    unsafe fn reduce_all<'a>(&self, sc: &mut Scratch, count: usize, dt: &DtRef, red: &Reducer, operand: impl Fn(usize) -> Src<'a>) {
-        let (nw, _) = red.work(count, dt);
-        // SAFETY (whole body): as the caller's; a work buffer holds `count` elements' worth.
-        let builtin = match red {
-            Reducer::Builtin { op, ty, .. } => Some((*op, *ty)),
-            Reducer::User { .. } => None,
-        };
-        unsafe {
-            for i in 0..self.n {
-                match (operand(i), builtin) {
-                    (Src::Buf(p, d), _) if i == 0 => red.load_into(p, count, d, &mut sc.acc),
-                    (Src::Work(w), _) if i == 0 => {
-                        sc.acc.clear();
-                        sc.acc.extend_from_slice(w);
-                    }
-                    // Predefined operations commute exactly (acc = p op acc equals acc op p),
-                    // and a contiguous operand or a work buffer needs no copy.
-                    (Src::Buf(p, d), Some((op, ty))) if d.is_contiguous() => op::apply(op, ty, p, sc.acc.as_mut_ptr(), nw),
-                    (Src::Work(w), Some((op, ty))) => op::apply(op, ty, w.as_ptr(), sc.acc.as_mut_ptr(), nw),
-                    // acc op x, in rank order (non-commutative user operations).
-                    (src, _) => {
-                        match src {
-                            Src::Buf(p, d) => red.load_into(p, count, d, &mut sc.x),
-                            Src::Work(w) => {
-                                sc.x.clear();
-                                sc.x.extend_from_slice(w);
-                            }
+/// Reduces the members' operands (`operand` gives member i's) in rank order into
+/// `sc.acc`.
+///
+/// # Safety
+/// As `combine`; every operand holds `count` elements of its datatype.
+unsafe fn reduce_all<'a, M: Members + ?Sized>(
+    m: &M,
+    sc: &mut Scratch,
+    count: usize,
+    dt: &DtRef,
+    red: &Reducer,
+    operand: impl Fn(usize) -> Src<'a>,
+) {
+    let (nw, _) = red.work(count, dt);
+    // SAFETY (whole body): as the caller's; a work buffer holds `count` elements' worth.
+    let builtin = match red {
+        Reducer::Builtin { op, ty, .. } => Some((*op, *ty)),
+        Reducer::User { .. } => None,
+    };
+    unsafe {
+        for i in 0..m.count() {
+            match (operand(i), builtin) {
+                (Src::Buf(p, d), _) if i == 0 => red.load_into(p, count, d, &mut sc.acc),
+                (Src::Work(w), _) if i == 0 => {
+                    sc.acc.clear();
+                    sc.acc.extend_from_slice(w);
+                }
+                // Predefined operations commute exactly (acc = p op acc equals acc op p),
+                // and a contiguous operand or a work buffer needs no copy.
+                (Src::Buf(p, d), Some((op, ty))) if d.is_contiguous() => op::apply(op, ty, p, sc.acc.as_mut_ptr(), nw),
+                (Src::Work(w), Some((op, ty))) => op::apply(op, ty, w.as_ptr(), sc.acc.as_mut_ptr(), nw),
+                // acc op x, in rank order (non-commutative user operations).
+                (src, _) => {
+                    match src {
+                        Src::Buf(p, d) => red.load_into(p, count, d, &mut sc.x),
+                        Src::Work(w) => {
+                            sc.x.clear();
+                            sc.x.extend_from_slice(w);
                         }
-                        red.apply(&sc.acc, &mut sc.x, count, dt);
-                        std::mem::swap(&mut sc.acc, &mut sc.x);
                     }
+                    red.apply(&sc.acc, &mut sc.x, count, dt);
+                    std::mem::swap(&mut sc.acc, &mut sc.x);
                 }
             }
         }
