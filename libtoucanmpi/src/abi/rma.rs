@@ -32,7 +32,11 @@ fn outcome(r: std::thread::Result<MpiResult<()>>, win: usize, call: &str) -> c_i
     match r {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => raise_win(win, call, e),
-        Err(p) => super::raise(c::MPI_COMM_WORLD, call, MpiError::new(c::MPI_ERR_INTERN, super::export::panic_text(&p))),
+        Err(p) => super::raise(
+            c::MPI_COMM_WORLD,
+            call,
+            MpiError::new(c::MPI_ERR_INTERN, super::export::panic_text(&p)),
+        ),
     }
 }
 
@@ -153,34 +157,44 @@ mpi_fn!(
     }
 );
 
-win_fn!(MPI_Win_attach, PMPI_Win_attach, |w: usize, base: *mut c_void, size: isize| win = w, {
-    let wn = win(w)?;
-    let size = win_size(size as i64)?;
-    if base.is_null() && size > 0 {
-        return err(c::MPI_ERR_BUFFER, "null base in MPI_Win_attach");
+win_fn!(
+    MPI_Win_attach,
+    PMPI_Win_attach,
+    |w: usize, base: *mut c_void, size: isize| win = w,
+    {
+        let wn = win(w)?;
+        let size = win_size(size as i64)?;
+        if base.is_null() && size > 0 {
+            return err(c::MPI_ERR_BUFFER, "null base in MPI_Win_attach");
+        }
+        sync::win_attach(&wn, base as usize, size)
     }
-    sync::win_attach(&wn, base as usize, size)
-});
+);
 
 win_fn!(MPI_Win_detach, PMPI_Win_detach, |w: usize, base: *const c_void| win = w, {
     let wn = win(w)?;
     sync::win_detach(&wn, base as usize)
 });
 
-win_fn!(MPI_Win_free, PMPI_Win_free, |p: *mut usize| win = if p.is_null() { 0 } else { *p }, {
-    let h = *hd::out(p, "window")?;
-    let sub = me()?;
-    rma::lookup(sub, h)?;
-    super::attr::delete_all(sub, AttrKind::Win, h)?;
-    let w = sync::free(h)?;
-    let mut wc = w.comm_h;
-    let rc = super::comm::PMPI_Comm_free(&mut wc);
-    if rc != 0 {
-        return err(rc, "freeing the window's communicator failed");
+win_fn!(
+    MPI_Win_free,
+    PMPI_Win_free,
+    |p: *mut usize| win = if p.is_null() { 0 } else { *p },
+    {
+        let h = *hd::out(p, "window")?;
+        let sub = me()?;
+        rma::lookup(sub, h)?;
+        super::attr::delete_all(sub, AttrKind::Win, h)?;
+        let w = sync::free(h)?;
+        let mut wc = w.comm_h;
+        let rc = super::comm::PMPI_Comm_free(&mut wc);
+        if rc != 0 {
+            return err(rc, "freeing the window's communicator failed");
+        }
+        *p = c::MPI_WIN_NULL;
+        Ok(())
     }
-    *p = c::MPI_WIN_NULL;
-    Ok(())
-});
+);
 
 // ---- communication ----
 
@@ -191,11 +205,25 @@ fn target_disp(d: isize) -> i64 {
 unsafe fn side(ptr: *const c_void, count: i64, dt: usize) -> MpiResult<Side> {
     let d = hd::dtype(dt)?;
     let n = hd::count(count)?;
-    Ok(Side { ptr: ptr as *mut u8, count: n, dt: d })
+    Ok(Side {
+        ptr: ptr as *mut u8,
+        count: n,
+        dt: d,
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn do_put(o: *const c_void, oc: i64, odt: usize, rank: c_int, disp: isize, tc: i64, tdt: usize, w: usize, get: bool) -> MpiResult<()> {
+unsafe fn do_put(
+    o: *const c_void,
+    oc: i64,
+    odt: usize,
+    rank: c_int,
+    disp: isize,
+    tc: i64,
+    tdt: usize,
+    w: usize,
+    get: bool,
+) -> MpiResult<()> {
     let wn = win(w)?;
     let os = side(o, oc, odt)?;
     let t = hd::dtype(tdt)?;
@@ -328,7 +356,8 @@ win_fn!(
 win_fn!(
     MPI_Raccumulate,
     PMPI_Raccumulate,
-    |o: *const c_void, oc: c_int, odt: usize, rank: c_int, disp: isize, tc: c_int, tdt: usize, op: usize, w: usize, req: *mut usize| win = w,
+    |o: *const c_void, oc: c_int, odt: usize, rank: c_int, disp: isize, tc: c_int, tdt: usize, op: usize, w: usize, req: *mut usize| win =
+        w,
     {
         hd::out(req, "request")?;
         do_acc(o, oc as i64, odt, None, rank, disp, tc as i64, tdt, op, w)?;
@@ -348,19 +377,53 @@ win_fn!(
 win_fn!(
     MPI_Get_accumulate,
     PMPI_Get_accumulate,
-    |o: *const c_void, oc: c_int, odt: usize, r: *mut c_void, rc: c_int, rdt: usize, rank: c_int, disp: isize, tc: c_int, tdt: usize, op: usize, w: usize| win = w,
+    |o: *const c_void,
+     oc: c_int,
+     odt: usize,
+     r: *mut c_void,
+     rc: c_int,
+     rdt: usize,
+     rank: c_int,
+     disp: isize,
+     tc: c_int,
+     tdt: usize,
+     op: usize,
+     w: usize| win = w,
     { do_acc(o, oc as i64, odt, Some((r, rc as i64, rdt)), rank, disp, tc as i64, tdt, op, w) }
 );
 win_fn!(
     MPI_Get_accumulate_c,
     PMPI_Get_accumulate_c,
-    |o: *const c_void, oc: i64, odt: usize, r: *mut c_void, rc: i64, rdt: usize, rank: c_int, disp: isize, tc: i64, tdt: usize, op: usize, w: usize| win = w,
+    |o: *const c_void,
+     oc: i64,
+     odt: usize,
+     r: *mut c_void,
+     rc: i64,
+     rdt: usize,
+     rank: c_int,
+     disp: isize,
+     tc: i64,
+     tdt: usize,
+     op: usize,
+     w: usize| win = w,
     { do_acc(o, oc, odt, Some((r, rc, rdt)), rank, disp, tc, tdt, op, w) }
 );
 win_fn!(
     MPI_Rget_accumulate,
     PMPI_Rget_accumulate,
-    |o: *const c_void, oc: c_int, odt: usize, r: *mut c_void, rc: c_int, rdt: usize, rank: c_int, disp: isize, tc: c_int, tdt: usize, op: usize, w: usize, req: *mut usize| win = w,
+    |o: *const c_void,
+     oc: c_int,
+     odt: usize,
+     r: *mut c_void,
+     rc: c_int,
+     rdt: usize,
+     rank: c_int,
+     disp: isize,
+     tc: c_int,
+     tdt: usize,
+     op: usize,
+     w: usize,
+     req: *mut usize| win = w,
     {
         hd::out(req, "request")?;
         do_acc(o, oc as i64, odt, Some((r, rc as i64, rdt)), rank, disp, tc as i64, tdt, op, w)?;
@@ -370,7 +433,19 @@ win_fn!(
 win_fn!(
     MPI_Rget_accumulate_c,
     PMPI_Rget_accumulate_c,
-    |o: *const c_void, oc: i64, odt: usize, r: *mut c_void, rc: i64, rdt: usize, rank: c_int, disp: isize, tc: i64, tdt: usize, op: usize, w: usize, req: *mut usize| win = w,
+    |o: *const c_void,
+     oc: i64,
+     odt: usize,
+     r: *mut c_void,
+     rc: i64,
+     rdt: usize,
+     rank: c_int,
+     disp: isize,
+     tc: i64,
+     tdt: usize,
+     op: usize,
+     w: usize,
+     req: *mut usize| win = w,
     {
         hd::out(req, "request")?;
         do_acc(o, oc, odt, Some((r, rc, rdt)), rank, disp, tc, tdt, op, w)?;
@@ -467,11 +542,16 @@ win_fn!(MPI_Win_test, PMPI_Win_test, |w: usize, flag: *mut c_int| win = w, {
     put(flag, done as c_int, "flag")
 });
 
-win_fn!(MPI_Win_lock, PMPI_Win_lock, |kind: c_int, rank: c_int, a: c_int, w: usize| win = w, {
-    let wn = win(w)?;
-    assert_ok(a)?;
-    sync::lock(&wn, kind, rank, a)
-});
+win_fn!(
+    MPI_Win_lock,
+    PMPI_Win_lock,
+    |kind: c_int, rank: c_int, a: c_int, w: usize| win = w,
+    {
+        let wn = win(w)?;
+        assert_ok(a)?;
+        sync::lock(&wn, kind, rank, a)
+    }
+);
 
 win_fn!(MPI_Win_unlock, PMPI_Win_unlock, |rank: c_int, w: usize| win = w, {
     sync::unlock(&*win(w)?, rank)
@@ -503,9 +583,7 @@ win_fn!(MPI_Win_flush_local_all, PMPI_Win_flush_local_all, |w: usize| win = w, {
     sync::flush_call(&*win(w)?, None, true)
 });
 
-win_fn!(MPI_Win_sync, PMPI_Win_sync, |w: usize| win = w, {
-    sync::win_sync(&*win(w)?)
-});
+win_fn!(MPI_Win_sync, PMPI_Win_sync, |w: usize| win = w, { sync::win_sync(&*win(w)?) });
 
 // ---- queries, attributes, info, names, error handlers ----
 
@@ -547,17 +625,25 @@ mpi_fn!(
     { super::attr::create(AttrKind::Win, copy, delete, k, extra) }
 );
 
-mpi_fn!(MPI_Win_free_keyval, PMPI_Win_free_keyval, |k: *mut c_int| errcomm = c::MPI_COMM_WORLD, {
-    super::attr::free_keyval(AttrKind::Win, k)
-});
+mpi_fn!(
+    MPI_Win_free_keyval,
+    PMPI_Win_free_keyval,
+    |k: *mut c_int| errcomm = c::MPI_COMM_WORLD,
+    { super::attr::free_keyval(AttrKind::Win, k) }
+);
 
-win_fn!(MPI_Win_set_attr, PMPI_Win_set_attr, |w: usize, key: c_int, val: *mut c_void| win = w, {
-    let wn = win(w)?;
-    if (c::MPI_WIN_BASE..=c::MPI_WIN_MODEL).contains(&key) {
-        return err(c::MPI_ERR_KEYVAL, format!("predefined attribute {key} cannot be set"));
+win_fn!(
+    MPI_Win_set_attr,
+    PMPI_Win_set_attr,
+    |w: usize, key: c_int, val: *mut c_void| win = w,
+    {
+        let wn = win(w)?;
+        if (c::MPI_WIN_BASE..=c::MPI_WIN_MODEL).contains(&key) {
+            return err(c::MPI_ERR_KEYVAL, format!("predefined attribute {key} cannot be set"));
+        }
+        super::attr::set(wn.sub, AttrKind::Win, w, key, val as usize)
     }
-    super::attr::set(wn.sub, AttrKind::Win, w, key, val as usize)
-});
+);
 
 win_fn!(
     MPI_Win_get_attr,
@@ -676,13 +762,18 @@ win_fn!(MPI_Win_set_errhandler, PMPI_Win_set_errhandler, |w: usize, e: usize| wi
     Ok(())
 });
 
-win_fn!(MPI_Win_get_errhandler, PMPI_Win_get_errhandler, |w: usize, e: *mut usize| win = w, {
-    let wn = win(w)?;
-    hd::out(e, "error handler")?;
-    let h = wn.st.lock().errhandler;
-    crate::core::errh::retain(h);
-    put(e, h, "error handler")
-});
+win_fn!(
+    MPI_Win_get_errhandler,
+    PMPI_Win_get_errhandler,
+    |w: usize, e: *mut usize| win = w,
+    {
+        let wn = win(w)?;
+        hd::out(e, "error handler")?;
+        let h = wn.st.lock().errhandler;
+        crate::core::errh::retain(h);
+        put(e, h, "error handler")
+    }
+);
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_call_errhandler(w: usize, code: c_int) -> c_int {

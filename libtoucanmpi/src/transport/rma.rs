@@ -32,9 +32,18 @@ impl RealRma {
         let mut comm: real::RComm = h(real::REAL_MPI_COMM_NULL);
         let mut win: c_int = h(real::REAL_MPI_WIN_NULL);
         check(real.PMPI_Comm_dup(world, &mut comm), "MPI_Comm_dup")?;
-        check(real.PMPI_Win_create_dynamic(h(real::REAL_MPI_INFO_NULL), comm, &mut win), "MPI_Win_create_dynamic")?;
-        check(real.PMPI_Win_set_errhandler(win, h(real::REAL_MPI_ERRORS_RETURN)), "MPI_Win_set_errhandler")?;
-        check(real.PMPI_Win_lock_all(real::REAL_MPI_MODE_NOCHECK as c_int, win), "MPI_Win_lock_all")?;
+        check(
+            real.PMPI_Win_create_dynamic(h(real::REAL_MPI_INFO_NULL), comm, &mut win),
+            "MPI_Win_create_dynamic",
+        )?;
+        check(
+            real.PMPI_Win_set_errhandler(win, h(real::REAL_MPI_ERRORS_RETURN)),
+            "MPI_Win_set_errhandler",
+        )?;
+        check(
+            real.PMPI_Win_lock_all(real::REAL_MPI_MODE_NOCHECK as c_int, win),
+            "MPI_Win_lock_all",
+        )?;
         Ok(RealRma { win, comm })
     }
 
@@ -82,7 +91,11 @@ impl Transport {
             Unit::Elem(t) => h(t),
         };
         match blocks {
-            [] => Ok(RType { dt: base, count: 0, owned: false }),
+            [] => Ok(RType {
+                dt: base,
+                count: 0,
+                owned: false,
+            }),
             [(0, n)] => Ok(RType {
                 dt: base,
                 count: int(*n, "a block")?,
@@ -233,7 +246,15 @@ impl Transport {
     ///
     /// # Safety
     /// Pointers valid for one element; `result` written at the next flush.
-    pub unsafe fn rma_cas(&self, origin: *const u8, compare: *const u8, result: *mut u8, ty: i64, proc: usize, addr: usize) -> Result<(), String> {
+    pub unsafe fn rma_cas(
+        &self,
+        origin: *const u8,
+        compare: *const u8,
+        result: *mut u8,
+        ty: i64,
+        proc: usize,
+        addr: usize,
+    ) -> Result<(), String> {
         let r = self.rma()?;
         check(
             self.real.PMPI_Compare_and_swap(
@@ -253,7 +274,15 @@ impl Transport {
     ///
     /// # Safety
     /// As `rma_cas`.
-    pub unsafe fn rma_fetch_op(&self, origin: *const u8, result: *mut u8, ty: i64, proc: usize, addr: usize, op: i64) -> Result<(), String> {
+    pub unsafe fn rma_fetch_op(
+        &self,
+        origin: *const u8,
+        result: *mut u8,
+        ty: i64,
+        proc: usize,
+        addr: usize,
+        op: i64,
+    ) -> Result<(), String> {
         let r = self.rma()?;
         check(
             self.real.PMPI_Fetch_and_op(

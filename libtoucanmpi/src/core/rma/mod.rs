@@ -48,10 +48,6 @@ pub struct Common {
     pub remote: bool,
     /// A shared-memory window: every target is in memory this process maps.
     pub shm: Option<Arc<crate::transport::shm::Segment>>,
-    /// Accumulates on a window that does not involve the real MPI run one at a time under
-    /// this lock (per element atomicity, also between workers); a shared window across
-    /// processes uses a lock word in its segment instead (`shm`).
-    pub acc: Lock<()>,
 }
 
 impl Common {
@@ -165,7 +161,10 @@ pub fn lookup(sub: usize, h: usize) -> MpiResult<Arc<Win>> {
     };
     match w {
         Some(w) if w.sub == sub => Ok(w),
-        _ => Err(MpiError::new(c::MPI_ERR_WIN, format!("invalid window handle {h:#x} (freed, or not a window)"))),
+        _ => Err(MpiError::new(
+            c::MPI_ERR_WIN,
+            format!("invalid window handle {h:#x} (freed, or not a window)"),
+        )),
     }
 }
 
@@ -176,6 +175,17 @@ pub fn errhandler_of(h: usize) -> Option<usize> {
     drop(t);
     let e = w.st.lock().errhandler;
     Some(e)
+}
+
+/// Accumulates on a window that does not involve the real MPI run one at a time per target
+/// under one of these locks (chosen by the target's lock word address): per element
+/// atomicity, also between workers of the process (SMP mode). A shared window across
+/// processes uses a lock word in its segment instead.
+static ACC: [Lock<()>; 64] = [const { Lock::new(()) }; 64];
+
+/// The accumulate lock of the target whose lock word is at `lock`.
+pub fn acc_lock(lock: usize) -> &'static Lock<()> {
+    &ACC[(lock >> 6) % ACC.len()]
 }
 
 /// The lock word's value while an exclusive lock holds it (shared holders add 1 each).

@@ -58,6 +58,9 @@ pub fn resolve(w: &Win, rank: i32, disp: i64, count: usize, dt: &DtRef) -> MpiRe
     let addr = if w.flavor == c::MPI_WIN_FLAVOR_DYNAMIC {
         disp as usize
     } else {
+        if disp < 0 {
+            return err(c::MPI_ERR_DISP, format!("negative target displacement {disp}"));
+        }
         if count > 0 && dt.size > 0 {
             let off = disp as i128 * t.unit as i128;
             let lo = off + dt.true_lb as i128;
@@ -198,11 +201,17 @@ fn acc_basic(sides: &[&DtRef], op: OpKind) -> MpiResult<BasicType> {
         }
         match (d.basic, b) {
             (None, _) => {
-                return err(c::MPI_ERR_TYPE, format!("datatype {} is not made of one predefined type (accumulate)", d.name));
+                return err(
+                    c::MPI_ERR_TYPE,
+                    format!("datatype {} is not made of one predefined type (accumulate)", d.name),
+                );
             }
             (Some(x), None) => b = Some(x),
             (Some(x), Some(y)) if x != y => {
-                return err(c::MPI_ERR_TYPE, format!("accumulate on {} and {}: the predefined types differ", x.name(), y.name()));
+                return err(
+                    c::MPI_ERR_TYPE,
+                    format!("accumulate on {} and {}: the predefined types differ", x.name(), y.name()),
+                );
             }
             _ => {}
         }
@@ -215,7 +224,12 @@ fn acc_basic(sides: &[&DtRef], op: OpKind) -> MpiResult<BasicType> {
 }
 
 fn real_acc(b: BasicType, op: OpKind) -> MpiResult<(i64, i64)> {
-    let ty = real_type(b).ok_or_else(|| MpiError::new(c::MPI_ERR_TYPE, format!("{} is not supported in one-sided accumulates between processes", b.name())))?;
+    let ty = real_type(b).ok_or_else(|| {
+        MpiError::new(
+            c::MPI_ERR_TYPE,
+            format!("{} is not supported in one-sided accumulates between processes", b.name()),
+        )
+    })?;
     let rop = match op {
         OpKind::Replace => crate::transport::real::REAL_MPI_REPLACE,
         OpKind::NoOp => crate::transport::real::REAL_MPI_NO_OP,
@@ -225,7 +239,7 @@ fn real_acc(b: BasicType, op: OpKind) -> MpiResult<(i64, i64)> {
 }
 
 /// Runs `f` with the window's accumulate lock held (memory this process reaches).
-fn with_acc_lock<R>(w: &Win, f: impl FnOnce() -> R) -> R {
+fn with_acc_lock<R>(w: &Win, t: &Target, f: impl FnOnce() -> R) -> R {
     match &w.common.shm {
         Some(seg) if w.common.remote => {
             // SAFETY: the segment's first word is its accumulate lock (shm layout, `create`).
@@ -233,7 +247,7 @@ fn with_acc_lock<R>(w: &Win, f: impl FnOnce() -> R) -> R {
             let mut spins = 0u32;
             while word.compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
                 spins += 1;
-                if spins % 64 == 0 {
+                if spins.is_multiple_of(64) {
                     crate::sched::timer::os_yield();
                 }
                 std::hint::spin_loop();
@@ -243,7 +257,7 @@ fn with_acc_lock<R>(w: &Win, f: impl FnOnce() -> R) -> R {
             r
         }
         _ => {
-            let _g = w.common.acc.lock();
+            let _g = super::acc_lock(t.lock).lock();
             f()
         }
     }
@@ -277,7 +291,16 @@ fn walk(a0: usize, a: &[(isize, usize)], b0: usize, b: &[(isize, usize)], ext: u
 ///
 /// # Safety
 /// As `put`; `result` writable.
-pub unsafe fn accumulate(w: &Win, o: &Side, result: Option<&Side>, rank: i32, disp: i64, tcount: usize, tdt: &DtRef, op: OpKind) -> MpiResult<()> {
+pub unsafe fn accumulate(
+    w: &Win,
+    o: &Side,
+    result: Option<&Side>,
+    rank: i32,
+    disp: i64,
+    tcount: usize,
+    tdt: &DtRef,
+    op: OpKind,
+) -> MpiResult<()> {
     let mut sides = vec![tdt];
     if op != OpKind::NoOp {
         sides.push(&o.dt);
@@ -295,7 +318,7 @@ pub unsafe fn accumulate(w: &Win, o: &Side, result: Option<&Side>, rank: i32, di
     let truns = elem_runs(tdt, tcount, b);
     if p.local && !w.common.real() {
         let oruns = if op == OpKind::NoOp { vec![] } else { elem_runs(&o.dt, o.count, b) };
-        with_acc_lock(w, || {
+        with_acc_lock(w, &p.t, || {
             if let Some(r) = result {
                 let rruns = elem_runs(&r.dt, r.count, b);
                 walk(p.addr, &truns, r.ptr as usize, &rruns, ext, |t, res, n| {
@@ -313,7 +336,11 @@ pub unsafe fn accumulate(w: &Win, o: &Side, result: Option<&Side>, rank: i32, di
         return Ok(());
     }
     let (rty, rop) = real_acc(b, op)?;
-    let oruns = if op == OpKind::NoOp { truns.clone() } else { elem_runs(&o.dt, o.count, b) };
+    let oruns = if op == OpKind::NoOp {
+        truns.clone()
+    } else {
+        elem_runs(&o.dt, o.count, b)
+    };
     state::with(|s| -> Result<(), String> {
         let ot = s.tp.rma_type(Unit::Elem(rty), &oruns)?;
         let tt = s.tp.rma_type(Unit::Elem(rty), &truns)?;
@@ -338,7 +365,10 @@ pub unsafe fn accumulate(w: &Win, o: &Side, result: Option<&Side>, rank: i32, di
 /// `origin` (unless the op is NO_OP) and `result` valid for one element of `dt`.
 pub unsafe fn fetch_and_op(w: &Win, origin: *const u8, result: *mut u8, dt: &DtRef, rank: i32, disp: i64, op: OpKind) -> MpiResult<()> {
     if dt.contents.is_some() || dt.basic.is_none() {
-        return err(c::MPI_ERR_TYPE, format!("MPI_Fetch_and_op needs a predefined datatype, not {}", dt.name));
+        return err(
+            c::MPI_ERR_TYPE,
+            format!("MPI_Fetch_and_op needs a predefined datatype, not {}", dt.name),
+        );
     }
     let o = Side {
         ptr: origin as *mut u8,
@@ -357,13 +387,24 @@ pub unsafe fn fetch_and_op(w: &Win, origin: *const u8, result: *mut u8, dt: &DtR
 ///
 /// # Safety
 /// The three pointers valid for one element of `dt`.
-pub unsafe fn compare_and_swap(w: &Win, origin: *const u8, compare: *const u8, result: *mut u8, dt: &DtRef, rank: i32, disp: i64) -> MpiResult<()> {
+pub unsafe fn compare_and_swap(
+    w: &Win,
+    origin: *const u8,
+    compare: *const u8,
+    result: *mut u8,
+    dt: &DtRef,
+    rank: i32,
+    disp: i64,
+) -> MpiResult<()> {
     let b = match (dt.contents.is_none(), dt.basic) {
         (true, Some(b)) if matches!(b.class(), TypeClass::Integer | TypeClass::Logical | TypeClass::Byte) => b,
         _ => {
             return err(
                 c::MPI_ERR_TYPE,
-                format!("MPI_Compare_and_swap needs a predefined integer, logical or byte type, not {}", dt.name),
+                format!(
+                    "MPI_Compare_and_swap needs a predefined integer, logical or byte type, not {}",
+                    dt.name
+                ),
             )
         }
     };
@@ -372,7 +413,7 @@ pub unsafe fn compare_and_swap(w: &Win, origin: *const u8, compare: *const u8, r
     };
     let n = b.size();
     if p.local && !w.common.real() {
-        with_acc_lock(w, || {
+        with_acc_lock(w, &p.t, || {
             let t = p.addr as *mut u8;
             // SAFETY: one element at each pointer (caller), the target inside the window (checked).
             unsafe {
@@ -387,4 +428,54 @@ pub unsafe fn compare_and_swap(w: &Win, origin: *const u8, compare: *const u8, r
     }
     let (rty, _) = real_acc(b, OpKind::Replace)?;
     state::with(|s| s.tp.rma_cas(origin, compare, result, rty, p.t.proc, p.addr))?.map_err(real_err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::datatype::{self, typemap};
+    use rstest::rstest;
+    use std::sync::Arc;
+
+    fn int() -> DtRef {
+        datatype::lookup(c::MPI_INT).unwrap()
+    }
+
+    fn vector(count: usize, bl: usize, stride: isize) -> DtRef {
+        let i = int();
+        Arc::new(typemap::hvector(count, bl, stride * 4, &i).unwrap())
+    }
+
+    #[rstest]
+    #[case::contiguous(int(), 5, vec![(0, 20)])]
+    #[case::empty(int(), 0, vec![])]
+    #[case::vector(vector(3, 1, 2), 1, vec![(0, 4), (8, 4), (16, 4)])]
+    #[case::vector_twice_merges(vector(2, 1, 1), 2, vec![(0, 16)])]
+    fn blocks(#[case] dt: DtRef, #[case] count: usize, #[case] want: Vec<(isize, usize)>) {
+        assert_eq!(byte_blocks(&dt, count), want);
+    }
+
+    #[rstest]
+    #[case::contiguous(int(), 3, vec![(0, 3)])]
+    #[case::vector(vector(2, 2, 3), 1, vec![(0, 2), (12, 2)])]
+    fn runs(#[case] dt: DtRef, #[case] count: usize, #[case] want: Vec<(isize, usize)>) {
+        assert_eq!(elem_runs(&dt, count, BasicType::Int), want);
+    }
+
+    #[rstest]
+    #[case::same(vec![(0, 4)], vec![(0, 4)], vec![(0, 0, 4)])]
+    #[case::split_right(vec![(0, 4)], vec![(0, 1), (8, 3)], vec![(0, 0, 1), (4, 8, 3)])]
+    #[case::split_both(vec![(0, 2), (16, 2)], vec![(0, 3), (32, 1)], vec![(0, 0, 2), (16, 8, 1), (20, 32, 1)])]
+    fn walks(#[case] a: Vec<(isize, usize)>, #[case] b: Vec<(isize, usize)>, #[case] want: Vec<(usize, usize, usize)>) {
+        let mut got = Vec::new();
+        walk(0, &a, 0, &b, 4, |x, y, n| got.push((x, y, n)));
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn replace_and_noop_are_accumulate_ops() {
+        assert_eq!(acc_op(c::MPI_REPLACE).unwrap(), OpKind::Replace);
+        assert_eq!(acc_op(c::MPI_NO_OP).unwrap(), OpKind::NoOp);
+        assert_eq!(acc_op(c::MPI_OP_NULL).unwrap_err().class, c::MPI_ERR_OP);
+    }
 }

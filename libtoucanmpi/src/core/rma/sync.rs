@@ -75,7 +75,15 @@ fn detach(addr: usize, len: usize) -> MpiResult<()> {
 
 /// Creates a window of subrank `sub` on its private communicator `comm_h` (already a
 /// duplicate of the user's); returns its handle and base address.
-pub fn create(sub: usize, comm_h: usize, cm: CommRef, mem: Memory, unit: usize, flavor: i32, errhandler: usize) -> MpiResult<(usize, usize)> {
+pub fn create(
+    sub: usize,
+    comm_h: usize,
+    cm: CommRef,
+    mem: Memory,
+    unit: usize,
+    flavor: i32,
+    errhandler: usize,
+) -> MpiResult<(usize, usize)> {
     let n = cm.size() as usize;
     let me = cm.rank as usize;
     let (myproc, real_ok) = state::with(|s| (s.myproc, s.tp.rma_ready()))?;
@@ -95,7 +103,15 @@ pub fn create(sub: usize, comm_h: usize, cm: CommRef, mem: Memory, unit: usize, 
     };
     // Everyone's process, memory and lock word.
     let pid = std::process::id() as i64;
-    let mine = [myproc as i64, base as i64, size as i64, unit as i64, &*lockword as *const AtomicI64 as i64, pid, 0];
+    let mine = [
+        myproc as i64,
+        base as i64,
+        size as i64,
+        unit as i64,
+        &*lockword as *const AtomicI64 as i64,
+        pid,
+        0,
+    ];
     let mut all = vec![0i64; n * INFO_WORDS];
     let dt = datatype::lookup(c::MPI_INT64_T)?;
     {
@@ -140,12 +156,7 @@ pub fn create(sub: usize, comm_h: usize, cm: CommRef, mem: Memory, unit: usize, 
         }
         attach(&*lockword as *const AtomicI64 as usize, 8)?;
     }
-    let common = Arc::new(Common {
-        targets,
-        remote,
-        shm,
-        acc: Lock::new(()),
-    });
+    let common = Arc::new(Common { targets, remote, shm });
     let w = Win {
         sub,
         comm_h,
@@ -182,7 +193,11 @@ fn shared_segment(sub: usize, comm_h: usize, cm: &CommRef, targets: &[Target], p
     let owner_proc = targets[0].proc;
     let mut result: MpiResult<()> = Ok(());
     if first_here && (single || myproc == owner_proc) {
-        let seg = if single { Segment::private(total) } else { Segment::map(&name, total, true) };
+        let seg = if single {
+            Segment::private(total)
+        } else {
+            Segment::map(&name, total, true)
+        };
         match seg {
             Ok(s) => SEGMENTS.lock().push((key, Arc::new(s))),
             Err(e) => result = err(c::MPI_ERR_RMA_SHARED, format!("cannot create the shared window's memory: {e}")),
@@ -240,7 +255,9 @@ pub fn fence(w: &Win, assert: i32) -> MpiResult<()> {
     {
         let st = w.st.lock();
         if st.ep.access.is_some() || st.ep.exposure.is_some() || !st.ep.locks.is_empty() || st.ep.lock_all.is_some() {
-            return Err(sync_err("MPI_Win_fence inside a post-start-complete-wait or passive-target epoch".into()));
+            return Err(sync_err(
+                "MPI_Win_fence inside a post-start-complete-wait or passive-target epoch".into(),
+            ));
         }
     }
     flush(w, None, false)?;
@@ -253,7 +270,20 @@ pub fn fence(w: &Win, assert: i32) -> MpiResult<()> {
 fn note(w: &Win, r: i32, tag: i32) -> MpiResult<()> {
     let empty = datatype::byte();
     // SAFETY: zero-length message.
-    let id = unsafe { isend(w.sub, &w.comm, w.comm_h, w.comm.ctx, std::ptr::null(), 0, &empty, r, tag, SendMode::Standard)? };
+    let id = unsafe {
+        isend(
+            w.sub,
+            &w.comm,
+            w.comm_h,
+            w.comm.ctx,
+            std::ptr::null(),
+            0,
+            &empty,
+            r,
+            tag,
+            SendMode::Standard,
+        )?
+    };
     wait(id).map(|_| ())
 }
 
@@ -269,7 +299,9 @@ pub fn post(w: &Win, group: Vec<i32>, _assert: i32) -> MpiResult<()> {
     {
         let mut st = w.st.lock();
         if st.ep.exposure.is_some() {
-            return Err(sync_err("MPI_Win_post while an exposure epoch is open (call MPI_Win_wait first)".into()));
+            return Err(sync_err(
+                "MPI_Win_post while an exposure epoch is open (call MPI_Win_wait first)".into(),
+            ));
         }
         st.ep.exposure = Some((group.clone(), 0));
     }
@@ -283,7 +315,9 @@ pub fn post(w: &Win, group: Vec<i32>, _assert: i32) -> MpiResult<()> {
 /// MPI_Win_start: opens an access epoch to `group` once each of them posted.
 pub fn start(w: &Win, group: Vec<i32>, _assert: i32) -> MpiResult<()> {
     if w.st.lock().ep.access.is_some() {
-        return Err(sync_err("MPI_Win_start while an access epoch is open (call MPI_Win_complete first)".into()));
+        return Err(sync_err(
+            "MPI_Win_start while an access epoch is open (call MPI_Win_complete first)".into(),
+        ));
     }
     for &r in &group {
         await_note(w, r, TAG_POST)?;
@@ -341,6 +375,9 @@ pub fn wait_post(w: &Win, block: bool) -> MpiResult<bool> {
         if let Some(e) = st.ep.exposure.as_mut() {
             e.1 = k;
         }
+        drop(st);
+        // A rank polling with MPI_Win_test lets its siblings (maybe the origins) run.
+        crate::sched::yield_now();
         Ok(false)
     }
 }
@@ -354,10 +391,22 @@ fn lock_add(w: &Win, r: i32, v: i64) -> MpiResult<i64> {
         return Ok(unsafe { super::local_lock_add(t.lock, v) });
     }
     let mut old = 0i64;
-    let (ty, op) = (crate::transport::real::REAL_MPI_INT64_T, crate::core::coll::real::real_op(crate::core::coll::op::OpKind::Sum).unwrap_or(0));
+    let (ty, op) = (
+        crate::transport::real::REAL_MPI_INT64_T,
+        crate::core::coll::real::real_op(crate::core::coll::op::OpKind::Sum).unwrap_or(0),
+    );
     state::with(|s| -> Result<(), String> {
         // SAFETY: one int64 each side; flushed before `old` is read.
-        unsafe { s.tp.rma_fetch_op(&v as *const i64 as *const u8, &mut old as *mut i64 as *mut u8, ty, t.proc, t.lock, op)? };
+        unsafe {
+            s.tp.rma_fetch_op(
+                &v as *const i64 as *const u8,
+                &mut old as *mut i64 as *mut u8,
+                ty,
+                t.proc,
+                t.lock,
+                op,
+            )?
+        };
         s.tp.rma_flush(Some(t.proc), false)
     })?
     .map_err(real_err)?;
@@ -375,7 +424,16 @@ fn lock_cas(w: &Win, r: i32, old: i64, new: i64) -> MpiResult<i64> {
     let ty = crate::transport::real::REAL_MPI_INT64_T;
     state::with(|s| -> Result<(), String> {
         // SAFETY: one int64 each; flushed before `res` is read.
-        unsafe { s.tp.rma_cas(&new as *const i64 as *const u8, &old as *const i64 as *const u8, &mut res as *mut i64 as *mut u8, ty, t.proc, t.lock)? };
+        unsafe {
+            s.tp.rma_cas(
+                &new as *const i64 as *const u8,
+                &old as *const i64 as *const u8,
+                &mut res as *mut i64 as *mut u8,
+                ty,
+                t.proc,
+                t.lock,
+            )?
+        };
         s.tp.rma_flush(Some(t.proc), false)
     })?
     .map_err(real_err)?;
@@ -535,12 +593,18 @@ pub fn complete_request_op(w: &Win, r: i32) -> MpiResult<()> {
 /// MPI_Win_attach.
 pub fn win_attach(w: &Win, addr: usize, size: usize) -> MpiResult<()> {
     if w.flavor != c::MPI_WIN_FLAVOR_DYNAMIC {
-        return err(c::MPI_ERR_RMA_FLAVOR, "MPI_Win_attach on a window that was not created with MPI_Win_create_dynamic");
+        return err(
+            c::MPI_ERR_RMA_FLAVOR,
+            "MPI_Win_attach on a window that was not created with MPI_Win_create_dynamic",
+        );
     }
     {
         let st = w.st.lock();
         if st.attached.iter().any(|&(a, l)| addr < a + l && a < addr + size) {
-            return err(c::MPI_ERR_RMA_ATTACH, format!("memory {addr:#x}+{size} overlaps memory already attached"));
+            return err(
+                c::MPI_ERR_RMA_ATTACH,
+                format!("memory {addr:#x}+{size} overlaps memory already attached"),
+            );
         }
     }
     if w.common.real() && size > 0 {
@@ -553,7 +617,10 @@ pub fn win_attach(w: &Win, addr: usize, size: usize) -> MpiResult<()> {
 /// MPI_Win_detach.
 pub fn win_detach(w: &Win, addr: usize) -> MpiResult<()> {
     if w.flavor != c::MPI_WIN_FLAVOR_DYNAMIC {
-        return err(c::MPI_ERR_RMA_FLAVOR, "MPI_Win_detach on a window that was not created with MPI_Win_create_dynamic");
+        return err(
+            c::MPI_ERR_RMA_FLAVOR,
+            "MPI_Win_detach on a window that was not created with MPI_Win_create_dynamic",
+        );
     }
     let r = {
         let mut st = w.st.lock();
@@ -605,7 +672,10 @@ pub fn free(h: usize) -> MpiResult<Arc<Win>> {
 /// Attribute and query values of a window, for the `abi` layer.
 pub fn shared_query(w: &Win, r: i32) -> MpiResult<(usize, i32, usize)> {
     if w.common.shm.is_none() {
-        return err(c::MPI_ERR_RMA_FLAVOR, "MPI_Win_shared_query on a window not allocated with MPI_Win_allocate_shared");
+        return err(
+            c::MPI_ERR_RMA_FLAVOR,
+            "MPI_Win_shared_query on a window not allocated with MPI_Win_allocate_shared",
+        );
     }
     let t = if r == c::MPI_PROC_NULL {
         match w.common.targets.iter().find(|t| t.size > 0) {
