@@ -143,9 +143,15 @@ pub unsafe fn put(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &
         return Ok(());
     };
     if p.local {
-        let mut v = Vec::with_capacity(o.count * o.dt.size);
-        o.dt.pack(o.ptr, o.count, &mut v);
-        tdt.unpack(&v, p.addr as *mut u8, tcount);
+        if o.dt.is_contiguous() {
+            // One copy: the target type scatters straight from the origin's bytes.
+            let v = std::slice::from_raw_parts(o.ptr as *const u8, o.count * o.dt.size);
+            tdt.unpack(v, p.addr as *mut u8, tcount);
+        } else {
+            let mut v = Vec::with_capacity(o.count * o.dt.size);
+            o.dt.pack(o.ptr, o.count, &mut v);
+            tdt.unpack(&v, p.addr as *mut u8, tcount);
+        }
         return Ok(());
     }
     state::with(|s| -> Result<(), String> {
@@ -166,9 +172,15 @@ pub unsafe fn get(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &
         return Ok(());
     };
     if p.local {
-        let mut v = Vec::with_capacity(tcount * tdt.size);
-        tdt.pack(p.addr as *const u8, tcount, &mut v);
-        o.dt.unpack(&v, o.ptr, o.count);
+        if tdt.is_contiguous() {
+            // One copy: the origin type scatters straight from the target's bytes.
+            let v = std::slice::from_raw_parts(p.addr as *const u8, tcount * tdt.size);
+            o.dt.unpack(v, o.ptr, o.count);
+        } else {
+            let mut v = Vec::with_capacity(tcount * tdt.size);
+            tdt.pack(p.addr as *const u8, tcount, &mut v);
+            o.dt.unpack(&v, o.ptr, o.count);
+        }
         return Ok(());
     }
     state::with(|s| -> Result<(), String> {
