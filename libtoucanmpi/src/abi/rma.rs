@@ -755,7 +755,10 @@ mpi_fn!(
 win_fn!(MPI_Win_set_errhandler, PMPI_Win_set_errhandler, |w: usize, e: usize| win = w, {
     let wn = win(w)?;
     if !crate::core::errh::is_valid(e) {
-        return err(c::MPI_ERR_ARG, format!("invalid error handler {e:#x}"));
+        return err(
+            c::MPI_ERR_ERRHANDLER,
+            format!("invalid error handler {e:#x} (freed, or not an error handler)"),
+        );
     }
     crate::core::errh::retain(e);
     wn.st.lock().errhandler = e;

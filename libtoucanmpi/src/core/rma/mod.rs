@@ -123,18 +123,14 @@ impl Win {
     }
 }
 
-/// Registers a window; returns its handle.
+/// Registers a window; returns its handle. Handles of freed windows are not handed out
+/// again (a stale handle is `MPI_ERR_WIN`, as for the other objects).
 pub fn register(w: Win) -> usize {
     if w.common.remote {
         LIVE_REMOTE.fetch_add(1, Ordering::Relaxed);
     }
     let mut t = WINS.lock();
-    let w = Some(Arc::new(w));
-    if let Some(i) = t.iter().position(|x| x.is_none()) {
-        t[i] = w;
-        return WIN_BASE + i;
-    }
-    t.push(w);
+    t.push(Some(Arc::new(w)));
     WIN_BASE + t.len() - 1
 }
 
