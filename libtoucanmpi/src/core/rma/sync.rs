@@ -155,6 +155,7 @@ pub fn create(
             attach(base, size)?;
         }
         attach(&*lockword as *const AtomicI64 as usize, 8)?;
+        start_progress()?;
     }
     let common = Arc::new(Common { targets, remote, shm });
     let w = Win {
@@ -177,6 +178,18 @@ pub fn create(
         }),
     };
     Ok((register(w), base))
+}
+
+/// Passive target must not need the target's subranks to call MPI: with a window across
+/// processes, the background progress thread runs, at V = 1 too (where it is off by default)
+/// unless `TOUCAN_PROGRESS` was set explicitly.
+fn start_progress() -> MpiResult<()> {
+    let us = state::with(|s| s.cfg.progress_us)?;
+    if us == 0 && std::env::var_os("TOUCAN_PROGRESS").is_none() {
+        let d = std::time::Duration::from_micros(crate::core::runtime::PROGRESS_US as u64);
+        crate::core::background::start(d).map_err(|e| MpiError::new(c::MPI_ERR_OTHER, format!("cannot start the progress thread: {e}")))?;
+    }
+    Ok(())
 }
 
 /// The shared segment of a shared window: the first member of the first process creates
