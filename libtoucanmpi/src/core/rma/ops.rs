@@ -235,8 +235,28 @@ fn acc_basic(sides: &[&DtRef], op: OpKind) -> MpiResult<BasicType> {
     Ok(b)
 }
 
+/// The real MPI's type for basic type `b` in an accumulate: its own, or a C type of the same
+/// layout and arithmetic (the Fortran types: INTEGER as int32_t, REAL as float, LOGICAL as int,
+/// ...).
+fn real_elem(b: BasicType) -> Option<i64> {
+    use crate::transport::real as r;
+    real_type(b).or(match (b.class(), b.size()) {
+        (TypeClass::Integer, 1) => Some(r::REAL_MPI_INT8_T),
+        (TypeClass::Integer, 2) => Some(r::REAL_MPI_INT16_T),
+        (TypeClass::Integer, 4) => Some(r::REAL_MPI_INT32_T),
+        (TypeClass::Integer, 8) => Some(r::REAL_MPI_INT64_T),
+        (TypeClass::Floating, 4) => Some(r::REAL_MPI_FLOAT),
+        (TypeClass::Floating, 8) => Some(r::REAL_MPI_DOUBLE),
+        (TypeClass::Complex, 8) => Some(r::REAL_MPI_C_FLOAT_COMPLEX),
+        (TypeClass::Complex, 16) => Some(r::REAL_MPI_C_DOUBLE_COMPLEX),
+        (TypeClass::Logical, 4) => Some(r::REAL_MPI_INT),
+        (TypeClass::Byte, 1) => Some(r::REAL_MPI_BYTE),
+        _ => None,
+    })
+}
+
 fn real_acc(b: BasicType, op: OpKind) -> MpiResult<(i64, i64)> {
-    let ty = real_type(b).ok_or_else(|| {
+    let ty = real_elem(b).ok_or_else(|| {
         MpiError::new(
             c::MPI_ERR_TYPE,
             format!("{} is not supported in one-sided accumulates between processes", b.name()),
