@@ -145,6 +145,10 @@ pub fn create(
             t.base = seg.ptr + off;
             off += t.size;
         }
+        // A member without memory gets a null base, as under MPICH.
+        for t in targets.iter_mut().filter(|t| t.size == 0) {
+            t.base = 0;
+        }
         base = targets[me].base;
         shm = Some(seg);
     } else if remote {
