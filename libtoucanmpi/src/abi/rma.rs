@@ -73,6 +73,11 @@ fn win_size(s: i64) -> MpiResult<usize> {
 
 /// Creates a window on a private duplicate of `comm_h`; writes its handle.
 unsafe fn make(comm_h: usize, mem: Memory, unit: i64, flavor: i32, out: *mut usize) -> MpiResult<usize> {
+    make_with(comm_h, mem, unit, flavor, out, c::MPI_INFO_NULL)
+}
+
+/// `make`, with the creation's info hints kept (as MPI_Win_set_info would).
+unsafe fn make_with(comm_h: usize, mem: Memory, unit: i64, flavor: i32, out: *mut usize, info: usize) -> MpiResult<usize> {
     let (sub, cm) = comm(comm_h)?;
     if cm.is_inter() {
         return err(c::MPI_ERR_COMM, "windows need an intra-communicator");
@@ -84,6 +89,17 @@ unsafe fn make(comm_h: usize, mem: Memory, unit: i64, flavor: i32, out: *mut usi
     let (_, wcm) = comm(wc)?;
     let (h, base) = sync::create(sub, wc, wcm, mem, unit, flavor, c::MPI_ERRORS_ARE_FATAL)?;
     put(out, h, "window")?;
+    if info != c::MPI_INFO_NULL {
+        let pairs = super::info::with_info(info, |p| p.clone())?;
+        let w = win(h)?;
+        let mut st = w.st.lock();
+        for (k, v) in pairs {
+            if HINTS.iter().any(|e| e.0 == k) {
+                st.info.retain(|e| e.0 != k);
+                st.info.push((k, v));
+            }
+        }
+    }
     Ok(base)
 }
 
@@ -93,7 +109,15 @@ unsafe fn create(base: *mut c_void, size: i64, unit: i64, info: usize, comm_h: u
     if base.is_null() && size > 0 {
         return err(c::MPI_ERR_BUFFER, format!("null base with window size {size}"));
     }
-    make(comm_h, Memory::Given(base as usize, size), unit, c::MPI_WIN_FLAVOR_CREATE, out).map(|_| ())
+    make_with(
+        comm_h,
+        Memory::Given(base as usize, size),
+        unit,
+        c::MPI_WIN_FLAVOR_CREATE,
+        out,
+        info,
+    )
+    .map(|_| ())
 }
 
 mpi_fn!(
@@ -118,7 +142,7 @@ unsafe fn allocate(size: i64, unit: i64, info: usize, comm_h: usize, baseptr: *m
     } else {
         (Memory::Allocate(size), c::MPI_WIN_FLAVOR_ALLOCATE)
     };
-    let base = make(comm_h, mem, unit, flavor, out)?;
+    let base = make_with(comm_h, mem, unit, flavor, out, info)?;
     put(baseptr as *mut usize, base, "base pointer")
 }
 
@@ -684,6 +708,7 @@ const HINTS: &[(&str, &str)] = &[
     ("accumulate_ops", "same_op_no_op"),
     ("same_size", "false"),
     ("same_disp_unit", "false"),
+    ("alloc_shared_noncontig", "false"),
 ];
 
 win_fn!(MPI_Win_set_info, PMPI_Win_set_info, |w: usize, info: usize| win = w, {
