@@ -755,7 +755,13 @@ static MPI_Aint tf_attr_value(int key, void *v)
     case MPI_APPNUM:
     case MPI_LASTUSEDCODE:
     case MPI_UNIVERSE_SIZE:
+    /* issue 18: window attributes (MPI_WIN_BASE is the address itself: default) */
+    case MPI_WIN_DISP_UNIT:
+    case MPI_WIN_CREATE_FLAVOR:
+    case MPI_WIN_MODEL:
         return v ? *(int *)v : 0;
+    case MPI_WIN_SIZE:
+        return v ? *(MPI_Aint *)v : 0;
     default:
         return (MPI_Aint)v;
     }
@@ -1012,6 +1018,11 @@ F08_ABSTRACT = """  abstract interface
       type(MPI_Comm) :: comm
       integer :: error_code
     end subroutine
+    subroutine MPI_Win_errhandler_function(win, error_code)
+      import
+      type(MPI_Win) :: win
+      integer :: error_code
+    end subroutine
 """ + "".join(f"""    subroutine MPI_{K}_copy_attr_function(old{k}, {k}_keyval, extra_state, attribute_val_in, &
         attribute_val_out, flag, ierror)
       import
@@ -1026,7 +1037,7 @@ F08_ABSTRACT = """  abstract interface
       integer :: {k}_keyval, ierror
       integer(kind=MPI_ADDRESS_KIND) :: attribute_val, extra_state
     end subroutine
-""" for K, k, T in (("Comm", "comm", "Comm"), ("Type", "type", "Datatype"))) + """    subroutine MPI_Grequest_query_function(extra_state, status, ierror)
+""" for K, k, T in (("Comm", "comm", "Comm"), ("Type", "type", "Datatype"), ("Win", "win", "Win"))) + """    subroutine MPI_Grequest_query_function(extra_state, status, ierror)
       import
       integer(kind=MPI_ADDRESS_KIND) :: extra_state
       type(MPI_Status) :: status
@@ -1126,7 +1137,8 @@ F08_COPY_IFACE = """  interface
   end interface
 """
 F08_FN_IFACE = {"MPI_Op_create": "MPI_User_function",
-                "MPI_Comm_create_errhandler": "MPI_Comm_errhandler_function"}
+                "MPI_Comm_create_errhandler": "MPI_Comm_errhandler_function",
+                "MPI_Win_create_errhandler": "MPI_Win_errhandler_function"}  # issue 18
 
 
 def f08_decls(name, p):

@@ -55,6 +55,29 @@ const REAL_FUNCS: &[&str] = &[
     "Allgather",
     "Error_string",
     "Comm_set_errhandler",
+    // issue 18 (RMA): the process-wide real dynamic window (transport/rma.rs).
+    "Win_create_dynamic",
+    "Win_attach",
+    "Win_detach",
+    "Win_lock_all",
+    "Win_unlock_all",
+    "Win_free",
+    "Win_flush",
+    "Win_flush_all",
+    "Win_flush_local",
+    "Win_flush_local_all",
+    "Win_sync",
+    "Put",
+    "Get",
+    "Accumulate",
+    "Get_accumulate",
+    "Fetch_and_op",
+    "Compare_and_swap",
+    "Type_create_hindexed",
+    "Type_commit",
+    "Type_free",
+    "Win_set_errhandler",
+    // end issue 18
 ];
 
 /// hwloc entry points (sched/bind.rs). libhwloc is loaded with dlopen only when workers are
@@ -149,6 +172,13 @@ const REAL_CONSTS: &[(&str, &str)] = &[
     ("MPI_INFO_NULL", "long"),
     ("MPI_MAX_PROCESSOR_NAME", "long"),
     ("MPI_MAX_LIBRARY_VERSION_STRING", "long"),
+    // issue 18 (RMA)
+    ("MPI_REPLACE", "long"),
+    ("MPI_NO_OP", "long"),
+    ("MPI_WIN_NULL", "long"),
+    ("MPI_DATATYPE_NULL", "long"),
+    ("MPI_MODE_NOCHECK", "long"),
+    // end issue 18
 ];
 
 fn main() {

@@ -56,6 +56,9 @@ static const char *cname(int cls)
 #if HAVE_MPI41
     C(MPI_ERR_ERRHANDLER)
 #endif
+    /* issue 18 (RMA) */
+    C(MPI_ERR_WIN) C(MPI_ERR_RMA_SYNC) C(MPI_ERR_RMA_RANGE) C(MPI_ERR_RMA_FLAVOR) C(MPI_ERR_RMA_ATTACH)
+    C(MPI_ERR_LOCKTYPE) C(MPI_ERR_ASSERT) C(MPI_ERR_DISP) C(MPI_ERR_SIZE)
 #undef C
     return "(another class)";
 }
@@ -1069,6 +1072,167 @@ static void traffic(bx_t *x)
         ct_fail(me, &x->errs, __LINE__, "a message from %d (tag %d) was left by a failed call", st.MPI_SOURCE, st.MPI_TAG);
 }
 
+/* issue 18 (RMA): every window call with a null, invalid and freed window (MPI_ERR_WIN on
+ * MPI_COMM_WORLD's handler), then argument and epoch errors on a live window. */
+static void win_eh_fn(MPI_Win *w, int *code, ...)
+{
+    (void) w, (void) code;
+}
+
+static void rma_family(bx_t *x, MPI_Comm freedc)
+{
+    int b[4] = {0}, flag, k, du;
+    MPI_Win w, freedw, t;
+    MPI_Request rq;
+    MPI_Group g;
+    MPI_Info info;
+    MPI_Errhandler eh;
+    MPI_Aint sz;
+    void *p;
+    char name[MPI_MAX_OBJECT_NAME];
+    int n;
+    T(MPI_SUCCESS, MPI_Win_create(b, sizeof b, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &freedw));
+    t = freedw;
+    T(MPI_SUCCESS, MPI_Win_free(&t));
+    MPI_Win bad[3] = {MPI_WIN_NULL, BOGUS(MPI_Win), freedw};
+    for (int i = 0; i < NBAD; i++) {
+        MPI_Win v = bad[i];
+        T(MPI_ERR_WIN, MPI_Put(b, 1, MPI_INT, 0, 0, 1, MPI_INT, v));
+        T(MPI_ERR_WIN, MPI_Put_c(b, 1, MPI_INT, 0, 0, 1, MPI_INT, v));
+        T(MPI_ERR_WIN, MPI_Get(b, 1, MPI_INT, 0, 0, 1, MPI_INT, v));
+        T(MPI_ERR_WIN, MPI_Get_c(b, 1, MPI_INT, 0, 0, 1, MPI_INT, v));
+        T(MPI_ERR_WIN, MPI_Rput(b, 1, MPI_INT, 0, 0, 1, MPI_INT, v, &rq));
+        T(MPI_ERR_WIN, MPI_Rput_c(b, 1, MPI_INT, 0, 0, 1, MPI_INT, v, &rq));
+        T(MPI_ERR_WIN, MPI_Rget(b, 1, MPI_INT, 0, 0, 1, MPI_INT, v, &rq));
+        T(MPI_ERR_WIN, MPI_Rget_c(b, 1, MPI_INT, 0, 0, 1, MPI_INT, v, &rq));
+        T(MPI_ERR_WIN, MPI_Accumulate(b, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, v));
+        T(MPI_ERR_WIN, MPI_Accumulate_c(b, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, v));
+        T(MPI_ERR_WIN, MPI_Raccumulate(b, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, v, &rq));
+        T(MPI_ERR_WIN, MPI_Raccumulate_c(b, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, v, &rq));
+        T(MPI_ERR_WIN, MPI_Get_accumulate(b, 1, MPI_INT, b + 1, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, v));
+        T(MPI_ERR_WIN, MPI_Get_accumulate_c(b, 1, MPI_INT, b + 1, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, v));
+        T(MPI_ERR_WIN, MPI_Rget_accumulate(b, 1, MPI_INT, b + 1, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, v, &rq));
+        T(MPI_ERR_WIN, MPI_Rget_accumulate_c(b, 1, MPI_INT, b + 1, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, v, &rq));
+        T(MPI_ERR_WIN, MPI_Fetch_and_op(b, b + 1, MPI_INT, 0, 0, MPI_SUM, v));
+        T(MPI_ERR_WIN, MPI_Compare_and_swap(b, b + 1, b + 2, MPI_INT, 0, 0, v));
+        T(MPI_ERR_WIN, MPI_Win_fence(0, v));
+        T(MPI_ERR_WIN, MPI_Win_post(MPI_GROUP_EMPTY, 0, v));
+        T(MPI_ERR_WIN, MPI_Win_start(MPI_GROUP_EMPTY, 0, v));
+        T(MPI_ERR_WIN, MPI_Win_complete(v));
+        T(MPI_ERR_WIN, MPI_Win_wait(v));
+        T(MPI_ERR_WIN, MPI_Win_test(v, &flag));
+        T(MPI_ERR_WIN, MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, v));
+        T(MPI_ERR_WIN, MPI_Win_unlock(0, v));
+        T(MPI_ERR_WIN, MPI_Win_lock_all(0, v));
+        T(MPI_ERR_WIN, MPI_Win_unlock_all(v));
+        T(MPI_ERR_WIN, MPI_Win_flush(0, v));
+        T(MPI_ERR_WIN, MPI_Win_flush_all(v));
+        T(MPI_ERR_WIN, MPI_Win_flush_local(0, v));
+        T(MPI_ERR_WIN, MPI_Win_flush_local_all(v));
+        T(MPI_ERR_WIN, MPI_Win_sync(v));
+        T(MPI_ERR_WIN, MPI_Win_attach(v, b, sizeof b));
+        T(MPI_ERR_WIN, MPI_Win_detach(v, b));
+        T(MPI_ERR_WIN, MPI_Win_get_group(v, &g));
+        T(MPI_ERR_WIN, MPI_Win_shared_query(v, 0, &sz, &du, &p));
+        T(MPI_ERR_WIN, MPI_Win_shared_query_c(v, 0, &sz, &sz, &p));
+        T(MPI_ERR_WIN, MPI_Win_set_attr(v, MPI_KEYVAL_INVALID, NULL));
+        T(MPI_ERR_WIN, MPI_Win_get_attr(v, MPI_WIN_BASE, &p, &flag));
+        T(MPI_ERR_WIN, MPI_Win_delete_attr(v, MPI_KEYVAL_INVALID));
+        T(MPI_ERR_WIN, MPI_Win_set_info(v, MPI_INFO_NULL));
+        T(MPI_ERR_WIN, MPI_Win_get_info(v, &info));
+        T(MPI_ERR_WIN, MPI_Win_set_name(v, "x"));
+        T(MPI_ERR_WIN, MPI_Win_get_name(v, name, &n));
+        T(MPI_ERR_WIN, MPI_Win_set_errhandler(v, MPI_ERRORS_RETURN));
+        T(MPI_ERR_WIN, MPI_Win_get_errhandler(v, &eh));
+        T(MPI_ERR_WIN, MPI_Win_call_errhandler(v, MPI_ERR_OTHER));
+        T(MPI_ERR_WIN, MPI_Win_free(&v));
+    }
+    T(MPI_ERR_ARG, MPI_Win_free(NULL));
+    /* Creation: bad communicator, size, unit, output pointer. */
+    T(MPI_ERR_COMM, MPI_Win_create(b, sizeof b, 1, MPI_INFO_NULL, MPI_COMM_NULL, &w));
+    T(MPI_ERR_COMM, MPI_Win_create(b, sizeof b, 1, MPI_INFO_NULL, freedc, &w));
+    T(MPI_ERR_SIZE, MPI_Win_create(b, -1, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w));
+    T(MPI_ERR_SIZE, MPI_Win_create_c(b, -1, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w));
+    T(MPI_ERR_DISP, MPI_Win_create(b, sizeof b, 0, MPI_INFO_NULL, MPI_COMM_WORLD, &w));
+    T(MPI_ERR_SIZE, MPI_Win_allocate(-1, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &p, &w));
+    T(MPI_ERR_SIZE, MPI_Win_allocate_c(-1, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &p, &w));
+    T(MPI_ERR_ARG, MPI_Win_allocate(8, 1, MPI_INFO_NULL, MPI_COMM_WORLD, NULL, &w));
+    T(MPI_ERR_SIZE, MPI_Win_allocate_shared(-1, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &p, &w));
+    T(MPI_ERR_DISP, MPI_Win_allocate_shared_c(8, -1, MPI_INFO_NULL, MPI_COMM_WORLD, &p, &w));
+    T(MPI_ERR_COMM, MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_NULL, &w));
+#if HAVE_MPI41 /* MPICH 4.0 crashes on invalid handles */
+    T(MPI_ERR_INFO, MPI_Win_create_dynamic(BOGUS(MPI_Info), MPI_COMM_WORLD, &w));
+#endif
+    /* A live window: argument and epoch errors. */
+    T(MPI_SUCCESS, MPI_Win_create(b, sizeof b, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &w));
+    T(MPI_SUCCESS, MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN));
+    T(MPI_ERR_RMA_SYNC, MPI_Put(b, 1, MPI_INT, 0, 0, 1, MPI_INT, w));
+    T(MPI_ERR_RMA_SYNC, MPI_Win_complete(w));
+    T(MPI_ERR_RMA_SYNC, MPI_Win_wait(w));
+    T(MPI_ERR_RMA_SYNC, MPI_Win_unlock(0, w));
+    T(MPI_ERR_RMA_SYNC, MPI_Win_unlock_all(w));
+    T(MPI_ERR_RMA_SYNC, MPI_Win_flush(0, w));
+    T(MPI_ERR_RMA_SYNC, MPI_Win_flush_all(w));
+    T(MPI_ERR_RMA_SYNC, MPI_Win_flush_local(0, w));
+    T(MPI_ERR_RMA_SYNC, MPI_Win_flush_local_all(w));
+    T(MPI_ERR_LOCKTYPE, MPI_Win_lock(77, 0, 0, w));
+    T(MPI_ERR_ASSERT, MPI_Win_fence(-1, w));
+    T(MPI_ERR_RANK, MPI_Win_lock(MPI_LOCK_SHARED, x->size, 0, w));
+    T(MPI_ERR_RMA_FLAVOR, MPI_Win_attach(w, b, sizeof b));
+    T(MPI_ERR_RMA_FLAVOR, MPI_Win_detach(w, b));
+    T(MPI_ERR_RMA_FLAVOR, MPI_Win_shared_query(w, 0, &sz, &du, &p));
+    T(MPI_ERR_GROUP, MPI_Win_post(MPI_GROUP_NULL, 0, w));
+#if HAVE_MPI41 /* MPICH 4.0 crashes on invalid handles */
+    T(MPI_ERR_GROUP, MPI_Win_start(BOGUS(MPI_Group), 0, w));
+#endif
+    T(MPI_ERR_ARG, MPI_Win_get_group(w, NULL));
+    T(MPI_ERR_ARG, MPI_Win_test(w, NULL));
+    T(MPI_ERR_ARG, MPI_Win_set_name(w, NULL));
+    T(MPI_ERR_ARG, MPI_Win_get_errhandler(w, NULL));
+#if HAVE_MPI41 /* MPICH 4.0 crashes on invalid handles */
+    T(ERR_ERRHANDLER, MPI_Win_set_errhandler(w, BOGUS(MPI_Errhandler)));
+#endif
+    T(MPI_ERR_ARG, MPI_Win_create_errhandler(NULL, &eh));
+    T(MPI_SUCCESS, MPI_Win_create_errhandler(win_eh_fn, &eh));
+    T(MPI_SUCCESS, MPI_Errhandler_free(&eh));
+    T(MPI_ERR_ARG, MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN, NULL, NULL));
+    T(MPI_SUCCESS, MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN, &k, NULL));
+    T(MPI_ERR_KEYVAL, MPI_Win_set_attr(w, MPI_WIN_BASE, NULL));
+    T(MPI_ERR_KEYVAL, MPI_Win_delete_attr(w, k));
+    T(MPI_SUCCESS, MPI_Win_set_attr(w, k, b));
+    T(MPI_SUCCESS, MPI_Win_get_attr(w, k, &p, &flag));
+    T(MPI_ERR_ARG, MPI_Win_get_attr(w, k, &p, NULL));
+    T(MPI_SUCCESS, MPI_Win_delete_attr(w, k));
+    T(MPI_SUCCESS, MPI_Win_free_keyval(&k));
+    T(MPI_ERR_KEYVAL, MPI_Win_free_keyval(&k));
+    T(MPI_ERR_ARG, MPI_Win_free_keyval(NULL));
+#if HAVE_MPI41 /* MPICH 4.0 crashes on invalid handles */
+    T(MPI_ERR_INFO, MPI_Win_set_info(w, BOGUS(MPI_Info)));
+#endif
+    T(MPI_ERR_ARG, MPI_Win_get_info(w, NULL));
+    T(MPI_ERR_ARG, MPI_Win_get_name(w, NULL, &n));
+    T(MPI_SUCCESS, MPI_Win_fence(0, w));
+    T(MPI_ERR_RANK, MPI_Put(b, 1, MPI_INT, x->size, 0, 1, MPI_INT, w));
+    T(MPI_ERR_COUNT, MPI_Get(b, -1, MPI_INT, 0, 0, 1, MPI_INT, w));
+    T(MPI_ERR_TYPE, MPI_Put(b, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, w));
+    T(MPI_ERR_TYPE, MPI_Put(b, 2, MPI_INT, 0, 0, 1, MPI_INT, w));
+    T(MPI_ERR_RMA_RANGE, MPI_Put(b, 1, MPI_INT, 0, 4, 1, MPI_INT, w));
+    T(MPI_ERR_DISP, MPI_Get(b, 1, MPI_INT, 0, -1, 1, MPI_INT, w));
+    T(MPI_ERR_OP, MPI_Accumulate(b, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, w));
+    T(MPI_ERR_OP, MPI_Accumulate(b, 1, MPI_FLOAT, 0, 0, 1, MPI_FLOAT, MPI_BAND, w));
+    T(MPI_ERR_TYPE, MPI_Compare_and_swap(b, b + 1, b + 2, MPI_FLOAT, 0, 0, w));
+    T(MPI_ERR_ARG, MPI_Rput(b, 1, MPI_INT, 0, 0, 1, MPI_INT, w, NULL));
+    T(MPI_SUCCESS, MPI_Put(b, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, w));
+    T(MPI_SUCCESS, MPI_Win_fence(MPI_MODE_NOSUCCEED, w));
+    T(MPI_SUCCESS, MPI_Win_lock(MPI_LOCK_EXCLUSIVE, x->rank, 0, w));
+    T(MPI_ERR_RMA_SYNC, MPI_Win_lock(MPI_LOCK_SHARED, x->rank, 0, w));
+    T(MPI_ERR_RMA_SYNC, MPI_Win_lock_all(0, w));
+    T(MPI_ERR_RMA_SYNC, MPI_Win_free(&w));
+    T(MPI_SUCCESS, MPI_Win_unlock(x->rank, w));
+    T(MPI_SUCCESS, MPI_Win_call_errhandler(w, MPI_ERR_OTHER));
+    T(MPI_SUCCESS, MPI_Win_free(&w));
+}
+
 int main(int argc, char **argv)
 {
     bx_t ctx, *x = &ctx;
@@ -1102,6 +1266,7 @@ int main(int argc, char **argv)
     op_family(x);
     attr_family(x, freedc);
     info_family(x, argc, argv);
+    rma_family(x, freedc); /* issue 18 */
     traffic(x);
     MPI_Type_free(&unc);
 

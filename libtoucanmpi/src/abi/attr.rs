@@ -34,7 +34,7 @@ fn keyval(sub: usize, kind: AttrKind, k: c_int) -> MpiResult<Keyval> {
     }
 }
 
-fn create(kind: AttrKind, copy: usize, delete: usize, out: *mut c_int, extra: *mut c_void) -> MpiResult<()> {
+pub(super) fn create(kind: AttrKind, copy: usize, delete: usize, out: *mut c_int, extra: *mut c_void) -> MpiResult<()> {
     let sub = me()?;
     if out.is_null() {
         return err(c::MPI_ERR_ARG, "null keyval pointer");
@@ -55,7 +55,7 @@ fn create(kind: AttrKind, copy: usize, delete: usize, out: *mut c_int, extra: *m
     Ok(())
 }
 
-fn free_keyval(kind: AttrKind, k: *mut c_int) -> MpiResult<()> {
+pub(super) fn free_keyval(kind: AttrKind, k: *mut c_int) -> MpiResult<()> {
     let sub = me()?;
     if k.is_null() {
         return err(c::MPI_ERR_ARG, "null keyval pointer");
@@ -115,7 +115,7 @@ fn find(sub: usize, kind: AttrKind, h: usize, key: c_int) -> MpiResult<Option<us
     })
 }
 
-fn set(sub: usize, kind: AttrKind, h: usize, key: c_int, val: usize) -> MpiResult<()> {
+pub(super) fn set(sub: usize, kind: AttrKind, h: usize, key: c_int, val: usize) -> MpiResult<()> {
     live_keyval(sub, kind, key)?;
     if let Some(o) = find(sub, kind, h, key)? {
         run_delete(sub, kind, h, key, o)?;
@@ -134,7 +134,7 @@ pub fn get_user(sub: usize, kind: AttrKind, h: usize, key: c_int) -> MpiResult<O
     find(sub, kind, h, key)
 }
 
-fn delete(sub: usize, kind: AttrKind, h: usize, key: c_int) -> MpiResult<()> {
+pub(super) fn delete(sub: usize, kind: AttrKind, h: usize, key: c_int) -> MpiResult<()> {
     let Some(v) = get_user(sub, kind, h, key)? else {
         return err(c::MPI_ERR_KEYVAL, format!("attribute {key} is not set on this object"));
     };

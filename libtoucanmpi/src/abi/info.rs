@@ -11,20 +11,20 @@ use std::os::raw::{c_char, c_int};
 /// Handles of info objects start here (predefined ones are below 0x200).
 const INFO_BASE: usize = 0x6000_0000;
 
-type Pairs = Vec<(String, String)>;
+pub(super) type Pairs = Vec<(String, String)>;
 
 /// Info objects of the process (created by any subrank; handles are not shared across ranks
 /// by correct programs, so one table serves all).
 static INFOS: Lock<Vec<Option<Pairs>>> = Lock::new(Vec::new());
 
-fn new_info(p: Pairs) -> usize {
+pub(super) fn new_info(p: Pairs) -> usize {
     let mut t = INFOS.lock();
     t.push(Some(p));
     INFO_BASE + t.len() - 1
 }
 
 /// Runs `f` on the pairs of info `h` (MPI_INFO_ENV is a read-only empty set here).
-fn with_info<R>(h: usize, f: impl FnOnce(&mut Pairs) -> R) -> MpiResult<R> {
+pub(super) fn with_info<R>(h: usize, f: impl FnOnce(&mut Pairs) -> R) -> MpiResult<R> {
     if h == c::MPI_INFO_ENV {
         return Ok(f(&mut env_pairs()));
     }

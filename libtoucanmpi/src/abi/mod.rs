@@ -39,6 +39,8 @@ mod libc_state;
 pub(crate) mod malloc;
 mod p2p;
 mod region;
+// issue 18: one-sided communication (MPI_Win_*, MPI_Put, ...)
+mod rma;
 mod sendrecv;
 // The C library's sleeps and `sched_yield`, interposed like `exit` (not in unit tests).
 #[cfg(not(any(test, fuzzing)))]

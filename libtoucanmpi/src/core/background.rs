@@ -183,6 +183,8 @@ fn look_once() -> Look {
 /// `SCAN_MAX` live requests it does not look at each one, it polls.
 fn awaits_transport(s: &state::State) -> bool {
     s.tp.has_pending()
+        // issue 18: other processes' one-sided operations on our windows need our polls.
+        || super::rma::LIVE_REMOTE.load(std::sync::atomic::Ordering::Relaxed) > 0
         || s.locals
             .iter()
             .any(|l| !l.posted.is_empty() || l.waiting.is_some() || l.direct.is_some())

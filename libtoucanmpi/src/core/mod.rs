@@ -8,6 +8,7 @@ pub mod coll;
 pub mod comm;
 pub mod datatype;
 pub mod p2p;
+pub mod rma; // issue 18: one-sided communication
 pub mod topo;
 
 pub mod background;

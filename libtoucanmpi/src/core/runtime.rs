@@ -36,7 +36,7 @@ fn env_usize(name: &str, default: usize, min: usize, max: usize) -> Result<usize
 }
 
 /// Default pause of the background progress thread, in microseconds (`TOUCAN_PROGRESS`).
-const PROGRESS_US: usize = 200;
+pub(crate) const PROGRESS_US: usize = 200;
 /// Default of `TOUCAN_REAL_COLL_MIN` (reductions): below it our point-to-point reduction
 /// costs less than the schedule of a real nonblocking collective (Allreduce at n=2, V=1 on
 /// this machine: 8 B 1.2 us over point-to-point, 1.6 us through MPI_Iallreduce; 4 KiB 3.1 us

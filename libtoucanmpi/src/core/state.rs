@@ -159,6 +159,8 @@ impl Local {
 pub enum AttrKind {
     Comm,
     Type,
+    /// Window attributes (issue 18).
+    Win,
 }
 
 /// An attribute key: its kind, callbacks (C function pointers, or the predefined

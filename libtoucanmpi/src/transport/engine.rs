@@ -144,6 +144,9 @@ pub struct Transport {
     /// A message a poller took from the ring and handed back (`hold`): the next poll returns
     /// it first, before any slot is reposted.
     held: Option<Arrived>,
+    /// The process's real window for one-sided traffic (issue 18, `rma.rs`); None with one
+    /// process.
+    pub(super) rma: Option<super::rma::RealRma>,
 }
 
 /// Outstanding real requests by kind (`Transport::pending_kinds`).
@@ -298,7 +301,13 @@ impl Transport {
             repost: 0,
             slot_len: HDR_LEN + eager_max,
             held: None,
+            rma: None,
         };
+        // issue 18: one real dynamic window per process, for RMA between processes.
+        if size > 1 {
+            // SAFETY: the real MPI is up; we are the only thread.
+            t.rma = Some(unsafe { super::rma::RealRma::create(&t.real, world)? });
+        }
         for _ in 0..RING {
             let mut slot = Slot {
                 req: h(real::REAL_MPI_REQUEST_NULL),
@@ -844,6 +853,10 @@ impl Transport {
             ev.clear();
         }
         self.flush_reposts()?;
+        if let Some(mut r) = self.rma.take() {
+            // SAFETY: collective at finalize; every window operation was flushed by then.
+            unsafe { r.free(&self.real)? };
+        }
         // SAFETY: the ring's receives are ours; cancelling then completing them frees them
         // before their buffers go away. The communicators were created by us.
         unsafe {

@@ -5,6 +5,8 @@ pub mod engine;
 pub mod finalize;
 pub mod node;
 pub mod real;
+pub mod rma; // issue 18
+pub mod shm; // issue 18
 pub mod ucx;
 pub mod wire;
 

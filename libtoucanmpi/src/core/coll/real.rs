@@ -144,7 +144,7 @@ pub fn install_world(s: &mut State) {
 }
 
 /// The real MPI's handle of a basic type, for the C types whose layout is the real MPI's.
-fn real_type(t: BasicType) -> Option<i64> {
+pub(crate) fn real_type(t: BasicType) -> Option<i64> {
     use BasicType::*;
     Some(match t {
         Char => r::REAL_MPI_CHAR,
@@ -188,7 +188,7 @@ fn real_type(t: BasicType) -> Option<i64> {
 }
 
 /// The real MPI's handle of a reduction operation.
-fn real_op(o: OpKind) -> Option<i64> {
+pub(crate) fn real_op(o: OpKind) -> Option<i64> {
     use OpKind::*;
     Some(match o {
         Sum => r::REAL_MPI_SUM,

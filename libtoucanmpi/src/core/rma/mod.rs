@@ -1,0 +1,206 @@
+//! One-sided communication (MPI chapter 12, issue 18): windows, their targets, and the
+//! table that gives them handles. See docs/rma.md for the design.
+//!
+//! A window is a per-subrank object (its handle names it in that subrank only) holding what
+//! its members in this process share (`Common`): every member's memory (address, size,
+//! displacement unit), lock word and process. Operations (`ops`) on a target in this process,
+//! and on any target of a shared-memory window, are loads, stores and copies; on a target in
+//! another process they go to the real MPI's process-wide window (`transport::rma`).
+//! Synchronisation (`sync`) follows the standard's epochs.
+
+pub mod ops;
+pub mod sync;
+
+use crate::consts as c;
+use crate::core::comm::CommRef;
+use crate::core::error::{err, MpiError, MpiResult};
+use crate::sched::lock::Lock;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Handles of windows start here.
+pub const WIN_BASE: usize = 0x7000_0000;
+
+/// Windows alive in this process whose members span processes: while there are any, the
+/// background progress thread keeps polling (the real MPI applies other processes'
+/// operations on our memory only when it is polled).
+pub static LIVE_REMOTE: AtomicUsize = AtomicUsize::new(0);
+
+static WINS: Lock<Vec<Option<Arc<Win>>>> = Lock::new(Vec::new());
+
+/// One member of a window, as every member sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Target {
+    pub proc: usize,
+    /// Address of its memory (in its own process; in ours too for a shared window).
+    pub base: usize,
+    pub size: usize,
+    pub unit: usize,
+    /// Address of its lock word (in its process; ours for a shared window).
+    pub lock: usize,
+}
+
+/// What the members of a window in this process share.
+pub struct Common {
+    pub targets: Vec<Target>,
+    /// Some member lives in another process (and the window is not a shared-memory one).
+    pub remote: bool,
+    /// A shared-memory window: every target is in memory this process maps.
+    pub shm: Option<Arc<crate::transport::shm::Segment>>,
+}
+
+impl Common {
+    /// Whether the window's operations involve the real MPI: its members span processes
+    /// and it is not in shared memory. Then accumulates and lock words go through the real
+    /// MPI for every target (its own atomicity), puts and gets to targets in this process
+    /// are still copies.
+    pub fn real(&self) -> bool {
+        self.remote && self.shm.is_none()
+    }
+}
+
+/// An access or exposure epoch state of one window at one subrank.
+#[derive(Default, Debug)]
+pub struct Epoch {
+    /// A fence opened an epoch (not closed by MPI_MODE_NOSUCCEED).
+    pub fence: bool,
+    /// Targets of MPI_Win_start (window ranks), until MPI_Win_complete.
+    pub access: Option<Vec<i32>>,
+    /// Origins of MPI_Win_post, and how many completed so far, until MPI_Win_wait/test.
+    pub exposure: Option<(Vec<i32>, usize)>,
+    /// Passive-target locks held: window rank -> (lock type, assert).
+    pub locks: HashMap<i32, (i32, i32)>,
+    /// MPI_Win_lock_all's assert, while it holds.
+    pub lock_all: Option<i32>,
+}
+
+impl Epoch {
+    /// Whether this rank may access window rank `r` now.
+    pub fn may_access(&self, r: i32) -> bool {
+        self.fence || self.lock_all.is_some() || self.locks.contains_key(&r) || self.access.as_ref().is_some_and(|a| a.contains(&r))
+    }
+}
+
+/// The mutable part of a window.
+#[derive(Default)]
+pub struct WinState {
+    pub errhandler: usize,
+    pub name: String,
+    pub info: Vec<(String, String)>,
+    pub ep: Epoch,
+    /// Regions attached to a dynamic window (address, size).
+    pub attached: Vec<(usize, usize)>,
+}
+
+pub struct Win {
+    /// The owning subrank.
+    pub sub: usize,
+    /// The window's private communicator (a duplicate of the one it was created on).
+    pub comm_h: usize,
+    pub comm: CommRef,
+    pub common: Arc<Common>,
+    pub flavor: i32,
+    /// Attribute values (the attribute calls return their addresses).
+    pub base: usize,
+    pub size: i64,
+    pub unit: i32,
+    pub model: i32,
+    /// Memory the library allocated for the window (Win_allocate), freed with it.
+    pub owned: Option<usize>,
+    /// This member's lock word (windows not in shared memory).
+    pub lockword: Box<AtomicI64>,
+    pub st: Lock<WinState>,
+}
+
+impl Win {
+    pub fn rank(&self) -> i32 {
+        self.comm.rank
+    }
+
+    pub fn size_of_group(&self) -> i32 {
+        self.comm.size()
+    }
+}
+
+/// Registers a window; returns its handle. Handles of freed windows are not handed out
+/// again (a stale handle is `MPI_ERR_WIN`, as for the other objects).
+pub fn register(w: Win) -> usize {
+    if w.common.remote {
+        LIVE_REMOTE.fetch_add(1, Ordering::Relaxed);
+    }
+    let mut t = WINS.lock();
+    t.push(Some(Arc::new(w)));
+    WIN_BASE + t.len() - 1
+}
+
+/// Removes window `h` from the table.
+pub fn unregister(h: usize) {
+    let mut t = WINS.lock();
+    if let Some(slot) = h.checked_sub(WIN_BASE).and_then(|i| t.get_mut(i)) {
+        if let Some(w) = slot.take() {
+            if w.common.remote {
+                LIVE_REMOTE.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// Window `h` of subrank `sub` (MPI_ERR_WIN when it is not one of its live windows).
+pub fn lookup(sub: usize, h: usize) -> MpiResult<Arc<Win>> {
+    if h == c::MPI_WIN_NULL {
+        return err(c::MPI_ERR_WIN, "MPI_WIN_NULL is not a valid window");
+    }
+    let w = {
+        let t = WINS.lock();
+        h.checked_sub(WIN_BASE).and_then(|i| t.get(i).cloned()).flatten()
+    };
+    match w {
+        Some(w) if w.sub == sub => Ok(w),
+        _ => Err(MpiError::new(
+            c::MPI_ERR_WIN,
+            format!("invalid window handle {h:#x} (freed, or not a window)"),
+        )),
+    }
+}
+
+/// The error handler of window `h` (for raising an error on it), if it is a live window.
+pub fn errhandler_of(h: usize) -> Option<usize> {
+    let t = WINS.lock();
+    let w = h.checked_sub(WIN_BASE).and_then(|i| t.get(i).cloned()).flatten()?;
+    drop(t);
+    let e = w.st.lock().errhandler;
+    Some(e)
+}
+
+/// Accumulates on a window that does not involve the real MPI run one at a time per target
+/// under one of these locks (chosen by the target's lock word address): per element
+/// atomicity, also between workers of the process (SMP mode). A shared window across
+/// processes uses a lock word in its segment instead.
+static ACC: [Lock<()>; 64] = [const { Lock::new(()) }; 64];
+
+/// The accumulate lock of the target whose lock word is at `lock`.
+pub fn acc_lock(lock: usize) -> &'static Lock<()> {
+    &ACC[(lock >> 6) % ACC.len()]
+}
+
+/// The lock word's value while an exclusive lock holds it (shared holders add 1 each).
+pub const EXCL: i64 = i64::MIN / 2;
+
+/// Adds `v` to the lock word at `addr` (in this process) and returns the old value.
+///
+/// # Safety
+/// `addr` must be a live lock word (an `AtomicI64`) of a window.
+pub unsafe fn local_lock_add(addr: usize, v: i64) -> i64 {
+    (*(addr as *const AtomicI64)).fetch_add(v, Ordering::AcqRel)
+}
+
+/// Compare-and-swap on the lock word at `addr`; returns the old value.
+///
+/// # Safety
+/// As `local_lock_add`.
+pub unsafe fn local_lock_cas(addr: usize, old: i64, new: i64) -> i64 {
+    match (*(addr as *const AtomicI64)).compare_exchange(old, new, Ordering::AcqRel, Ordering::Acquire) {
+        Ok(v) | Err(v) => v,
+    }
+}

@@ -1,0 +1,707 @@
+//! Window creation and freeing, and the synchronisation calls: fence, post-start-complete-
+//! wait, and passive target (locks, flushes). Epoch errors are `MPI_ERR_RMA_SYNC`.
+
+use super::ops::real_err;
+use super::{lookup, register, unregister, Common, Target, Win, WinState, EXCL};
+use crate::consts as c;
+use crate::core::coll::{Buf, Coll};
+use crate::core::comm::CommRef;
+use crate::core::datatype;
+use crate::core::error::{err, MpiError, MpiResult};
+use crate::core::p2p::blocking::{irecv, isend, wait};
+use crate::core::p2p::matching::Pattern;
+use crate::core::p2p::SendMode;
+use crate::core::state;
+use crate::sched::lock::Lock;
+use crate::transport::shm::Segment;
+use std::sync::atomic::{fence as mfence, AtomicI64, Ordering};
+use std::sync::Arc;
+
+const TAG_POST: i32 = 1;
+const TAG_COMPLETE: i32 = 2;
+
+/// Words each member contributes at creation.
+const INFO_WORDS: usize = 7;
+
+/// How a window gets its memory.
+pub enum Memory {
+    /// The caller's (MPI_Win_create).
+    Given(usize, usize),
+    /// Allocated here, `size` bytes (MPI_Win_allocate).
+    Allocate(usize),
+    /// Allocated in memory shared by every member (MPI_Win_allocate_shared).
+    Shared(usize),
+    /// None yet (MPI_Win_create_dynamic).
+    Dynamic,
+}
+
+/// Shared segments being set up, by window context (members of a process meet here).
+static SEGMENTS: Lock<Vec<(u64, Arc<Segment>)>> = Lock::new(Vec::new());
+
+fn coll(w_sub: usize, cm: &CommRef, h: usize) -> MpiResult<Coll> {
+    Coll::new(w_sub, cm, h)
+}
+
+/// Attached regions of the real window, by (address, length), with a count (two windows may
+/// expose the same memory).
+static ATTACHED: Lock<Vec<(usize, usize, usize)>> = Lock::new(Vec::new());
+
+fn attach(addr: usize, len: usize) -> MpiResult<()> {
+    {
+        let mut a = ATTACHED.lock();
+        if let Some(e) = a.iter_mut().find(|e| e.0 == addr && e.1 == len) {
+            e.2 += 1;
+            return Ok(());
+        }
+        a.push((addr, len, 1));
+    }
+    state::with(|s| s.tp.rma_attach(addr, len))?.map_err(real_err)
+}
+
+fn detach(addr: usize, len: usize) -> MpiResult<()> {
+    {
+        let mut a = ATTACHED.lock();
+        let Some(i) = a.iter().position(|e| e.0 == addr && e.1 == len) else {
+            return Ok(());
+        };
+        a[i].2 -= 1;
+        if a[i].2 > 0 {
+            return Ok(());
+        }
+        a.remove(i);
+    }
+    state::with(|s| s.tp.rma_detach(addr))?.map_err(real_err)
+}
+
+/// Creates a window of subrank `sub` on its private communicator `comm_h` (already a
+/// duplicate of the user's); returns its handle and base address.
+pub fn create(
+    sub: usize,
+    comm_h: usize,
+    cm: CommRef,
+    mem: Memory,
+    unit: usize,
+    flavor: i32,
+    errhandler: usize,
+) -> MpiResult<(usize, usize)> {
+    let n = cm.size() as usize;
+    let me = cm.rank as usize;
+    let (myproc, real_ok) = state::with(|s| (s.myproc, s.tp.rma_ready()))?;
+    let lockword = Box::new(AtomicI64::new(0));
+    let (mut base, size, owned) = match mem {
+        Memory::Given(b, s) => (b, s, None),
+        Memory::Allocate(s) => {
+            // SAFETY: plain allocation; freed with the window.
+            let p = unsafe { libc::calloc(s.max(1), 1) } as usize;
+            if p == 0 {
+                return err(c::MPI_ERR_NO_MEM, format!("cannot allocate {s} bytes for the window"));
+            }
+            (p, s, Some(p))
+        }
+        Memory::Shared(s) => (0, s, None),
+        Memory::Dynamic => (0, 0, None),
+    };
+    // Everyone's process, memory and lock word.
+    let pid = std::process::id() as i64;
+    let mine = [
+        myproc as i64,
+        base as i64,
+        size as i64,
+        unit as i64,
+        &*lockword as *const AtomicI64 as i64,
+        pid,
+        0,
+    ];
+    let mut all = vec![0i64; n * INFO_WORDS];
+    let dt = datatype::lookup(c::MPI_INT64_T)?;
+    {
+        let cl = coll(sub, &cm, comm_h)?;
+        let parts: Vec<Buf> = (0..n)
+            .map(|r| Buf::new(all.as_mut_ptr().wrapping_add(r * INFO_WORDS) as *mut u8, INFO_WORDS, dt.clone()))
+            .collect();
+        let send = Buf::new(mine.as_ptr() as *mut u8, INFO_WORDS, dt.clone());
+        // SAFETY: `mine` and `all` outlive the call; sizes as described.
+        unsafe { cl.allgatherv(Some(&send), &parts)? };
+    }
+    let row = |r: usize| &all[r * INFO_WORDS..(r + 1) * INFO_WORDS];
+    let remote = (0..n).any(|r| row(r)[0] as usize != myproc);
+    let mut targets: Vec<Target> = (0..n)
+        .map(|r| Target {
+            proc: row(r)[0] as usize,
+            base: row(r)[1] as usize,
+            size: row(r)[2] as usize,
+            unit: row(r)[3] as usize,
+            lock: row(r)[4] as usize,
+        })
+        .collect();
+    let mut shm = None;
+    if let Memory::Shared(_) = mem {
+        let seg = shared_segment(sub, comm_h, &cm, &targets, row(0)[5], myproc)?;
+        // Layout: accumulate lock word, one lock word per member (64 bytes), then the members'
+        // memory one after another (contiguous, as MPICH's default).
+        let mut off = 64 * (n + 1);
+        for (r, t) in targets.iter_mut().enumerate() {
+            t.lock = seg.ptr + 64 * (r + 1);
+            t.base = seg.ptr + off;
+            off += t.size;
+        }
+        // A member without memory gets a null base, as under MPICH.
+        for t in targets.iter_mut().filter(|t| t.size == 0) {
+            t.base = 0;
+        }
+        base = targets[me].base;
+        shm = Some(seg);
+    } else if remote {
+        if !real_ok {
+            return err(c::MPI_ERR_OTHER, "window across processes without the real window");
+        }
+        if size > 0 {
+            attach(base, size)?;
+        }
+        attach(&*lockword as *const AtomicI64 as usize, 8)?;
+        start_progress()?;
+    }
+    let common = Arc::new(Common { targets, remote, shm });
+    let w = Win {
+        sub,
+        comm_h,
+        comm: cm,
+        common,
+        flavor,
+        base,
+        size: size as i64,
+        unit: unit as i32,
+        model: c::MPI_WIN_UNIFIED,
+        owned,
+        lockword,
+        st: Lock::new(WinState {
+            errhandler,
+            name: String::new(),
+            info: Vec::new(),
+            ..Default::default()
+        }),
+    };
+    Ok((register(w), base))
+}
+
+/// Passive target must not need the target's subranks to call MPI: with a window across
+/// processes, the background progress thread runs, at V = 1 too (where it is off by default)
+/// unless `TOUCAN_PROGRESS` was set explicitly.
+fn start_progress() -> MpiResult<()> {
+    let us = state::with(|s| s.cfg.progress_us)?;
+    if us == 0 && std::env::var_os("TOUCAN_PROGRESS").is_none() {
+        let d = std::time::Duration::from_micros(crate::core::runtime::PROGRESS_US as u64);
+        crate::core::background::start(d).map_err(|e| MpiError::new(c::MPI_ERR_OTHER, format!("cannot start the progress thread: {e}")))?;
+    }
+    Ok(())
+}
+
+/// The shared segment of a shared window: the first member of the first process creates
+/// and maps it, the first member of each other process maps it, then the name goes. Only
+/// one member per process maps (`SEGMENTS`), the others take its mapping.
+fn shared_segment(sub: usize, comm_h: usize, cm: &CommRef, targets: &[Target], pid0: i64, myproc: usize) -> MpiResult<Arc<Segment>> {
+    let n = targets.len();
+    let me = cm.rank as usize;
+    let total = 64 * (n + 1) + targets.iter().map(|t| t.size).sum::<usize>();
+    let first_here = targets.iter().position(|t| t.proc == myproc) == Some(me);
+    let single = targets.iter().all(|t| t.proc == myproc);
+    let name = format!("/toucan-rma-{pid0}-{:x}", cm.ctx);
+    let key = cm.ctx;
+    let owner_proc = targets[0].proc;
+    let mut result: MpiResult<()> = Ok(());
+    if first_here && (single || myproc == owner_proc) {
+        let seg = if single {
+            Segment::private(total)
+        } else {
+            Segment::map(&name, total, true)
+        };
+        match seg {
+            Ok(s) => SEGMENTS.lock().push((key, Arc::new(s))),
+            Err(e) => result = err(c::MPI_ERR_RMA_SHARED, format!("cannot create the shared window's memory: {e}")),
+        }
+    }
+    coll(sub, cm, comm_h)?.barrier()?;
+    if first_here && !single && myproc != owner_proc {
+        match Segment::map(&name, total, false) {
+            Ok(s) => SEGMENTS.lock().push((key, Arc::new(s))),
+            Err(e) => {
+                result = err(
+                    c::MPI_ERR_RMA_SHARED,
+                    format!("cannot map the shared window's memory (are all members on one node?): {e}"),
+                )
+            }
+        }
+    }
+    coll(sub, cm, comm_h)?.barrier()?;
+    if me == 0 && !single {
+        Segment::unlink(&name);
+    }
+    result?;
+    let seg = SEGMENTS
+        .lock()
+        .iter()
+        .find(|e| e.0 == key)
+        .map(|e| e.1.clone())
+        .ok_or_else(|| MpiError::new(c::MPI_ERR_RMA_SHARED, "the shared window's memory is missing in this process"))?;
+    // The last member of this process to arrive drops the meeting entry (one barrier later
+    // everyone has taken its reference).
+    coll(sub, cm, comm_h)?.barrier()?;
+    if first_here {
+        SEGMENTS.lock().retain(|e| e.0 != key);
+    }
+    Ok(seg)
+}
+
+fn sync_err(msg: String) -> MpiError {
+    MpiError::new(c::MPI_ERR_RMA_SYNC, msg)
+}
+
+/// Completes this rank's operations on window rank `r` (None: all ranks), at the target
+/// (`local`: at the origin only).
+pub fn flush(w: &Win, r: Option<i32>, local: bool) -> MpiResult<()> {
+    mfence(Ordering::SeqCst);
+    if !w.common.real() {
+        return Ok(());
+    }
+    let proc = r.map(|r| w.common.targets[r as usize].proc);
+    state::with(|s| s.tp.rma_flush(proc, local))?.map_err(real_err)
+}
+
+/// MPI_Win_fence.
+pub fn fence(w: &Win, assert: i32) -> MpiResult<()> {
+    {
+        let st = w.st.lock();
+        if st.ep.access.is_some() || st.ep.exposure.is_some() || !st.ep.locks.is_empty() || st.ep.lock_all.is_some() {
+            return Err(sync_err(
+                "MPI_Win_fence inside a post-start-complete-wait or passive-target epoch".into(),
+            ));
+        }
+    }
+    flush(w, None, false)?;
+    coll(w.sub, &w.comm, w.comm_h)?.barrier()?;
+    mfence(Ordering::SeqCst);
+    w.st.lock().ep.fence = assert & c::MPI_MODE_NOSUCCEED == 0;
+    Ok(())
+}
+
+fn note(w: &Win, r: i32, tag: i32) -> MpiResult<()> {
+    let empty = datatype::byte();
+    // SAFETY: zero-length message.
+    let id = unsafe {
+        isend(
+            w.sub,
+            &w.comm,
+            w.comm_h,
+            w.comm.ctx,
+            std::ptr::null(),
+            0,
+            &empty,
+            r,
+            tag,
+            SendMode::Standard,
+        )?
+    };
+    wait(id).map(|_| ())
+}
+
+fn await_note(w: &Win, r: i32, tag: i32) -> MpiResult<()> {
+    let empty = datatype::byte();
+    // SAFETY: zero-length message.
+    let id = unsafe { irecv(w.sub, w.comm_h, w.comm.ctx, std::ptr::null_mut(), 0, &empty, r, tag)? };
+    wait(id).map(|_| ())
+}
+
+/// MPI_Win_post: exposes this rank's memory to `group` (window ranks).
+pub fn post(w: &Win, group: Vec<i32>, _assert: i32) -> MpiResult<()> {
+    {
+        let mut st = w.st.lock();
+        if st.ep.exposure.is_some() {
+            return Err(sync_err(
+                "MPI_Win_post while an exposure epoch is open (call MPI_Win_wait first)".into(),
+            ));
+        }
+        st.ep.exposure = Some((group.clone(), 0));
+    }
+    mfence(Ordering::SeqCst);
+    for &r in &group {
+        note(w, r, TAG_POST)?;
+    }
+    Ok(())
+}
+
+/// MPI_Win_start: opens an access epoch to `group` once each of them posted.
+pub fn start(w: &Win, group: Vec<i32>, _assert: i32) -> MpiResult<()> {
+    if w.st.lock().ep.access.is_some() {
+        return Err(sync_err(
+            "MPI_Win_start while an access epoch is open (call MPI_Win_complete first)".into(),
+        ));
+    }
+    for &r in &group {
+        await_note(w, r, TAG_POST)?;
+    }
+    w.st.lock().ep.access = Some(group);
+    Ok(())
+}
+
+/// MPI_Win_complete.
+pub fn complete(w: &Win) -> MpiResult<()> {
+    let Some(group) = w.st.lock().ep.access.take() else {
+        return Err(sync_err("MPI_Win_complete without MPI_Win_start".into()));
+    };
+    flush(w, None, false)?;
+    for &r in &group {
+        note(w, r, TAG_COMPLETE)?;
+    }
+    Ok(())
+}
+
+/// MPI_Win_wait (`block`) or MPI_Win_test: whether every origin completed.
+pub fn wait_post(w: &Win, block: bool) -> MpiResult<bool> {
+    let (group, done) = match &w.st.lock().ep.exposure {
+        Some((g, d)) => (g.clone(), *d),
+        None => return Err(sync_err("MPI_Win_wait/MPI_Win_test without MPI_Win_post".into())),
+    };
+    let mut k = done;
+    while k < group.len() {
+        let r = group[k];
+        if !block {
+            let pat = Pattern {
+                ctx: w.comm.ctx,
+                src: w.comm.world_of(r) as i32,
+                tag: TAG_COMPLETE,
+            };
+            let sub = w.sub;
+            let there = state::with(|s| {
+                s.progress();
+                s.probe(sub, &pat).is_some()
+            })?;
+            if !there {
+                break;
+            }
+        }
+        await_note(w, r, TAG_COMPLETE)?;
+        k += 1;
+    }
+    let mut st = w.st.lock();
+    if k == group.len() {
+        st.ep.exposure = None;
+        drop(st);
+        mfence(Ordering::SeqCst);
+        Ok(true)
+    } else {
+        if let Some(e) = st.ep.exposure.as_mut() {
+            e.1 = k;
+        }
+        drop(st);
+        // A rank polling with MPI_Win_test lets its siblings (maybe the origins) run.
+        crate::sched::yield_now();
+        Ok(false)
+    }
+}
+
+/// Adds `v` to window rank `r`'s lock word; returns the old value.
+fn lock_add(w: &Win, r: i32, v: i64) -> MpiResult<i64> {
+    let t = w.common.targets[r as usize];
+    if !w.common.real() {
+        // SAFETY: a live window's lock word (its member frees it only after the window's
+        // last collective call, which every lock holder has left).
+        return Ok(unsafe { super::local_lock_add(t.lock, v) });
+    }
+    let mut old = 0i64;
+    let (ty, op) = (
+        crate::transport::real::REAL_MPI_INT64_T,
+        crate::core::coll::real::real_op(crate::core::coll::op::OpKind::Sum).unwrap_or(0),
+    );
+    state::with(|s| -> Result<(), String> {
+        // SAFETY: one int64 each side; flushed before `old` is read.
+        unsafe {
+            s.tp.rma_fetch_op(
+                &v as *const i64 as *const u8,
+                &mut old as *mut i64 as *mut u8,
+                ty,
+                t.proc,
+                t.lock,
+                op,
+            )?
+        };
+        s.tp.rma_flush(Some(t.proc), false)
+    })?
+    .map_err(real_err)?;
+    Ok(old)
+}
+
+/// Compare-and-swap on window rank `r`'s lock word; returns the old value.
+fn lock_cas(w: &Win, r: i32, old: i64, new: i64) -> MpiResult<i64> {
+    let t = w.common.targets[r as usize];
+    if !w.common.real() {
+        // SAFETY: as in `lock_add`.
+        return Ok(unsafe { super::local_lock_cas(t.lock, old, new) });
+    }
+    let mut res = 0i64;
+    let ty = crate::transport::real::REAL_MPI_INT64_T;
+    state::with(|s| -> Result<(), String> {
+        // SAFETY: one int64 each; flushed before `res` is read.
+        unsafe {
+            s.tp.rma_cas(
+                &new as *const i64 as *const u8,
+                &old as *const i64 as *const u8,
+                &mut res as *mut i64 as *mut u8,
+                ty,
+                t.proc,
+                t.lock,
+            )?
+        };
+        s.tp.rma_flush(Some(t.proc), false)
+    })?
+    .map_err(real_err)?;
+    Ok(res)
+}
+
+/// Takes the lock of window rank `r`, letting the other subranks run between tries.
+fn acquire(w: &Win, r: i32, kind: i32) -> MpiResult<()> {
+    loop {
+        let got = if kind == c::MPI_LOCK_EXCLUSIVE {
+            lock_cas(w, r, 0, EXCL)? == 0
+        } else if lock_add(w, r, 1)? >= 0 {
+            true
+        } else {
+            lock_add(w, r, -1)?;
+            false
+        };
+        if got {
+            mfence(Ordering::SeqCst);
+            return Ok(());
+        }
+        crate::sched::yield_now();
+        let _ = state::try_with(|s| s.progress());
+    }
+}
+
+fn release(w: &Win, r: i32, kind: i32) -> MpiResult<()> {
+    mfence(Ordering::SeqCst);
+    if kind == c::MPI_LOCK_EXCLUSIVE {
+        lock_add(w, r, -EXCL)?;
+    } else {
+        lock_add(w, r, -1)?;
+    }
+    Ok(())
+}
+
+fn check_rank(w: &Win, r: i32) -> MpiResult<()> {
+    let n = w.size_of_group();
+    if !(0..n).contains(&r) {
+        return err(c::MPI_ERR_RANK, format!("invalid target rank {r} (window group size {n})"));
+    }
+    Ok(())
+}
+
+/// MPI_Win_lock.
+pub fn lock(w: &Win, kind: i32, r: i32, assert: i32) -> MpiResult<()> {
+    if kind != c::MPI_LOCK_EXCLUSIVE && kind != c::MPI_LOCK_SHARED {
+        return err(c::MPI_ERR_LOCKTYPE, format!("invalid lock type {kind}"));
+    }
+    if r == c::MPI_PROC_NULL {
+        return Ok(());
+    }
+    check_rank(w, r)?;
+    {
+        let st = w.st.lock();
+        if st.ep.locks.contains_key(&r) || st.ep.lock_all.is_some() {
+            return Err(sync_err(format!("target rank {r} is already locked by this rank")));
+        }
+        if st.ep.access.is_some() {
+            return Err(sync_err("MPI_Win_lock inside a post-start-complete-wait access epoch".into()));
+        }
+    }
+    if assert & c::MPI_MODE_NOCHECK == 0 {
+        acquire(w, r, kind)?;
+    }
+    w.st.lock().ep.locks.insert(r, (kind, assert));
+    Ok(())
+}
+
+/// MPI_Win_unlock.
+pub fn unlock(w: &Win, r: i32) -> MpiResult<()> {
+    if r == c::MPI_PROC_NULL {
+        return Ok(());
+    }
+    check_rank(w, r)?;
+    let Some((kind, assert)) = w.st.lock().ep.locks.remove(&r) else {
+        return Err(sync_err(format!("target rank {r} is not locked by this rank")));
+    };
+    flush(w, Some(r), false)?;
+    if assert & c::MPI_MODE_NOCHECK == 0 {
+        release(w, r, kind)?;
+    }
+    Ok(())
+}
+
+/// MPI_Win_lock_all: a shared lock on every member.
+pub fn lock_all(w: &Win, assert: i32) -> MpiResult<()> {
+    {
+        let st = w.st.lock();
+        if st.ep.lock_all.is_some() || !st.ep.locks.is_empty() {
+            return Err(sync_err("MPI_Win_lock_all while this rank holds locks on the window".into()));
+        }
+    }
+    if assert & c::MPI_MODE_NOCHECK == 0 {
+        for r in 0..w.size_of_group() {
+            acquire(w, r, c::MPI_LOCK_SHARED)?;
+        }
+    }
+    w.st.lock().ep.lock_all = Some(assert);
+    Ok(())
+}
+
+/// MPI_Win_unlock_all.
+pub fn unlock_all(w: &Win) -> MpiResult<()> {
+    let Some(assert) = w.st.lock().ep.lock_all.take() else {
+        return Err(sync_err("MPI_Win_unlock_all without MPI_Win_lock_all".into()));
+    };
+    flush(w, None, false)?;
+    if assert & c::MPI_MODE_NOCHECK == 0 {
+        for r in 0..w.size_of_group() {
+            release(w, r, c::MPI_LOCK_SHARED)?;
+        }
+    }
+    Ok(())
+}
+
+/// The flush calls: need a passive-target epoch on the target (`r`) or on every target.
+pub fn flush_call(w: &Win, r: Option<i32>, local: bool) -> MpiResult<()> {
+    {
+        let st = w.st.lock();
+        match r {
+            Some(c::MPI_PROC_NULL) => return Ok(()),
+            Some(r) => {
+                check_rank(w, r)?;
+                if st.ep.lock_all.is_none() && !st.ep.locks.contains_key(&r) {
+                    return Err(sync_err(format!("flush of target rank {r}, which this rank has not locked")));
+                }
+            }
+            None => {
+                if st.ep.lock_all.is_none() && st.ep.locks.is_empty() {
+                    return Err(sync_err("flush outside a passive-target epoch".into()));
+                }
+            }
+        }
+    }
+    flush(w, r, local)
+}
+
+/// MPI_Win_sync.
+pub fn win_sync(w: &Win) -> MpiResult<()> {
+    mfence(Ordering::SeqCst);
+    if w.common.real() {
+        state::with(|s| s.tp.rma_sync())?.map_err(real_err)?;
+    }
+    Ok(())
+}
+
+/// Completes an operation started by a request-based call on rank `r` (its request is
+/// returned complete): a flush of that target.
+pub fn complete_request_op(w: &Win, r: i32) -> MpiResult<()> {
+    if r == c::MPI_PROC_NULL {
+        return Ok(());
+    }
+    flush(w, Some(r), false)
+}
+
+/// MPI_Win_attach.
+pub fn win_attach(w: &Win, addr: usize, size: usize) -> MpiResult<()> {
+    if w.flavor != c::MPI_WIN_FLAVOR_DYNAMIC {
+        return err(
+            c::MPI_ERR_RMA_FLAVOR,
+            "MPI_Win_attach on a window that was not created with MPI_Win_create_dynamic",
+        );
+    }
+    {
+        let st = w.st.lock();
+        if st.attached.iter().any(|&(a, l)| addr < a + l && a < addr + size) {
+            return err(
+                c::MPI_ERR_RMA_ATTACH,
+                format!("memory {addr:#x}+{size} overlaps memory already attached"),
+            );
+        }
+    }
+    if w.common.real() && size > 0 {
+        attach(addr, size)?;
+    }
+    w.st.lock().attached.push((addr, size));
+    Ok(())
+}
+
+/// MPI_Win_detach.
+pub fn win_detach(w: &Win, addr: usize) -> MpiResult<()> {
+    if w.flavor != c::MPI_WIN_FLAVOR_DYNAMIC {
+        return err(
+            c::MPI_ERR_RMA_FLAVOR,
+            "MPI_Win_detach on a window that was not created with MPI_Win_create_dynamic",
+        );
+    }
+    let r = {
+        let mut st = w.st.lock();
+        let i = st.attached.iter().position(|&(a, _)| a == addr);
+        i.map(|i| st.attached.remove(i))
+    };
+    let Some((a, l)) = r else {
+        return err(c::MPI_ERR_RMA_ATTACH, format!("no memory attached at {addr:#x}"));
+    };
+    if w.common.real() && l > 0 {
+        detach(a, l)?;
+    }
+    Ok(())
+}
+
+/// MPI_Win_free's collective part: every rank's operations complete, then the memory goes.
+/// The caller frees the communicator and the attributes.
+pub fn free(h: usize) -> MpiResult<Arc<Win>> {
+    let sub = crate::sched::rank();
+    let w = lookup(sub, h)?;
+    {
+        let st = w.st.lock();
+        if st.ep.access.is_some() || st.ep.exposure.is_some() || !st.ep.locks.is_empty() || st.ep.lock_all.is_some() {
+            return Err(sync_err("MPI_Win_free while an epoch is open on the window".into()));
+        }
+    }
+    flush(&w, None, false)?;
+    coll(w.sub, &w.comm, w.comm_h)?.barrier()?;
+    if w.common.real() {
+        let attached: Vec<(usize, usize)> = w.st.lock().attached.drain(..).collect();
+        for (a, l) in attached {
+            if l > 0 {
+                detach(a, l)?;
+            }
+        }
+        if w.size > 0 && w.flavor != c::MPI_WIN_FLAVOR_DYNAMIC {
+            detach(w.base, w.size as usize)?;
+        }
+        detach(&*w.lockword as *const AtomicI64 as usize, 8)?;
+    }
+    unregister(h);
+    if let Some(p) = w.owned {
+        // SAFETY: allocated by `create` with calloc, the window is gone from the table.
+        unsafe { libc::free(p as *mut libc::c_void) };
+    }
+    Ok(w)
+}
+
+/// Attribute and query values of a window, for the `abi` layer.
+pub fn shared_query(w: &Win, r: i32) -> MpiResult<(usize, i32, usize)> {
+    if w.common.shm.is_none() {
+        return err(
+            c::MPI_ERR_RMA_FLAVOR,
+            "MPI_Win_shared_query on a window not allocated with MPI_Win_allocate_shared",
+        );
+    }
+    let t = if r == c::MPI_PROC_NULL {
+        match w.common.targets.iter().find(|t| t.size > 0) {
+            Some(t) => *t,
+            None => return Ok((0, w.common.targets[0].unit as i32, 0)),
+        }
+    } else {
+        check_rank(w, r)?;
+        w.common.targets[r as usize]
+    };
+    Ok((t.size, t.unit as i32, t.base))
+}

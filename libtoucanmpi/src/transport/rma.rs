@@ -1,0 +1,332 @@
+//! One-sided communication between processes (issue 18): one real dynamic window per process
+//! over a duplicate of the real world, created at start-up and kept in a passive epoch
+//! (`MPI_Win_lock_all` with `MPI_MODE_NOCHECK`) until finalize. Every virtual window whose
+//! members span several processes attaches its members' memory to it; an operation on a
+//! target in another process is a real `MPI_Put`/`Get`/`Accumulate`/... on this window with
+//! the target's absolute address as displacement, completed by a real flush. The real MPI
+//! applies it at the target process from its own progress (the worker's polls or the
+//! background progress thread), whatever the target subranks do.
+//!
+//! Layouts cross as real datatypes: a list of (byte offset, length) blocks becomes
+//! `MPI_BYTE` (one block at offset 0) or an hindexed type of bytes; element runs of one basic
+//! type become that type or an hindexed type of it (accumulates). Nothing here knows virtual
+//! windows or user handles.
+
+use super::engine::check;
+use super::real::{self, h, RDatatype, RealMpi};
+use super::Transport;
+use std::os::raw::{c_int, c_void};
+
+/// The process's real window and its communicator.
+pub struct RealRma {
+    win: c_int,
+    comm: real::RComm,
+}
+
+impl RealRma {
+    /// Creates the window (collective over the real world: every process at start-up).
+    ///
+    /// # Safety
+    /// The real MPI must be initialised; called from one thread.
+    pub(super) unsafe fn create(real: &RealMpi, world: real::RComm) -> Result<RealRma, String> {
+        let mut comm: real::RComm = h(real::REAL_MPI_COMM_NULL);
+        let mut win: c_int = h(real::REAL_MPI_WIN_NULL);
+        check(real.PMPI_Comm_dup(world, &mut comm), "MPI_Comm_dup")?;
+        check(
+            real.PMPI_Win_create_dynamic(h(real::REAL_MPI_INFO_NULL), comm, &mut win),
+            "MPI_Win_create_dynamic",
+        )?;
+        check(
+            real.PMPI_Win_set_errhandler(win, h(real::REAL_MPI_ERRORS_RETURN)),
+            "MPI_Win_set_errhandler",
+        )?;
+        check(
+            real.PMPI_Win_lock_all(real::REAL_MPI_MODE_NOCHECK as c_int, win),
+            "MPI_Win_lock_all",
+        )?;
+        Ok(RealRma { win, comm })
+    }
+
+    /// Ends the epoch and frees the window (collective, at finalize).
+    ///
+    /// # Safety
+    /// As `create`; no operation may be outstanding.
+    pub(super) unsafe fn free(&mut self, real: &RealMpi) -> Result<(), String> {
+        check(real.PMPI_Win_unlock_all(self.win), "MPI_Win_unlock_all")?;
+        check(real.PMPI_Win_free(&mut self.win), "MPI_Win_free")?;
+        check(real.PMPI_Comm_free(&mut self.comm), "MPI_Comm_free")
+    }
+}
+
+/// A real datatype for one side of an operation: `count` items of `dt`, freed after use when
+/// `owned`.
+pub struct RType {
+    dt: RDatatype,
+    count: c_int,
+    owned: bool,
+}
+
+/// The kind of items a layout is made of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// Bytes (`MPI_BYTE`): puts and gets.
+    Bytes,
+    /// Elements of one basic type, given as the real MPI's handle (accumulates).
+    Elem(i64),
+}
+
+fn int(n: usize, what: &str) -> Result<c_int, String> {
+    c_int::try_from(n).map_err(|_| format!("{what} of {n} items is beyond the real MPI's int counts"))
+}
+
+impl Transport {
+    fn rma(&self) -> Result<&RealRma, String> {
+        self.rma.as_ref().ok_or_else(|| "no real window (one process only)".to_string())
+    }
+
+    /// A real datatype for `blocks` (offset, items) of `unit`.
+    pub fn rma_type(&self, unit: Unit, blocks: &[(isize, usize)]) -> Result<RType, String> {
+        let base: RDatatype = match unit {
+            Unit::Bytes => h(real::REAL_MPI_BYTE),
+            Unit::Elem(t) => h(t),
+        };
+        match blocks {
+            [] => Ok(RType {
+                dt: base,
+                count: 0,
+                owned: false,
+            }),
+            [(0, n)] => Ok(RType {
+                dt: base,
+                count: int(*n, "a block")?,
+                owned: false,
+            }),
+            _ => {
+                let lens = blocks.iter().map(|b| int(b.1, "a block")).collect::<Result<Vec<_>, _>>()?;
+                let disps: Vec<i64> = blocks.iter().map(|b| b.0 as i64).collect();
+                let mut dt: RDatatype = h(real::REAL_MPI_DATATYPE_NULL);
+                // SAFETY: arrays of equal length `blocks.len()`, a valid base type.
+                unsafe {
+                    check(
+                        self.real.PMPI_Type_create_hindexed(
+                            int(blocks.len(), "a layout")?,
+                            lens.as_ptr(),
+                            disps.as_ptr() as _,
+                            base,
+                            &mut dt,
+                        ),
+                        "MPI_Type_create_hindexed",
+                    )?;
+                    check(self.real.PMPI_Type_commit(&mut dt), "MPI_Type_commit")?;
+                }
+                Ok(RType { dt, count: 1, owned: true })
+            }
+        }
+    }
+
+    fn rma_release(&self, t: RType) {
+        if t.owned {
+            let mut dt = t.dt;
+            // SAFETY: a type we created; the real MPI keeps it alive for pending operations.
+            unsafe { self.real.PMPI_Type_free(&mut dt) };
+        }
+    }
+
+    /// Makes `[addr, addr+len)` of this process a target of the real window.
+    pub fn rma_attach(&self, addr: usize, len: usize) -> Result<(), String> {
+        let r = self.rma()?;
+        // SAFETY: the caller keeps the memory until `rma_detach`.
+        check(
+            unsafe { self.real.PMPI_Win_attach(r.win, addr as *mut c_void, len.max(1) as i64) },
+            "MPI_Win_attach",
+        )
+    }
+
+    pub fn rma_detach(&self, addr: usize) -> Result<(), String> {
+        let r = self.rma()?;
+        // SAFETY: `addr` was attached by `rma_attach`.
+        check(unsafe { self.real.PMPI_Win_detach(r.win, addr as *const c_void) }, "MPI_Win_detach")
+    }
+
+    /// Starts a put of `origin` (layout `o`) into process `proc` at address `addr` (layout `t`).
+    ///
+    /// # Safety
+    /// `origin` must stay valid and unchanged until the next flush of `proc`; the target
+    /// memory must be attached.
+    pub unsafe fn rma_put(&self, origin: *const u8, o: RType, proc: usize, addr: usize, t: RType) -> Result<(), String> {
+        let r = self.rma()?;
+        let rc = self.real.PMPI_Put(
+            origin as *const c_void,
+            o.count,
+            o.dt,
+            proc as c_int,
+            addr as i64,
+            t.count,
+            t.dt,
+            r.win,
+        );
+        self.rma_release(o);
+        self.rma_release(t);
+        check(rc, "MPI_Put")
+    }
+
+    /// Starts a get into `origin`.
+    ///
+    /// # Safety
+    /// As `rma_put`, `origin` writable.
+    pub unsafe fn rma_get(&self, origin: *mut u8, o: RType, proc: usize, addr: usize, t: RType) -> Result<(), String> {
+        let r = self.rma()?;
+        let rc = self.real.PMPI_Get(
+            origin as *mut c_void,
+            o.count,
+            o.dt,
+            proc as c_int,
+            addr as i64,
+            t.count,
+            t.dt,
+            r.win,
+        );
+        self.rma_release(o);
+        self.rma_release(t);
+        check(rc, "MPI_Get")
+    }
+
+    /// Starts an accumulate with real operation `op`; with `result` a get-accumulate.
+    ///
+    /// # Safety
+    /// As `rma_put`; `result` writable for its layout.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn rma_acc(
+        &self,
+        origin: *const u8,
+        o: RType,
+        result: Option<(*mut u8, RType)>,
+        proc: usize,
+        addr: usize,
+        t: RType,
+        op: i64,
+    ) -> Result<(), String> {
+        let r = self.rma()?;
+        let rc = match &result {
+            None => self.real.PMPI_Accumulate(
+                origin as *const c_void,
+                o.count,
+                o.dt,
+                proc as c_int,
+                addr as i64,
+                t.count,
+                t.dt,
+                h(op),
+                r.win,
+            ),
+            Some((res, rt)) => self.real.PMPI_Get_accumulate(
+                origin as *const c_void,
+                o.count,
+                o.dt,
+                *res as *mut c_void,
+                rt.count,
+                rt.dt,
+                proc as c_int,
+                addr as i64,
+                t.count,
+                t.dt,
+                h(op),
+                r.win,
+            ),
+        };
+        self.rma_release(o);
+        self.rma_release(t);
+        if let Some((_, rt)) = result {
+            self.rma_release(rt);
+        }
+        check(rc, "MPI_Accumulate")
+    }
+
+    /// Starts a compare-and-swap of one element of real type `ty`.
+    ///
+    /// # Safety
+    /// Pointers valid for one element; `result` written at the next flush.
+    pub unsafe fn rma_cas(
+        &self,
+        origin: *const u8,
+        compare: *const u8,
+        result: *mut u8,
+        ty: i64,
+        proc: usize,
+        addr: usize,
+    ) -> Result<(), String> {
+        let r = self.rma()?;
+        check(
+            self.real.PMPI_Compare_and_swap(
+                origin as *const c_void,
+                compare as *const c_void,
+                result as *mut c_void,
+                h(ty),
+                proc as c_int,
+                addr as i64,
+                r.win,
+            ),
+            "MPI_Compare_and_swap",
+        )
+    }
+
+    /// Starts a fetch-and-op of one element of real type `ty`.
+    ///
+    /// # Safety
+    /// As `rma_cas`.
+    pub unsafe fn rma_fetch_op(
+        &self,
+        origin: *const u8,
+        result: *mut u8,
+        ty: i64,
+        proc: usize,
+        addr: usize,
+        op: i64,
+    ) -> Result<(), String> {
+        let r = self.rma()?;
+        check(
+            self.real.PMPI_Fetch_and_op(
+                origin as *const c_void,
+                result as *mut c_void,
+                h(ty),
+                proc as c_int,
+                addr as i64,
+                h(op),
+                r.win,
+            ),
+            "MPI_Fetch_and_op",
+        )
+    }
+
+    /// Completes every operation of this process on `proc` (None: on every process), at the
+    /// target too (`local`: at the origin only).
+    pub fn rma_flush(&self, proc: Option<usize>, local: bool) -> Result<(), String> {
+        let Some(r) = self.rma.as_ref() else {
+            return Ok(());
+        };
+        // SAFETY: plain calls on our window.
+        let rc = unsafe {
+            match (proc, local) {
+                (Some(p), false) => self.real.PMPI_Win_flush(p as c_int, r.win),
+                (Some(p), true) => self.real.PMPI_Win_flush_local(p as c_int, r.win),
+                (None, false) => self.real.PMPI_Win_flush_all(r.win),
+                (None, true) => self.real.PMPI_Win_flush_local_all(r.win),
+            }
+        };
+        check(rc, "MPI_Win_flush")
+    }
+
+    /// `MPI_Win_sync` on the real window (memory barrier for the unified model).
+    pub fn rma_sync(&self) -> Result<(), String> {
+        let Some(r) = self.rma.as_ref() else {
+            return Ok(());
+        };
+        // SAFETY: a plain call on our window.
+        check(unsafe { self.real.PMPI_Win_sync(r.win) }, "MPI_Win_sync")
+    }
+
+    /// Whether the real window exists (more than one process).
+    pub fn rma_ready(&self) -> bool {
+        self.rma.is_some()
+    }
+}
