@@ -201,10 +201,9 @@ const SHORT_IDX_BITS: u32 = 15;
 #[inline]
 pub fn to_short(id: ReqId, owner: usize) -> Option<u32> {
     let idx = id & ((1 << IDX_BITS) - 1);
-    let fits = owner_of(id) == Some(owner)
-        && id >> (IDX_BITS + 16) == (owner as u64) << 1 | 1
-        && idx < (1 << SHORT_IDX_BITS) - 1;
-    fits.then(|| (((id >> IDX_BITS) & 0xffff) << SHORT_IDX_BITS | idx) as u32)
+    // (Exactly owner's HANDLE_BASE bits above the generation, as Slab::locate checks.)
+    let fits = id >> (IDX_BITS + 16) == (owner as u64) << 1 | 1 && idx < (1 << SHORT_IDX_BITS) - 1;
+    fits.then_some((((id >> IDX_BITS) & 0xffff) << SHORT_IDX_BITS | idx) as u32)
 }
 
 /// The request handle of subrank `owner` whose 31-bit form (from [`to_short`]) is `short`.
