@@ -390,7 +390,9 @@ class Gen:
 
     def releases(self, p):
         """Whether this routine frees the request or message handle(s) p it is given."""
-        return (self.cname, p.name) in RELEASING
+        # (A large-count form MPI_X_c frees what MPI_X frees.)
+        base = self.cname[:-2] if self.cname.endswith("_c") else self.cname
+        return (self.cname, p.name) in RELEASING or (base, p.name) in RELEASING
 
     def param(self, name):
         for p in self.params:
@@ -404,7 +406,7 @@ class Gen:
         p = self.param(name)
         return f"(*{p.arg})"
 
-    def emit(self, out, fname, cfn):
+    def emit(self, out, fname, cfn, attrs=""):
         fps = self.fortran_params()
         pre, args, post, lens = self.body(cfn)
         sig = [d for d, _ in fps]
@@ -413,7 +415,7 @@ class Gen:
             return
         sig.append("MPI_Fint *ierr")
         sig += [f"size_t l_{p.name}" for p in lens]
-        out.append(f"void {fname}({', '.join(sig)})\n{{")
+        out.append(f"{attrs}void {fname}({', '.join(sig)})\n{{")
         for s in pre:
             out.append("    " + s)
         out.append(f"    int rc = {cfn}({', '.join(args)});")
@@ -916,7 +918,7 @@ void toucan_f08_copy_out(CFI_cdesc_t *d, void **tmp, int back)
    one per element of the section (dtype as wide as an element, without holes), described by
    nested hvectors of the descriptor's byte strides; the call then gets the section's base
    address and count 1. MPI_ERR_BUFFER when the section is not laid out that way. */
-int toucan_f08_section(CFI_cdesc_t *d, MPI_Fint *count, MPI_Fint *dtype, MPI_Fint *newtype, void **base)
+int toucan_f08_section(CFI_cdesc_t *d, MPI_Count *count, MPI_Fint *dtype, MPI_Fint *newtype, void **base)
 {
     MPI_Datatype dt = MPI_Type_f2c(*dtype), t = dt, t2;
     MPI_Aint lb = 0, ext = 0, n = 1;
@@ -1120,7 +1122,8 @@ F08_COPY_IFACE = """  interface
         result(rc)
       import
       type(*), dimension(..) :: buf
-      integer :: count, dtype, newtype
+      integer(kind=MPI_COUNT_KIND) :: count
+      integer :: dtype, newtype
       type(c_ptr) :: base
       integer(c_int) :: rc
     end function
@@ -1211,17 +1214,45 @@ def f08_decls(name, p):
     raise ValueError(f"{name}: no mpi_f08 rule for kind {k}")
 
 
+def f08_key(name, p):
+    """What tells a dummy argument apart in a generic (type, kind and rank), with the kinds as
+    gfortran has them: MPI_ADDRESS_KIND, MPI_COUNT_KIND and MPI_OFFSET_KIND are all 8."""
+    d = f08_decls(name, p)
+    if d is None:
+        return None
+    typ, _, var = d[0].partition(" :: ")
+    typ = typ.split(",")[0]
+    typ = re.sub(r"kind=MPI_(ADDRESS|COUNT|OFFSET)_KIND", "kind=8", typ)
+    rank = "..." if "dimension(..)" in d[0] else str(var.count(",") + 1) if "(" in var else "0"
+    return typ, rank
+
+
+def indistinguishable(base, bparams, params):
+    """None when mpi_f08's generic MPI_X can hold both MPI_X and its large-count form MPI_X_c
+    (some argument differs in type, kind or rank, e.g. an INTEGER count that becomes
+    INTEGER(KIND=MPI_COUNT_KIND)); else the reason it cannot."""
+    if any(p.kind == "fn" for p in params):
+        return ("its user function has the large-count interface (MPI_User_function_c): a "
+                "Fortran generic cannot choose a specific by a procedure argument's interface")
+    a = [k for k in (f08_key(base, p) for p in bparams) if k]
+    b = [k for k in (f08_key(base, p) for p in params) if k]
+    if a == b:
+        return ("indistinguishable from " + base + " in mpi_f08's generic: its MPI_Aint "
+                "arguments become MPI_Count ones, and MPI_ADDRESS_KIND = MPI_COUNT_KIND here")
+    return None
+
+
 def section_args(decls):
-    """(buffer, count, datatype) names when the routine has one choice buffer, followed by its
-    int count and its datatype handle; else None."""
+    """(buffer, count, datatype, whether the count is an MPI_Count) names when the routine has
+    one choice buffer, followed by its count and its datatype handle; else None."""
     names = [p for p, _ in decls]
     bufs = [i for i, p in enumerate(names) if p.kind == "choice"]
     if len(bufs) != 1 or bufs[0] + 2 >= len(names):
         return None
     b, c, t = names[bufs[0]:bufs[0] + 3]
-    if c.kind != "int_in" or t.kind != "handle_in" or t.base != "MPI_Datatype":
+    if c.kind not in ("int_in", "wide_in") or t.kind != "handle_in" or t.base != "MPI_Datatype":
         return None
-    return b.name, c.name, t.name
+    return b.name, c.name, t.name, c.kind == "wide_in"
 
 
 def keeps_buffer(name):
@@ -1245,7 +1276,11 @@ def wrap(line, indent):
     return out
 
 
-def gen_f08(bound, consts, sizes):
+def gen_f08(entries, consts, sizes):
+    """entries: (generic name MPI_X, C routine MPI_X or its large-count form MPI_X_c, return
+    type, parameters); a large-count form becomes the specific MPI_X_c_f08(ts) of generic
+    MPI_X (MPI 4.1, 19.1.5: the name, then _c, then the token), calling the hidden shim
+    toucan_f08c_mpi_x_c (mpif.h and `use mpi` have no large-count forms)."""
     kinds = sorted(set(HANDLE_KINDS))
     o = ["! mpi_f08 -- the Fortran 2008 interface of Toucan-MPI (TS 29113 buffers).",
          "! Generated by fortran/gen.py from headers/mpi.h and fortran/bindings.txt: do not edit.",
@@ -1298,7 +1333,8 @@ def gen_f08(bound, consts, sizes):
     o.append("  end interface")
     procs, ifaces, privates, generic = [], [], [], []
     done = []
-    for name, ret, params in bound:
+    for name, cname, ret, params in entries:
+        large = cname != name
         # (MPI-1's INTEGER attribute routines are not in mpi_f08.)
         if ret == "double" or any(p.kind and (p.kind.startswith(("attr_in_int", "attr_out_int"))
                                               or p.kind in ("copyfn1", "deletefn1", "kvextra1"))
@@ -1313,11 +1349,12 @@ def gen_f08(bound, consts, sizes):
         # interface: a tool's MPI_X_f08 in front of ours can call PMPI_X).
         for pre in ("", "P"):
             pname = pre + name
-            shim = f"toucan_f77{pre.lower()}_" + name[4:].lower()
+            shim = f"toucan_f77{pre.lower()}_" + cname[4:].lower()
+            cshim = f"toucan_f08c_{pre.lower()}{cname.lower()}" if large else f"{pname.lower()}_"
             privates.append(shim)
             # the bind(C) interface to the mpif.h shim
             ifaces += wrap(f"    subroutine {shim}({', '.join(dummies + ['ierr'] + largs)}) &", 4)[:]
-            ifaces.append(f"        bind(C, name='{pname.lower()}_')")
+            ifaces.append(f"        bind(C, name='{cshim}')")
             ifaces.append("      import")
             for _, d in decls:
                 ifaces.append(f"      {d[1]}")
@@ -1326,7 +1363,8 @@ def gen_f08(bound, consts, sizes):
                 ifaces.append(f"      integer(c_size_t), value :: {l}")
             ifaces.append("    end subroutine")
             # the module procedure: the standard's specific name (_f08ts with choice buffers)
-            spec = f"{pname}_f08ts" if any(p.kind == "choice" for p, _ in decls) else f"{pname}_f08"
+            token = "_f08ts" if any(p.kind == "choice" for p, _ in decls) else "_f08"
+            spec = pname + ("_c" if large else "") + token
             # The generic's specific is an external procedure with the standard's linker name
             # (mpi_send_f08ts_), declared by an interface; its body is the module procedure
             # toucan_<spec>, and fortran/build.sh gives that code the linker name (weak for
@@ -1367,13 +1405,15 @@ def gen_f08(bound, consts, sizes):
                         # section's base address, count 1 and a datatype over the section
                         # (freed at once: the operation holds it), when the section is count
                         # elements of a datatype as wide as an element (C_F08).
-                        b, cnt, dt = sec
+                        b, cnt, dt, wide = sec
+                        cntarg = cnt if wide else f"int({cnt}, MPI_COUNT_KIND)"
+                        one = "1_MPI_COUNT_KIND" if wide else "1"
                         procs.insert(len(procs) - 3 - len(wrap("    " + call, 6)),
                                      f"    type(c_ptr) :: s_{b}\n    type(MPI_Datatype) :: t_{dt}")
-                        procs.append(f"      ierr0 = toucan_f08_section({b}, {cnt}, {dt}%MPI_VAL, t_{dt}%MPI_VAL, s_{b})")
+                        procs.append(f"      ierr0 = toucan_f08_section({b}, {cntarg}, {dt}%MPI_VAL, t_{dt}%MPI_VAL, s_{b})")
                         procs.append("      if (ierr0 == MPI_SUCCESS) then")
                         scall = f"call {shim}(" + ", ".join(
-                            [f"s_{b}" if p.name == b else "1" if p.name == cnt else f"t_{dt}" if p.name == dt
+                            [f"s_{b}" if p.name == b else one if p.name == cnt else f"t_{dt}" if p.name == dt
                              else d[2] for p, d in decls] + ["ierr0"] + lens) + ")"
                         procs += ["    " + x for x in wrap("    " + scall, 8)]
                         procs.append(f"        call toucan_f08_type_free(t_{dt}%MPI_VAL)")
@@ -1390,9 +1430,14 @@ def gen_f08(bound, consts, sizes):
             procs.append(f"  end subroutine toucan_{spec}")
             procs.append("")
             done.append((pname, spec))
+    # One generic per routine, its specifics together (MPI_X_f08ts and MPI_X_c_f08ts).
+    byname = {}
     for name, spec, iface in generic:
+        byname.setdefault(name, []).append(iface)
+    for name, ifs in byname.items():
         o.append(f"  interface {name}")
-        o += ["  " + x for x in iface]
+        for iface in ifs:
+            o += ["  " + x for x in iface]
         o.append("  end interface")
     # MPI_Sizeof: the size in bytes of a variable's element (TS 29113 descriptor, C_F08)
     o.append("  interface MPI_Sizeof")
@@ -1465,6 +1510,33 @@ def main():
             continue
         bound.append((name, ret, params))
 
+    # The large-count forms MPI_X_c (mpi_f08 only, MPI 4.1, 20.2): with MPI_X's table lines,
+    # when MPI_X is bound and the two can share the generic MPI_X.
+    names = {b[0] for b in bound}
+    large = []
+    for name in sorted(protos):
+        if not name.endswith("_c"):
+            continue
+        base = name[:-2]
+        if base not in names:
+            continue  # (MPI_X itself is unbound, listed with its reason)
+        if name not in exports:
+            unbound.append((name, "not implemented by the C side"))
+            continue
+        if name in skip:
+            unbound.append((name, skip[name]))
+            continue
+        ret, params = protos[name]
+        ov = dict(over.get(base, {}))
+        ov.update(over.get(name, {}))
+        why = classify(name, params, ov)
+        if not why:
+            why = indistinguishable(base, protos[base][1], params)
+        if why:
+            unbound.append((name, why))
+            continue
+        large.append((name, ret, params))
+
     if a.unbound:
         for n, why in unbound:
             print(f"{n}: {why}")
@@ -1499,8 +1571,6 @@ def main():
         g.emit(c, f"{low}_", new)
         aliases(c, low, old.upper())
         c.append("")
-    with open(f"{a.out}/toucanfort.c", "w") as f:
-        f.write("\n".join(c))
     with open(f"{a.out}/mpif.h", "w") as f:
         f.write(gen_mpif(consts, sizes, doubles))
     with open(f"{a.out}/mpi.f90", "w") as f:
@@ -1510,7 +1580,16 @@ def main():
                 "  include 'mpif.h'\n  private :: c_int\ncontains\n"
                 + F08_SIZEOF.replace("NAME", "MPI_Sizeof").replace("OPT", "")
                 .replace("SETERR", "ierror = MPI_SUCCESS") + "end module mpi\n")
-    f08, f08impl, n08 = gen_f08(bound, consts, sizes)
+    # The large-count shims: hidden (mpi_f08's MPI_X_c_f08ts calls them; no mpif.h names).
+    for name, ret, params in large:
+        g = Gen(name, ret, params)
+        g.emit(c, f"toucan_f08c_p{name.lower()}", f"P{name}", "TF_HIDDEN ")
+        g.emit(c, f"toucan_f08c_{name.lower()}", name, "TF_HIDDEN ")
+        c.append("")
+    with open(f"{a.out}/toucanfort.c", "w") as f:
+        f.write("\n".join(c))
+    entries = sorted([(n, n, r, ps) for n, r, ps in bound] + [(n[:-2], n, r, ps) for n, r, ps in large])
+    f08, f08impl, n08 = gen_f08(entries, consts, sizes)
     with open(f"{a.out}/mpi_f08.f90", "w") as f:
         f.write(f08)
     with open(f"{a.out}/mpi_f08_links.txt", "w") as f:
@@ -1519,8 +1598,10 @@ def main():
         f.write("".join(n + "\n" for n, _, _ in bound))
         f.write("".join(f"{o} (as {n})\n" for o, n in sorted(RENAMES.items())))
         f.write("".join(f"MPI_{r.capitalize()} (INTEGER addresses, MPI-1)\n" for r in MPI1_ROUTINES))
-    print(f"gen.py: {len(bound)} routines bound ({n08} in mpi_f08), {len(unbound)} left out "
-          "(gen.py --unbound lists them)")
+        f.write("".join(f"{n} (mpi_f08 only, as the specific {n[:-2]}_c_f08(ts) of {n[:-2]})\n"
+                        for n, _, _ in large))
+    print(f"gen.py: {len(bound)} routines bound ({n08 - len(large)} in mpi_f08, and {len(large)} "
+          f"large-count forms there), {len(unbound)} left out (gen.py --unbound lists them)")
 
 
 if __name__ == "__main__":

@@ -4,9 +4,15 @@
 //!
 //! Handles below [`TABLE_BASE`] (every predefined handle and most of ours: communicators,
 //! groups, datatypes, operations, error handlers, info objects) are their own integers.
-//! Requests and matched messages have 64-bit handles: each one converted gets the next integer
-//! from [`TABLE_BASE`] up, remembered (per kind) by the process, so converting it again gives
-//! the same integer and `fromint` gives the handle back. The Fortran bindings drop an entry
+//! Requests and matched messages have 64-bit handles. A request converted by the subrank that
+//! owns it, whose slab index is below 32767 (nearly always: the slab reuses freed slots), is
+//! converted without a lock or a table: its integer is negative, and its other 31 bits are
+//! the handle's generation and index (`request::to_short`); `fromint`, called by the same
+//! subrank (requests are per rank), puts the running subrank back as the owner. (The table's
+//! lock serialized Fortran's nonblocking calls: every Isend/Irecv took it to convert, and
+//! every Wait to convert back and to release.) Any other request, and every message, gets
+//! the next integer from [`TABLE_BASE`] up, remembered (per kind) by the process, so
+//! converting it again gives the same integer and `fromint` gives the handle back. The Fortran bindings drop an entry
 //! when the request or message it names is gone (`toucan_fint_release`, called by the
 //! shims of `MPI_Wait`, `MPI_Test`, ... when the handle came back null), and its integer is
 //! handed out again: the table holds the live converted handles only. Entries that nobody
@@ -15,12 +21,17 @@
 use super::consts as c;
 use super::status::MpiStatus;
 use crate::core::error::{err, MpiResult};
+use crate::core::request;
+use crate::sched;
 use crate::sched::lock::Lock;
 use std::collections::BTreeMap;
 use std::os::raw::c_int;
 
 /// First integer handed out for a handle that is not its own integer.
 const TABLE_BASE: c_int = 0x7000_0000;
+
+/// The sign bit marks a request's short form (`request::to_short`): no lock, no table.
+const SHORT_BIT: u32 = 1 << 31;
 
 /// The object kinds, so a request and a message with the same handle value get their own
 /// integers.
@@ -56,6 +67,11 @@ fn toint(kind: Kind, h: usize) -> c_int {
     if h < TABLE_BASE as usize {
         return h as c_int;
     }
+    if kind == Kind::Request {
+        if let Some(s) = request::to_short(h as u64, sched::rank()) {
+            return (s | SHORT_BIT) as c_int;
+        }
+    }
     let mut t = TABLE.lock();
     if let Some(&i) = t.to.get(&(kind, h)) {
         return i;
@@ -78,6 +94,12 @@ fn toint(kind: Kind, h: usize) -> c_int {
 
 /// The handle of integer `i` (an invalid handle when `i` names none of this kind).
 fn fromint(kind: Kind, i: c_int) -> usize {
+    if i < 0 && kind == Kind::Request {
+        let owner = sched::rank();
+        if owner != usize::MAX {
+            return request::from_short(i as u32, owner) as usize;
+        }
+    }
     if i < TABLE_BASE {
         return i as u32 as usize;
     }

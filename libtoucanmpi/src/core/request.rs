@@ -193,6 +193,29 @@ pub fn owner_of(id: ReqId) -> Option<usize> {
     (id & HANDLE_BASE != 0).then_some((id >> OWNER_SHIFT) as usize)
 }
 
+/// Index bits of a request handle in its 31-bit form (the Fortran integer, abi/convert.rs).
+const SHORT_IDX_BITS: u32 = 15;
+
+/// The 31-bit form of request `id` of local subrank `owner`: its generation (16 bits) and its
+/// index (15 bits), when `id` is one of `owner`'s requests and its index is below `2^15 - 1`
+/// (so the form is never all ones). None otherwise (another subrank's request, not a request,
+/// or more than 32766 live requests). The owner is left out: [`from_short`] puts it back.
+#[inline]
+pub fn to_short(id: ReqId, owner: usize) -> Option<u32> {
+    let idx = id & ((1 << IDX_BITS) - 1);
+    // (Exactly owner's HANDLE_BASE bits above the generation, as Slab::locate checks.)
+    let fits = id >> (IDX_BITS + 16) == (owner as u64) << 1 | 1 && idx < (1 << SHORT_IDX_BITS) - 1;
+    fits.then_some((((id >> IDX_BITS) & 0xffff) << SHORT_IDX_BITS | idx) as u32)
+}
+
+/// The request handle of subrank `owner` whose 31-bit form (from [`to_short`]) is `short`.
+#[inline]
+pub fn from_short(short: u32, owner: usize) -> ReqId {
+    let short = short as u64 & 0x7fff_ffff;
+    let (gen, idx) = (short >> SHORT_IDX_BITS, short & ((1 << SHORT_IDX_BITS) - 1));
+    (owner as u64) << OWNER_SHIFT | HANDLE_BASE | gen << IDX_BITS | idx
+}
+
 impl Slab {
     /// The slab of local subrank `owner`.
     pub fn new(owner: usize) -> Slab {
@@ -278,7 +301,36 @@ mod tests {
         assert!(s.get(0x180).is_none());
         assert!(s.get(b | 0xff << 48).is_none(), "bits above the handle must not be ignored");
         assert_eq!(owner_of(b), Some(1));
+        let short = to_short(b, 1).expect("a small index fits the short form");
+        assert!(short < 1 << 31);
+        assert_eq!(from_short(short, 1), b);
+        assert_eq!(to_short(b, 2), None, "only the owner's requests");
         assert!(Slab::new(2).get(b).is_none(), "another subrank's slab does not take it");
         assert_eq!(s.live(), 1);
+    }
+
+    /// A handle of subrank `owner` with generation `gen` and index `idx`.
+    fn handle(owner: usize, gen: u64, idx: u64) -> ReqId {
+        (owner as u64) << OWNER_SHIFT | HANDLE_BASE | gen << IDX_BITS | idx
+    }
+
+    #[rstest::rstest]
+    #[case::first(0, 1, 0, true)]
+    #[case::last_generation(3, 0xffff, 5, true)]
+    #[case::largest_index(300, 7, 0x7ffe, true)]
+    #[case::index_all_ones(1, 0xffff, 0x7fff, false)]
+    #[case::index_too_large(1, 1, 0x8000, false)]
+    #[case::many_subranks(20000, 9, 17, true)]
+    fn short_forms_round_trip(#[case] owner: usize, #[case] gen: u64, #[case] idx: u64, #[case] fits: bool) {
+        let h = handle(owner, gen, idx);
+        match to_short(h, owner) {
+            Some(s) => {
+                assert!(fits && s < 0x7fff_ffff, "never all ones: {s:#x}");
+                assert_eq!(from_short(s, owner), h);
+            }
+            None => assert!(!fits),
+        }
+        assert_eq!(to_short(h, owner + 1), None);
+        assert_eq!(to_short(0x180, owner), None, "MPI_REQUEST_NULL is no request of the slab");
     }
 }
