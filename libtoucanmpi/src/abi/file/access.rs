@@ -67,10 +67,10 @@ pub(super) unsafe fn plan(fh: usize, dir: Dir, buf: *mut c_void, count: i64, dt:
         Rep::External32 => external32::size(&d, count),
         _ => d.size.checked_mul(count),
     }
-    .ok_or_else(|| MpiError::new(c::MPI_ERR_COUNT, "access too large"))? as u64;
+    .ok_or_else(|| MpiError::new(c::MPI_ERR_ARG, "access too large"))? as u64;
     if len % view.esize != 0 {
         return err(
-            c::MPI_ERR_TYPE,
+            c::MPI_ERR_IO,
             format!("{len} bytes of data are not a whole number of etypes of {} bytes", view.esize),
         );
     }

@@ -563,6 +563,7 @@ file_fn!(
         if fh.is_null() {
             return err(c::MPI_ERR_ARG, "null file handle pointer");
         }
+        *fh = c::MPI_FILE_NULL;
         let (_, cm) = hd::comm(comm)?;
         if cm.is_inter() {
             return err(c::MPI_ERR_COMM, "MPI_File_open needs an intra-communicator");
@@ -896,7 +897,7 @@ file_fn!(
         } else {
             disp as u64
         };
-        let v = View::new(disp, et, ft, rep)?;
+        let v = View::checked(disp, et, ft, rep, f.amode & c::MPI_MODE_RDONLY != 0)?;
         let more = read_info(info)?;
         {
             let mut s = f.st.lock();

@@ -78,7 +78,13 @@ impl View {
     }
 
     /// Checks and builds a view (`MPI_File_set_view`).
+    /// Displacements that go back or overlap are `MPI_ERR_IO` (ROMIO's class; the standard
+    /// names none); overlaps only when the file is writable (`overlap_ok` false).
     pub fn new(disp: u64, etype: DtRef, filetype: DtRef, rep: Rep) -> MpiResult<View> {
+        View::checked(disp, etype, filetype, rep, false)
+    }
+
+    pub fn checked(disp: u64, etype: DtRef, filetype: DtRef, rep: Rep, overlap_ok: bool) -> MpiResult<View> {
         if etype.size == 0 {
             return err(c::MPI_ERR_TYPE, "the etype has size 0");
         }
@@ -87,22 +93,27 @@ impl View {
         }
         if filetype.size % etype.size != 0 {
             return err(
-                c::MPI_ERR_TYPE,
+                c::MPI_ERR_ARG,
                 format!(
                     "the filetype's size {} is not a multiple of the etype's {}",
                     filetype.size, etype.size
                 ),
             );
         }
-        let mut last_end = 0i64;
+        let (mut last_start, mut last_end) = (0i64, 0i64);
         for (i, &(off, len)) in filetype.blocks.iter().enumerate() {
-            if off < 0 || (i > 0 && (off as i64) < last_end) {
+            let off = off as i64;
+            if off < 0 || (i > 0 && off < last_start) {
                 return err(
-                    c::MPI_ERR_TYPE,
+                    c::MPI_ERR_IO,
                     "the filetype's displacements must be non-negative and monotonically non-decreasing",
                 );
             }
-            last_end = off as i64 + len as i64;
+            if i > 0 && off < last_end && !overlap_ok {
+                return err(c::MPI_ERR_IO, "the filetype of a writable file may not contain overlapping regions");
+            }
+            last_start = off;
+            last_end = last_end.max(off + len as i64);
         }
         let (blocks, tile_extent, esize) = match rep {
             Rep::External32 if !(same_sizes(&etype) && same_sizes(&filetype)) => {
