@@ -68,7 +68,7 @@ pub(super) unsafe fn plan(fh: usize, dir: Dir, buf: *mut c_void, count: i64, dt:
         _ => d.size.checked_mul(count),
     }
     .ok_or_else(|| MpiError::new(c::MPI_ERR_ARG, "access too large"))? as u64;
-    if len % view.esize != 0 {
+    if !len.is_multiple_of(view.esize) {
         return err(
             c::MPI_ERR_IO,
             format!("{len} bytes of data are not a whole number of etypes of {} bytes", view.esize),

@@ -91,7 +91,7 @@ impl View {
         if etype.lb < 0 || etype.extent < 0 || filetype.lb < 0 || filetype.extent < 0 {
             return err(c::MPI_ERR_TYPE, "etype and filetype must have non-negative bounds");
         }
-        if filetype.size % etype.size != 0 {
+        if !filetype.size.is_multiple_of(etype.size) {
             return err(
                 c::MPI_ERR_ARG,
                 format!(
@@ -203,10 +203,9 @@ impl View {
             return 0;
         }
         let rel = size - self.disp;
-        let (k, rem) = if self.tile_extent == 0 {
-            (0, rel)
-        } else {
-            (rel / self.tile_extent, rel % self.tile_extent)
+        let (k, rem) = match rel.checked_div(self.tile_extent) {
+            Some(k) => (k, rel % self.tile_extent),
+            None => (0, rel),
         };
         let mut n = k * self.tile_size;
         for &(o, l) in &self.blocks {
@@ -232,9 +231,11 @@ mod tests {
     #[rstest]
     // contiguous bytes: one extent
     #[case(0, 1, 1, 0, 10, vec![(0, 10)])]
-    // vector of 2 ints every 4: tile = 16 bytes of data over an extent of 56 bytes
-    #[case(100, 4, 2, 0, 20, vec![(100, 8), (116, 8), (156, 4)])]
-    #[case(0, 4, 2, 12, 8, vec![(28, 4), (56, 4)])]
+    // two blocks of 2 ints, 16 bytes apart: tile = 16 bytes of data over an extent of 24
+    // bytes (the second block ends where the next tile starts: extents merge)
+    #[case(100, 4, 2, 0, 20, vec![(100, 8), (116, 12)])]
+    #[case(0, 4, 2, 12, 8, vec![(20, 8)])]
+    #[case(0, 8, 2, 4, 16, vec![(4, 4), (32, 12)])]
     fn maps_data_to_file(
         #[case] disp: u64,
         #[case] stride: usize,
@@ -257,7 +258,7 @@ mod tests {
     #[test]
     fn rejects_decreasing_filetype() {
         let d = typemap::hindexed(&[1, 1], &[8, 0], &int()).unwrap();
-        assert_eq!(View::new(0, int(), Arc::new(d), Rep::Native).unwrap_err().class, c::MPI_ERR_TYPE);
+        assert_eq!(View::new(0, int(), Arc::new(d), Rep::Native).unwrap_err().class, c::MPI_ERR_IO);
     }
 
     #[test]
