@@ -1507,6 +1507,11 @@ int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status);
 int PMPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status);
 int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status);
 int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status);
+/* ROMIO's names for file requests, used by programs written for MPICH */
+#define MPIO_Request MPI_Request
+#define MPIO_REQUEST_NULL MPI_REQUEST_NULL
+#define MPIO_Wait MPI_Wait
+#define MPIO_Test MPI_Test
 /* ---- end of MPI-IO (issue 19) ---- */
 int MPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler);
 int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler);

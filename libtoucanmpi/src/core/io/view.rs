@@ -54,6 +54,36 @@ fn same_sizes(d: &crate::core::datatype::Datatype) -> bool {
     }) && (d.basic.is_none_or(|b: BasicType| external32::basic_size(b) == b.size()))
 }
 
+/// The typemap of an etype or filetype: displacements non-negative and non-decreasing, no
+/// overlaps in a writable file's view (`MPI_ERR_IO`, ROMIO's class; the standard names none).
+fn check_layout(d: &crate::core::datatype::Datatype, what: &str, overlap_ok: bool) -> MpiResult<()> {
+    if d.extent < 0 {
+        return err(c::MPI_ERR_IO, format!("the {what} has a negative extent"));
+    }
+    let (mut last_start, mut last_end) = (0i64, 0i64);
+    for (i, &(off, len)) in d.blocks.iter().enumerate() {
+        let off = off as i64;
+        if off < 0 {
+            return err(c::MPI_ERR_IO, format!("the {what}'s displacements must be non-negative"));
+        }
+        if i > 0 && off < last_start {
+            return err(
+                c::MPI_ERR_IO,
+                format!("the {what}'s displacements must be monotonically non-decreasing"),
+            );
+        }
+        if i > 0 && off < last_end && !overlap_ok {
+            return err(
+                c::MPI_ERR_IO,
+                format!("the {what} of a writable file may not contain overlapping regions"),
+            );
+        }
+        last_start = off;
+        last_end = last_end.max(off + len as i64);
+    }
+    Ok(())
+}
+
 #[derive(Debug)]
 pub struct View {
     pub disp: u64,
@@ -88,9 +118,6 @@ impl View {
         if etype.size == 0 {
             return err(c::MPI_ERR_TYPE, "the etype has size 0");
         }
-        if etype.lb < 0 || etype.extent < 0 || filetype.lb < 0 || filetype.extent < 0 {
-            return err(c::MPI_ERR_TYPE, "etype and filetype must have non-negative bounds");
-        }
         if !filetype.size.is_multiple_of(etype.size) {
             return err(
                 c::MPI_ERR_ARG,
@@ -100,21 +127,8 @@ impl View {
                 ),
             );
         }
-        let (mut last_start, mut last_end) = (0i64, 0i64);
-        for (i, &(off, len)) in filetype.blocks.iter().enumerate() {
-            let off = off as i64;
-            if off < 0 || (i > 0 && off < last_start) {
-                return err(
-                    c::MPI_ERR_IO,
-                    "the filetype's displacements must be non-negative and monotonically non-decreasing",
-                );
-            }
-            if i > 0 && off < last_end && !overlap_ok {
-                return err(c::MPI_ERR_IO, "the filetype of a writable file may not contain overlapping regions");
-            }
-            last_start = off;
-            last_end = last_end.max(off + len as i64);
-        }
+        check_layout(&etype, "etype", overlap_ok)?;
+        check_layout(&filetype, "filetype", overlap_ok)?;
         let (blocks, tile_extent, esize) = match rep {
             Rep::External32 if !(same_sizes(&etype) && same_sizes(&filetype)) => {
                 if !filetype.is_contiguous() || !etype.is_contiguous() {
