@@ -147,6 +147,7 @@ while (($#)); do
     --mpich-timeout) MPICH_TMAX=${2-}; shift ;;
     --mpi4) WITH_MPI4=1 ;;
     --nonstrict) WITH_NONSTRICT=1 ;;
+    --io) WITH_IO=1 ;; # MPI-IO (issue 19): run tests that call MPI_File_* too
     --xfail) WITH_XFAIL=1 ;;
     --no-stubs) WITH_STUBS=0 ;;
     -h | --help) usage; exit 0 ;;
@@ -490,6 +491,11 @@ read_testlist() { # DIR [TOP]
 RE_MPI4='\<MPI_(Session_[A-Za-z_]+|Comm_create_from_group|Group_from_session_pset|Intercomm_create_from_groups|Info_create_env|Info_get_string|Comm_idup_with_info|Psend_init|Precv_init|Pready[a-z_]*|Parrived|Isendrecv(_replace)?|(Allgatherv?|Allreduce|Alltoall[vw]?|Barrier|Bcast|Exscan|Gatherv?|Reduce(_scatter(_block)?)?|Scan|Scatterv?|Neighbor_[a-z]+)_init|[A-Za-z_]+_c|ERRORS_ABORT|COMM_TYPE_HW_[A-Z]+)\>'
 # issue 18: RMA (MPI_Win_*, MPI_Put, ...) is no longer left out; the name stays.
 RE_RMA_IO='\<MPI_(File_[A-Za-z_]+|Register_datarep|Comm_spawn(_multiple)?|Open_port|Close_port|Comm_accept|Comm_connect|Comm_join|Publish_name|Lookup_name|Unpublish_name|Comm_get_parent)\>'
+# MPI-IO (issue 19): with --io, MPI_File_* calls (and their large-count forms) no longer skip a test.
+if [[ ${WITH_IO:-0} == 1 ]]; then
+    RE_RMA_IO=${RE_RMA_IO/File_\[A-Za-z_\]+|/}
+    RE_MPI4=${RE_MPI4/\[A-Za-z_\]+_c|/(Type_[A-Za-z_]+|Get_[a-z]+|[A-Z][a-z]*send|[A-Z][a-z]*recv|Bcast|Reduce|Allreduce|Gatherv?|Scatterv?|Pack[a-z_]*|Unpack[a-z_]*)_c|}
+fi
 
 # build_prog KIND DIR PROG: writes build/KIND/DIR/PROG, PROG.log, PROG.status
 # (ok | compile | link | missing-source) and, for MPICH, PROG.uses (MPI-4 /

@@ -20,6 +20,7 @@
 #define CT_MAX_REPORT 1000 /* report every line that fails */
 #include "ct.h"
 #include <stdint.h>
+#include <unistd.h>
 
 /* An invalid handle of any kind: not null, not predefined, never returned by MPI. */
 #define BOGUS(type) ((type) (intptr_t) 0x7ff1)
@@ -52,7 +53,7 @@ static const char *cname(int cls)
     C(MPI_ERR_RANK) C(MPI_ERR_REQUEST) C(MPI_ERR_ROOT) C(MPI_ERR_GROUP) C(MPI_ERR_OP) C(MPI_ERR_TOPOLOGY)
     C(MPI_ERR_DIMS) C(MPI_ERR_ARG) C(MPI_ERR_UNKNOWN) C(MPI_ERR_TRUNCATE) C(MPI_ERR_OTHER) C(MPI_ERR_INTERN)
     C(MPI_ERR_IN_STATUS) C(MPI_ERR_PENDING) C(MPI_ERR_INFO) C(MPI_ERR_INFO_KEY) C(MPI_ERR_INFO_VALUE)
-    C(MPI_ERR_INFO_NOKEY) C(MPI_ERR_KEYVAL) C(MPI_ERR_NO_MEM)
+    C(MPI_ERR_INFO_NOKEY) C(MPI_ERR_KEYVAL) C(MPI_ERR_NO_MEM) C(MPI_ERR_FILE) C(MPI_ERR_AMODE) C(MPI_ERR_UNSUPPORTED_DATAREP) C(MPI_ERR_IO)
 #if HAVE_MPI41
     C(MPI_ERR_ERRHANDLER)
 #endif
@@ -1040,6 +1041,137 @@ static void info_family(bx_t *x, int argc, char **argv)
     MPI_Info_free(&i);
 }
 
+/* ---- MPI-IO (issue 19): every file function on MPI_FILE_NULL and on an invalid handle is
+ * MPI_ERR_FILE (through MPI_FILE_NULL's handler, MPI_ERRORS_RETURN); then argument errors on an
+ * open file (its handler is MPI_ERRORS_RETURN by default). */
+static void file_family(bx_t *x, MPI_Datatype unc)
+{
+    MPI_File f, fh, bad[2] = {MPI_FILE_NULL, BOGUS(MPI_File)};
+    MPI_Status st;
+    MPI_Request rq;
+    MPI_Group g;
+    MPI_Info inf;
+    MPI_Datatype t;
+    MPI_Offset off;
+    MPI_Aint ext;
+    MPI_Count cext;
+    int iv, buf[4] = {0}, k;
+    char rep[MPI_MAX_DATAREP_STRING], path[64];
+    for (k = 0; k < NBAD && k < 2; k++) {
+        f = bad[k];
+        T(MPI_ERR_FILE, MPI_File_close(&f));
+        T(MPI_ERR_FILE, MPI_File_set_size(f, 0));
+        T(MPI_ERR_FILE, MPI_File_preallocate(f, 0));
+        T(MPI_ERR_FILE, MPI_File_get_size(f, &off));
+        T(MPI_ERR_FILE, MPI_File_get_group(f, &g));
+        T(MPI_ERR_FILE, MPI_File_get_amode(f, &iv));
+        T(MPI_ERR_FILE, MPI_File_set_info(f, MPI_INFO_NULL));
+        T(MPI_ERR_FILE, MPI_File_get_info(f, &inf));
+        T(MPI_ERR_FILE, MPI_File_set_view(f, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+        T(MPI_ERR_FILE, MPI_File_get_view(f, &off, &t, &t, rep));
+        T(MPI_ERR_FILE, MPI_File_seek(f, 0, MPI_SEEK_SET));
+        T(MPI_ERR_FILE, MPI_File_get_position(f, &off));
+        T(MPI_ERR_FILE, MPI_File_get_byte_offset(f, 0, &off));
+        T(MPI_ERR_FILE, MPI_File_seek_shared(f, 0, MPI_SEEK_SET));
+        T(MPI_ERR_FILE, MPI_File_get_position_shared(f, &off));
+        T(MPI_ERR_FILE, MPI_File_get_type_extent(f, MPI_INT, &ext));
+        T(MPI_ERR_FILE, MPI_File_get_type_extent_c(f, MPI_INT, &cext));
+        T(MPI_ERR_FILE, MPI_File_set_atomicity(f, 0));
+        T(MPI_ERR_FILE, MPI_File_get_atomicity(f, &iv));
+        T(MPI_ERR_FILE, MPI_File_sync(f));
+        T(MPI_ERR_FILE, MPI_File_read_at(f, 0, buf, 1, MPI_INT, &st));
+        T(MPI_ERR_FILE, MPI_File_read_at_c(f, 0, buf, 1, MPI_INT, &st));
+        T(MPI_ERR_FILE, MPI_File_write_at(f, 0, buf, 1, MPI_INT, &st));
+        T(MPI_ERR_FILE, MPI_File_write_at_c(f, 0, buf, 1, MPI_INT, &st));
+        T(MPI_ERR_FILE, MPI_File_read_at_all(f, 0, buf, 1, MPI_INT, &st));
+        T(MPI_ERR_FILE, MPI_File_read_at_all_c(f, 0, buf, 1, MPI_INT, &st));
+        T(MPI_ERR_FILE, MPI_File_write_at_all(f, 0, buf, 1, MPI_INT, &st));
+        T(MPI_ERR_FILE, MPI_File_write_at_all_c(f, 0, buf, 1, MPI_INT, &st));
+        T(MPI_ERR_FILE, MPI_File_iread_at(f, 0, buf, 1, MPI_INT, &rq));
+        T(MPI_ERR_FILE, MPI_File_iread_at_c(f, 0, buf, 1, MPI_INT, &rq));
+        T(MPI_ERR_FILE, MPI_File_iwrite_at(f, 0, buf, 1, MPI_INT, &rq));
+        T(MPI_ERR_FILE, MPI_File_iwrite_at_c(f, 0, buf, 1, MPI_INT, &rq));
+        T(MPI_ERR_FILE, MPI_File_iread_at_all(f, 0, buf, 1, MPI_INT, &rq));
+        T(MPI_ERR_FILE, MPI_File_iread_at_all_c(f, 0, buf, 1, MPI_INT, &rq));
+        T(MPI_ERR_FILE, MPI_File_iwrite_at_all(f, 0, buf, 1, MPI_INT, &rq));
+        T(MPI_ERR_FILE, MPI_File_iwrite_at_all_c(f, 0, buf, 1, MPI_INT, &rq));
+        T(MPI_ERR_FILE, MPI_File_read_at_all_begin(f, 0, buf, 1, MPI_INT));
+        T(MPI_ERR_FILE, MPI_File_read_at_all_begin_c(f, 0, buf, 1, MPI_INT));
+        T(MPI_ERR_FILE, MPI_File_write_at_all_begin(f, 0, buf, 1, MPI_INT));
+        T(MPI_ERR_FILE, MPI_File_write_at_all_begin_c(f, 0, buf, 1, MPI_INT));
+        T(MPI_ERR_FILE, MPI_File_read(f, buf, 1, MPI_INT, &st));
+        T(MPI_ERR_FILE, MPI_File_read_c(f, buf, 1, MPI_INT, &st));
+        T(MPI_ERR_FILE, MPI_File_write(f, buf, 1, MPI_INT, &st));
+        T(MPI_ERR_FILE, MPI_File_write_c(f, buf, 1, MPI_INT, &st));
+        T(MPI_ERR_FILE, MPI_File_read_all(f, buf, 1, MPI_INT, &st));
+        T(MPI_ERR_FILE, MPI_File_read_all_c(f, buf, 1, MPI_INT, &st));
+        T(MPI_ERR_FILE, MPI_File_write_all(f, buf, 1, MPI_INT, &st));
+        T(MPI_ERR_FILE, MPI_File_write_all_c(f, buf, 1, MPI_INT, &st));
+        T(MPI_ERR_FILE, MPI_File_iread(f, buf, 1, MPI_INT, &rq));
+        T(MPI_ERR_FILE, MPI_File_iread_c(f, buf, 1, MPI_INT, &rq));
+        T(MPI_ERR_FILE, MPI_File_iwrite(f, buf, 1, MPI_INT, &rq));
+        T(MPI_ERR_FILE, MPI_File_iwrite_c(f, buf, 1, MPI_INT, &rq));
+        T(MPI_ERR_FILE, MPI_File_iread_all(f, buf, 1, MPI_INT, &rq));
+        T(MPI_ERR_FILE, MPI_File_iread_all_c(f, buf, 1, MPI_INT, &rq));
+        T(MPI_ERR_FILE, MPI_File_iwrite_all(f, buf, 1, MPI_INT, &rq));
+        T(MPI_ERR_FILE, MPI_File_iwrite_all_c(f, buf, 1, MPI_INT, &rq));
+        T(MPI_ERR_FILE, MPI_File_read_all_begin(f, buf, 1, MPI_INT));
+        T(MPI_ERR_FILE, MPI_File_read_all_begin_c(f, buf, 1, MPI_INT));
+        T(MPI_ERR_FILE, MPI_File_write_all_begin(f, buf, 1, MPI_INT));
+        T(MPI_ERR_FILE, MPI_File_write_all_begin_c(f, buf, 1, MPI_INT));
+        T(MPI_ERR_FILE, MPI_File_read_shared(f, buf, 1, MPI_INT, &st));
+        T(MPI_ERR_FILE, MPI_File_read_shared_c(f, buf, 1, MPI_INT, &st));
+        T(MPI_ERR_FILE, MPI_File_write_shared(f, buf, 1, MPI_INT, &st));
+        T(MPI_ERR_FILE, MPI_File_write_shared_c(f, buf, 1, MPI_INT, &st));
+        T(MPI_ERR_FILE, MPI_File_iread_shared(f, buf, 1, MPI_INT, &rq));
+        T(MPI_ERR_FILE, MPI_File_iread_shared_c(f, buf, 1, MPI_INT, &rq));
+        T(MPI_ERR_FILE, MPI_File_iwrite_shared(f, buf, 1, MPI_INT, &rq));
+        T(MPI_ERR_FILE, MPI_File_iwrite_shared_c(f, buf, 1, MPI_INT, &rq));
+        T(MPI_ERR_FILE, MPI_File_read_ordered(f, buf, 1, MPI_INT, &st));
+        T(MPI_ERR_FILE, MPI_File_read_ordered_c(f, buf, 1, MPI_INT, &st));
+        T(MPI_ERR_FILE, MPI_File_write_ordered(f, buf, 1, MPI_INT, &st));
+        T(MPI_ERR_FILE, MPI_File_write_ordered_c(f, buf, 1, MPI_INT, &st));
+        T(MPI_ERR_FILE, MPI_File_read_ordered_begin(f, buf, 1, MPI_INT));
+        T(MPI_ERR_FILE, MPI_File_read_ordered_begin_c(f, buf, 1, MPI_INT));
+        T(MPI_ERR_FILE, MPI_File_write_ordered_begin(f, buf, 1, MPI_INT));
+        T(MPI_ERR_FILE, MPI_File_write_ordered_begin_c(f, buf, 1, MPI_INT));
+        T(MPI_ERR_FILE, MPI_File_read_at_all_end(f, buf, &st));
+        T(MPI_ERR_FILE, MPI_File_write_at_all_end(f, buf, &st));
+        T(MPI_ERR_FILE, MPI_File_read_all_end(f, buf, &st));
+        T(MPI_ERR_FILE, MPI_File_write_all_end(f, buf, &st));
+        T(MPI_ERR_FILE, MPI_File_read_ordered_end(f, buf, &st));
+        T(MPI_ERR_FILE, MPI_File_write_ordered_end(f, buf, &st));
+    }
+    {
+        MPI_Errhandler eh;
+        T(MPI_ERR_FILE, MPI_File_set_errhandler(BOGUS(MPI_File), MPI_ERRORS_RETURN));
+        T(MPI_ERR_FILE, MPI_File_get_errhandler(BOGUS(MPI_File), &eh));
+        T(MPI_ERR_ARG, MPI_File_create_errhandler(NULL, &eh));
+        T(MPI_ERR_FILE, MPI_File_call_errhandler(BOGUS(MPI_File), MPI_ERR_OTHER));
+        T(MPI_SUCCESS, MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN));
+    }
+    T(MPI_ERR_COMM, MPI_File_open(MPI_COMM_NULL, "x", MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    T(MPI_ERR_ARG, MPI_File_open(MPI_COMM_WORLD, NULL, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    T(MPI_ERR_AMODE, MPI_File_open(MPI_COMM_WORLD, "x", MPI_MODE_RDONLY | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+    T(MPI_ERR_ARG, MPI_File_delete(NULL, MPI_INFO_NULL));
+    snprintf(path, sizeof path, "/tmp/badinput-io-%d.dat", (int)getpid());
+    MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+    T(MPI_SUCCESS, MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh));
+    T(MPI_ERR_COUNT, MPI_File_write_at(fh, 0, buf, -1, MPI_INT, &st));
+    T(MPI_ERR_TYPE, MPI_File_write_at(fh, 0, buf, 1, unc, &st));
+    T(MPI_ERR_TYPE, MPI_File_write_at(fh, 0, buf, 1, MPI_DATATYPE_NULL, &st));
+    T(MPI_ERR_BUFFER, MPI_File_write_at(fh, 0, NULL, 1, MPI_INT, &st));
+    T(MPI_ERR_ARG, MPI_File_read_at(fh, -1, buf, 1, MPI_INT, &st));
+    T(MPI_ERR_ARG, MPI_File_seek(fh, 0, 12345));
+    T(MPI_ERR_ARG, MPI_File_get_size(fh, NULL));
+    T(MPI_ERR_TYPE, MPI_File_set_view(fh, 0, unc, MPI_INT, "native", MPI_INFO_NULL));
+    T(MPI_ERR_ARG, MPI_File_set_view(fh, -2, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    T(MPI_ERR_UNSUPPORTED_DATAREP, MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "nope", MPI_INFO_NULL));
+    T(MPI_ERR_OTHER, MPI_File_read_all_end(fh, buf, &st));
+    T(MPI_SUCCESS, MPI_File_close(&fh));
+}
+/* ---- end of MPI-IO (issue 19) ---- */
+
 /* ---- after the table: the library still works ---- */
 
 static void traffic(bx_t *x)
@@ -1267,6 +1399,7 @@ int main(int argc, char **argv)
     attr_family(x, freedc);
     info_family(x, argc, argv);
     rma_family(x, freedc); /* issue 18 */
+    file_family(x, unc); /* MPI-IO (issue 19) */
     traffic(x);
     MPI_Type_free(&unc);
 

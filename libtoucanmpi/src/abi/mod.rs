@@ -19,6 +19,9 @@ mod datatype;
 mod dlopen;
 mod env;
 mod f90types;
+// MPI-IO (issue 19): file exports, views, two-phase collective I/O.
+#[macro_use]
+mod file;
 // `exit` and `__libc_start_main` interpose the C library's own entry points: not in unit
 // tests or fuzz targets (fuzz/, built with --cfg fuzzing), which are ordinary programs.
 #[cfg(not(any(test, fuzzing)))]

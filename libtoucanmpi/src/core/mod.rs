@@ -18,6 +18,8 @@ pub mod errh;
 pub mod error;
 pub mod hooks;
 pub mod idmap;
+/// MPI-IO below the C boundary (issue 19).
+pub mod io;
 pub mod quiescence;
 pub mod region;
 pub mod report;

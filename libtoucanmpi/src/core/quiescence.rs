@@ -44,7 +44,8 @@ impl Snapshot {
     pub fn of(s: &State) -> Snapshot {
         let k = s.tp.pending_kinds();
         Snapshot {
-            idle: !k.other,
+            // File accesses in flight on the I/O thread (issue 19) will wake a subrank.
+            idle: !k.other && crate::core::io::ioq::pending() == 0,
             sent: s.tp.ctrl_sent as i64,
             recvd: s.tp.ctrl_recvd as i64,
             payloads: k.payloads as i64,

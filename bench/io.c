@@ -1,0 +1,175 @@
+/* bench/io.c - MPI-IO benchmark (issue 19), run by bench/run-io.sh.
+ *
+ *   io coll  [-t TOTAL] [-b BLOCK] [-e E] [-r REPS] FILE
+ *       collective write then read of TOTAL bytes (default 64 MiB) in BLOCK-byte blocks
+ *       (default 64 KiB) interleaved over size*E "ranks": block i belongs to emulated rank
+ *       i % (size*E), and real rank r does the blocks of emulated ranks r*E .. r*E+E-1 (E=1: the
+ *       plain interleaved pattern; MPICH -np 2 with E=8 moves the bytes of 16 ranks as 2
+ *       processes, the same pattern Toucan at n=2, V=8 runs as 16 ranks).
+ *   io indep [-t PER_RANK] [-e E] [-r REPS] FILE
+ *       independent MPI_File_write_at of PER_RANK bytes (default 1 MiB) per emulated rank.
+ *   io overlap [-t BYTES] [-r REPS] FILE
+ *       deliverable 3 of the issue: even ranks write BYTES (default 16 MiB) to their own file
+ *       (MPI_COMM_SELF), 1 MiB at a time, each followed by MPI_File_sync, while odd ranks compute (a fixed loop): with the
+ *       I/O thread the job takes about the longer of the two, without it (TOUCAN_IO_THREAD=0,
+ *       or one subrank per worker) their sum. Prints "overlap total io compute" seconds.
+ *
+ * Prints, from rank 0, "OP seconds MiB/s" for the best of REPS repetitions (default 3) of
+ * each operation, timed from a barrier to the last rank's end. No fsync: page cache speed,
+ * as the dd line of run-io.sh. The file is deleted at the end. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+
+static double timed(MPI_Comm c, double t0)
+{
+    double dt = MPI_Wtime() - t0, mx;
+    MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, c);
+    return mx;
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size, i, e = 1, reps = 3, coll;
+    long long total = -1, block = 65536;
+    const char *path = NULL, *mode;
+    MPI_File fh;
+    MPI_Datatype ft, t1;
+    double best_w = 1e30, best_r = 1e30, t;
+    char *buf;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc < 3) {
+        if (rank == 0)
+            fprintf(stderr, "usage: io coll|indep [-t BYTES] [-b BLOCK] [-e E] [-r REPS] FILE\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    mode = argv[1];
+    coll = strcmp(mode, "coll") == 0;
+    for (i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "-t") && i + 1 < argc)
+            total = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "-b") && i + 1 < argc)
+            block = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "-e") && i + 1 < argc)
+            e = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-r") && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else
+            path = argv[i];
+    }
+    if (total < 0)
+        total = coll ? 64LL << 20 : strcmp(mode, "overlap") == 0 ? 16LL << 20 : 1LL << 20;
+    if (strcmp(mode, "overlap") == 0) {
+        char mine[4096];
+        double io = 0, comp = 0, all, x = 1.0, mx[2], v[2];
+        snprintf(mine, sizeof mine, "%s.%d", path, rank);
+        buf = malloc(8 << 20);
+        memset(buf, rank, 8 << 20);
+        if (rank % 2 == 0)
+            MPI_File_open(MPI_COMM_SELF, mine, MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh);
+        MPI_Barrier(MPI_COMM_WORLD);
+        all = MPI_Wtime();
+        if (rank % 2 == 0) {
+            t = MPI_Wtime();
+            /* 1 MiB writes, each made durable: the rank mostly waits for the device */
+            for (long long o = 0; o < total; o += 1 << 20) {
+                MPI_File_write_at(fh, o, buf, 1 << 20, MPI_BYTE, MPI_STATUS_IGNORE);
+                MPI_File_sync(fh);
+            }
+            io = MPI_Wtime() - t;
+        } else {
+            t = MPI_Wtime();
+            /* 50 chunks with a sched_yield between them (under Toucan: a yield to the
+             * siblings, as any MPI call that waits would be) */
+            for (int c = 0; c < 50; c++) {
+                for (long long k = 0; k < 3000000LL; k++)
+                    x = x * 1.0000001 + 1e-9;
+                sched_yield();
+            }
+            comp = MPI_Wtime() - t;
+        }
+        {
+            /* from the first rank's start to the last rank's end */
+            double se[2] = {-all, MPI_Wtime()}, r2[2];
+            MPI_Allreduce(se, r2, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            all = r2[1] + r2[0];
+        }
+        if (rank % 2 == 0)
+            MPI_File_close(&fh);
+        v[0] = io;
+        v[1] = comp + (x == 0.5 ? 1 : 0);
+        MPI_Reduce(v, mx, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        if (rank == 0)
+            printf("overlap %.4f %.4f %.4f\n", all, mx[0], mx[1]);
+        free(buf);
+        MPI_Finalize();
+        return 0;
+    }
+    if (coll) {
+        long long per = total / size, cycle = (long long)size * e * block;
+        long long blocks = per / block;
+        buf = malloc(per);
+        for (i = 0; i < per; i++)
+            buf[i] = (char)(rank + i);
+        /* E consecutive blocks every size*E blocks, starting at block rank*E */
+        MPI_Type_contiguous((int)(e * block), MPI_BYTE, &t1);
+        MPI_Type_create_resized(t1, 0, cycle, &ft);
+        MPI_Type_commit(&ft);
+        MPI_Type_free(&t1);
+        for (int k = 0; k < reps; k++) {
+            MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+            MPI_File_set_view(fh, (MPI_Offset)rank * e * block, MPI_BYTE, ft, "native", MPI_INFO_NULL);
+            MPI_Barrier(MPI_COMM_WORLD);
+            t = MPI_Wtime();
+            MPI_File_write_all(fh, buf, (int)(blocks * block), MPI_BYTE, MPI_STATUS_IGNORE);
+            t = timed(MPI_COMM_WORLD, t);
+            best_w = t < best_w ? t : best_w;
+            MPI_File_seek(fh, 0, MPI_SEEK_SET);
+            MPI_Barrier(MPI_COMM_WORLD);
+            t = MPI_Wtime();
+            MPI_File_read_all(fh, buf, (int)(blocks * block), MPI_BYTE, MPI_STATUS_IGNORE);
+            t = timed(MPI_COMM_WORLD, t);
+            best_r = t < best_r ? t : best_r;
+            MPI_File_close(&fh);
+        }
+        for (i = 0; i < 64 && i < per; i++)
+            if (buf[i] != (char)(rank + i)) {
+                fprintf(stderr, "rank %d: read back wrong data at %d\n", rank, i);
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+        MPI_Type_free(&ft);
+        if (rank == 0) {
+            double mib = (double)(total / size / block * block) * size / (1 << 20);
+            printf("coll_write %.4f %.1f\n", best_w, mib / best_w);
+            printf("coll_read %.4f %.1f\n", best_r, mib / best_r);
+        }
+    } else {
+        buf = malloc(total);
+        memset(buf, rank, total);
+        for (int k = 0; k < reps; k++) {
+            MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+            MPI_Barrier(MPI_COMM_WORLD);
+            t = MPI_Wtime();
+            for (i = 0; i < e; i++)
+                MPI_File_write_at(fh, ((MPI_Offset)rank * e + i) * total, buf, (int)total, MPI_BYTE, MPI_STATUS_IGNORE);
+            t = timed(MPI_COMM_WORLD, t);
+            best_w = t < best_w ? t : best_w;
+            MPI_File_close(&fh);
+        }
+        if (rank == 0) {
+            double mib = (double)total * e * size / (1 << 20);
+            printf("indep_write %.4f %.1f\n", best_w, mib / best_w);
+        }
+    }
+    free(buf);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        MPI_File_delete(path, MPI_INFO_NULL);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# bench/run-io.sh: MPI-IO benchmarks of issue 19, MPICH side by side in one run.
+#
+#   bench/run-io.sh [--full] [-t BYTES] [-r REPS] [--dir DIR]
+#
+# 1. Collective write and read of TOTAL bytes (default 64 MiB; --full: 1 GiB, the issue's
+#    size) by 16 ranks in interleaved 64 KiB blocks: Toucan at n=2, V=8 against plain MPICH
+#    -np 2 moving the same bytes with the same pattern (each MPICH rank does 8 ranks' blocks,
+#    bench/io.c -e 8), and dd writing and reading the same amount to the same file system.
+# 2. Independent MPI_File_write_at of 1 MiB per rank: Toucan n=2, V=1 against MPICH -np 2
+#    (1 MiB per rank), and Toucan n=2, V=8 against MPICH -np 2 writing 8 x 1 MiB per rank.
+# Prints each time (best of REPS) and the ratios toucan/mpich and toucan/dd (time ratios:
+# below 1 is faster). Files go to --dir (default $TMPDIR or /tmp) and are removed.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/.." && pwd)
+total=$((64 << 20))
+reps=3
+dir=${TMPDIR:-/tmp}
+while [[ $# -gt 0 ]]; do
+    case $1 in
+    --full) total=$((1 << 30)) ;;
+    -t) total=$2; shift ;;
+    -r) reps=$2; shift ;;
+    --dir) dir=$2; shift ;;
+    *) echo "run-io.sh: unknown option $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+out=$root/bench/out/io
+mkdir -p "$out"
+mpicc -O2 "$here/io.c" -o "$out/io.mpich"
+"$root/wrappers/toucancc" -O2 "$here/io.c" -o "$out/io.toucan"
+f=$(mktemp "$dir/bench-io.XXXXXX")
+trap 'rm -f "$f"' EXIT
+rm -f "$f"
+
+val() { awk -v k="$1" '$1 == k {print $2}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+echo "# bench/run-io.sh: total $((total >> 20)) MiB, best of $reps, files in $dir ($(date -u +%FT%TZ))"
+m=$(mpirun -np 2 "$out/io.mpich" coll -t "$total" -e 8 -r "$reps" "$f")
+t=$(TOUCAN_V=8 mpirun -np 2 "$out/io.toucan" coll -t "$total" -e 1 -r "$reps" "$f")
+t1=$(TOUCAN_V=1 mpirun -np 2 "$out/io.toucan" coll -t "$total" -e 8 -r "$reps" "$f")
+# dd: the same bytes, one sequential stream, page cache (no fsync), best of REPS
+ddw=1e30
+ddr=1e30
+for _ in $(seq "$reps"); do
+    s=$(date +%s.%N); dd if=/dev/zero of="$f" bs=1M count=$((total >> 20)) status=none; e=$(date +%s.%N)
+    ddw=$(awk -v a="$ddw" -v b="$(awk -v s="$s" -v e="$e" 'BEGIN{print e-s}')" 'BEGIN{print (b<a)?b:a}')
+    s=$(date +%s.%N); dd if="$f" of=/dev/null bs=1M status=none; e=$(date +%s.%N)
+    ddr=$(awk -v a="$ddr" -v b="$(awk -v s="$s" -v e="$e" 'BEGIN{print e-s}')" 'BEGIN{print (b<a)?b:a}')
+done
+rm -f "$f"
+for op in coll_write coll_read; do
+    mv=$(val $op <<<"$m"); tv=$(val $op <<<"$t"); t1v=$(val $op <<<"$t1")
+    d=$ddw; [[ $op == coll_read ]] && d=$ddr
+    printf '%-11s mpich-np2(E=8) %.4fs  toucan-2x8 %.4fs  toucan-2x1(E=8) %.4fs  dd %.4fs  toucan-2x8/mpich %s  toucan-2x8/dd %s\n' \
+        "$op" "$mv" "$tv" "$t1v" "$d" "$(ratio "$tv" "$mv")" "$(ratio "$tv" "$d")"
+done
+m=$(mpirun -np 2 "$out/io.mpich" indep -r "$reps" "$f")
+t=$(TOUCAN_V=1 mpirun -np 2 "$out/io.toucan" indep -r "$reps" "$f")
+m8=$(mpirun -np 2 "$out/io.mpich" indep -e 8 -r "$reps" "$f")
+t8=$(TOUCAN_V=8 mpirun -np 2 "$out/io.toucan" indep -r "$reps" "$f")
+printf '%-11s mpich-np2 %.4fs  toucan-2x1 %.4fs  ratio %s | mpich-np2(8 x 1 MiB) %.4fs  toucan-2x8 %.4fs  ratio %s\n' \
+    indep_write "$(val indep_write <<<"$m")" "$(val indep_write <<<"$t")" \
+    "$(ratio "$(val indep_write <<<"$t")" "$(val indep_write <<<"$m")")" \
+    "$(val indep_write <<<"$m8")" "$(val indep_write <<<"$t8")" \
+    "$(ratio "$(val indep_write <<<"$t8")" "$(val indep_write <<<"$m8")")"

@@ -1,0 +1,269 @@
+//! POSIX access to files: open, positioned reads and writes of extent lists, byte-range locks
+//! (atomic mode, the shared file pointer), and the error classes of `errno` values.
+
+use crate::consts as c;
+use crate::core::error::MpiError;
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+/// An open file descriptor, shared (`Arc`) between a file handle and the I/O jobs using it.
+#[derive(Debug)]
+pub struct Fd(OwnedFd);
+
+impl Fd {
+    pub fn raw(&self) -> RawFd {
+        self.0.as_raw_fd()
+    }
+}
+
+/// The MPI error class of an `errno` value from an I/O call.
+pub fn class_of(errno: i32) -> i32 {
+    match errno {
+        libc::ENOENT | libc::ENOTDIR => c::MPI_ERR_NO_SUCH_FILE,
+        libc::EACCES | libc::EPERM => c::MPI_ERR_ACCESS,
+        libc::EEXIST => c::MPI_ERR_FILE_EXISTS,
+        libc::EROFS => c::MPI_ERR_READ_ONLY,
+        libc::ENOSPC => c::MPI_ERR_NO_SPACE,
+        libc::EDQUOT => c::MPI_ERR_QUOTA,
+        libc::ETXTBSY | libc::EBUSY => c::MPI_ERR_FILE_IN_USE,
+        libc::ENAMETOOLONG | libc::EISDIR | libc::ELOOP => c::MPI_ERR_BAD_FILE,
+        _ => c::MPI_ERR_IO,
+    }
+}
+
+/// An MPI error for a failed system call.
+pub fn error(what: &str, e: &std::io::Error) -> MpiError {
+    let class = e.raw_os_error().map_or(c::MPI_ERR_IO, class_of);
+    MpiError::new(class, format!("{what}: {e}"))
+}
+
+/// `open(2)` with `flags` (O_CLOEXEC added) and permissions `mode`.
+pub fn open(path: &str, flags: i32, mode: u32) -> std::io::Result<Fd> {
+    let p = CString::new(path).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: `p` is a NUL-terminated path; open has no other memory effects.
+    let fd = unsafe { libc::open(p.as_ptr(), flags | libc::O_CLOEXEC, mode as libc::c_uint) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just opened and is owned by nobody else.
+    Ok(Fd(unsafe { OwnedFd::from_raw_fd(fd) }))
+}
+
+/// `unlink(2)`.
+pub fn unlink(path: &str) -> std::io::Result<()> {
+    let p = CString::new(path).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: `p` is a NUL-terminated path.
+    if unsafe { libc::unlink(p.as_ptr()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+fn check(r: libc::c_int) -> std::io::Result<()> {
+    if r < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// File size (`fstat`).
+pub fn size(fd: &Fd) -> std::io::Result<u64> {
+    // SAFETY: a zeroed stat is a valid output buffer for fstat.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `fd` is open and `st` is writable.
+    check(unsafe { libc::fstat(fd.raw(), &mut st) })?;
+    Ok(st.st_size as u64)
+}
+
+pub fn truncate(fd: &Fd, len: u64) -> std::io::Result<()> {
+    // SAFETY: plain system call on an open descriptor.
+    check(unsafe { libc::ftruncate(fd.raw(), len as libc::off_t) })
+}
+
+/// Makes sure the first `len` bytes have storage (grows the file, never shrinks it).
+pub fn preallocate(fd: &Fd, len: u64) -> std::io::Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
+    // SAFETY: plain system call on an open descriptor.
+    let r = unsafe { libc::posix_fallocate(fd.raw(), 0, len as libc::off_t) };
+    if r == libc::EOPNOTSUPP || r == libc::EINVAL {
+        // File systems without fallocate: grow by truncation.
+        if size(fd)? < len {
+            return truncate(fd, len);
+        }
+        return Ok(());
+    }
+    if r != 0 {
+        return Err(std::io::Error::from_raw_os_error(r));
+    }
+    Ok(())
+}
+
+pub fn sync(fd: &Fd) -> std::io::Result<()> {
+    // SAFETY: plain system call on an open descriptor.
+    check(unsafe { libc::fsync(fd.raw()) })
+}
+
+/// Writes all of `data` at `off`.
+pub fn pwrite_all(fd: &Fd, mut data: &[u8], mut off: u64) -> std::io::Result<()> {
+    while !data.is_empty() {
+        // SAFETY: `data` is a valid readable slice.
+        let n = unsafe { libc::pwrite(fd.raw(), data.as_ptr().cast(), data.len(), off as libc::off_t) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        data = &data[n as usize..];
+        off += n as u64;
+    }
+    Ok(())
+}
+
+/// Reads into `buf` from `off` until it is full or the file ends; the bytes read.
+pub fn pread_upto(fd: &Fd, buf: &mut [u8], off: u64) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        let rest = &mut buf[got..];
+        // SAFETY: `rest` is a valid writable slice.
+        let n = unsafe { libc::pread(fd.raw(), rest.as_mut_ptr().cast(), rest.len(), (off + got as u64) as libc::off_t) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            break;
+        }
+        got += n as usize;
+    }
+    Ok(got)
+}
+
+/// A byte-range lock (open file description lock, so it also excludes other descriptors of
+/// the same process, i.e. sibling subranks): taken by `lock`, released when dropped.
+pub struct RangeLock<'a> {
+    fd: &'a Fd,
+    start: u64,
+    len: u64,
+}
+
+fn flock(fd: &Fd, ty: i32, start: u64, len: u64, wait: bool) -> std::io::Result<()> {
+    // SAFETY: a zeroed flock is valid; the fields are set below.
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = ty as _;
+    fl.l_whence = libc::SEEK_SET as _;
+    fl.l_start = start as libc::off_t;
+    fl.l_len = len as libc::off_t;
+    let cmd = if wait { libc::F_OFD_SETLKW } else { libc::F_OFD_SETLK };
+    loop {
+        // SAFETY: `fl` is a valid flock for F_OFD_SETLK(W) (l_pid zero as OFD locks want).
+        let r = unsafe { libc::fcntl(fd.raw(), cmd, &mut fl) };
+        if r == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// Locks bytes `start..start+len` (len 0: to the end) for writing or reading, waiting.
+pub fn lock(fd: &Fd, write: bool, start: u64, len: u64) -> std::io::Result<RangeLock<'_>> {
+    let ty = if write { libc::F_WRLCK } else { libc::F_RDLCK };
+    flock(fd, ty, start, len, true)?;
+    Ok(RangeLock { fd, start, len })
+}
+
+impl Drop for RangeLock<'_> {
+    fn drop(&mut self) {
+        let _ = flock(self.fd, libc::F_UNLCK, self.start, self.len, false);
+    }
+}
+
+/// Writes `data` to the extents `segs` (their lengths add up to `data.len()`).
+pub fn write_segments(fd: &Fd, segs: &[(u64, u64)], data: &[u8]) -> std::io::Result<()> {
+    let mut pos = 0usize;
+    for &(off, len) in segs {
+        pwrite_all(fd, &data[pos..pos + len as usize], off)?;
+        pos += len as usize;
+    }
+    Ok(())
+}
+
+/// Reads the extents `segs` into `data`; the bytes read before the first extent the file
+/// ends in.
+pub fn read_segments(fd: &Fd, segs: &[(u64, u64)], data: &mut [u8]) -> std::io::Result<usize> {
+    let mut pos = 0usize;
+    for &(off, len) in segs {
+        let n = pread_upto(fd, &mut data[pos..pos + len as usize], off)?;
+        pos += n;
+        if n < len as usize {
+            break;
+        }
+    }
+    Ok(pos)
+}
+
+/// The shared file pointer kept in an 8-byte sidecar file: adds `n` under an exclusive lock
+/// and returns the value before.
+pub fn fetch_add(fd: &Fd, n: u64) -> std::io::Result<u64> {
+    let _l = lock(fd, true, 0, 0)?;
+    let v = get_locked(fd)?;
+    pwrite_all(fd, &(v + n).to_le_bytes(), 0)?;
+    Ok(v)
+}
+
+fn get_locked(fd: &Fd) -> std::io::Result<u64> {
+    let mut b = [0u8; 8];
+    let n = pread_upto(fd, &mut b, 0)?;
+    Ok(if n == 8 { u64::from_le_bytes(b) } else { 0 })
+}
+
+/// Reads the sidecar's shared pointer.
+pub fn shared_get(fd: &Fd) -> std::io::Result<u64> {
+    let _l = lock(fd, false, 0, 0)?;
+    get_locked(fd)
+}
+
+/// Sets the sidecar's shared pointer.
+pub fn shared_set(fd: &Fd, v: u64) -> std::io::Result<()> {
+    let _l = lock(fd, true, 0, 0)?;
+    pwrite_all(fd, &v.to_le_bytes(), 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segments_and_shared_pointer() {
+        let dir = std::env::temp_dir().join(format!("toucan-io-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("f").to_string_lossy().to_string();
+        let fd = open(&p, libc::O_RDWR | libc::O_CREAT, 0o644).unwrap();
+        write_segments(&fd, &[(4, 2), (10, 3)], b"abcde").unwrap();
+        let mut b = [0u8; 5];
+        assert_eq!(read_segments(&fd, &[(4, 2), (10, 3)], &mut b).unwrap(), 5);
+        assert_eq!(&b, b"abcde");
+        assert_eq!(read_segments(&fd, &[(11, 4)], &mut b[..4]).unwrap(), 2);
+        assert_eq!(size(&fd).unwrap(), 13);
+        assert_eq!(fetch_add(&fd, 3).unwrap(), u64::from_le_bytes(*b"\0\0\0\0ab\0\0"));
+        shared_set(&fd, 7).unwrap();
+        assert_eq!(fetch_add(&fd, 3).unwrap(), 7);
+        assert_eq!(shared_get(&fd).unwrap(), 10);
+        unlink(&p).unwrap();
+        assert_eq!(
+            class_of(open(&p, libc::O_RDONLY, 0).unwrap_err().raw_os_error().unwrap()),
+            c::MPI_ERR_NO_SUCH_FILE
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

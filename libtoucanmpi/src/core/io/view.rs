@@ -1,0 +1,288 @@
+//! File views: the displacement, etype and filetype an `MPI_File_set_view` gives, and the
+//! mapping from a position in the view's data (bytes of etypes, counted from the start of the
+//! view) to extents of the file. The filetype's blocks come from the datatype typemap
+//! (`Datatype::blocks`), tiled from the displacement every `extent` bytes.
+
+use crate::consts as c;
+use crate::core::datatype::basic::BasicType;
+use crate::core::datatype::{external32, DtRef};
+use crate::core::error::{err, MpiResult};
+
+/// The data representation of a view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rep {
+    /// `native` (and `internal`, which we store as native).
+    Native,
+    Internal,
+    External32,
+}
+
+impl Rep {
+    pub fn parse(s: &str) -> MpiResult<Rep> {
+        match s {
+            "native" => Ok(Rep::Native),
+            "internal" => Ok(Rep::Internal),
+            "external32" => Ok(Rep::External32),
+            _ => err(
+                c::MPI_ERR_UNSUPPORTED_DATAREP,
+                format!("data representation \"{s}\" is not supported (native, internal, external32)"),
+            ),
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Rep::Native => "native",
+            Rep::Internal => "internal",
+            Rep::External32 => "external32",
+        }
+    }
+}
+
+/// Bytes one element of `d` takes in the file in representation `rep`.
+pub fn file_size(d: &crate::core::datatype::Datatype, rep: Rep) -> usize {
+    match rep {
+        Rep::External32 => external32::size(d, 1).unwrap_or(d.size),
+        _ => d.size,
+    }
+}
+
+/// Whether every basic type in `d` has the same size in external32 as in memory (then the
+/// file layout of `d` is its memory layout, only the byte order differs).
+fn same_sizes(d: &crate::core::datatype::Datatype) -> bool {
+    d.runs().iter().all(|r: &crate::core::datatype::typemap::Run| {
+        external32::basic_size(r.ty) == r.ty.size() && r.ty.size() == r.ty.extent() && !r.ty.is_pair()
+    }) && (d.basic.is_none_or(|b: BasicType| external32::basic_size(b) == b.size()))
+}
+
+/// The typemap of an etype or filetype: displacements non-negative and non-decreasing, no
+/// overlaps in a writable file's view (`MPI_ERR_IO`, ROMIO's class; the standard names none).
+fn check_layout(d: &crate::core::datatype::Datatype, what: &str, overlap_ok: bool) -> MpiResult<()> {
+    if d.extent < 0 {
+        return err(c::MPI_ERR_IO, format!("the {what} has a negative extent"));
+    }
+    let (mut last_start, mut last_end) = (0i64, 0i64);
+    for (i, &(off, len)) in d.blocks.iter().enumerate() {
+        let off = off as i64;
+        if off < 0 {
+            return err(c::MPI_ERR_IO, format!("the {what}'s displacements must be non-negative"));
+        }
+        if i > 0 && off < last_start {
+            return err(
+                c::MPI_ERR_IO,
+                format!("the {what}'s displacements must be monotonically non-decreasing"),
+            );
+        }
+        if i > 0 && off < last_end && !overlap_ok {
+            return err(
+                c::MPI_ERR_IO,
+                format!("the {what} of a writable file may not contain overlapping regions"),
+            );
+        }
+        last_start = off;
+        last_end = last_end.max(off + len as i64);
+    }
+    Ok(())
+}
+
+#[derive(Debug)]
+pub struct View {
+    pub disp: u64,
+    pub etype: DtRef,
+    pub filetype: DtRef,
+    pub rep: Rep,
+    /// File blocks of one filetype tile: (offset from the tile's start, bytes).
+    blocks: Vec<(u64, u64)>,
+    /// Data bytes of the tile before block i.
+    prefix: Vec<u64>,
+    tile_size: u64,
+    tile_extent: u64,
+    /// Bytes of one etype in the file.
+    pub esize: u64,
+}
+
+impl View {
+    /// The view of a newly opened file: displacement 0, etype and filetype `MPI_BYTE`.
+    pub fn bytes() -> View {
+        let b = crate::core::datatype::byte();
+        View::new(0, b.clone(), b, Rep::Native).expect("the default view is valid")
+    }
+
+    /// Checks and builds a view (`MPI_File_set_view`).
+    /// Displacements that go back or overlap are `MPI_ERR_IO` (ROMIO's class; the standard
+    /// names none); overlaps only when the file is writable (`overlap_ok` false).
+    pub fn new(disp: u64, etype: DtRef, filetype: DtRef, rep: Rep) -> MpiResult<View> {
+        View::checked(disp, etype, filetype, rep, false)
+    }
+
+    pub fn checked(disp: u64, etype: DtRef, filetype: DtRef, rep: Rep, overlap_ok: bool) -> MpiResult<View> {
+        if etype.size == 0 {
+            return err(c::MPI_ERR_TYPE, "the etype has size 0");
+        }
+        if !filetype.size.is_multiple_of(etype.size) {
+            return err(
+                c::MPI_ERR_ARG,
+                format!(
+                    "the filetype's size {} is not a multiple of the etype's {}",
+                    filetype.size, etype.size
+                ),
+            );
+        }
+        check_layout(&etype, "etype", overlap_ok)?;
+        check_layout(&filetype, "filetype", overlap_ok)?;
+        let (blocks, tile_extent, esize) = match rep {
+            Rep::External32 if !(same_sizes(&etype) && same_sizes(&filetype)) => {
+                if !filetype.is_contiguous() || !etype.is_contiguous() {
+                    return err(
+                        c::MPI_ERR_UNSUPPORTED_DATAREP,
+                        "external32 views of non-contiguous types with basic types whose external32 size differs from the native one are not supported",
+                    );
+                }
+                let fs = file_size(&filetype, rep) as u64;
+                (vec![(0, fs)], fs, file_size(&etype, rep) as u64)
+            }
+            _ => (
+                filetype.blocks.iter().map(|&(o, l)| (o as u64, l as u64)).collect(),
+                filetype.extent as u64,
+                etype.size as u64,
+            ),
+        };
+        let blocks: Vec<(u64, u64)> = blocks.into_iter().filter(|b| b.1 > 0).collect();
+        let mut prefix = Vec::with_capacity(blocks.len());
+        let mut t = 0;
+        for b in &blocks {
+            prefix.push(t);
+            t += b.1;
+        }
+        Ok(View {
+            disp,
+            etype,
+            filetype,
+            rep,
+            blocks,
+            prefix,
+            tile_size: t,
+            tile_extent,
+            esize,
+        })
+    }
+
+    /// The file extents (offset, bytes) holding `len` bytes of the view's data from data
+    /// position `pos`, in order, adjacent ones merged.
+    pub fn segments(&self, pos: u64, len: u64) -> MpiResult<Vec<(u64, u64)>> {
+        let mut out: Vec<(u64, u64)> = Vec::new();
+        if len == 0 {
+            return Ok(out);
+        }
+        if self.tile_size == 0 {
+            return err(c::MPI_ERR_IO, "the view's filetype holds no data: nothing can be accessed");
+        }
+        let mut k = pos / self.tile_size;
+        let r = pos % self.tile_size;
+        let mut i = self.prefix.partition_point(|&p| p <= r) - 1;
+        let mut skip = r - self.prefix[i];
+        let mut left = len;
+        while left > 0 {
+            let (boff, blen) = self.blocks[i];
+            let take = (blen - skip).min(left);
+            let off = k
+                .checked_mul(self.tile_extent)
+                .and_then(|x| x.checked_add(self.disp + boff + skip))
+                .ok_or_else(|| crate::core::error::MpiError::new(c::MPI_ERR_ARG, "file offset overflows"))?;
+            match out.last_mut() {
+                Some(l) if l.0 + l.1 == off => l.1 += take,
+                _ => out.push((off, take)),
+            }
+            left -= take;
+            skip = 0;
+            i += 1;
+            if i == self.blocks.len() {
+                i = 0;
+                k += 1;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The absolute file offset of data position `pos` (`MPI_File_get_byte_offset`).
+    pub fn byte_offset(&self, pos: u64) -> MpiResult<u64> {
+        if self.tile_size == 0 {
+            return Ok(self.disp);
+        }
+        Ok(self.segments(pos, 1)?[0].0)
+    }
+
+    /// Data bytes of the view that lie before file offset `size` (the view's end of file).
+    pub fn data_before(&self, size: u64) -> u64 {
+        if size <= self.disp || self.tile_size == 0 {
+            return 0;
+        }
+        let rel = size - self.disp;
+        let (k, rem) = match rel.checked_div(self.tile_extent) {
+            Some(k) => (k, rel % self.tile_extent),
+            None => (0, rel),
+        };
+        let mut n = k * self.tile_size;
+        for &(o, l) in &self.blocks {
+            if rem > o {
+                n += l.min(rem - o);
+            }
+        }
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::datatype::{lookup, typemap};
+    use rstest::rstest;
+    use std::sync::Arc;
+
+    fn int() -> DtRef {
+        lookup(c::MPI_INT).unwrap()
+    }
+
+    #[rstest]
+    // contiguous bytes: one extent
+    #[case(0, 1, 1, 0, 10, vec![(0, 10)])]
+    // two blocks of 2 ints, 16 bytes apart: tile = 16 bytes of data over an extent of 24
+    // bytes (the second block ends where the next tile starts: extents merge)
+    #[case(100, 4, 2, 0, 20, vec![(100, 8), (116, 12)])]
+    #[case(0, 4, 2, 12, 8, vec![(20, 8)])]
+    #[case(0, 8, 2, 4, 16, vec![(4, 4), (32, 12)])]
+    fn maps_data_to_file(
+        #[case] disp: u64,
+        #[case] stride: usize,
+        #[case] nblk: usize,
+        #[case] pos: u64,
+        #[case] len: u64,
+        #[case] want: Vec<(u64, u64)>,
+    ) {
+        let ft = if stride == 1 {
+            crate::core::datatype::byte()
+        } else {
+            let mut d = typemap::hvector(nblk, 2, (stride * 4) as isize, &int()).unwrap();
+            d.committed = true;
+            Arc::new(d)
+        };
+        let v = View::new(disp, if stride == 1 { ft.clone() } else { int() }, ft, Rep::Native).unwrap();
+        assert_eq!(v.segments(pos, len).unwrap(), want);
+    }
+
+    #[test]
+    fn rejects_decreasing_filetype() {
+        let d = typemap::hindexed(&[1, 1], &[8, 0], &int()).unwrap();
+        assert_eq!(View::new(0, int(), Arc::new(d), Rep::Native).unwrap_err().class, c::MPI_ERR_IO);
+    }
+
+    #[test]
+    fn data_before_end() {
+        let d = typemap::hvector(2, 1, 8, &int()).unwrap();
+        let v = View::new(0, int(), Arc::new(d), Rep::Native).unwrap();
+        // tile: ints at 0 and 8, extent 12
+        assert_eq!(v.data_before(12), 8);
+        assert_eq!(v.data_before(10), 6);
+        assert_eq!(v.data_before(26), 16 + 2);
+        assert_eq!(v.data_before(4), 4);
+    }
+}
