@@ -176,6 +176,16 @@ impl View {
         if self.tile_size == 0 {
             return err(c::MPI_ERR_IO, "the view's filetype holds no data: nothing can be accessed");
         }
+        if self.blocks.len() == 1 && self.blocks[0].0 == 0 && self.tile_size == self.tile_extent {
+            // Tiles follow each other without gaps (MPI_BYTE, a contiguous type): one extent.
+            let off = self
+                .disp
+                .checked_add(pos)
+                .filter(|o| o.checked_add(len).is_some())
+                .ok_or_else(|| crate::core::error::MpiError::new(c::MPI_ERR_ARG, "file offset overflows"))?;
+            out.push((off, len));
+            return Ok(out);
+        }
         let mut k = pos / self.tile_size;
         let r = pos % self.tile_size;
         let mut i = self.prefix.partition_point(|&p| p <= r) - 1;
