@@ -327,9 +327,9 @@ impl<'a> Shared<'a> {
     }
 }
 
-/// Runs `f` on a reader's view of the state (SMP mode's hot paths). None when this thread
-/// cannot read (not a worker running a task, or one worker only: then `with` costs the
-/// same) or MPI is not initialized. `f` must not block, park, or call `with`.
+/// Runs `f` on a reader's view of the state (the point-to-point hot paths, at any number of
+/// workers). None when this thread cannot read (not a worker running a task) or MPI is not
+/// initialized. `f` must not block, park, or call `with`.
 #[inline]
 pub fn shared<R>(f: impl FnOnce(Shared<'_>) -> R) -> Option<R> {
     // Threads of the program (`sched::foreign`) have no reader slot: they write.
@@ -349,7 +349,7 @@ pub fn readable() -> bool {
 }
 
 /// `shared` for worker `worker`'s own loop, between tasks (no task runs on this thread: its
-/// reader slot is free). None at one worker, or before MPI is up.
+/// reader slot is free). None before MPI is up.
 #[inline]
 pub fn shared_idle<R>(worker: usize, f: impl FnOnce(Shared<'_>) -> R) -> Option<R> {
     if !STATE.readable(worker) || sched::current() != usize::MAX {
