@@ -456,6 +456,7 @@ def tabulate(recs, rates, args):
                 if not rows:
                     continue
                 sizes = (QUICK_SIZES if args.quick else SIZES)[(app, scaling)]
+                sizes = os.environ.get(f"{app.replace('3d', '').replace('2d', '').upper()}_{scaling.upper()}", sizes)
                 where = "shared memory" if rate == "none" else f"emulated interconnect, {rate}"
                 lines.append(f"\n**{app}, {scaling} scaling, {where}** (`{sizes}`; n = {args.np} processes)\n")
                 lines.append("| run | V | ranks | T original | T toucan | T nocomm | T overlap | speedup original | "
