@@ -4,7 +4,7 @@
 //! writes. The numbers come from `sched::metrics`; processes exchange theirs with one real
 //! `MPI_Allgather` just before the real MPI is finalized.
 
-use crate::sched::metrics::{self, PerKind, Totals, KINDS, KIND_NAMES};
+use crate::sched::metrics::{self, PerKind, Totals, WorkerTotals, KINDS, KIND_NAMES};
 use std::fmt::Write as _;
 
 /// Where the report goes.
@@ -70,7 +70,8 @@ fn faults_since_start() -> [u64; 2] {
 }
 
 /// Words per row on the wire: 5 times, 7 counts, then 3 per region kind, 2 page fault
-/// counts; then one peak heap size per subrank of the process.
+/// counts; then one peak heap size per subrank of the process, then 3 per worker (compute,
+/// blocked, steals).
 const HEAD: usize = 13;
 const WORDS: usize = HEAD + 3 * KINDS + 2;
 
@@ -102,11 +103,24 @@ impl Row {
         w[WORDS - 2] = self.faults[0] as f64;
         w[WORDS - 1] = self.faults[1] as f64;
         w.extend(self.heap_peak.iter().map(|&b| b as f64));
+        for pw in &t.per_worker {
+            w.extend([pw.compute, pw.blocked, pw.steals as f64]);
+        }
         w
     }
 
     fn from_words(w: &[f64]) -> Row {
         let mut kinds = [PerKind::default(); KINDS];
+        let subranks = w[7] as usize;
+        let heap_end = (WORDS + subranks).min(w.len());
+        let per_worker = w[heap_end..]
+            .chunks_exact(3)
+            .map(|c| WorkerTotals {
+                compute: c[0],
+                blocked: c[1],
+                steals: c[2] as u64,
+            })
+            .collect();
         for (k, pk) in kinds.iter_mut().enumerate() {
             *pk = PerKind {
                 run: w[HEAD + 3 * k],
@@ -123,16 +137,17 @@ impl Row {
                 helpers: w[4],
                 switches: w[5] as u64,
                 parks: w[6] as u64,
-                subranks: w[7] as usize,
+                subranks,
                 workers: w[10] as usize,
                 steals: w[11] as u64,
                 moves: w[12] as u64,
                 kinds,
+                per_worker,
             },
             sent: w[8] as u64,
             received: w[9] as u64,
             faults: [w[WORDS - 2] as u64, w[WORDS - 1] as u64],
-            heap_peak: w[WORDS..].iter().map(|&b| b as u64).collect(),
+            heap_peak: w[WORDS..heap_end].iter().map(|&b| b as u64).collect(),
         }
     }
 
@@ -186,7 +201,7 @@ pub fn finish(s: &mut super::state::State) {
         heap_peak: (0..t.subranks).map(|k| crate::heap::stats::peak(k) as u64).collect(),
         t,
     };
-    let per = WORDS + mine.heap_peak.len();
+    let per = WORDS + mine.heap_peak.len() + 3 * mine.t.per_worker.len();
     let words = mine.to_words();
     let bytes: Vec<u8> = words.iter().flat_map(|x| x.to_ne_bytes()).collect();
     let all = match s.tp.allgather(&bytes) {
@@ -276,6 +291,16 @@ pub fn text(rows: &[Row], v: usize) -> String {
             let _ = writeln!(o, "{line}");
         }
     }
+    if rows.iter().any(|r| r.t.per_worker.len() > 1) {
+        let _ = writeln!(o, "workers (SMP mode): compute / blocked seconds, steals");
+        for (i, r) in rows.iter().enumerate() {
+            let mut line = format!("{i:>8}");
+            for (w, pw) in r.t.per_worker.iter().enumerate() {
+                let _ = write!(line, "  {w}: {:.4} / {:.4}, {}", pw.compute, pw.blocked, pw.steals);
+            }
+            let _ = writeln!(o, "{line}");
+        }
+    }
     let _ = writeln!(
         o,
         "memory: page faults while the subranks ran (minor / major); peak heap per virtual rank (MiB)"
@@ -320,7 +345,7 @@ fn json_row(o: &mut String, r: &Row, process: Option<usize>) {
         "\"subranks\": {}, \"wall_s\": {}, \"compute_s\": {}, \"blocked_s\": {}, \"runtime_s\": {}, \"helpers_s\": {}, \
          \"waiting_s\": {}, \"hidden_share\": {}, \"switches\": {}, \"parks\": {}, \"messages_sent\": {}, \
          \"messages_received\": {}, \"workers\": {}, \"steals\": {}, \"moves\": {}, \"minor_faults\": {}, \"major_faults\": {}, \
-         \"heap_peak_bytes\": [{}], \"regions\": ",
+         \"heap_peak_bytes\": [{}], \"per_worker\": [{}], \"regions\": ",
         t.subranks,
         num(t.wall),
         num(t.compute),
@@ -338,7 +363,18 @@ fn json_row(o: &mut String, r: &Row, process: Option<usize>) {
         t.moves,
         r.faults[0],
         r.faults[1],
-        r.heap_peak.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(", ")
+        r.heap_peak.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(", "),
+        t.per_worker
+            .iter()
+            .enumerate()
+            .map(|(w, pw)| format!(
+                "{{\"worker\": {w}, \"compute_s\": {}, \"blocked_s\": {}, \"steals\": {}}}",
+                num(pw.compute),
+                num(pw.blocked),
+                pw.steals
+            ))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     if r.regions_used() {
         o.push('{');
@@ -389,6 +425,19 @@ mod tests {
             waiting,
             switches: 10,
             subranks: 2,
+            workers: 2,
+            per_worker: vec![
+                WorkerTotals {
+                    compute: 0.75,
+                    blocked: 0.125,
+                    steals: 3,
+                },
+                WorkerTotals {
+                    compute: 0.5,
+                    blocked: 0.25,
+                    steals: 0,
+                },
+            ],
             ..Default::default()
         };
         t.kinds[3] = PerKind {
@@ -453,6 +502,7 @@ mod tests {
             "\"process\": 1",
             "\"minor_faults\": 100",
             "\"heap_peak_bytes\": [1048576, 3145728]",
+            "\"per_worker\": [{\"worker\": 0, \"compute_s\": 0.750000, \"blocked_s\": 0.125000, \"steals\": 3}",
         ] {
             assert!(j.contains(key), "{key} missing in {j}");
         }
@@ -460,5 +510,6 @@ mod tests {
         let t = text(&rows, 2);
         assert!(t.contains("sum") && t.contains("50.0%") && t.contains("regions"), "{t}");
         assert!(t.contains("ranks 2-3: 1.0 3.0") && t.contains("faults 200 / 2"), "{t}");
+        assert!(t.contains("0: 0.7500 / 0.1250, 3  1: 0.5000 / 0.2500, 0"), "{t}");
     }
 }

@@ -57,6 +57,17 @@ impl Task {
     }
 }
 
+/// One worker's share of a process's totals (SMP mode).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct WorkerTotals {
+    /// Running subranks (their in-place waits excluded).
+    pub compute: f64,
+    /// Nothing to run, or a subrank waiting in place on this worker.
+    pub blocked: f64,
+    /// Tasks this worker took from the others' queues.
+    pub steals: u64,
+}
+
 /// Totals for one process, as the report reads them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Totals {
@@ -81,6 +92,8 @@ pub struct Totals {
     pub moves: u64,
     /// Summed over the subranks.
     pub kinds: [PerKind; KINDS],
+    /// Per worker (one entry per worker thread).
+    pub per_worker: Vec<WorkerTotals>,
 }
 
 impl Totals {
@@ -110,6 +123,11 @@ struct Metrics {
     waiting_now: usize,
     waiting_since: Option<Instant>,
     waiting: f64,
+    /// Per worker: time running subranks, time idle, in-place waits, steals.
+    wrun: Vec<f64>,
+    widle: Vec<f64>,
+    wspin: Vec<f64>,
+    wsteals: Vec<u64>,
 }
 
 static ON: AtomicBool = AtomicBool::new(false);
@@ -151,6 +169,10 @@ pub fn start(subranks: usize, workers: usize) {
         waiting_now: 0,
         waiting_since: None,
         waiting: 0.0,
+        wrun: vec![0.0; workers.max(1)],
+        widle: vec![0.0; workers.max(1)],
+        wspin: vec![0.0; workers.max(1)],
+        wsteals: vec![0; workers.max(1)],
     });
     ON.store(true, Ordering::Relaxed);
 }
@@ -186,9 +208,9 @@ pub fn resuming(id: usize, w: usize) -> Option<Instant> {
     })
 }
 
-/// Task `id`, resumed at `since`, came back to the worker.
+/// Task `id`, resumed at `since` by worker `w`, came back to it.
 #[inline]
-pub fn suspended(id: usize, since: Option<Instant>) {
+pub fn suspended(id: usize, w: usize, since: Option<Instant>) {
     let Some(since) = since else { return };
     with(|m, now| {
         let d = secs(since, now);
@@ -198,6 +220,9 @@ pub fn suspended(id: usize, since: Option<Instant>) {
                     t.kinds[t.kind as usize].run += secs(mark, now);
                 }
                 m.run += d;
+                if let Some(r) = m.wrun.get_mut(w) {
+                    *r += d;
+                }
             }
             None => m.helpers += d,
         }
@@ -214,13 +239,22 @@ pub fn idle_begin(w: usize) {
 }
 
 /// Worker `w` took `n` tasks from another worker.
-pub fn stole(n: usize) {
-    with(|m, _| m.steals += n as u64);
+pub fn stole(w: usize, n: usize) {
+    with(|m, _| {
+        m.steals += n as u64;
+        if let Some(s) = m.wsteals.get_mut(w) {
+            *s += n as u64;
+        }
+    });
 }
 
 fn idle_end(m: &mut Metrics, w: usize, now: Instant) {
     if let Some(s) = m.idle_since.get_mut(w).and_then(Option::take) {
-        m.idle += secs(s, now);
+        let d = secs(s, now);
+        m.idle += d;
+        if let Some(i) = m.widle.get_mut(w) {
+            *i += d;
+        }
     }
 }
 
@@ -282,6 +316,10 @@ pub fn spin_end(id: usize) {
     with(|m, now| {
         let d = wait_end(m, id, now);
         m.spin += d;
+        // The task waited in place on the worker running it (it does not move meanwhile).
+        if let Some(s) = m.wspin.get_mut(super::worker::worker_index()) {
+            *s += d;
+        }
         // Waiting in place is not running its region.
         if let Some(t) = task(m, id) {
             t.kinds[t.kind as usize].run -= d;
@@ -321,6 +359,16 @@ pub fn totals() -> Option<Totals> {
     }
     let open_wait = m.waiting_since.map(|s| secs(s, end)).unwrap_or(0.0);
     let open_idle: f64 = m.idle_since.iter().flatten().map(|&s| secs(s, end)).sum();
+    let per_worker = (0..m.idle_since.len())
+        .map(|w| {
+            let open = m.idle_since[w].map(|s| secs(s, end)).unwrap_or(0.0);
+            WorkerTotals {
+                compute: (m.wrun[w] - m.wspin[w]).max(0.0),
+                blocked: m.widle[w] + open + m.wspin[w],
+                steals: m.wsteals[w],
+            }
+        })
+        .collect();
     Some(Totals {
         wall: secs(m.start, end),
         compute: (m.run - m.spin).max(0.0),
@@ -334,5 +382,6 @@ pub fn totals() -> Option<Totals> {
         steals: m.steals,
         moves: super::balance::moves() as u64,
         kinds,
+        per_worker,
     })
 }

@@ -491,7 +491,7 @@ fn stolen(w: usize, order: &[usize], deferred: bool) -> Option<usize> {
     if n == 0 {
         return None;
     }
-    metrics::stole(n);
+    metrics::stole(w, n);
     queue::pop_own(w)
 }
 
@@ -511,7 +511,7 @@ fn resume(id: usize, w: usize, running: &Running, swap: Option<&mut Swap>) {
     let ran = super::balance::resuming();
     let r = t.resume();
     super::balance::suspended(id, ran);
-    metrics::suspended(id, since);
+    metrics::suspended(id, w, since);
     running.set(usize::MAX);
     match r {
         Resumed::Finished(code) => {
