@@ -44,7 +44,7 @@ for ((r = 1; r <= runs; r++)); do
         printf '%s\t%s\t%s\n' "$c" "$r" "$v" >>"$out/raw.tsv"
     done
 done
-med() { awk -v c="$1" '$1 == c && $3 != "NA" {print $3}' "$out/raw.tsv" | sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+med() { awk -v c="$1" '$1 == c && $3 != "NA" {print $3}' "$out/raw.tsv" | sort -g | awk '{a[NR] = $1} END {printf "%.3f\n", (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 declare -A m
 for c in $configs; do m[$c]=$(med "$c"); done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
