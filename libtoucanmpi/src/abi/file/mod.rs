@@ -376,7 +376,11 @@ const TAG_EXCHANGE: c_int = 0x1f19;
 /// Not one MPI_Alltoallv_c (which works since `c_ptr`): between processes it posts a
 /// message for every pair, n² of them, and it would need the pieces packed into one buffer
 /// and unpacked again, a copy each way.
-pub(super) fn alltoallv(comm: usize, send: &[Vec<u8>]) -> MpiResult<Vec<Vec<u8>>> {
+///
+/// The results go into `out` (one vector per rank), whose buffers are reused: a collective
+/// access calls this every round, and fresh multi-MiB buffers would be faulted in and
+/// cleared by the kernel each time.
+pub(super) fn alltoallv(comm: usize, send: &[Vec<u8>], out: &mut Vec<Vec<u8>>) -> MpiResult<()> {
     let n = send.len();
     let sc: Vec<i64> = send.iter().map(|v| v.len() as i64).collect();
     let mut rcount = vec![0i64; n];
@@ -384,7 +388,11 @@ pub(super) fn alltoallv(comm: usize, send: &[Vec<u8>]) -> MpiResult<Vec<Vec<u8>>
     rc("MPI_Alltoall", unsafe {
         ffi::PMPI_Alltoall(c_ptr(&sc), 1, c::MPI_INT64_T, c_mut_ptr(&mut rcount), 1, c::MPI_INT64_T, comm)
     })?;
-    let mut out: Vec<Vec<u8>> = rcount.iter().map(|&k| vec![0u8; k as usize]).collect();
+    out.resize_with(n, Vec::new);
+    for (v, &k) in out.iter_mut().zip(&rcount) {
+        v.clear();
+        v.resize(k as usize, 0);
+    }
     let mut reqs: Vec<usize> = Vec::new();
     for (r, v) in out.iter_mut().enumerate() {
         if !v.is_empty() {
@@ -412,7 +420,7 @@ pub(super) fn alltoallv(comm: usize, send: &[Vec<u8>]) -> MpiResult<Vec<Vec<u8>>
             ffi::PMPI_Waitall(reqs.len() as c_int, reqs.as_mut_ptr(), std::ptr::null_mut())
         })?;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// All ranks passed the same value (`MPI_ERR_NOT_SAME` otherwise).

@@ -178,9 +178,14 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
     let mut short = u64::MAX;
     // The aggregator's window of the current round (at most cb_buffer_size bytes).
     let mut win: Vec<u8> = Vec::new();
+    // The messages of each round, their buffers reused (see `alltoallv`).
+    let (mut send, mut recv, mut replies, mut back): (Vec<Vec<u8>>, Vec<Vec<u8>>, Vec<Vec<u8>>, Vec<Vec<u8>>) =
+        (vec![Vec::new(); size], Vec::new(), vec![Vec::new(); size], Vec::new());
     for t in 0..rounds {
         // Phase 1: pieces (with data, for a write) or requests to each aggregator.
-        let mut send: Vec<Vec<u8>> = vec![Vec::new(); size];
+        for v in send.iter_mut() {
+            v.clear();
+        }
         let mut mine: Vec<Vec<Piece>> = vec![Vec::new(); aggs.len()];
         for (j, &r) in aggs.iter().enumerate() {
             let (a, b) = window(j, t);
@@ -205,11 +210,12 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
             }
             mine[j] = ps;
         }
-        let recv = alltoallv(f.comm, &send)?;
-        drop(send);
+        alltoallv(f.comm, &send, &mut recv)?;
 
         // Phase 2: the aggregator's file access.
-        let mut replies: Vec<Vec<u8>> = vec![Vec::new(); size];
+        for v in replies.iter_mut() {
+            v.clear();
+        }
         if let Some(j) = me_agg {
             let (a, b) = window(j, t);
             // (offset, bytes, source rank, where its data start in the source's message)
@@ -314,15 +320,15 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
                             }
                         })
                         .collect();
-                    let mut reply = Vec::with_capacity(8 * n + avail.iter().sum::<u64>() as usize);
+                    let reply = &mut replies[src];
+                    reply.reserve(8 * n + avail.iter().sum::<u64>() as usize);
                     for &k in &avail {
-                        put(&mut reply, k);
+                        put(reply, k);
                     }
                     for (k, &v) in avail.iter().enumerate() {
                         let at = (get(m, 1 + 2 * k) - a) as usize;
                         reply.extend_from_slice(&win[at..at + v as usize]);
                     }
-                    replies[src] = reply;
                 }
             }
         }
@@ -330,7 +336,7 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
             continue;
         }
         // Phase 3 (reads): the data come back to their ranks.
-        let back = alltoallv(f.comm, &replies)?;
+        alltoallv(f.comm, &replies, &mut back)?;
         for (j, &r) in aggs.iter().enumerate() {
             let ps = &mine[j];
             if ps.is_empty() {
