@@ -823,24 +823,10 @@ file_fn!(MPI_File_preallocate, PMPI_File_preallocate, |fh: usize, size: i64| fil
     })
 });
 
-file_fn!(MPI_File_get_size, PMPI_File_get_size, |fh: usize, size: *mut i64| file = fh, {
-    let f = file(fh)?;
-    hd::out(size, "size")?;
-    *size = posix::size(&f.fd).map_err(|e| posix::error("fstat", &e))? as i64;
-    Ok(())
-});
-
 file_fn!(MPI_File_get_group, PMPI_File_get_group, |fh: usize, group: *mut usize| file = fh, {
     let f = file(fh)?;
     hd::out(group, "group")?;
     rc("MPI_Comm_group", ffi::PMPI_Comm_group(f.comm, group))
-});
-
-file_fn!(MPI_File_get_amode, PMPI_File_get_amode, |fh: usize, amode: *mut c_int| file = fh, {
-    let f = file(fh)?;
-    hd::out(amode, "amode")?;
-    *amode = f.amode;
-    Ok(())
 });
 
 fn aggregators(f: &FileObj) -> usize {
@@ -990,18 +976,6 @@ file_fn!(
     }
 );
 
-file_fn!(
-    MPI_File_get_atomicity,
-    PMPI_File_get_atomicity,
-    |fh: usize, flag: *mut c_int| file = fh,
-    {
-        let f = file(fh)?;
-        hd::out(flag, "flag")?;
-        *flag = f.st.lock().atomic as c_int;
-        Ok(())
-    }
-);
-
 file_fn!(MPI_File_sync, PMPI_File_sync, |fh: usize| file = fh, {
     let f = file(fh)?;
     let fd = f.fd.clone();
@@ -1009,6 +983,27 @@ file_fn!(MPI_File_sync, PMPI_File_sync, |fh: usize| file = fh, {
     barrier(f.comm)?;
     r.map_err(|e| posix::error("fsync", &e))
 });
+
+/// The queries that store one value of the file: the `before` check if any (its error comes
+/// before the output pointer is looked at), then the value into `*$out`.
+macro_rules! file_get {
+    ($(($name:ident, $pname:ident, $out:ident: $t:ty, |$f:ident| $val:expr $(, before $check:expr)?)),* $(,)?) => {
+        $(file_fn!($name, $pname, |fh: usize, $out: *mut $t| file = fh, {
+            let $f = file(fh)?;
+            $($check?;)?
+            let o = hd::out($out, stringify!($out))?;
+            *o = $val;
+            Ok(())
+        });)*
+    };
+}
+file_get!(
+    (MPI_File_get_size, PMPI_File_get_size, size: i64, |f| posix::size(&f.fd).map_err(|e| posix::error("fstat", &e))? as i64),
+    (MPI_File_get_amode, PMPI_File_get_amode, amode: c_int, |f| f.amode),
+    (MPI_File_get_atomicity, PMPI_File_get_atomicity, flag: c_int, |f| f.st.lock().atomic as c_int),
+    (MPI_File_get_position, PMPI_File_get_position, offset: i64, |f| f.st.lock().fp as i64, before not_sequential(&f)),
+    (MPI_File_get_position_shared, PMPI_File_get_position_shared, offset: i64, |f| f.shared.get()? as i64),
+);
 
 /// Seek positions (`MPI_SEEK_*`) to an etype offset from `cur` and the view's end of file.
 fn seek_to(f: &FileObj, cur: u64, offset: i64, whence: c_int) -> MpiResult<u64> {
@@ -1048,19 +1043,6 @@ file_fn!(MPI_File_seek, PMPI_File_seek, |fh: usize, offset: i64, whence: c_int| 
 });
 
 file_fn!(
-    MPI_File_get_position,
-    PMPI_File_get_position,
-    |fh: usize, offset: *mut i64| file = fh,
-    {
-        let f = file(fh)?;
-        not_sequential(&f)?;
-        hd::out(offset, "offset")?;
-        *offset = f.st.lock().fp as i64;
-        Ok(())
-    }
-);
-
-file_fn!(
     MPI_File_seek_shared,
     PMPI_File_seek_shared,
     |fh: usize, offset: i64, whence: c_int| file = fh,
@@ -1082,18 +1064,6 @@ file_fn!(
         if class[0] != 0 {
             return err(class[0] as i32, "MPI_File_seek_shared failed at rank 0 of the file's group");
         }
-        Ok(())
-    }
-);
-
-file_fn!(
-    MPI_File_get_position_shared,
-    PMPI_File_get_position_shared,
-    |fh: usize, offset: *mut i64| file = fh,
-    {
-        let f = file(fh)?;
-        hd::out(offset, "offset")?;
-        *offset = f.shared.get()? as i64;
         Ok(())
     }
 );
