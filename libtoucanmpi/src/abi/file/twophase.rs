@@ -179,8 +179,8 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
     // The aggregator's window of the current round (at most cb_buffer_size bytes).
     let mut win: Vec<u8> = Vec::new();
     // The messages of each round, their buffers reused (see `alltoallv`).
-    let (mut send, mut recv, mut replies, mut back): (Vec<Vec<u8>>, Vec<Vec<u8>>, Vec<Vec<u8>>, Vec<Vec<u8>>) =
-        (vec![Vec::new(); size], Vec::new(), vec![Vec::new(); size], Vec::new());
+    let (mut send, mut replies): (Vec<Vec<u8>>, Vec<Vec<u8>>) = (vec![Vec::new(); size], vec![Vec::new(); size]);
+    let (mut recv, mut back): (Vec<Vec<u8>>, Vec<Vec<u8>>) = (Vec::new(), Vec::new());
     for t in 0..rounds {
         // Phase 1: pieces (with data, for a write) or requests to each aggregator.
         for v in send.iter_mut() {
