@@ -506,42 +506,19 @@ file_c!(MPI_File_read_ordered_begin, PMPI_File_read_ordered_begin, MPI_File_read
 file_c!(MPI_File_write_ordered_begin, PMPI_File_write_ordered_begin, MPI_File_write_ordered_begin_c, PMPI_File_write_ordered_begin_c,
     (fh: usize, buf: Buf), count, (dt: usize), fp_begin, Dir::Write, Pos::Ordered);
 
-// Ends of split collectives.
-file_fn!(
-    MPI_File_read_at_all_end,
-    PMPI_File_read_at_all_end,
-    |fh: usize, buf: Buf, st: St| file = fh,
-    { end(fh, buf, st) }
-);
-file_fn!(
-    MPI_File_write_at_all_end,
-    PMPI_File_write_at_all_end,
-    |fh: usize, buf: Buf, st: St| file = fh,
-    { end(fh, buf, st) }
-);
-file_fn!(
-    MPI_File_read_all_end,
-    PMPI_File_read_all_end,
-    |fh: usize, buf: Buf, st: St| file = fh,
-    { end(fh, buf, st) }
-);
-file_fn!(
-    MPI_File_write_all_end,
-    PMPI_File_write_all_end,
-    |fh: usize, buf: Buf, st: St| file = fh,
-    { end(fh, buf, st) }
-);
-file_fn!(
-    MPI_File_read_ordered_end,
-    PMPI_File_read_ordered_end,
-    |fh: usize, buf: Buf, st: St| file = fh,
-    { end(fh, buf, st) }
-);
-file_fn!(
-    MPI_File_write_ordered_end,
-    PMPI_File_write_ordered_end,
-    |fh: usize, buf: Buf, st: St| file = fh,
-    { end(fh, buf, st) }
+// Ends of split collectives: one body, `end`, whichever access began.
+macro_rules! file_ends {
+    ($(($name:ident, $pname:ident)),* $(,)?) => {
+        $(file_fn!($name, $pname, |fh: usize, buf: Buf, st: St| file = fh, { end(fh, buf, st) });)*
+    };
+}
+file_ends!(
+    (MPI_File_read_at_all_end, PMPI_File_read_at_all_end),
+    (MPI_File_write_at_all_end, PMPI_File_write_at_all_end),
+    (MPI_File_read_all_end, PMPI_File_read_all_end),
+    (MPI_File_write_all_end, PMPI_File_write_all_end),
+    (MPI_File_read_ordered_end, PMPI_File_read_ordered_end),
+    (MPI_File_write_ordered_end, PMPI_File_write_ordered_end),
 );
 
 #[allow(dead_code)]

@@ -299,6 +299,26 @@ fn handler_of(fh: usize) -> usize {
     null_handler(sub)
 }
 
+/// Where the collective steps' buffers start, for our own exports. The C API reads two
+/// addresses as markers: 0 is MPI_BOTTOM and 1 is MPI_IN_PLACE (`headers/mpi.h`), and an empty
+/// Rust vector of bytes has the dangling address 1. Handed over as it is, a rank with nothing
+/// to send called an in-place collective and sent its receive buffer instead (issue 19: a
+/// wrong Alltoallv_c, MPI_ERR_TRUNCATE or wrong data, in two-phase I/O). An empty buffer
+/// gets the address of a real (never written) static instead.
+fn c_ptr<T>(v: &[T]) -> *const c_void {
+    static EMPTY: u64 = 0;
+    if v.is_empty() {
+        std::ptr::addr_of!(EMPTY).cast()
+    } else {
+        v.as_ptr().cast()
+    }
+}
+
+/// `c_ptr` for a buffer the export writes (nothing is written through an empty one).
+fn c_mut_ptr<T>(v: &mut [T]) -> *mut c_void {
+    c_ptr(v) as *mut c_void
+}
+
 /// An error code returned by one of our own exports called for a collective step.
 pub(super) fn rc(what: &str, r: c_int) -> MpiResult<()> {
     if r == 0 {
@@ -318,21 +338,14 @@ pub(super) fn allreduce(comm: usize, v: &mut [i64], op: usize) -> MpiResult<()> 
     let src = v.to_vec();
     // SAFETY: both buffers hold v.len() 64-bit integers.
     rc("MPI_Allreduce", unsafe {
-        ffi::PMPI_Allreduce(
-            src.as_ptr().cast(),
-            v.as_mut_ptr().cast(),
-            v.len() as c_int,
-            c::MPI_INT64_T,
-            op,
-            comm,
-        )
+        ffi::PMPI_Allreduce(c_ptr(&src), c_mut_ptr(v), v.len() as c_int, c::MPI_INT64_T, op, comm)
     })
 }
 
 pub(super) fn bcast(comm: usize, v: &mut [u8], root: i32) -> MpiResult<()> {
     // SAFETY: `v` is a writable buffer of v.len() bytes.
     rc("MPI_Bcast", unsafe {
-        ffi::PMPI_Bcast(v.as_mut_ptr().cast(), v.len() as c_int, c::MPI_BYTE, root, comm)
+        ffi::PMPI_Bcast(c_mut_ptr(v), v.len() as c_int, c::MPI_BYTE, root, comm)
     })
 }
 
@@ -342,10 +355,10 @@ pub(super) fn allgather(comm: usize, size: usize, mine: &[u64]) -> MpiResult<Vec
     // SAFETY: `out` has room for `size` contributions of mine.len() integers.
     rc("MPI_Allgather", unsafe {
         ffi::PMPI_Allgather(
-            mine.as_ptr().cast(),
+            c_ptr(mine),
             mine.len() as c_int,
             c::MPI_UINT64_T,
-            out.as_mut_ptr().cast(),
+            c_mut_ptr(&mut out),
             mine.len() as c_int,
             c::MPI_UINT64_T,
             comm,
@@ -360,38 +373,33 @@ const TAG_EXCHANGE: c_int = 0x1f19;
 /// Sends `send[r]` to rank r and returns what each rank sent here: the sizes go by one
 /// all-to-all, then only the non-empty parts travel, as point-to-point messages (between
 /// aggregators and the ranks that have pieces for them, most pairs exchange nothing).
-pub(super) fn alltoallv(comm: usize, send: &[Vec<u8>]) -> MpiResult<Vec<Vec<u8>>> {
+/// Not one MPI_Alltoallv_c (which works since `c_ptr`): between processes it posts a
+/// message for every pair, n² of them, and it would need the pieces packed into one buffer
+/// and unpacked again, a copy each way.
+///
+/// The results go into `out` (one vector per rank), whose buffers are reused: a collective
+/// access calls this every round, and fresh multi-MiB buffers would be faulted in and
+/// cleared by the kernel each time.
+pub(super) fn alltoallv(comm: usize, send: &[Vec<u8>], out: &mut Vec<Vec<u8>>) -> MpiResult<()> {
     let n = send.len();
     let sc: Vec<i64> = send.iter().map(|v| v.len() as i64).collect();
     let mut rcount = vec![0i64; n];
     // SAFETY: both arrays hold n 64-bit counts.
     rc("MPI_Alltoall", unsafe {
-        ffi::PMPI_Alltoall(
-            sc.as_ptr().cast(),
-            1,
-            c::MPI_INT64_T,
-            rcount.as_mut_ptr().cast(),
-            1,
-            c::MPI_INT64_T,
-            comm,
-        )
+        ffi::PMPI_Alltoall(c_ptr(&sc), 1, c::MPI_INT64_T, c_mut_ptr(&mut rcount), 1, c::MPI_INT64_T, comm)
     })?;
-    let mut out: Vec<Vec<u8>> = rcount.iter().map(|&k| vec![0u8; k as usize]).collect();
+    out.resize_with(n, Vec::new);
+    for (v, &k) in out.iter_mut().zip(&rcount) {
+        v.clear();
+        v.resize(k as usize, 0);
+    }
     let mut reqs: Vec<usize> = Vec::new();
     for (r, v) in out.iter_mut().enumerate() {
         if !v.is_empty() {
             let mut q = 0usize;
             // SAFETY: `v` stays alive and untouched until the Waitall below.
             rc("MPI_Irecv_c", unsafe {
-                ffi::PMPI_Irecv_c(
-                    v.as_mut_ptr().cast(),
-                    v.len() as i64,
-                    c::MPI_BYTE,
-                    r as c_int,
-                    TAG_EXCHANGE,
-                    comm,
-                    &mut q,
-                )
+                ffi::PMPI_Irecv_c(c_mut_ptr(v), v.len() as i64, c::MPI_BYTE, r as c_int, TAG_EXCHANGE, comm, &mut q)
             })?;
             reqs.push(q);
         }
@@ -401,15 +409,7 @@ pub(super) fn alltoallv(comm: usize, send: &[Vec<u8>]) -> MpiResult<Vec<Vec<u8>>
             let mut q = 0usize;
             // SAFETY: `send` outlives the Waitall below.
             rc("MPI_Isend_c", unsafe {
-                ffi::PMPI_Isend_c(
-                    v.as_ptr().cast(),
-                    v.len() as i64,
-                    c::MPI_BYTE,
-                    r as c_int,
-                    TAG_EXCHANGE,
-                    comm,
-                    &mut q,
-                )
+                ffi::PMPI_Isend_c(c_ptr(v), v.len() as i64, c::MPI_BYTE, r as c_int, TAG_EXCHANGE, comm, &mut q)
             })?;
             reqs.push(q);
         }
@@ -420,7 +420,7 @@ pub(super) fn alltoallv(comm: usize, send: &[Vec<u8>]) -> MpiResult<Vec<Vec<u8>>
             ffi::PMPI_Waitall(reqs.len() as c_int, reqs.as_mut_ptr(), std::ptr::null_mut())
         })?;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// All ranks passed the same value (`MPI_ERR_NOT_SAME` otherwise).
@@ -823,24 +823,10 @@ file_fn!(MPI_File_preallocate, PMPI_File_preallocate, |fh: usize, size: i64| fil
     })
 });
 
-file_fn!(MPI_File_get_size, PMPI_File_get_size, |fh: usize, size: *mut i64| file = fh, {
-    let f = file(fh)?;
-    hd::out(size, "size")?;
-    *size = posix::size(&f.fd).map_err(|e| posix::error("fstat", &e))? as i64;
-    Ok(())
-});
-
 file_fn!(MPI_File_get_group, PMPI_File_get_group, |fh: usize, group: *mut usize| file = fh, {
     let f = file(fh)?;
     hd::out(group, "group")?;
     rc("MPI_Comm_group", ffi::PMPI_Comm_group(f.comm, group))
-});
-
-file_fn!(MPI_File_get_amode, PMPI_File_get_amode, |fh: usize, amode: *mut c_int| file = fh, {
-    let f = file(fh)?;
-    hd::out(amode, "amode")?;
-    *amode = f.amode;
-    Ok(())
 });
 
 fn aggregators(f: &FileObj) -> usize {
@@ -990,18 +976,6 @@ file_fn!(
     }
 );
 
-file_fn!(
-    MPI_File_get_atomicity,
-    PMPI_File_get_atomicity,
-    |fh: usize, flag: *mut c_int| file = fh,
-    {
-        let f = file(fh)?;
-        hd::out(flag, "flag")?;
-        *flag = f.st.lock().atomic as c_int;
-        Ok(())
-    }
-);
-
 file_fn!(MPI_File_sync, PMPI_File_sync, |fh: usize| file = fh, {
     let f = file(fh)?;
     let fd = f.fd.clone();
@@ -1009,6 +983,27 @@ file_fn!(MPI_File_sync, PMPI_File_sync, |fh: usize| file = fh, {
     barrier(f.comm)?;
     r.map_err(|e| posix::error("fsync", &e))
 });
+
+/// The queries that store one value of the file: the `before` check if any (its error comes
+/// before the output pointer is looked at), then the value into `*$out`.
+macro_rules! file_get {
+    ($(($name:ident, $pname:ident, $out:ident: $t:ty, |$f:ident| $val:expr $(, before $check:expr)?)),* $(,)?) => {
+        $(file_fn!($name, $pname, |fh: usize, $out: *mut $t| file = fh, {
+            let $f = file(fh)?;
+            $($check?;)?
+            let o = hd::out($out, stringify!($out))?;
+            *o = $val;
+            Ok(())
+        });)*
+    };
+}
+file_get!(
+    (MPI_File_get_size, PMPI_File_get_size, size: i64, |f| posix::size(&f.fd).map_err(|e| posix::error("fstat", &e))? as i64),
+    (MPI_File_get_amode, PMPI_File_get_amode, amode: c_int, |f| f.amode),
+    (MPI_File_get_atomicity, PMPI_File_get_atomicity, flag: c_int, |f| f.st.lock().atomic as c_int),
+    (MPI_File_get_position, PMPI_File_get_position, offset: i64, |f| f.st.lock().fp as i64, before not_sequential(&f)),
+    (MPI_File_get_position_shared, PMPI_File_get_position_shared, offset: i64, |f| f.shared.get()? as i64),
+);
 
 /// Seek positions (`MPI_SEEK_*`) to an etype offset from `cur` and the view's end of file.
 fn seek_to(f: &FileObj, cur: u64, offset: i64, whence: c_int) -> MpiResult<u64> {
@@ -1048,19 +1043,6 @@ file_fn!(MPI_File_seek, PMPI_File_seek, |fh: usize, offset: i64, whence: c_int| 
 });
 
 file_fn!(
-    MPI_File_get_position,
-    PMPI_File_get_position,
-    |fh: usize, offset: *mut i64| file = fh,
-    {
-        let f = file(fh)?;
-        not_sequential(&f)?;
-        hd::out(offset, "offset")?;
-        *offset = f.st.lock().fp as i64;
-        Ok(())
-    }
-);
-
-file_fn!(
     MPI_File_seek_shared,
     PMPI_File_seek_shared,
     |fh: usize, offset: i64, whence: c_int| file = fh,
@@ -1082,18 +1064,6 @@ file_fn!(
         if class[0] != 0 {
             return err(class[0] as i32, "MPI_File_seek_shared failed at rank 0 of the file's group");
         }
-        Ok(())
-    }
-);
-
-file_fn!(
-    MPI_File_get_position_shared,
-    PMPI_File_get_position_shared,
-    |fh: usize, offset: *mut i64| file = fh,
-    {
-        let f = file(fh)?;
-        hd::out(offset, "offset")?;
-        *offset = f.shared.get()? as i64;
         Ok(())
     }
 );
@@ -1195,4 +1165,28 @@ pub unsafe extern "C" fn PMPI_File_call_errhandler(fh: usize, code: c_int) -> c_
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_call_errhandler(fh: usize, code: c_int) -> c_int {
     PMPI_File_call_errhandler(fh, code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{c, c_mut_ptr, c_ptr};
+    use rstest::rstest;
+
+    /// An empty buffer never reaches our exports as MPI_BOTTOM or MPI_IN_PLACE (issue 19).
+    #[rstest]
+    #[case(0)]
+    #[case(1)]
+    #[case(24)]
+    fn buffers_are_never_markers(#[case] n: usize) {
+        let mut v = vec![7u8; n];
+        for p in [c_ptr(&v) as usize, c_mut_ptr(&mut v) as usize] {
+            assert_ne!(p, 0);
+            assert_ne!(p, c::MPI_IN_PLACE_ADDR);
+        }
+        if n > 0 {
+            assert_eq!(c_ptr(&v), v.as_ptr().cast());
+        }
+        let empty: Vec<i64> = Vec::new();
+        assert_ne!(c_ptr(&empty) as usize, c::MPI_IN_PLACE_ADDR);
+    }
 }

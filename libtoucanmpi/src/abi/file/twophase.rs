@@ -176,9 +176,16 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
 
     let mut fail: Option<MpiError> = None;
     let mut short = u64::MAX;
+    // The aggregator's window of the current round (at most cb_buffer_size bytes).
+    let mut win: Vec<u8> = Vec::new();
+    // The messages of each round, their buffers reused (see `alltoallv`).
+    let (mut send, mut replies): (Vec<Vec<u8>>, Vec<Vec<u8>>) = (vec![Vec::new(); size], vec![Vec::new(); size]);
+    let (mut recv, mut back): (Vec<Vec<u8>>, Vec<Vec<u8>>) = (Vec::new(), Vec::new());
     for t in 0..rounds {
         // Phase 1: pieces (with data, for a write) or requests to each aggregator.
-        let mut send: Vec<Vec<u8>> = vec![Vec::new(); size];
+        for v in send.iter_mut() {
+            v.clear();
+        }
         let mut mine: Vec<Vec<Piece>> = vec![Vec::new(); aggs.len()];
         for (j, &r) in aggs.iter().enumerate() {
             let (a, b) = window(j, t);
@@ -203,11 +210,12 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
             }
             mine[j] = ps;
         }
-        let recv = alltoallv(f.comm, &send)?;
-        drop(send);
+        alltoallv(f.comm, &send, &mut recv)?;
 
         // Phase 2: the aggregator's file access.
-        let mut replies: Vec<Vec<u8>> = vec![Vec::new(); size];
+        for v in replies.iter_mut() {
+            v.clear();
+        }
         if let Some(j) = me_agg {
             let (a, b) = window(j, t);
             // (offset, bytes, source rank, where its data start in the source's message)
@@ -220,65 +228,75 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
                 let mut d = 8 * (1 + 2 * n);
                 for k in 0..n {
                     let (o, l) = (get(m, 1 + 2 * k), get(m, 2 + 2 * k));
+                    // Every rank cuts its pieces at the same windows; one outside this window
+                    // (or data past its message) means the ranks disagree on the access.
+                    if o < a || o + l > b || (write && d + l as usize > m.len()) {
+                        fail.get_or_insert(MpiError::new(c::MPI_ERR_INTERN, "a piece outside the aggregator's window"));
+                        continue;
+                    }
                     got.push((o, l, src, d));
                     if write {
                         d += l as usize;
                     }
                 }
             }
+            // The window's bytes live in `win` (kept between rounds: no fresh pages to fault
+            // in and clear each round); the runs it covers go to or come from the file in
+            // one system call each.
+            win.resize((b - a) as usize, 0);
+            let mut ext: Vec<(u64, u64)> = got.iter().map(|g| (g.0, g.0 + g.1)).collect();
+            ext.sort_unstable();
+            let runs = merge(ext);
             if write {
-                got.sort_by_key(|g| g.0);
-                let mut runs: Vec<(u64, Vec<u8>)> = Vec::new();
+                // One copy: each piece straight from its message to its place in the window.
                 for &(o, l, src, d) in &got {
-                    let data = &recv[src][d..d + l as usize];
-                    match runs.last_mut() {
-                        Some((ro, rv)) if *ro + rv.len() as u64 == o => rv.extend_from_slice(data),
-                        _ => runs.push((o, data.to_vec())),
-                    }
+                    let at = (o - a) as usize;
+                    win[at..at + l as usize].copy_from_slice(&recv[src][d..d + l as usize]);
                 }
                 let fd = f.fd.clone();
-                let r = ioq::run(move || -> MpiResult<()> {
-                    let _l = if atomic && a < b {
-                        Some(posix::lock(&fd, true, a, b - a).map_err(|e| posix::error("fcntl lock", &e))?)
-                    } else {
-                        None
-                    };
-                    for (o, v) in &runs {
-                        posix::pwrite_all(&fd, v, *o).map_err(|e| posix::error("write", &e))?;
-                    }
-                    Ok(())
+                let buf = std::mem::take(&mut win);
+                let (r, buf) = ioq::run(move || {
+                    let r = (|| -> MpiResult<()> {
+                        let _l = if atomic && a < b {
+                            Some(posix::lock(&fd, true, a, b - a).map_err(|e| posix::error("fcntl lock", &e))?)
+                        } else {
+                            None
+                        };
+                        for &(o, e) in &runs {
+                            posix::pwrite_all(&fd, &buf[(o - a) as usize..(e - a) as usize], o).map_err(|e| posix::error("write", &e))?;
+                        }
+                        Ok(())
+                    })();
+                    (r, buf)
                 })?;
+                win = buf;
                 if let Err(e) = r {
                     fail.get_or_insert(e);
                 }
             } else {
-                // Read the union of the requested extents, then answer each request.
-                let mut ext: Vec<(u64, u64)> = got.iter().map(|g| (g.0, g.0 + g.1)).collect();
-                ext.sort_unstable();
-                let mut runs: Vec<(u64, u64)> = Vec::new();
-                for (o, e) in ext {
-                    match runs.last_mut() {
-                        Some(r) if o <= r.1 => r.1 = r.1.max(e),
-                        _ => runs.push((o, e)),
-                    }
-                }
+                // Read the union of the requested extents into the window, then answer each
+                // request from it.
                 let fd = f.fd.clone();
-                let r = ioq::run(move || -> MpiResult<Vec<(u64, Vec<u8>)>> {
-                    let _l = if atomic && a < b {
-                        Some(posix::lock(&fd, false, a, b - a).map_err(|e| posix::error("fcntl lock", &e))?)
-                    } else {
-                        None
-                    };
-                    let mut out = Vec::with_capacity(runs.len());
-                    for (o, e) in runs {
-                        let mut v = vec![0u8; (e - o) as usize];
-                        let n = posix::pread_upto(&fd, &mut v, o).map_err(|e| posix::error("read", &e))?;
-                        v.truncate(n);
-                        out.push((o, v));
-                    }
-                    Ok(out)
+                let mut buf = std::mem::take(&mut win);
+                let (r, buf) = ioq::run(move || {
+                    let r = (|| -> MpiResult<Vec<(u64, u64)>> {
+                        let _l = if atomic && a < b {
+                            Some(posix::lock(&fd, false, a, b - a).map_err(|e| posix::error("fcntl lock", &e))?)
+                        } else {
+                            None
+                        };
+                        let mut have = Vec::with_capacity(runs.len());
+                        for (o, e) in runs {
+                            let n = posix::pread_upto(&fd, &mut buf[(o - a) as usize..(e - a) as usize], o)
+                                .map_err(|e| posix::error("read", &e))?;
+                            have.push((o, o + n as u64));
+                        }
+                        Ok(have)
+                    })();
+                    (r, buf)
                 })?;
-                let data = match r {
+                win = buf;
+                let have = match r {
                     Ok(d) => d,
                     Err(e) => {
                         fail.get_or_insert(e);
@@ -290,26 +308,27 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
                         continue;
                     }
                     let n = get(m, 0) as usize;
-                    let mut head = Vec::with_capacity(8 * n);
-                    let mut body = Vec::new();
-                    for k in 0..n {
-                        let (o, l) = (get(m, 1 + 2 * k), get(m, 2 + 2 * k));
-                        let i = data.partition_point(|r| r.0 <= o);
-                        let avail = if i == 0 {
-                            0
-                        } else {
-                            let (ro, rv) = &data[i - 1];
-                            (ro + rv.len() as u64).saturating_sub(o).min(l)
-                        };
-                        put(&mut head, avail);
-                        if avail > 0 {
-                            let (ro, rv) = &data[i - 1];
-                            let s = (o - ro) as usize;
-                            body.extend_from_slice(&rv[s..s + avail as usize]);
-                        }
+                    // How much of each request the file had, then the bytes, in one message.
+                    let avail: Vec<u64> = (0..n)
+                        .map(|k| {
+                            let (o, l) = (get(m, 1 + 2 * k), get(m, 2 + 2 * k));
+                            let i = have.partition_point(|r| r.0 <= o);
+                            if i == 0 {
+                                0
+                            } else {
+                                have[i - 1].1.saturating_sub(o).min(l)
+                            }
+                        })
+                        .collect();
+                    let reply = &mut replies[src];
+                    reply.reserve(8 * n + avail.iter().sum::<u64>() as usize);
+                    for &k in &avail {
+                        put(reply, k);
                     }
-                    head.extend_from_slice(&body);
-                    replies[src] = head;
+                    for (k, &v) in avail.iter().enumerate() {
+                        let at = (get(m, 1 + 2 * k) - a) as usize;
+                        reply.extend_from_slice(&win[at..at + v as usize]);
+                    }
                 }
             }
         }
@@ -317,7 +336,7 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
             continue;
         }
         // Phase 3 (reads): the data come back to their ranks.
-        let back = alltoallv(f.comm, &replies)?;
+        alltoallv(f.comm, &replies, &mut back)?;
         for (j, &r) in aggs.iter().enumerate() {
             let ps = &mine[j];
             if ps.is_empty() {
@@ -354,6 +373,18 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
         None => 0,
     };
     finish(p, packed, n)
+}
+
+/// Sorted extents `[o, e)` merged where they touch or overlap.
+fn merge(ext: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    for (o, e) in ext {
+        match runs.last_mut() {
+            Some(r) if o <= r.1 => r.1 = r.1.max(e),
+            _ => runs.push((o, e)),
+        }
+    }
+    runs
 }
 
 /// Unpacks what a read brought into a packed stream; gives the bytes moved.
