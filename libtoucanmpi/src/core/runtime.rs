@@ -104,6 +104,7 @@ pub fn load_config() -> Result<Config, String> {
         real_coll_derived: env_switch("TOUCAN_REAL_COLL_DERIVED", true)?,
         real_coll_min: env_usize("TOUCAN_REAL_COLL_MIN", REAL_COLL_MIN, 0, usize::MAX / 2)?,
         real_bcast_min: env_usize("TOUCAN_REAL_BCAST_MIN", REAL_BCAST_MIN, 0, usize::MAX / 2)?,
+        real_nbc_min: env_usize("TOUCAN_REAL_NBC_MIN", 0, 0, usize::MAX / 2)?,
         real_multiple: real_thread_level()?,
         balance_ms: balance_period()?,
     };
@@ -154,6 +155,7 @@ pub fn config() -> Config {
         real_coll_derived: true,
         real_coll_min: REAL_COLL_MIN,
         real_bcast_min: REAL_BCAST_MIN,
+        real_nbc_min: 0,
         real_multiple: false,
         balance_ms: 0,
     })
