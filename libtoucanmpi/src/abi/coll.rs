@@ -11,7 +11,7 @@ use super::handles::{self as hd, comm};
 use crate::core::coll::reduce::Reducer;
 use crate::core::coll::team::{self, Blocks, Part};
 use crate::core::coll::teamcall;
-use crate::core::coll::{nbc, real};
+use crate::core::coll::{nbc, nbrec, real};
 use crate::core::coll::{Buf, Coll, CollJob, CollOp};
 use crate::core::comm::CommRef;
 use crate::core::datatype::DtRef;
@@ -146,10 +146,27 @@ pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()
     // collective without a helper task where it can (`nbc`); the choice depends only on
     // what every rank passes alike.
     let direct = !persistent && matches!(&work, Work::Part(p) if nbc::eligible(&cm, p, equal));
+    // At several members per process, the two-level schedule of `nbrec` (the same choice on
+    // every member and every process).
+    let twolevel = !persistent && !direct && matches!(&work, Work::Part(p) if nbrec::eligible(&cm, p, equal));
     // A persistent call keeps its call number for every start, and starts need not come in
     // the same order on every process: it stays on point-to-point.
-    let coll = real::enrol(Coll::new(sub, &cm, comm_h)?, (real || direct) && !persistent)?;
+    let coll = real::enrol(Coll::new(sub, &cm, comm_h)?, (real || direct || twolevel) && !persistent)?;
     let id = state::with(|s| s.new_request(sub, comm_h))?;
+    if twolevel && coll.real {
+        if let Work::Part(p) = work {
+            state::with(|s| {
+                if let Some(r) = s.req_mut(id) {
+                    r.pending = 1;
+                }
+            })?;
+            *req = id as usize;
+            crate::core::background::wanted();
+            // SAFETY: MPI requires the buffers to stay valid until the request completes.
+            return unsafe { nbrec::join(&coll, p, id) };
+        }
+        unreachable!("a two-level call has arguments");
+    }
     if direct && coll.real {
         if let Work::Part(p) = &work {
             state::with(|s| {

@@ -9,6 +9,7 @@
 pub mod hier;
 pub mod inter;
 pub mod nbc;
+pub mod nbrec;
 pub mod op;
 pub mod real;
 pub mod reduce;

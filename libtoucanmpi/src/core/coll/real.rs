@@ -113,6 +113,8 @@ enum Inflight {
     Op { task: usize },
     /// The twin of this communicator is made.
     Dup { child: CommKey },
+    /// A two-level nonblocking call's record (`coll::nbrec`): distribute and complete.
+    Rec { rec: Box<crate::core::coll::nbrec::Rec> },
     /// A nonblocking call served without a helper task (`coll::nbc`): one of this request's
     /// events is done (its status takes the error class, if any, of the buffer's post step).
     Req { id: crate::core::request::ReqId },
@@ -127,6 +129,8 @@ pub struct RealComms {
     /// Started operations not finished yet, by token: their twin and number.
     running: IdMap<u64, (CommKey, u64)>,
     next_token: u64,
+    /// Open records of two-level nonblocking calls (`coll::nbrec`).
+    pub(super) recs: crate::core::coll::nbrec::Recs,
 }
 
 impl RealComms {
@@ -300,6 +304,7 @@ pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
                 sched::wake(task);
             }
         }
+        Some(Inflight::Rec { rec }) => crate::core::coll::nbrec::finish(s, rec, buf),
         Some(Inflight::Req { id }) => {
             drop(buf);
             s.event_done(id);
@@ -352,6 +357,26 @@ pub unsafe fn submit(c: &Coll, what: RealColl, mem: CollMem, id: crate::core::re
         };
         t.ready.insert(place, Queued { what, mem, token });
         s.rcoll.inflight.insert(token, Inflight::Req { id });
+        pump(s, key);
+        Ok(())
+    })?
+}
+
+/// As `submit`, for a two-level call's record (`coll::nbrec`): its members' requests
+/// complete after the distribution of the result.
+///
+/// # Safety
+/// As `submit`, for every member's buffers.
+pub unsafe fn submit_rec(c: &Coll, what: RealColl, mem: CollMem, rec: Box<crate::core::coll::nbrec::Rec>) -> MpiResult<()> {
+    let key = key_of(c.comm.ctx, &c.comm.group.ranks);
+    let place = (c.seq, 0);
+    state::with(|s| {
+        let token = s.rcoll.token();
+        let Some(t) = s.rcoll.twins.get_mut(&key).filter(|t| t.waiting.contains(&place)) else {
+            return err(c::MPI_ERR_INTERN, "real collective submitted without its place");
+        };
+        t.ready.insert(place, Queued { what, mem, token });
+        s.rcoll.inflight.insert(token, Inflight::Rec { rec });
         pump(s, key);
         Ok(())
     })?
