@@ -276,7 +276,7 @@ unsafe fn combine(rec: &Rec, c: &Coll) -> (RealColl, CollMem) {
 
 /// The real collective of `rec` finished with `buf` (its memory): distributes the result to
 /// the local members and completes their requests (from the progress engine).
-pub fn finish(s: &mut State, rec: Box<Rec>, buf: Vec<u8>) {
+pub fn finish(s: &mut State, rec: &Rec, buf: Vec<u8>) {
     let nproc = rec.procs.iter().map(|p| p.0 + 1).max().unwrap_or(1);
     for (j, slot) in rec.parts.iter().enumerate() {
         let Some((part, _)) = slot else { continue };

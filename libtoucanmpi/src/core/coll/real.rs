@@ -304,7 +304,7 @@ pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
                 sched::wake(task);
             }
         }
-        Some(Inflight::Rec { rec }) => crate::core::coll::nbrec::finish(s, rec, buf),
+        Some(Inflight::Rec { rec }) => crate::core::coll::nbrec::finish(s, &rec, buf),
         Some(Inflight::Req { id }) => {
             drop(buf);
             s.event_done(id);
