@@ -49,6 +49,9 @@ const REAL_FUNCS: &[&str] = &[
     "Iallreduce_c",
     "Iallgather_c",
     "Ialltoall_c",
+    // issue 16 (collectives, coll2): real Igather/Iscatter for core/coll/nbc.rs.
+    "Igather_c",
+    "Iscatter_c",
     "Comm_idup",
     "Allreduce",
     "Bcast",

@@ -8,10 +8,10 @@
 
 use super::consts as c;
 use super::handles::{self as hd, comm};
-use crate::core::coll::real;
 use crate::core::coll::reduce::Reducer;
 use crate::core::coll::team::{self, Blocks, Part};
 use crate::core::coll::teamcall;
+use crate::core::coll::{nbc, nbrec, real};
 use crate::core::coll::{Buf, Coll, CollJob, CollOp};
 use crate::core::comm::CommRef;
 use crate::core::datatype::DtRef;
@@ -30,6 +30,8 @@ pub(crate) struct Prepared {
     /// Whether the call may run as one real collective among processes (`core::coll::real`):
     /// decided from arguments every rank passes alike, so all processes agree.
     real: bool,
+    /// The call has equal blocks (not a v/w form), for `nbc::eligible`.
+    equal: bool,
 }
 
 /// What a prepared call does: a job over point-to-point, or the arguments of a collective
@@ -47,6 +49,7 @@ impl Prepared {
             cm,
             work: Work::Job(job),
             real: false,
+            equal: false,
         }
     }
     fn part(sub: usize, cm: CommRef, part: Part) -> Prepared {
@@ -55,10 +58,15 @@ impl Prepared {
             cm,
             work: Work::Part(part),
             real: false,
+            equal: true,
         }
     }
     fn real(mut self, yes: bool) -> Prepared {
         self.real = yes;
+        self
+    }
+    fn equal(mut self, yes: bool) -> Prepared {
+        self.equal = yes;
         self
     }
 }
@@ -103,7 +111,13 @@ pub(crate) enum Mode {
 /// Runs a prepared collective as `mode` says; the nonblocking and persistent forms store the
 /// request in `*req`.
 pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()> {
-    let Prepared { sub, cm, work, real } = p;
+    let Prepared {
+        sub,
+        cm,
+        work,
+        real,
+        equal,
+    } = p;
     let work = match work {
         Work::Part(part) => match team::of(sub, &cm, comm_h)? {
             Some(t) => return run_team(&t, sub, &cm, comm_h, part, mode),
@@ -111,12 +125,14 @@ pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()
         },
         w => w,
     };
-    let job = match work {
-        Work::Job(j) => j,
-        Work::Part(p) => job_of(p),
-    };
     let (req, persistent) = match mode {
-        Mode::Now => return job(&real::enrol(Coll::new(sub, &cm, comm_h)?, real)?),
+        Mode::Now => {
+            let job = match work {
+                Work::Job(j) => j,
+                Work::Part(p) => job_of(p),
+            };
+            return job(&real::enrol(Coll::new(sub, &cm, comm_h)?, real)?);
+        }
         Mode::Start(req) => (req, false),
         Mode::Init(info, req) => {
             super::info::check(info)?;
@@ -126,13 +142,51 @@ pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()
     if req.is_null() {
         return err(c::MPI_ERR_ARG, "null request pointer");
     }
+    // A nonblocking call at one member per process goes to the real MPI's nonblocking
+    // collective without a helper task where it can (`nbc`); the choice depends only on
+    // what every rank passes alike.
+    let direct = !persistent && matches!(&work, Work::Part(p) if nbc::eligible(&cm, p, equal));
+    // At several members per process, the two-level schedule of `nbrec` (the same choice on
+    // every member and every process).
+    let twolevel = !persistent && !direct && matches!(&work, Work::Part(p) if nbrec::eligible(&cm, p, equal));
     // A persistent call keeps its call number for every start, and starts need not come in
     // the same order on every process: it stays on point-to-point.
-    let op = Rc::new(CollOp {
-        coll: real::enrol(Coll::new(sub, &cm, comm_h)?, real && !persistent)?,
-        job,
-    });
+    let coll = real::enrol(Coll::new(sub, &cm, comm_h)?, (real || direct || twolevel) && !persistent)?;
     let id = state::with(|s| s.new_request(sub, comm_h))?;
+    if twolevel && coll.real {
+        if let Work::Part(p) = work {
+            state::with(|s| {
+                if let Some(r) = s.req_mut(id) {
+                    r.pending = 1;
+                }
+            })?;
+            *req = id as usize;
+            crate::core::background::wanted();
+            // SAFETY: MPI requires the buffers to stay valid until the request completes.
+            return unsafe { nbrec::join(&coll, p, id) };
+        }
+        unreachable!("a two-level call has arguments");
+    }
+    if direct && coll.real {
+        if let Work::Part(p) = &work {
+            state::with(|s| {
+                if let Some(r) = s.req_mut(id) {
+                    r.pending = 1;
+                }
+            })?;
+            // SAFETY: MPI requires the buffers to stay valid until the request completes.
+            if let Some(res) = unsafe { nbc::start(&coll, p, id) } {
+                *req = id as usize;
+                crate::core::background::wanted();
+                return res;
+            }
+        }
+    }
+    let job = match work {
+        Work::Job(j) => j,
+        Work::Part(p) => job_of(p),
+    };
+    let op = Rc::new(CollOp { coll, job });
     if persistent {
         state::with(|s| {
             if let Some(r) = s.req_mut(id) {
@@ -490,7 +544,8 @@ fn prep_gather(
     } else {
         Blocks::List(Vec::new())
     };
-    Ok(Prepared::part(sub, cm, Part::Gather { send, parts: ps, root }))
+    let equal = matches!(rl, Layout::Equal(..));
+    Ok(Prepared::part(sub, cm, Part::Gather { send, parts: ps, root }).equal(equal))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -517,7 +572,8 @@ fn prep_scatter(
     } else {
         Blocks::List(Vec::new())
     };
-    Ok(Prepared::part(sub, cm, Part::Scatter { parts: ps, recv, root }))
+    let equal = matches!(sl, Layout::Equal(..));
+    Ok(Prepared::part(sub, cm, Part::Scatter { parts: ps, recv, root }).equal(equal))
 }
 
 fn prep_allgather(sbuf: *const c_void, scount: i64, sdt: usize, rbuf: *mut c_void, rl: Layout, comm_h: usize) -> MpiResult<Prepared> {
@@ -543,8 +599,11 @@ fn prep_alltoall(sbuf: *const c_void, sl: Layout, rbuf: *mut c_void, rl: Layout,
         Some(unsafe { split(sbuf, sl, n)? })
     };
     // With MPI_IN_PLACE (sends None) the send data is the receive buffer, copied first.
-    let real = matches!(sl, Layout::Equal(..)) && equal_real(&rps, &cm);
-    Ok(Prepared::part(sub, cm, Part::Alltoall { sends: sps, recvs: rps }).real(real))
+    let equal = matches!(sl, Layout::Equal(..));
+    let real = equal && equal_real(&rps, &cm);
+    Ok(Prepared::part(sub, cm, Part::Alltoall { sends: sps, recvs: rps })
+        .real(real)
+        .equal(equal))
 }
 
 /// Whether an Allgather or Alltoall (equal blocks on every rank: `blocks` is `Blocks::Equal`)

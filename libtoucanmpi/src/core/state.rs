@@ -46,6 +46,9 @@ pub struct Config {
     pub real_coll_min: usize,
     /// Bytes from which a broadcast goes to the real MPI.
     pub real_bcast_min: usize,
+    /// Bytes per rank from which a nonblocking collective at one member per process goes to
+    /// the real MPI's nonblocking collective without a helper task (`coll::nbc`).
+    pub real_nbc_min: usize,
     /// The real MPI is initialised at `MPI_THREAD_MULTIPLE` instead of `SERIALIZED`
     /// (`TOUCAN_REAL_THREAD`); Toucan still calls it from one thread at a time.
     pub real_multiple: bool,

@@ -39,6 +39,18 @@ pub enum RealColl {
     Alltoall {
         bytes: usize,
     },
+    /// `bytes` bytes from every process into block p (`bytes` each) of process `root`'s
+    /// `recv` (the root's own from `send`; in place: already in its block).
+    Gather {
+        root: usize,
+        bytes: usize,
+    },
+    /// Block p (`bytes` each) of process `root`'s `send` into process p's `recv` (the root's
+    /// own: in place, left where it is when `recv` is null).
+    Scatter {
+        root: usize,
+        bytes: usize,
+    },
     /// A new real communicator with the same processes (`MPI_Comm_idup`).
     Dup,
 }
@@ -152,6 +164,56 @@ impl Transport {
                     ),
                     "MPI_Ialltoall_c",
                 ),
+                RealColl::Gather { root, bytes } => {
+                    // Away from the root only the operand matters; the root's may be in place.
+                    let s = if root != me && mem.send.is_null() {
+                        recv as *const c_void
+                    } else {
+                        send
+                    };
+                    let r = if root == me { recv } else { std::ptr::null_mut() };
+                    (
+                        self.real.PMPI_Igather_c(
+                            s,
+                            bytes as _,
+                            h(real::REAL_MPI_BYTE),
+                            r,
+                            bytes as _,
+                            h(real::REAL_MPI_BYTE),
+                            root as _,
+                            comm,
+                            &mut req,
+                        ),
+                        "MPI_Igather_c",
+                    )
+                }
+                RealColl::Scatter { root, bytes } => {
+                    // At the root `send` holds every block; `recv` null there: in place.
+                    let (s, r) = if root == me {
+                        let r = if mem.recv.is_null() {
+                            real::REAL_MPI_IN_PLACE as *mut c_void
+                        } else {
+                            recv
+                        };
+                        (mem.send as *const c_void, r)
+                    } else {
+                        (std::ptr::null(), recv)
+                    };
+                    (
+                        self.real.PMPI_Iscatter_c(
+                            s,
+                            bytes as _,
+                            h(real::REAL_MPI_BYTE),
+                            r,
+                            bytes as _,
+                            h(real::REAL_MPI_BYTE),
+                            root as _,
+                            comm,
+                            &mut req,
+                        ),
+                        "MPI_Iscatter_c",
+                    )
+                }
                 RealColl::Dup => {
                     let mut b = Box::new(h::<RComm>(real::REAL_MPI_COMM_NULL));
                     let rc = self.real.PMPI_Comm_idup(comm, &mut *b, &mut req);

@@ -8,6 +8,8 @@
 
 pub mod hier;
 pub mod inter;
+pub mod nbc;
+pub mod nbrec;
 pub mod op;
 pub mod real;
 pub mod reduce;
@@ -392,6 +394,9 @@ impl Coll {
         if self.comm.is_inter() {
             return self.inter_gatherv(send, parts, root);
         }
+        if self.real {
+            return real::gather(self, send, parts, root);
+        }
         let r = self.rank();
         if r != root {
             return self.send(send.expect("non-root has a send buffer"), root, TAG_GATHER);
@@ -421,6 +426,9 @@ impl Coll {
     pub unsafe fn scatterv(&self, parts: &[Buf], recv: Option<&Buf>, root: i32) -> MpiResult<()> {
         if self.comm.is_inter() {
             return self.inter_scatterv(parts, recv, root);
+        }
+        if self.real {
+            return real::scatter(self, parts, recv, root);
         }
         let r = self.rank();
         if r != root {

@@ -113,6 +113,11 @@ enum Inflight {
     Op { task: usize },
     /// The twin of this communicator is made.
     Dup { child: CommKey },
+    /// A two-level nonblocking call's record (`coll::nbrec`): distribute and complete.
+    Rec { rec: Box<crate::core::coll::nbrec::Rec> },
+    /// A nonblocking call served without a helper task (`coll::nbc`): one of this request's
+    /// events is done (its status takes the error class, if any, of the buffer's post step).
+    Req { id: crate::core::request::ReqId },
 }
 
 /// Per-process state of the real collectives.
@@ -124,6 +129,8 @@ pub struct RealComms {
     /// Started operations not finished yet, by token: their twin and number.
     running: IdMap<u64, (CommKey, u64)>,
     next_token: u64,
+    /// Open records of two-level nonblocking calls (`coll::nbrec`).
+    pub(super) recs: crate::core::coll::nbrec::Recs,
 }
 
 impl RealComms {
@@ -208,7 +215,7 @@ pub(crate) fn real_op(o: OpKind) -> Option<i64> {
 }
 
 /// (real op, real type) of a reduction the real MPI can do on our work buffer.
-fn real_reduction(red: &Reducer) -> Option<(i64, i64)> {
+pub(super) fn real_reduction(red: &Reducer) -> Option<(i64, i64)> {
     match red {
         Reducer::Builtin { op, ty, .. } if op::valid_strict(*op, *ty) => Some((real_op(*op)?, real_type(*ty)?)),
         _ => None,
@@ -297,6 +304,11 @@ pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
                 sched::wake(task);
             }
         }
+        Some(Inflight::Rec { rec }) => crate::core::coll::nbrec::finish(s, &rec, buf),
+        Some(Inflight::Req { id }) => {
+            drop(buf);
+            s.event_done(id);
+        }
         Some(Inflight::Dup { child }) => {
             if let Some(t) = s.rcoll.twins.get_mut(&child) {
                 t.comm = comm;
@@ -329,6 +341,47 @@ unsafe fn run(c: &Coll, what: RealColl, mem: CollMem) -> MpiResult<Vec<u8>> {
     block_on(|s| s.rcoll.results.remove(&token))
 }
 
+/// Submits call `c`'s real operation (enrolled: `c.real`) for request `id`, whose event it
+/// completes when it finishes, from whichever thread runs the progress engine then: no task
+/// waits for it (`coll::nbc`).
+///
+/// # Safety
+/// The memory `mem` points to outside `mem.keep` stays valid until request `id` completes.
+pub unsafe fn submit(c: &Coll, what: RealColl, mem: CollMem, id: crate::core::request::ReqId) -> MpiResult<()> {
+    let key = key_of(c.comm.ctx, &c.comm.group.ranks);
+    let place = (c.seq, 0);
+    state::with(|s| {
+        let token = s.rcoll.token();
+        let Some(t) = s.rcoll.twins.get_mut(&key).filter(|t| t.waiting.contains(&place)) else {
+            return err(c::MPI_ERR_INTERN, "real collective submitted without its place");
+        };
+        t.ready.insert(place, Queued { what, mem, token });
+        s.rcoll.inflight.insert(token, Inflight::Req { id });
+        pump(s, key);
+        Ok(())
+    })?
+}
+
+/// As `submit`, for a two-level call's record (`coll::nbrec`): its members' requests
+/// complete after the distribution of the result.
+///
+/// # Safety
+/// As `submit`, for every member's buffers.
+pub unsafe fn submit_rec(c: &Coll, what: RealColl, mem: CollMem, rec: Box<crate::core::coll::nbrec::Rec>) -> MpiResult<()> {
+    let key = key_of(c.comm.ctx, &c.comm.group.ranks);
+    let place = (c.seq, 0);
+    state::with(|s| {
+        let token = s.rcoll.token();
+        let Some(t) = s.rcoll.twins.get_mut(&key).filter(|t| t.waiting.contains(&place)) else {
+            return err(c::MPI_ERR_INTERN, "real collective submitted without its place");
+        };
+        t.ready.insert(place, Queued { what, mem, token });
+        s.rcoll.inflight.insert(token, Inflight::Rec { rec });
+        pump(s, key);
+        Ok(())
+    })?
+}
+
 /// The inter-process level of a barrier.
 pub fn barrier(c: &Coll) -> MpiResult<()> {
     // SAFETY: no memory.
@@ -338,7 +391,7 @@ pub fn barrier(c: &Coll) -> MpiResult<()> {
 /// Whether `count` elements of `dt` at `p` can go to the real MPI as they are: contiguous,
 /// laid out like the work buffer of `red` (the same bytes), outside the program's swapped
 /// thread-locals (which hold the running subrank's values only while it runs).
-fn as_is(p: *const u8, count: usize, dt: &DtRef, red: &Reducer) -> bool {
+pub(super) fn as_is(p: *const u8, count: usize, dt: &DtRef, red: &Reducer) -> bool {
     dt.is_contiguous() && red.work(count, dt).1.is_contiguous() && crate::core::p2p::tlsbuf::in_swapped(p, count, dt).is_none()
 }
 
@@ -452,13 +505,13 @@ pub fn one_per_process(cm: &CommRef) -> bool {
 }
 
 /// The process of each member of `c`'s communicator, in rank order (the twin's rank of each).
-fn procs(c: &Coll) -> MpiResult<Vec<usize>> {
+pub(super) fn procs(c: &Coll) -> MpiResult<Vec<usize>> {
     state::with(|s| c.comm.group.ranks.iter().map(|&w| s.locate(w).0).collect())
 }
 
 /// Whether blocks `parts` lie back to back from the first, `bytes` each, contiguous, outside
 /// the swapped thread-locals: the real MPI may read or write them as one buffer.
-fn one_buffer(parts: &[Buf], bytes: usize) -> bool {
+pub(super) fn one_buffer(parts: &[Buf], bytes: usize) -> bool {
     parts.iter().enumerate().all(|(i, b)| {
         b.dt.is_contiguous()
             && b.count * b.dt.size == bytes
@@ -541,6 +594,85 @@ pub unsafe fn alltoall(c: &Coll, sends: &[Buf], recvs: &[Buf]) -> MpiResult<()> 
     for (i, b) in recvs.iter().enumerate() {
         let at = n * bytes + procs[i] * bytes;
         b.dt.unpack(&out[at..at + bytes], b.ptr, b.count);
+    }
+    Ok(())
+}
+
+/// A whole gather as one real `MPI_Igather` (a call enrolled by `coll::nbc` whose buffers
+/// cannot go as they are): the blocks through one packed buffer in process order. `send`
+/// None: in place at the root.
+///
+/// # Safety
+/// As `Coll::gatherv`, with every block the same number of bytes (MPI_Gather).
+pub unsafe fn gather(c: &Coll, send: Option<&Buf>, parts: &[Buf], root: i32) -> MpiResult<()> {
+    let me = c.rank();
+    let procs = procs(c)?;
+    let rp = procs[root as usize];
+    let own = send.unwrap_or_else(|| &parts[me as usize]);
+    let bytes = own.count * own.dt.size;
+    let mut mine = Vec::with_capacity(bytes);
+    own.dt.pack(own.ptr, own.count, &mut mine);
+    if me != root {
+        // SAFETY: our own buffer.
+        return unsafe { run(c, RealColl::Gather { root: rp, bytes }, CollMem::owned(mine)) }.map(|_| ());
+    }
+    let mut all = vec![0u8; procs.len() * bytes];
+    let at = procs[me as usize] * bytes;
+    all[at..at + bytes].copy_from_slice(&mine);
+    // SAFETY: our own buffer (in place: the own block is already in it).
+    let out = unsafe { run(c, RealColl::Gather { root: rp, bytes }, CollMem::owned(all)) }?;
+    for (i, b) in parts.iter().enumerate() {
+        if i as i32 != me || send.is_some() {
+            let at = procs[i] * bytes;
+            b.dt.unpack(&out[at..at + bytes], b.ptr, b.count);
+        }
+    }
+    Ok(())
+}
+
+/// A whole scatter as one real `MPI_Iscatter`, as `gather` does. `recv` None: in place at
+/// the root.
+///
+/// # Safety
+/// As `Coll::scatterv`, with every block the same number of bytes (MPI_Scatter).
+pub unsafe fn scatter(c: &Coll, parts: &[Buf], recv: Option<&Buf>, root: i32) -> MpiResult<()> {
+    let me = c.rank();
+    let procs = procs(c)?;
+    let rp = procs[root as usize];
+    if me != root {
+        let b = recv.expect("a non-root rank has a receive buffer");
+        let bytes = b.count * b.dt.size;
+        let mut keep = vec![0u8; bytes];
+        let mem = CollMem {
+            send: std::ptr::null(),
+            recv: keep.as_mut_ptr(),
+            bytes,
+            keep,
+        };
+        // SAFETY: our own buffer.
+        let out = unsafe { run(c, RealColl::Scatter { root: rp, bytes }, mem) }?;
+        b.dt.unpack(&out, b.ptr, b.count);
+        return Ok(());
+    }
+    let bytes = parts[me as usize].count * parts[me as usize].dt.size;
+    let mut all = vec![0u8; procs.len() * bytes];
+    let mut v = Vec::with_capacity(bytes);
+    for (i, b) in parts.iter().enumerate() {
+        v.clear();
+        b.dt.pack(b.ptr, b.count, &mut v);
+        let at = procs[i] * bytes;
+        all[at..at + v.len()].copy_from_slice(&v);
+    }
+    let mem = CollMem {
+        send: all.as_ptr(),
+        recv: std::ptr::null_mut(),
+        bytes,
+        keep: all,
+    };
+    // SAFETY: our own buffer (the root's block stays where it is: in place).
+    unsafe { run(c, RealColl::Scatter { root: rp, bytes }, mem) }?;
+    if let Some(d) = recv {
+        crate::core::coll::local_copy(&parts[me as usize], d);
     }
     Ok(())
 }

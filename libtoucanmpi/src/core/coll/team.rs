@@ -37,9 +37,9 @@ use std::sync::Arc;
 /// One block of a buffer, borrowed.
 #[derive(Clone, Copy)]
 pub struct View<'a> {
-    ptr: *mut u8,
-    count: usize,
-    dt: &'a DtRef,
+    pub(crate) ptr: *mut u8,
+    pub(crate) count: usize,
+    pub(crate) dt: &'a DtRef,
 }
 
 impl<'a> From<&'a Buf> for View<'a> {

@@ -1,0 +1,239 @@
+//! Nonblocking collectives between processes without a helper task, where every process
+//! holds one member of the communicator (V=1) and it has a twin (`real`).
+//!
+//! The call is then one step: the real MPI's nonblocking collective on the twin, straight
+//! between the user's buffers. `MPI_I*` enrols it (its place in the twin's issue order) and
+//! submits it at once; the real MPI advances it whenever anyone polls the progress engine (the
+//! background thread while the caller computes, a waiting subrank, `MPI_Test`), and whoever
+//! sees it finish completes the request (`real::on_done`). No coroutine is spawned or
+//! switched to: `MPI_I*` costs the real call and the bookkeeping of the place, and the wait
+//! costs what the real request still needs.
+//!
+//! Served: Barrier, Bcast, Reduce, Allreduce (a predefined operation on a C basic type),
+//! Gather, Scatter, Allgather, Alltoall (equal blocks, not the v/w forms), when the buffers can
+//! go to the real MPI as they are (contiguous, blocks back to back in process order, outside
+//! the program's swapped thread-locals). Whether the call is eligible (`eligible`) depends only
+//! on what every rank passes alike, so every process enrols the same places; whether its
+//! buffers go as they are is each process's own business: a call that cannot (`start`
+//! returns None) keeps its place and runs in a helper task as before (`abi::coll::launch`),
+//! which submits the same real operation through a packed buffer.
+
+use crate::core::coll::real::{self, as_is, one_buffer, procs, real_reduction};
+use crate::core::coll::team::{Blocks, Part};
+use crate::core::coll::{in_place, Buf, Coll};
+use crate::core::comm::CommRef;
+use crate::core::error::MpiResult;
+use crate::core::request::ReqId;
+use crate::transport::{CollMem, RealColl};
+
+/// Whether a nonblocking call of `bytes` bytes per rank goes to the real MPI without a helper
+/// (`TOUCAN_REAL_NBC_MIN`, default 0: always).
+pub fn worth(bytes: usize) -> bool {
+    bytes >= crate::core::runtime::config().real_nbc_min
+}
+
+/// Whether a nonblocking call on `cm` with arguments `part` is enrolled for this path: one
+/// member per process, and a kind the real MPI serves with what every rank passes alike.
+/// (Gather/Scatter: equal blocks, which the caller knows from the binding, `equal`.)
+pub fn eligible(cm: &CommRef, part: &Part, equal: bool) -> bool {
+    let kind = match part {
+        Part::Barrier => true,
+        Part::Bcast { buf, .. } => worth(buf.count * buf.dt.size),
+        Part::Reduce { count, dt, red, .. } => real::reducible(red) && worth(count * dt.size),
+        // In place the root's own block has the size every rank's has.
+        Part::Gather { send: b, parts, .. } | Part::Scatter { recv: b, parts, .. } => {
+            let bytes = match (b, parts) {
+                (Some(b), _) => b.count * b.dt.size,
+                (None, Blocks::Equal { count, dt, .. }) => count * dt.size,
+                (None, Blocks::List(_)) => return false,
+            };
+            equal && worth(bytes)
+        }
+        Part::Allgather { parts, .. } | Part::Alltoall { recvs: parts, .. } => match parts {
+            Blocks::Equal { count, dt, .. } => equal && worth(count * dt.size),
+            Blocks::List(_) => false,
+        },
+        _ => false,
+    };
+    kind && real::one_per_process(cm)
+}
+
+/// Bytes per block of `parts` when they lie back to back as one buffer in process order
+/// (`ordered`), each `bytes` long.
+fn whole(parts: &Blocks, ordered: bool) -> Option<(*mut u8, usize)> {
+    let Blocks::Equal { ptr, count, dt, n } = parts else {
+        return None;
+    };
+    let bytes = count * dt.size;
+    let v = parts_vec(*ptr, *count, dt, *n);
+    (ordered && one_buffer(&v, bytes)).then_some((*ptr, bytes))
+}
+
+fn parts_vec(ptr: *mut u8, count: usize, dt: &crate::core::datatype::DtRef, n: usize) -> Vec<Buf> {
+    (0..n).map(|i| Buf::new(ptr, 0, dt.clone()).at(i * count, count)).collect()
+}
+
+/// Whether `b` goes to the real MPI as it is: contiguous, outside the swapped thread-locals.
+fn plain(b: &Buf) -> bool {
+    one_buffer(std::slice::from_ref(b), b.count * b.dt.size)
+}
+
+/// Starts call `c` (enrolled: `c.real`) for request `id` as one real nonblocking collective;
+/// None when its buffers cannot go as they are (the caller runs it in a helper task).
+///
+/// # Safety
+/// MPI requires the buffers of `part` to stay valid until the request completes.
+pub unsafe fn start(c: &Coll, part: &Part, id: ReqId) -> Option<MpiResult<()>> {
+    let me = c.comm.rank as usize;
+    let procs = match procs(c) {
+        Ok(p) => p,
+        Err(e) => return Some(Err(e)),
+    };
+    let ordered = procs.iter().enumerate().all(|(i, &p)| p == i);
+    let (what, mem) = match part {
+        Part::Barrier => (RealColl::Barrier, CollMem::owned(Vec::new())),
+        Part::Bcast { buf, root } => {
+            if !plain(buf) {
+                return None;
+            }
+            let root = procs[*root as usize];
+            (RealColl::Bcast { root }, CollMem::at(buf.ptr, buf.ptr, buf.count * buf.dt.size))
+        }
+        Part::Reduce {
+            send,
+            recv,
+            count,
+            dt,
+            red,
+            root,
+        } => {
+            let (op, ty) = real_reduction(red)?;
+            let (n, _) = red.work(*count, dt);
+            let at_root = root.is_none_or(|r| r as usize == me);
+            let operand = if at_root { in_place(*send, *recv) } else { *send };
+            if !as_is(operand, *count, dt, red) || (at_root && !as_is(*recv, *count, dt, red)) {
+                return None;
+            }
+            match root {
+                Some(r) => {
+                    let mem = CollMem::at(operand, if at_root { *recv } else { std::ptr::null_mut() }, 0);
+                    (
+                        RealColl::Reduce {
+                            root: procs[*r as usize],
+                            op,
+                            ty,
+                            count: n,
+                        },
+                        mem,
+                    )
+                }
+                None => (RealColl::Allreduce { op, ty, count: n }, CollMem::at(operand, *recv, 0)),
+            }
+        }
+        Part::Gather { send, parts, root } => {
+            let at_root = *root as usize == me;
+            if at_root {
+                let (ptr, bytes) = whole(parts, ordered)?;
+                if send.as_ref().is_some_and(|b| !plain(b)) {
+                    return None;
+                }
+                // In place: the root's block is already where the real MPI wants it.
+                let from = send.as_ref().map_or(std::ptr::null(), |b| b.ptr as *const u8);
+                let mem = CollMem {
+                    send: from,
+                    recv: ptr,
+                    bytes: 0,
+                    keep: Vec::new(),
+                };
+                (
+                    RealColl::Gather {
+                        root: procs[*root as usize],
+                        bytes,
+                    },
+                    mem,
+                )
+            } else {
+                let b = send.as_ref()?;
+                if !plain(b) {
+                    return None;
+                }
+                let mem = CollMem {
+                    send: b.ptr,
+                    recv: std::ptr::null_mut(),
+                    bytes: 0,
+                    keep: Vec::new(),
+                };
+                let bytes = b.count * b.dt.size;
+                (
+                    RealColl::Gather {
+                        root: procs[*root as usize],
+                        bytes,
+                    },
+                    mem,
+                )
+            }
+        }
+        Part::Scatter { parts, recv, root } => {
+            let at_root = *root as usize == me;
+            if at_root {
+                let (ptr, bytes) = whole(parts, ordered)?;
+                if recv.as_ref().is_some_and(|b| !plain(b)) {
+                    return None;
+                }
+                let mem = CollMem {
+                    send: ptr,
+                    recv: recv.as_ref().map_or(std::ptr::null_mut(), |b| b.ptr),
+                    bytes: 0,
+                    keep: Vec::new(),
+                };
+                (
+                    RealColl::Scatter {
+                        root: procs[*root as usize],
+                        bytes,
+                    },
+                    mem,
+                )
+            } else {
+                let b = recv.as_ref()?;
+                if !plain(b) {
+                    return None;
+                }
+                let mem = CollMem {
+                    send: std::ptr::null(),
+                    recv: b.ptr,
+                    bytes: 0,
+                    keep: Vec::new(),
+                };
+                let bytes = b.count * b.dt.size;
+                (
+                    RealColl::Scatter {
+                        root: procs[*root as usize],
+                        bytes,
+                    },
+                    mem,
+                )
+            }
+        }
+        Part::Allgather { send, parts } => {
+            let (ptr, bytes) = whole(parts, ordered)?;
+            if send.as_ref().is_some_and(|b| !plain(b) || b.count * b.dt.size != bytes) {
+                return None;
+            }
+            // In place (`from` = `recv`: MPI_IN_PLACE): the own block is already in place.
+            let from = send.as_ref().map_or(ptr as *const u8, |b| b.ptr as *const u8);
+            (RealColl::Allgather { bytes }, CollMem::at(from, ptr, parts.len() * bytes))
+        }
+        Part::Alltoall { sends, recvs } => {
+            let (rp, bytes) = whole(recvs, ordered)?;
+            let (sp, sbytes) = whole(sends.as_ref()?, ordered)?;
+            if sbytes != bytes {
+                return None;
+            }
+            (RealColl::Alltoall { bytes }, CollMem::at(sp, rp, recvs.len() * bytes))
+        }
+        _ => return None,
+    };
+    // SAFETY: the user's buffers stay valid until the request completes (the caller's
+    // contract); `CollMem::owned` memory travels with the operation.
+    Some(unsafe { real::submit(c, what, mem, id) })
+}

@@ -1,0 +1,320 @@
+//! Nonblocking collectives between processes at several members per process (V>1, or SMP
+//! mode) without a helper task: the two-level scheme as a three-step schedule.
+//!
+//! 1. **Join.** Each local member's `MPI_I*` leaves its arguments and request in the record
+//!    of the call on this process (keyed by the communicator and the call's number, which is
+//!    the same on every member) and returns.
+//! 2. **Combine and start.** The member that joins last takes the record out, does the local
+//!    step in shared memory (reduces the operands into one work buffer, or packs the blocks
+//!    into one buffer laid out per process) and starts the real MPI's nonblocking collective
+//!    on the communicator's twin (`real::submit_rec`, in the twin's issue order).
+//! 3. **Distribute and complete.** Whoever polls the progress engine when the real request
+//!    finishes (the background thread while the members compute, a waiting member,
+//!    `MPI_Test`) copies the result into every local member's buffers and completes their
+//!    requests (`finish`, from `real::on_done`).
+//!
+//! No coroutine per call: the members that are not last pay a record entry; the last pays the
+//! local combine, as the team's records do (`teamcall`).
+//!
+//! Served (`eligible`, decided from what every rank passes alike, so every process and every
+//! local member decides the same): Barrier, Bcast, Reduce and Allreduce (a predefined
+//! operation on a C basic type), and Allgather and Alltoall with equal blocks when every
+//! process holds the same number of members; on a communicator with a twin (members on
+//! every process), when the program has no swapped thread-locals (a buffer there would be
+//! another subrank's while its owner is switched out: `sched::swap`, as `team::of` decides).
+
+use crate::core::coll::hier::{key_of, CommKey};
+use crate::core::coll::real;
+use crate::core::coll::team::{Blocks, Part};
+use crate::core::coll::{in_place, Coll};
+use crate::core::comm::CommRef;
+use crate::core::error::MpiResult;
+use crate::core::request::ReqId;
+use crate::core::state::{self, State};
+use crate::transport::{CollMem, RealColl};
+
+/// One call's record on this process.
+pub struct Rec {
+    /// Communicator ranks on this process, ascending.
+    local: Vec<i32>,
+    /// Each local member's arguments and request (by local index), once joined.
+    parts: Vec<Option<(Part, ReqId)>>,
+    joined: usize,
+    /// The process of each communicator rank, and its index among that process's members.
+    procs: Vec<(usize, usize)>,
+    /// Members per process (Allgather/Alltoall: the same everywhere).
+    per: usize,
+}
+
+/// Open records of this process.
+pub type Recs = crate::core::idmap::IdMap<(CommKey, u64), Rec>;
+
+/// Whether a nonblocking call on `cm` with arguments `part` is served here (see the module
+/// documentation); `equal`: the binding has equal blocks (not a v/w form).
+pub fn eligible(cm: &CommRef, part: &Part, equal: bool) -> bool {
+    if cm.is_inter() || crate::sched::swap::active() || !real::has_twin(cm) {
+        return false;
+    }
+    let worth = super::nbc::worth;
+    match part {
+        Part::Barrier => true,
+        Part::Bcast { buf, .. } => worth(buf.count * buf.dt.size),
+        Part::Reduce { count, dt, red, .. } => real::reducible(red) && worth(count * dt.size),
+        Part::Allgather { parts: b, .. } | Part::Alltoall { recvs: b, .. } => match b {
+            Blocks::Equal { count, dt, .. } => equal && worth(count * dt.size) && even(cm),
+            Blocks::List(_) => false,
+        },
+        _ => false,
+    }
+}
+
+/// Whether every process holding members of `cm` holds the same number.
+fn even(cm: &CommRef) -> bool {
+    state::with(|s| {
+        let mut count = vec![0usize; s.nproc];
+        for &w in cm.group.ranks.iter() {
+            count[s.locate(w).0] += 1;
+        }
+        let first = count.iter().copied().find(|&c| c > 0).unwrap_or(0);
+        count.iter().all(|&c| c == 0 || c == first)
+    })
+    .unwrap_or(false)
+}
+
+/// Joins call `c` (enrolled: `c.real`) with arguments `part` for request `id`; the last local
+/// member to join combines and starts the real collective.
+///
+/// # Safety
+/// MPI requires the buffers of `part` to stay valid until the request completes.
+pub unsafe fn join(c: &Coll, part: Part, id: ReqId) -> MpiResult<()> {
+    let key = (key_of(c.comm.ctx, &c.comm.group.ranks), c.seq);
+    let me = c.comm.rank;
+    let full = state::with(|s| {
+        if !s.rcoll.recs.contains_key(&key) {
+            let r = new_rec(s, c);
+            s.rcoll.recs.insert(key, r);
+        }
+        let rec = s.rcoll.recs.get_mut(&key).expect("inserted above");
+        let i = rec.local.binary_search(&me).unwrap_or(0);
+        rec.parts[i] = Some((part, id));
+        rec.joined += 1;
+        if rec.joined == rec.local.len() {
+            s.rcoll.recs.remove(&key)
+        } else {
+            None
+        }
+    })?;
+    let Some(rec) = full else { return Ok(()) };
+    // SAFETY: every member's buffers stay valid until its request completes.
+    let (what, mem) = unsafe { combine(&rec, c) };
+    // SAFETY: `mem` is ours (`keep`), or points at nothing.
+    unsafe { real::submit_rec(c, what, mem, Box::new(rec)) }
+}
+
+fn new_rec(s: &State, c: &Coll) -> Rec {
+    let mut seen = vec![0usize; s.nproc];
+    let mut local = Vec::new();
+    let procs: Vec<(usize, usize)> = c
+        .comm
+        .group
+        .ranks
+        .iter()
+        .enumerate()
+        .map(|(r, &w)| {
+            let p = s.locate(w).0;
+            if p == s.myproc {
+                local.push(r as i32);
+            }
+            seen[p] += 1;
+            (p, seen[p] - 1)
+        })
+        .collect();
+    let per = local.len();
+    Rec {
+        parts: (0..local.len()).map(|_| None).collect(),
+        local,
+        joined: 0,
+        procs,
+        per,
+    }
+}
+
+/// Each joined member's arguments, in local rank order.
+fn members(rec: &Rec) -> impl Iterator<Item = &Part> {
+    rec.parts.iter().filter_map(|p| p.as_ref().map(|(part, _)| part))
+}
+
+/// Bytes of one block of `b` (equal blocks).
+fn block_bytes(b: &Blocks) -> usize {
+    match b {
+        Blocks::Equal { count, dt, .. } => count * dt.size,
+        Blocks::List(v) => v.first().map_or(0, |b| b.count * b.dt.size),
+    }
+}
+
+/// Packs block `i` of `b` into `out` at `at`.
+///
+/// # Safety
+/// `b`'s buffers are valid.
+unsafe fn pack_block(b: &Blocks, i: usize, out: &mut [u8], at: usize, scratch: &mut Vec<u8>) {
+    if let Some(v) = b.get(i) {
+        scratch.clear();
+        v.dt.pack(v.ptr, v.count, scratch);
+        out[at..at + scratch.len()].copy_from_slice(scratch);
+    }
+}
+
+/// Unpacks `bytes` at `at` of `from` into block `i` of `b`.
+///
+/// # Safety
+/// `b`'s buffers are valid.
+unsafe fn unpack_block(b: &Blocks, i: usize, from: &[u8], at: usize, bytes: usize) {
+    if let Some(v) = b.get(i) {
+        v.dt.unpack(&from[at..at + bytes], v.ptr, v.count);
+    }
+}
+
+/// The local step: the real operation and its memory.
+///
+/// # Safety
+/// The members' buffers are valid.
+unsafe fn combine(rec: &Rec, c: &Coll) -> (RealColl, CollMem) {
+    let Some(first) = members(rec).next() else {
+        return (RealColl::Barrier, CollMem::owned(Vec::new()));
+    };
+    let nproc = rec.procs.iter().map(|p| p.0 + 1).max().unwrap_or(1);
+    match first {
+        Part::Bcast { buf, root } => {
+            let rp = rec.procs[*root as usize].0;
+            let len = buf.count * buf.dt.size;
+            let mut v = Vec::with_capacity(len);
+            // In the root's process the data comes from the root's buffer.
+            let src = rec.local.iter().position(|r| r == root).and_then(|j| match &rec.parts[j] {
+                Some((Part::Bcast { buf, .. }, _)) => Some(buf),
+                _ => None,
+            });
+            match src {
+                Some(b) => b.dt.pack(b.ptr, b.count, &mut v),
+                None => v.resize(len, 0),
+            }
+            (RealColl::Bcast { root: rp }, CollMem::owned(v))
+        }
+        Part::Reduce { count, dt, red, root, .. } => {
+            let (op, ty) = real::real_reduction(red).expect("eligible reductions are real");
+            let (n, _) = red.work(*count, dt);
+            let mut acc: Option<Vec<u8>> = None;
+            let mut x = Vec::new();
+            for p in members(rec) {
+                if let Part::Reduce { send, recv, count, dt, .. } = p {
+                    let operand = in_place(*send, *recv);
+                    match acc.as_mut() {
+                        None => acc = Some(red.load(operand, *count, dt)),
+                        Some(a) => {
+                            red.load_into(operand, *count, dt, &mut x);
+                            red.apply(&x, a, *count, dt);
+                        }
+                    }
+                }
+            }
+            let acc = acc.unwrap_or_default();
+            let what = match root {
+                Some(r) => RealColl::Reduce {
+                    root: rec.procs[*r as usize].0,
+                    op,
+                    ty,
+                    count: n,
+                },
+                None => RealColl::Allreduce { op, ty, count: n },
+            };
+            (what, CollMem::owned(acc))
+        }
+        Part::Allgather { parts, .. } => {
+            let bytes = block_bytes(parts);
+            let blk = rec.per * bytes;
+            let mut all = vec![0u8; nproc * blk];
+            let mut scratch = Vec::with_capacity(bytes);
+            let mine = c.comm.rank as usize;
+            let base = rec.procs[mine].0 * blk;
+            for (j, p) in members(rec).enumerate() {
+                if let Part::Allgather { send, parts } = p {
+                    let at = base + j * bytes;
+                    match send {
+                        Some(b) => pack_block(&Blocks::List(vec![b.clone()]), 0, &mut all, at, &mut scratch),
+                        None => pack_block(parts, rec.local[j] as usize, &mut all, at, &mut scratch),
+                    }
+                }
+            }
+            (RealColl::Allgather { bytes: blk }, CollMem::owned(all))
+        }
+        Part::Alltoall { recvs, .. } => {
+            let bytes = block_bytes(recvs);
+            let (per, blk) = (rec.per, rec.per * rec.per * bytes);
+            let mut keep = vec![0u8; 2 * nproc * blk];
+            let mut scratch = Vec::with_capacity(bytes);
+            for (a, p) in members(rec).enumerate() {
+                if let Part::Alltoall { sends, recvs } = p {
+                    let src = sends.as_ref().unwrap_or(recvs);
+                    for (i, &(q, b)) in rec.procs.iter().enumerate() {
+                        pack_block(src, i, &mut keep, q * blk + (a * per + b) * bytes, &mut scratch);
+                    }
+                }
+            }
+            let send = keep.as_ptr();
+            // SAFETY: the second half of `keep`.
+            let recv = unsafe { keep.as_mut_ptr().add(nproc * blk) };
+            let mem = CollMem {
+                send,
+                recv,
+                bytes: nproc * blk,
+                keep,
+            };
+            (RealColl::Alltoall { bytes: blk }, mem)
+        }
+        _ => (RealColl::Barrier, CollMem::owned(Vec::new())),
+    }
+}
+
+/// The real collective of `rec` finished with `buf` (its memory): distributes the result to
+/// the local members and completes their requests (from the progress engine).
+pub fn finish(s: &mut State, rec: &Rec, buf: Vec<u8>) {
+    let nproc = rec.procs.iter().map(|p| p.0 + 1).max().unwrap_or(1);
+    for (j, slot) in rec.parts.iter().enumerate() {
+        let Some((part, _)) = slot else { continue };
+        let me = rec.local[j];
+        // SAFETY: every member's buffers stay valid until its request completes (below).
+        unsafe {
+            match part {
+                Part::Bcast { buf: b, root } if *root != me => {
+                    b.dt.unpack(&buf[..b.count * b.dt.size], b.ptr, b.count);
+                }
+                Part::Reduce {
+                    recv,
+                    count,
+                    dt,
+                    red,
+                    root,
+                    ..
+                } if root.is_none_or(|r| r == me) => red.store(&buf, *recv, *count, dt),
+                Part::Allgather { parts, .. } => {
+                    let bytes = block_bytes(parts);
+                    let blk = rec.per * bytes;
+                    for (i, &(p, k)) in rec.procs.iter().enumerate() {
+                        unpack_block(parts, i, &buf, p * blk + k * bytes, bytes);
+                    }
+                }
+                Part::Alltoall { recvs, .. } => {
+                    let bytes = block_bytes(recvs);
+                    let (per, blk) = (rec.per, rec.per * rec.per * bytes);
+                    let base = nproc * blk;
+                    for (i, &(q, a)) in rec.procs.iter().enumerate() {
+                        unpack_block(recvs, i, &buf, base + q * blk + (a * per + j) * bytes, bytes);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    for (_, id) in rec.parts.iter().flatten() {
+        s.event_done(*id);
+    }
+}
