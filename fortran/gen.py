@@ -1025,6 +1025,11 @@ F08_ABSTRACT = """  abstract interface
       type(MPI_Win) :: win
       integer :: error_code
     end subroutine
+    subroutine MPI_File_errhandler_function(file, error_code)
+      import
+      type(MPI_File) :: file
+      integer :: error_code
+    end subroutine
 """ + "".join(f"""    subroutine MPI_{K}_copy_attr_function(old{k}, {k}_keyval, extra_state, attribute_val_in, &
         attribute_val_out, flag, ierror)
       import
@@ -1141,7 +1146,8 @@ F08_COPY_IFACE = """  interface
 """
 F08_FN_IFACE = {"MPI_Op_create": "MPI_User_function",
                 "MPI_Comm_create_errhandler": "MPI_Comm_errhandler_function",
-                "MPI_Win_create_errhandler": "MPI_Win_errhandler_function"}  # issue 18
+                "MPI_Win_create_errhandler": "MPI_Win_errhandler_function",  # issue 18
+                "MPI_File_create_errhandler": "MPI_File_errhandler_function"}  # issue 17 (I/O)
 
 
 def f08_decls(name, p):
