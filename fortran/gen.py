@@ -32,6 +32,10 @@ HANDLE_KINDS = {
     "MPI_Session": "Session",
 }
 WIDE_INTS = {"MPI_Aint", "MPI_Count", "MPI_Offset"}
+# Constants that are INTEGER(KIND=MPI_OFFSET_KIND) in Fortran (MPI 4.1, A.1.1): passed where an
+# MPI_Offset argument is read by reference (MPI_File_set_view's disp), so a default INTEGER
+# would give the shim 4 stray bytes (MPICH's setviewcurf test). MPI_OFFSET_KIND is 8 (gfortran).
+OFFSET_CONSTS = {"MPI_DISPLACEMENT_CURRENT"}
 KIND_OF = {"MPI_Aint": "MPI_ADDRESS_KIND", "MPI_Count": "MPI_COUNT_KIND", "MPI_Offset": "MPI_OFFSET_KIND"}
 # The C type of each predefined handle (filled by parse_header), for mpi_f08's typed constants.
 HANDLE_OF = {}
@@ -979,6 +983,8 @@ def gen_mpif(consts, sizes, funcs_double):
         if key in seen:
             return
         seen.add(key)
+        if name in OFFSET_CONSTS:
+            typ = "INTEGER*8"
         out.append(fixed_lines(f"{typ} {name}"))
         out.append(fixed_lines(f"PARAMETER ({name}={value})"))
 
@@ -1310,6 +1316,8 @@ def gen_f08(entries, consts, sizes):
         seen.add(n.upper())
         if n in HANDLE_OF:
             o.append(f"  type({HANDLE_OF[n]}), parameter :: {n} = {HANDLE_OF[n]}({v})")
+        elif n in OFFSET_CONSTS:
+            o.append(f"  integer(kind=8), parameter :: {n} = {v}")
         else:
             o.append(f"  integer, parameter :: {n} = {v}")
     o.append("  logical, parameter :: MPI_SUBARRAYS_SUPPORTED = .false.")

@@ -5,7 +5,8 @@
 ! iwrite + MPI_Wait with INTEGER(KIND=MPI_OFFSET_KIND) offsets, a file error handler written
 ! in Fortran (read on a write-only file, File_call_errhandler; MPI_File_get_errhandler), get_errhandler/get_amode,
 ! reopened read-only and read with read_at and iread_at; (c) the shared file pointer:
-! write_ordered, write_shared in rank order, get_position_shared, seek_shared, read_ordered.
+! write_ordered, write_shared in rank order, get_position_shared, seek_shared, read_ordered; reopened
+! with MPI_MODE_SEQUENTIAL, a view at MPI_DISPLACEMENT_CURRENT.
 ! Rank 0 prints each file's size and checksum (read with Fortran stream I/O) to compare the
 ! bytes with MPICH's; then MPI_File_delete, and the errors of a missing file through
 ! MPI_FILE_NULL's handler (MPI_ERRORS_RETURN). The directory must be empty at the end.
@@ -272,6 +273,23 @@ subroutine body()
   call MPI_File_close(fh, ierr)
   if (rank == 0) call print_file('c.txt', fc)
   write (*, '(a,i0,a,i0,2a)') 'rank ', rank, ': c.txt size ', sz, ' read ', rline(1:8)
+
+  ! MPI_MODE_SEQUENTIAL: a view at MPI_DISPLACEMENT_CURRENT (an INTEGER(KIND=MPI_OFFSET_KIND)
+  ! constant) starts where the shared pointer is, here after the first line
+  call MPI_File_open(MPI_COMM_WORLD, fc, ior(MPI_MODE_RDONLY, MPI_MODE_SEQUENTIAL), &
+    MPI_INFO_NULL, fh, ierr)
+  if (rank == 0) call MPI_File_read_shared(fh, rline, len(rline), MPI_CHARACTER, status, ierr)
+  call MPI_Barrier(MPI_COMM_WORLD, ierr)
+  call MPI_File_set_view(fh, MPI_DISPLACEMENT_CURRENT, MPI_CHARACTER, MPI_CHARACTER, &
+    'native', MPI_INFO_NULL, ierr)
+  if (ierr /= MPI_SUCCESS) call fail(rank, nerr, 'set_view at MPI_DISPLACEMENT_CURRENT')
+  call MPI_File_get_view(fh, disp2, etype, ft3, rep, ierr)
+  if (disp2 /= len(line)) call fail(rank, nerr, 'MPI_DISPLACEMENT_CURRENT disp')
+  rline = '?'
+  call MPI_File_read_ordered(fh, rline, len(rline), MPI_CHARACTER, status, ierr)
+  call MPI_File_close(fh, ierr)
+  write (*, '(a,i0,a,i0,3a)') 'rank ', rank, ': sequential view at ', disp2, ' reads "', &
+    rline(1:8), '"'
 
   ! delete, and a missing file's errors through MPI_FILE_NULL's handler (MPI_ERRORS_RETURN)
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
