@@ -26,7 +26,9 @@
 # MPICH's f90 tests are mostly made from the f77 ones by its autogen.sh
 # (maint/f77tof90); when DIR has not been through it, the script makes them
 # in --out (DIR itself is never written). Testlist lines that configure
-# fills in (@ALLOCMEMF@, @iodir@, ...) are skipped as configure-only.
+# fills in (@ALLOCMEMF@, @iodir@, ...) are skipped as configure-only, except
+# @iodir@ with --io: the io subdirectory, whose ioharness tests are generated
+# with maint/testmerge in --out/fiosrc (issue 17).
 #
 # Each test runs under plain MPICH (mpirun -np N) and under Toucan in two
 # layouts of the same world size N:
