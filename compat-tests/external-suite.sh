@@ -26,7 +26,9 @@
 # MPICH's f90 tests are mostly made from the f77 ones by its autogen.sh
 # (maint/f77tof90); when DIR has not been through it, the script makes them
 # in --out (DIR itself is never written). Testlist lines that configure
-# fills in (@ALLOCMEMF@, @iodir@, ...) are skipped as configure-only.
+# fills in (@ALLOCMEMF@, @iodir@, ...) are skipped as configure-only, except
+# @iodir@ with --io: the io subdirectory, whose ioharness tests are generated
+# with maint/testmerge in --out/fiosrc (issue 17).
 #
 # Each test runs under plain MPICH (mpirun -np N) and under Toucan in two
 # layouts of the same world size N:
@@ -229,8 +231,43 @@ prepare_f90() {
             >"$OUT/f77tof90-$leaf.log" 2>&1 || die "maint/f77tof90 f77/$leaf failed, see $OUT/f77tof90-$leaf.log"
     done
 }
+# issue 17 (Fortran MPI-IO): with --io, the Fortran directories' @iodir@ line names their io
+# subdirectory, whose ioharness tests (iwriteatf, writeallf, ...) MPICH's make generates with
+# maint/testmerge from ioharness.defn and ioharness.tlt (for f90, both made from f77's by the
+# sed lines of f90/io/Makefile.am). $OUT/fiosrc/BINDING is a copy of the io directory with
+# them generated (DIR is not written).
+FIOSRC=""
+prepare_fio() {
+    local b sd gen
+    command -v perl >/dev/null || die "perl is needed to make the Fortran io tests (maint/testmerge)"
+    [[ -z $F90SRC ]] && prepare_f90
+    FIOSRC=""
+    rm -rf "$OUT/fiosrc"
+    mkdir -p "$OUT/fiosrc"
+    sed 's|@PERL@|/usr/bin/env perl|' "$SRC/maint/testmerge.in" >"$OUT/testmerge"
+    for b in f77 f90 f08; do
+        sd=$(srcdir_of "$b/io")
+        gen=$OUT/fiosrc/$b
+        [[ -d $sd ]] || continue
+        cp -r "$sd" "$gen" || die "cannot copy $sd"
+        if [[ $b == f90 ]]; then
+            sed -e 's/filename="\(.*\)f.f\"/filename="\1f90.f90"/g' \
+                -e 's/include.*iooffset.*/integer (kind=MPI_OFFSET_KIND)offset/g' \
+                "$SRC/f77/io/ioharness.defn" >"$gen/ioharness.defn"
+            sed -e 's/include.*mpif.*/use mpi/g' -e 's/fheader/f90header/g' -e 's/^C/!/g' \
+                -e '/implicit *none/d' "$SRC/f77/io/ioharness.tlt" >"$gen/ioharness.tlt"
+        fi
+        [[ -f $gen/ioharness.defn && -f $gen/ioharness.tlt ]] || continue
+        (cd "$gen" && perl "$OUT/testmerge" -defn="$SRC/maint/common.defn" ioharness.defn ioharness.tlt) \
+            >"$OUT/testmerge-$b.log" 2>&1 || die "maint/testmerge in $gen failed, see $OUT/testmerge-$b.log"
+    done
+    FIOSRC=$OUT/fiosrc
+}
 srcdir_of() { # DIR -> where its sources are
     case $1 in
+    f77/io | f90/io | f08/io) if [[ -n $FIOSRC ]]; then echo "$FIOSRC/${1%/io}"; else
+        case $1 in f90/*) echo "$F90SRC${1#f90}" ;; *) echo "$SRC/$1" ;; esac
+    fi ;;
     f90 | f90/*) echo "$F90SRC${1#f90}" ;;
     *) echo "$SRC/$1" ;;
     esac
@@ -440,7 +477,10 @@ read_testlist() { # DIR [TOP]
             *) echo "external-suite: $f: unknown key $k" >&2 ;;
             esac
         done
-        if [[ $prog == *@*@* ]]; then
+        if [[ $prog == @iodir@ && ${WITH_IO:-0} == 1 && -n $(binding_of "$d") ]]; then
+            subdirs+=("$d/io") # issue 17 (Fortran MPI-IO): --io runs the io subdirectory
+            continue
+        elif [[ $prog == *@*@* ]]; then
             skip="configure-only entry"
             prog=${prog##*@}
             # (An @iodir@-like line names a whole directory: nothing to list.)
@@ -779,6 +819,7 @@ FBINDINGS=()
 for d in $DIRS; do
     b=$(binding_of "$d")
     [[ $b == f90 && -z $F90SRC ]] && prepare_f90
+    [[ -n $b && ${WITH_IO:-0} == 1 && -z $FIOSRC ]] && prepare_fio # issue 17 (Fortran MPI-IO)
     [[ -n $b && " ${FBINDINGS[*]} " != *" $b "* ]] && FBINDINGS+=("$b")
     [[ -d $(srcdir_of "$d") ]] || die "no directory $(srcdir_of "$d")"
     read_testlist "$d"

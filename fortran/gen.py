@@ -32,6 +32,10 @@ HANDLE_KINDS = {
     "MPI_Session": "Session",
 }
 WIDE_INTS = {"MPI_Aint", "MPI_Count", "MPI_Offset"}
+# Constants that are INTEGER(KIND=MPI_OFFSET_KIND) in Fortran (MPI 4.1, A.1.1): passed where an
+# MPI_Offset argument is read by reference (MPI_File_set_view's disp), so a default INTEGER
+# would give the shim 4 stray bytes (MPICH's setviewcurf test). MPI_OFFSET_KIND is 8 (gfortran).
+OFFSET_CONSTS = {"MPI_DISPLACEMENT_CURRENT"}
 KIND_OF = {"MPI_Aint": "MPI_ADDRESS_KIND", "MPI_Count": "MPI_COUNT_KIND", "MPI_Offset": "MPI_OFFSET_KIND"}
 # The C type of each predefined handle (filled by parse_header), for mpi_f08's typed constants.
 HANDLE_OF = {}
@@ -979,6 +983,8 @@ def gen_mpif(consts, sizes, funcs_double):
         if key in seen:
             return
         seen.add(key)
+        if name in OFFSET_CONSTS:
+            typ = "INTEGER*8"
         out.append(fixed_lines(f"{typ} {name}"))
         out.append(fixed_lines(f"PARAMETER ({name}={value})"))
 
@@ -1023,6 +1029,11 @@ F08_ABSTRACT = """  abstract interface
     subroutine MPI_Win_errhandler_function(win, error_code)
       import
       type(MPI_Win) :: win
+      integer :: error_code
+    end subroutine
+    subroutine MPI_File_errhandler_function(file, error_code)
+      import
+      type(MPI_File) :: file
       integer :: error_code
     end subroutine
 """ + "".join(f"""    subroutine MPI_{K}_copy_attr_function(old{k}, {k}_keyval, extra_state, attribute_val_in, &
@@ -1141,7 +1152,8 @@ F08_COPY_IFACE = """  interface
 """
 F08_FN_IFACE = {"MPI_Op_create": "MPI_User_function",
                 "MPI_Comm_create_errhandler": "MPI_Comm_errhandler_function",
-                "MPI_Win_create_errhandler": "MPI_Win_errhandler_function"}  # issue 18
+                "MPI_Win_create_errhandler": "MPI_Win_errhandler_function",  # issue 18
+                "MPI_File_create_errhandler": "MPI_File_errhandler_function"}  # issue 17 (I/O)
 
 
 def f08_decls(name, p):
@@ -1304,6 +1316,8 @@ def gen_f08(entries, consts, sizes):
         seen.add(n.upper())
         if n in HANDLE_OF:
             o.append(f"  type({HANDLE_OF[n]}), parameter :: {n} = {HANDLE_OF[n]}({v})")
+        elif n in OFFSET_CONSTS:
+            o.append(f"  integer(kind=8), parameter :: {n} = {v}")
         else:
             o.append(f"  integer, parameter :: {n} = {v}")
     o.append("  logical, parameter :: MPI_SUBARRAYS_SUPPORTED = .false.")
