@@ -252,6 +252,17 @@ fn shared_segment(sub: usize, comm_h: usize, cm: &CommRef, targets: &[Target], p
     Ok(seg)
 }
 
+/// Passive-target calls that complete without waiting (unlock, flush, sync) let the other
+/// ready subranks of the worker run first: a program polling in a loop of them (MPICH's
+/// linked-list benchmarks chase a list tail with lock/get/unlock and no other call, shared
+/// memory waits spin on MPI_Win_sync) must not keep a sibling, maybe the one it waits for,
+/// from running, as separate processes would not.
+fn give_way() {
+    if crate::sched::others_ready() {
+        crate::sched::yield_now();
+    }
+}
+
 fn sync_err(msg: String) -> MpiError {
     MpiError::new(c::MPI_ERR_RMA_SYNC, msg)
 }
@@ -559,6 +570,7 @@ pub fn unlock(w: &Win, r: i32) -> MpiResult<()> {
     if assert & c::MPI_MODE_NOCHECK == 0 {
         release(w, r, kind)?;
     }
+    give_way();
     Ok(())
 }
 
@@ -590,6 +602,7 @@ pub fn unlock_all(w: &Win) -> MpiResult<()> {
             release(w, r, c::MPI_LOCK_SHARED)?;
         }
     }
+    give_way();
     Ok(())
 }
 
@@ -612,7 +625,9 @@ pub fn flush_call(w: &Win, r: Option<i32>, local: bool) -> MpiResult<()> {
             }
         }
     }
-    flush(w, r, local)
+    flush(w, r, local)?;
+    give_way();
+    Ok(())
 }
 
 /// MPI_Win_sync.
@@ -621,6 +636,7 @@ pub fn win_sync(w: &Win) -> MpiResult<()> {
     if w.common.real() {
         state::with(|s| s.tp.rma_sync())?.map_err(real_err)?;
     }
+    give_way();
     Ok(())
 }
 
