@@ -2,13 +2,17 @@
  * (MPI_Dims_create, non-periodic), six face exchanges per iteration,
  * cache-blocked sweeps. Variants: see overlap.h.
  *
- *   jacobi3d [-v variant] [-g N | -G NXxNYxNZ | -l N] [-i iters] [-w warmup] [-b block]
+ *   jacobi3d [-v variant] [-g N | -G NXxNYxNZ | -l N] [-i iters] [-w warmup] [-b block] [-c put]
  *
  *   -g N      strong scaling: global grid N^3 (default 96)
  *   -G AxBxC  strong scaling: global grid A x B x C
  *   -l N      weak scaling: N^3 cells per rank (global = N * dims)
  *   -i        timed iterations (default 20), -w untimed warm-up iterations (default 2)
  *   -b        cache block edge in y and z (default 16)
+ *   -c put    one-sided faces (issue 18): each rank MPI_Puts its faces into its neighbours'
+ *             receive slots in one window (two sets of slots, alternating per iteration, so
+ *             one MPI_Win_fence per iteration suffices), the fence takes the place of the
+ *             Waitall; same field and checksum as the two-sided exchange
  *
  * Every cell is updated by the same expression in the same operand order in
  * every variant and decomposition, so the field is bitwise independent of the
@@ -28,6 +32,13 @@ typedef struct {
     int count[6];
     MPI_Comm comm;
     int block;
+    /* -c put: the window of receive slots, 2 x total doubles (parity p's slot of face f at
+     * p * total + off[f]), and where each neighbour's slot for my face is (roff[f][0]: its
+     * off, roff[f][1]: its total) */
+    int put, parity;
+    MPI_Win win;
+    double *wmem;
+    MPI_Aint total, off[6], roff[6][2];
 } grid_t;
 
 #define IDX(g, i, j, k) ((size_t) ((k) + 1) * (g)->sy + (size_t) ((j) + 1) * (g)->sx + (size_t) ((i) + 1))
@@ -105,9 +116,29 @@ static int boxes(grid_t *g, int lo[7][3], int hi[7][3])
     return nbox;
 }
 
+/* -c put: the faces go into the neighbours' slots of this iteration's parity. */
+static void put_faces(grid_t *g, int variant)
+{
+    int f;
+    region(variant, TOUCAN_SEND);
+    for (f = 0; f < 6; f++) {
+        g->rbuf[f] = g->wmem + g->parity * g->total + g->off[f];
+        if (g->nb[f] != MPI_PROC_NULL) {
+            face(g, f, g->sbuf[f], 1);
+            MPI_Put(g->sbuf[f], g->count[f], MPI_DOUBLE, g->nb[f], g->parity * g->roff[f][1] + g->roff[f][0],
+                    g->count[f], MPI_DOUBLE, g->win);
+        }
+    }
+}
+
 static void exchange_post(grid_t *g, MPI_Request *rq, int variant, int *nrq)
 {
     int f, n = 0;
+    if (g->put) {
+        put_faces(g, variant);
+        *nrq = 0;
+        return;
+    }
     region(variant, TOUCAN_RECEIVE);
     for (f = 0; f < 6; f++)
         if (g->nb[f] != MPI_PROC_NULL)
@@ -141,7 +172,10 @@ static void iterate(grid_t *g, int variant)
     case TOUCAN:
         exchange_post(g, rq, variant, &nrq);
         region(variant, TOUCAN_COMPUTE);
-        MPI_Waitall(nrq, rq, MPI_STATUSES_IGNORE);
+        if (g->put) /* the fence completes the puts in place of the requests */
+            MPI_Win_fence(0, g->win);
+        else
+            MPI_Waitall(nrq, rq, MPI_STATUSES_IGNORE);
         unpack_all(g);
         sweep(g, all_lo, g->n);
         region(variant, TOUCAN_END);
@@ -156,13 +190,17 @@ static void iterate(grid_t *g, int variant)
     case OVERLAP:
         exchange_post(g, rq, variant, &nrq);
         sweep(g, lo[0], hi[0]);
-        MPI_Waitall(nrq, rq, MPI_STATUSES_IGNORE);
+        if (g->put) /* the fence completes the puts in place of the requests */
+            MPI_Win_fence(0, g->win);
+        else
+            MPI_Waitall(nrq, rq, MPI_STATUSES_IGNORE);
         unpack_all(g);
         for (b = 1; b < nbox; b++)
             sweep(g, lo[b], hi[b]);
         break;
     }
     t = g->u, g->u = g->un, g->un = t;
+    g->parity ^= 1;
 }
 
 int main(int argc, char **argv)
@@ -171,6 +209,7 @@ int main(int argc, char **argv)
     int gn[3] = {96, 96, 96}, ln = 0, dims[3] = {0, 0, 0}, periods[3] = {0, 0, 0}, coords[3], off[3];
     int64_t sums[2] = {0, 0}, tot[2];
     grid_t g;
+    double *rown[6]; /* the receive buffers of the two-sided exchange (and of nocomm) */
     double t0, t;
     size_t cells, i;
 
@@ -198,6 +237,11 @@ int main(int argc, char **argv)
             warm = atoi(v);
         else if (!strcmp(o, "-b"))
             g.block = atoi(v);
+        else if (!strcmp(o, "-c")) {
+            if (strcmp(v, "put"))
+                die(rank, "jacobi3d: -c put");
+            g.put = 1;
+        }
         else if (strcmp(o, "-v"))
             die(rank, "jacobi3d: unknown option (see the comment at the top of jacobi3d.c)");
         a++;
@@ -228,6 +272,21 @@ int main(int argc, char **argv)
         g.sbuf[d] = xmalloc(g.count[d] * sizeof(double));
         g.rbuf[d] = xmalloc(g.count[d] * sizeof(double));
         memset(g.rbuf[d], 0, g.count[d] * sizeof(double));
+        rown[d] = g.rbuf[d];
+    }
+    if (g.put) {
+        /* Receive slots in a window; each neighbour tells where its slot for my face is
+         * (it sends its off and total for the face that points back at me). */
+        for (d = 0; d < 6; d++)
+            g.off[d] = g.total, g.total += g.count[d];
+        MPI_Win_allocate(2 * g.total * sizeof(double), sizeof(double), MPI_INFO_NULL, g.comm, &g.wmem, &g.win);
+        memset(g.wmem, 0, 2 * g.total * sizeof(double));
+        for (d = 0; d < 6; d++) {
+            MPI_Aint mine[2] = {g.off[d], g.total};
+            MPI_Sendrecv(mine, 2, MPI_AINT, g.nb[d], d, g.roff[d], 2, MPI_AINT, g.nb[d], d ^ 1, g.comm,
+                         MPI_STATUS_IGNORE);
+        }
+        MPI_Win_fence(MPI_MODE_NOPRECEDE, g.win);
     }
     /* Initial field from global coordinates; the domain's own boundary (ghost
      * cells with no neighbour) is 1 on the -x face and 0 elsewhere, in both
@@ -263,14 +322,18 @@ int main(int argc, char **argv)
             }
     MPI_Reduce(sums, tot, 2, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {
-        printf("RESULT app=jacobi3d variant=%s ranks=%d dims=%dx%dx%d grid=%dx%dx%d iters=%d time=%.6f checksum=%lld:%lld\n",
-               variant_names[variant], size, dims[0], dims[1], dims[2], gn[0], gn[1], gn[2], iters, t, (long long) tot[0],
+        printf("RESULT app=%s variant=%s ranks=%d dims=%dx%dx%d grid=%dx%dx%d iters=%d time=%.6f checksum=%lld:%lld\n",
+               g.put ? "jacobi3d-put" : "jacobi3d", variant_names[variant], size, dims[0], dims[1], dims[2], gn[0], gn[1], gn[2], iters, t, (long long) tot[0],
                (long long) tot[1]);
         fflush(stdout); /* before MPI_Finalize: see FINALIZE_GRACE in run-overlap.py */
     }
+    if (g.put) {
+        MPI_Win_fence(MPI_MODE_NOSUCCEED, g.win);
+        MPI_Win_free(&g.win);
+    }
     for (d = 0; d < 6; d++) {
         free(g.sbuf[d]);
-        free(g.rbuf[d]);
+        free(rown[d]);
     }
     free(g.u);
     free(g.un);

@@ -2,14 +2,15 @@
 """bench/run-overlap.py: the overlap benchmarks (jacobi3d, cannon2d), every variant, plain
 MPICH, Toucan-MPI at several V and AMPI when present, side by side, on an emulated interconnect.
 
-  bench/run-overlap.py [--apps jacobi3d,cannon2d,jacobif] [--scaling strong,weak] [--vs 1,2,4,8]
+  bench/run-overlap.py [--apps jacobi3d,cannon2d,jacobif,jacobiput] [--scaling strong,weak] [--vs 1,2,4,8]
                        [--rates 1gbit,5gbit,10gbit] [--runs 3] [--np 2] [--quick]
                        [--no-check] [--timeout 300] [--update-results] [--mpich-at-v]
                        [--workers W] [--baseline DIR]
 
 Builds bench/jacobi3d.c and bench/cannon2d.c with mpicc, wrappers/toucancc and (when found)
 AMPI's ampicc into bench/out/overlap/bin (--apps jacobif: the Fortran stencil bench/jacobif.f90,
-with mpif90 and wrappers/toucanfort, no AMPI row), then, for each rate, runs every configuration --runs
+with mpif90 and wrappers/toucanfort, no AMPI row; --apps jacobiput: jacobi3d.c run with
+`-c put`, its faces by MPI_Put and one MPI_Win_fence per iteration), then, for each rate, runs every configuration --runs
 times, interleaved (run 1 of every configuration, then run 2, ...):
 
   MPICH   mpirun -np N APP -v VARIANT ...            (N processes: the plain MPI program)
@@ -84,6 +85,10 @@ APPS = ["jacobi3d", "cannon2d"]
 # Fortran applications (bench/NAME.f90, `use mpi`): built with mpif90 and toucanfort; no AMPI
 # or --baseline rows (AMPI 8.0.1 runs none of the Fortran compat tests, compat-tests/README).
 FORTRAN_APPS = ["jacobif"]
+# Variants of an application's source, run with extra arguments (not in the default --apps):
+# jacobiput is jacobi3d with one-sided faces, MPI_Put + one MPI_Win_fence per iteration
+# (issue 18's fence halo benchmark).
+VARIANT_APPS = {"jacobiput": ("jacobi3d", ["-c", "put"])}
 SIZES = {
     ("jacobi3d", "strong"): "-g 160 -i 40 -w 2",
     ("jacobi3d", "weak"): "-l 64 -i 40 -w 2",
@@ -91,6 +96,8 @@ SIZES = {
     ("cannon2d", "weak"): "-l 512 -r 2 -w 1",
     ("jacobif", "strong"): "-g 2048 -i 40 -w 2",
     ("jacobif", "weak"): "-l 1024 -i 40 -w 2",
+    ("jacobiput", "strong"): "-g 160 -i 40 -w 2",
+    ("jacobiput", "weak"): "-l 64 -i 40 -w 2",
 }
 QUICK_SIZES = {
     ("jacobi3d", "strong"): "-g 48 -i 5 -w 1",
@@ -99,11 +106,18 @@ QUICK_SIZES = {
     ("cannon2d", "weak"): "-l 128 -r 1 -w 0",
     ("jacobif", "strong"): "-g 256 -i 5 -w 1",
     ("jacobif", "weak"): "-l 128 -i 5 -w 1",
+    ("jacobiput", "strong"): "-g 48 -i 5 -w 1",
+    ("jacobiput", "weak"): "-l 24 -i 5 -w 1",
 }
 # n processes (netlrts; n PEs of one process for a multicore build) holding n*V virtual ranks.
 # ++local: start them here without ssh (a multicore charmrun ignores it); ++quiet: no banner.
 AMPI_RUN = "{runner} +p{n} ++local ++quiet {exe} +vp{nv} {args}"
 BEGIN, END = "<!-- overlap:begin -->", "<!-- overlap:end -->"
+
+
+def source_of(app):
+    """The source file (without .c) an application is built from."""
+    return VARIANT_APPS.get(app, (app, []))[0]
 
 
 def say(msg):
@@ -177,7 +191,7 @@ def build(args, ampi):
         for app in [a for a in args.apps if a not in FORTRAN_APPS]:
             exe = os.path.join(bindir, f"{app}.toucan-base")
             os.makedirs(bindir, exist_ok=True)
-            cmd = [bcc, "-O2", "-Wall", "-o", exe, os.path.join(HERE, f"{app}.c"), "-lblas", "-lm"]
+            cmd = [bcc, "-O2", "-Wall", "-o", exe, os.path.join(HERE, f"{source_of(app)}.c"), "-lblas", "-lm"]
             r = subprocess.run(cmd, env=dict(os.environ, TOUCAN_LIBDIR=bdir), capture_output=True, text=True)
             if r.returncode != 0:
                 die(f"building {app} for the baseline failed:\n  {shlex.join(cmd)}\n{r.stdout}{r.stderr}")
@@ -204,7 +218,7 @@ def build(args, ampi):
     fcompilers = {"mpich": [tool("MPIFC", "mpif90", "mpif90.mpich")],
                   "toucan": [os.environ.get("TOUCANFC", os.path.join(ROOT, "wrappers", "toucanfort"))]}
     for app in args.apps:
-        src = os.path.join(HERE, f"{app}.c")
+        src = os.path.join(HERE, f"{source_of(app)}.c")
         if app in FORTRAN_APPS:
             src = os.path.join(HERE, f"{app}.f90")
             for impl, fc in fcompilers.items():
@@ -269,7 +283,7 @@ AMPI_NETNS_FLAGS = ["+cma_disable", "+noCMAForZC"]
 def command(conf, np_, ampi, rate="none", workers=1):
     """argv and extra environment of one run."""
     impl, v = conf["impl"], conf["v"]
-    prog = [conf["exe"], "-v", conf["variant"]] + shlex.split(conf["sizes"])
+    prog = [conf["exe"], "-v", conf["variant"]] + shlex.split(conf["sizes"]) + VARIANT_APPS.get(conf["app"], ("", []))[1]
     mpirun = tool("MPIRUN", "mpirun", "mpirun.mpich")
     if impl == "mpich":
         return [mpirun, "-np", str(np_ * v)] + prog, {}
@@ -653,7 +667,7 @@ def parse_args():
     p.add_argument("--rate", default="none", help=argparse.SUPPRESS)
     p.add_argument("--results", help=argparse.SUPPRESS)
     a = p.parse_args()
-    bad = [x for x in a.apps if x not in APPS + FORTRAN_APPS] + [x for x in a.scaling if x not in ("strong", "weak")]
+    bad = [x for x in a.apps if x not in APPS + FORTRAN_APPS + list(VARIANT_APPS)] + [x for x in a.scaling if x not in ("strong", "weak")]
     if bad or a.runs < 1 or a.np < 1 or any(v < 1 or v > 256 for v in a.vs):
         p.error(f"bad arguments {bad or ''}")
     if a.baseline:

@@ -48,6 +48,8 @@
 #   --toucan-only      do not run MPICH; reuse MPICH results of an earlier run
 #                      in the same --out directory when there are some
 #   --mpich-only       run only MPICH
+#   --skip-v1          do not run Toucan's V=1 layout where an earlier run in the
+#                      same --out left its result (e.g. a second layout, --v 4)
 #   --v V, --n P, --w W  Toucan layouts, see above
 #   --jobs N           tests run at the same time (default 1: plain MPICH
 #                      busy-polls); builds use max(N, nproc) jobs
@@ -109,6 +111,7 @@ read -r -a FFLAGS <<<"${EXTERNAL_SUITE_FFLAGS:--O2 -g}"
 DIRS="pt2pt coll comm group datatype topo attr errhan init info"
 RUN_MPICH=1
 RUN_TOUCAN=1
+RUN_V1=1
 FIXED_V=""
 NPROC_P=2
 WORKERS=1
@@ -137,6 +140,7 @@ while (($#)); do
     --dirs) DIRS=${2-}; shift ;;
     --toucan-only) RUN_MPICH=0 ;;
     --mpich-only) RUN_TOUCAN=0 ;;
+    --skip-v1) RUN_V1=0 ;;
     --v) FIXED_V=${2-}; shift ;;
     --n) NPROC_P=${2-}; shift ;;
     --w) WORKERS=${2-}; shift ;;
@@ -800,7 +804,7 @@ run_test() { # I: runs every kind of test I and prints its line
     local i=$1
     if ((RUN_MPICH)); then run_one "$i" mpich; fi
     if ((RUN_TOUCAN)); then
-        run_one "$i" v1
+        if ((RUN_V1)) || [[ ! -f $RUNS/${T_SLUG[$i]}.v1.res ]]; then run_one "$i" v1; fi
         if [[ "$(layout vx "${T_NP[$i]}")" == "$(layout v1 "${T_NP[$i]}")" ]]; then
             cp "$RUNS/${T_SLUG[$i]}.v1.res" "$RUNS/${T_SLUG[$i]}.vx.res"
             cp "$RUNS/${T_SLUG[$i]}.v1.out" "$RUNS/${T_SLUG[$i]}.vx.out" 2>/dev/null

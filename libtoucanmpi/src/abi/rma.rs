@@ -259,30 +259,10 @@ unsafe fn do_put(
     }
 }
 
-win_fn!(
-    MPI_Put,
-    PMPI_Put,
-    |o: *const c_void, oc: c_int, odt: usize, rank: c_int, disp: isize, tc: c_int, tdt: usize, w: usize| win = w,
-    { do_put(o, oc as i64, odt, rank, disp, tc as i64, tdt, w, false) }
-);
-win_fn!(
-    MPI_Put_c,
-    PMPI_Put_c,
-    |o: *const c_void, oc: i64, odt: usize, rank: c_int, disp: isize, tc: i64, tdt: usize, w: usize| win = w,
-    { do_put(o, oc, odt, rank, disp, tc, tdt, w, false) }
-);
-win_fn!(
-    MPI_Get,
-    PMPI_Get,
-    |o: *mut c_void, oc: c_int, odt: usize, rank: c_int, disp: isize, tc: c_int, tdt: usize, w: usize| win = w,
-    { do_put(o, oc as i64, odt, rank, disp, tc as i64, tdt, w, true) }
-);
-win_fn!(
-    MPI_Get_c,
-    PMPI_Get_c,
-    |o: *mut c_void, oc: i64, odt: usize, rank: c_int, disp: isize, tc: i64, tdt: usize, w: usize| win = w,
-    { do_put(o, oc, odt, rank, disp, tc, tdt, w, true) }
-);
+/// A count argument (`int` or `MPI_Count`) as the layer below takes it.
+fn cnt(n: impl Into<i64>) -> i64 {
+    n.into()
+}
 
 /// Completes the operation just started on `rank` and writes a complete request.
 unsafe fn request_for(w: usize, rank: c_int, req: *mut usize) -> MpiResult<()> {
@@ -291,46 +271,32 @@ unsafe fn request_for(w: usize, rank: c_int, req: *mut usize) -> MpiResult<()> {
     put(req, super::p2p::completed_request(c::MPI_COMM_WORLD)?, "request")
 }
 
-win_fn!(
-    MPI_Rput,
-    PMPI_Rput,
-    |o: *const c_void, oc: c_int, odt: usize, rank: c_int, disp: isize, tc: c_int, tdt: usize, w: usize, req: *mut usize| win = w,
-    {
-        hd::out(req, "request")?;
-        do_put(o, oc as i64, odt, rank, disp, tc as i64, tdt, w, false)?;
-        request_for(w, rank, req)
-    }
-);
-win_fn!(
-    MPI_Rput_c,
-    PMPI_Rput_c,
-    |o: *const c_void, oc: i64, odt: usize, rank: c_int, disp: isize, tc: i64, tdt: usize, w: usize, req: *mut usize| win = w,
-    {
-        hd::out(req, "request")?;
-        do_put(o, oc, odt, rank, disp, tc, tdt, w, false)?;
-        request_for(w, rank, req)
-    }
-);
-win_fn!(
-    MPI_Rget,
-    PMPI_Rget,
-    |o: *mut c_void, oc: c_int, odt: usize, rank: c_int, disp: isize, tc: c_int, tdt: usize, w: usize, req: *mut usize| win = w,
-    {
-        hd::out(req, "request")?;
-        do_put(o, oc as i64, odt, rank, disp, tc as i64, tdt, w, true)?;
-        request_for(w, rank, req)
-    }
-);
-win_fn!(
-    MPI_Rget_c,
-    PMPI_Rget_c,
-    |o: *mut c_void, oc: i64, odt: usize, rank: c_int, disp: isize, tc: i64, tdt: usize, w: usize, req: *mut usize| win = w,
-    {
-        hd::out(req, "request")?;
-        do_put(o, oc, odt, rank, disp, tc, tdt, w, true)?;
-        request_for(w, rank, req)
-    }
-);
+/// MPI_Put/Get (`get`) and their request-based forms (Rput/Rget), for one count type.
+macro_rules! put_get_fns {
+    ($name:ident, $pname:ident, $rname:ident, $rpname:ident, $optr:ty, $cnt:ty, get = $get:expr) => {
+        win_fn!(
+            $name,
+            $pname,
+            |o: $optr, oc: $cnt, odt: usize, rank: c_int, disp: isize, tc: $cnt, tdt: usize, w: usize| win = w,
+            { do_put(o, cnt(oc), odt, rank, disp, cnt(tc), tdt, w, $get) }
+        );
+        win_fn!(
+            $rname,
+            $rpname,
+            |o: $optr, oc: $cnt, odt: usize, rank: c_int, disp: isize, tc: $cnt, tdt: usize, w: usize, req: *mut usize| win = w,
+            {
+                hd::out(req, "request")?;
+                do_put(o, cnt(oc), odt, rank, disp, cnt(tc), tdt, w, $get)?;
+                request_for(w, rank, req)
+            }
+        );
+    };
+}
+
+put_get_fns!(MPI_Put, PMPI_Put, MPI_Rput, PMPI_Rput, *const c_void, c_int, get = false);
+put_get_fns!(MPI_Put_c, PMPI_Put_c, MPI_Rput_c, PMPI_Rput_c, *const c_void, i64, get = false);
+put_get_fns!(MPI_Get, PMPI_Get, MPI_Rget, PMPI_Rget, *mut c_void, c_int, get = true);
+put_get_fns!(MPI_Get_c, PMPI_Get_c, MPI_Rget_c, PMPI_Rget_c, *mut c_void, i64, get = true);
 
 #[allow(clippy::too_many_arguments)]
 unsafe fn do_acc(
@@ -365,116 +331,97 @@ unsafe fn do_acc(
     ops::accumulate(&wn, &os, rs.as_ref(), rank, target_disp(disp), tc, &t, opk)
 }
 
-win_fn!(
-    MPI_Accumulate,
-    PMPI_Accumulate,
-    |o: *const c_void, oc: c_int, odt: usize, rank: c_int, disp: isize, tc: c_int, tdt: usize, op: usize, w: usize| win = w,
-    { do_acc(o, oc as i64, odt, None, rank, disp, tc as i64, tdt, op, w) }
-);
-win_fn!(
-    MPI_Accumulate_c,
-    PMPI_Accumulate_c,
-    |o: *const c_void, oc: i64, odt: usize, rank: c_int, disp: isize, tc: i64, tdt: usize, op: usize, w: usize| win = w,
-    { do_acc(o, oc, odt, None, rank, disp, tc, tdt, op, w) }
-);
-win_fn!(
-    MPI_Raccumulate,
-    PMPI_Raccumulate,
-    |o: *const c_void, oc: c_int, odt: usize, rank: c_int, disp: isize, tc: c_int, tdt: usize, op: usize, w: usize, req: *mut usize| win =
-        w,
-    {
-        hd::out(req, "request")?;
-        do_acc(o, oc as i64, odt, None, rank, disp, tc as i64, tdt, op, w)?;
-        request_for(w, rank, req)
-    }
-);
-win_fn!(
-    MPI_Raccumulate_c,
-    PMPI_Raccumulate_c,
-    |o: *const c_void, oc: i64, odt: usize, rank: c_int, disp: isize, tc: i64, tdt: usize, op: usize, w: usize, req: *mut usize| win = w,
-    {
-        hd::out(req, "request")?;
-        do_acc(o, oc, odt, None, rank, disp, tc, tdt, op, w)?;
-        request_for(w, rank, req)
-    }
-);
-win_fn!(
+/// MPI_Accumulate and MPI_Raccumulate, for one count type.
+macro_rules! acc_fns {
+    ($name:ident, $pname:ident, $rname:ident, $rpname:ident, $cnt:ty) => {
+        win_fn!(
+            $name,
+            $pname,
+            |o: *const c_void, oc: $cnt, odt: usize, rank: c_int, disp: isize, tc: $cnt, tdt: usize, op: usize, w: usize| win = w,
+            { do_acc(o, cnt(oc), odt, None, rank, disp, cnt(tc), tdt, op, w) }
+        );
+        win_fn!(
+            $rname,
+            $rpname,
+            |o: *const c_void,
+             oc: $cnt,
+             odt: usize,
+             rank: c_int,
+             disp: isize,
+             tc: $cnt,
+             tdt: usize,
+             op: usize,
+             w: usize,
+             req: *mut usize| win = w,
+            {
+                hd::out(req, "request")?;
+                do_acc(o, cnt(oc), odt, None, rank, disp, cnt(tc), tdt, op, w)?;
+                request_for(w, rank, req)
+            }
+        );
+    };
+}
+
+/// MPI_Get_accumulate and MPI_Rget_accumulate, for one count type.
+macro_rules! get_acc_fns {
+    ($name:ident, $pname:ident, $rname:ident, $rpname:ident, $cnt:ty) => {
+        win_fn!(
+            $name,
+            $pname,
+            |o: *const c_void,
+             oc: $cnt,
+             odt: usize,
+             r: *mut c_void,
+             rc: $cnt,
+             rdt: usize,
+             rank: c_int,
+             disp: isize,
+             tc: $cnt,
+             tdt: usize,
+             op: usize,
+             w: usize| win = w,
+            { do_acc(o, cnt(oc), odt, Some((r, cnt(rc), rdt)), rank, disp, cnt(tc), tdt, op, w) }
+        );
+        win_fn!(
+            $rname,
+            $rpname,
+            |o: *const c_void,
+             oc: $cnt,
+             odt: usize,
+             r: *mut c_void,
+             rc: $cnt,
+             rdt: usize,
+             rank: c_int,
+             disp: isize,
+             tc: $cnt,
+             tdt: usize,
+             op: usize,
+             w: usize,
+             req: *mut usize| win = w,
+            {
+                hd::out(req, "request")?;
+                do_acc(o, cnt(oc), odt, Some((r, cnt(rc), rdt)), rank, disp, cnt(tc), tdt, op, w)?;
+                request_for(w, rank, req)
+            }
+        );
+    };
+}
+
+acc_fns!(MPI_Accumulate, PMPI_Accumulate, MPI_Raccumulate, PMPI_Raccumulate, c_int);
+acc_fns!(MPI_Accumulate_c, PMPI_Accumulate_c, MPI_Raccumulate_c, PMPI_Raccumulate_c, i64);
+get_acc_fns!(
     MPI_Get_accumulate,
     PMPI_Get_accumulate,
-    |o: *const c_void,
-     oc: c_int,
-     odt: usize,
-     r: *mut c_void,
-     rc: c_int,
-     rdt: usize,
-     rank: c_int,
-     disp: isize,
-     tc: c_int,
-     tdt: usize,
-     op: usize,
-     w: usize| win = w,
-    { do_acc(o, oc as i64, odt, Some((r, rc as i64, rdt)), rank, disp, tc as i64, tdt, op, w) }
-);
-win_fn!(
-    MPI_Get_accumulate_c,
-    PMPI_Get_accumulate_c,
-    |o: *const c_void,
-     oc: i64,
-     odt: usize,
-     r: *mut c_void,
-     rc: i64,
-     rdt: usize,
-     rank: c_int,
-     disp: isize,
-     tc: i64,
-     tdt: usize,
-     op: usize,
-     w: usize| win = w,
-    { do_acc(o, oc, odt, Some((r, rc, rdt)), rank, disp, tc, tdt, op, w) }
-);
-win_fn!(
     MPI_Rget_accumulate,
     PMPI_Rget_accumulate,
-    |o: *const c_void,
-     oc: c_int,
-     odt: usize,
-     r: *mut c_void,
-     rc: c_int,
-     rdt: usize,
-     rank: c_int,
-     disp: isize,
-     tc: c_int,
-     tdt: usize,
-     op: usize,
-     w: usize,
-     req: *mut usize| win = w,
-    {
-        hd::out(req, "request")?;
-        do_acc(o, oc as i64, odt, Some((r, rc as i64, rdt)), rank, disp, tc as i64, tdt, op, w)?;
-        request_for(w, rank, req)
-    }
+    c_int
 );
-win_fn!(
+get_acc_fns!(
+    MPI_Get_accumulate_c,
+    PMPI_Get_accumulate_c,
     MPI_Rget_accumulate_c,
     PMPI_Rget_accumulate_c,
-    |o: *const c_void,
-     oc: i64,
-     odt: usize,
-     r: *mut c_void,
-     rc: i64,
-     rdt: usize,
-     rank: c_int,
-     disp: isize,
-     tc: i64,
-     tdt: usize,
-     op: usize,
-     w: usize,
-     req: *mut usize| win = w,
-    {
-        hd::out(req, "request")?;
-        do_acc(o, oc, odt, Some((r, rc, rdt)), rank, disp, tc, tdt, op, w)?;
-        request_for(w, rank, req)
-    }
+    i64
 );
 
 win_fn!(

@@ -10,6 +10,7 @@
 
 pub mod ops;
 pub mod sync;
+pub mod wlock;
 
 use crate::consts as c;
 use crate::core::comm::CommRef;

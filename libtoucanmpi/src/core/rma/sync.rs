@@ -252,6 +252,17 @@ fn shared_segment(sub: usize, comm_h: usize, cm: &CommRef, targets: &[Target], p
     Ok(seg)
 }
 
+/// Passive-target calls that complete without waiting (unlock, flush, sync) let the other
+/// ready subranks of the worker run first: a program polling in a loop of them (MPICH's
+/// linked-list benchmarks chase a list tail with lock/get/unlock and no other call, shared
+/// memory waits spin on MPI_Win_sync) must not keep a sibling, maybe the one it waits for,
+/// from running, as separate processes would not.
+fn give_way() {
+    if crate::sched::others_ready() {
+        crate::sched::yield_now();
+    }
+}
+
 fn sync_err(msg: String) -> MpiError {
     MpiError::new(c::MPI_ERR_RMA_SYNC, msg)
 }
@@ -457,10 +468,33 @@ fn lock_cas(w: &Win, r: i32, old: i64, new: i64) -> MpiResult<i64> {
     Ok(res)
 }
 
-/// Takes the lock of window rank `r`, letting the other subranks run between tries.
+/// Takes the lock of window rank `r`: first among this process's subranks (parking in the
+/// queue of `wlock`), then, for a window spanning processes, on the target's lock word,
+/// trying again (the other subranks run between tries) while another process holds it.
 fn acquire(w: &Win, r: i32, kind: i32) -> MpiResult<()> {
+    let excl = kind == c::MPI_LOCK_EXCLUSIVE;
+    let key = lock_key(w, r);
+    super::wlock::acquire(key, excl);
+    if w.common.remote {
+        if let Err(e) = acquire_word(w, r, excl) {
+            super::wlock::release(key, excl);
+            return Err(e);
+        }
+    }
+    mfence(Ordering::SeqCst);
+    Ok(())
+}
+
+/// The name of window rank `r`'s lock in this process's queue.
+fn lock_key(w: &Win, r: i32) -> super::wlock::Key {
+    let t = w.common.targets[r as usize];
+    (t.proc, t.lock)
+}
+
+/// The lock word part of `acquire`, between processes.
+fn acquire_word(w: &Win, r: i32, excl: bool) -> MpiResult<()> {
     loop {
-        let got = if kind == c::MPI_LOCK_EXCLUSIVE {
+        let got = if excl {
             lock_cas(w, r, 0, EXCL)? == 0
         } else if lock_add(w, r, 1)? >= 0 {
             true
@@ -469,7 +503,6 @@ fn acquire(w: &Win, r: i32, kind: i32) -> MpiResult<()> {
             false
         };
         if got {
-            mfence(Ordering::SeqCst);
             return Ok(());
         }
         crate::sched::yield_now();
@@ -479,12 +512,16 @@ fn acquire(w: &Win, r: i32, kind: i32) -> MpiResult<()> {
 
 fn release(w: &Win, r: i32, kind: i32) -> MpiResult<()> {
     mfence(Ordering::SeqCst);
-    if kind == c::MPI_LOCK_EXCLUSIVE {
-        lock_add(w, r, -EXCL)?;
+    let excl = kind == c::MPI_LOCK_EXCLUSIVE;
+    let res = if !w.common.remote {
+        Ok(())
+    } else if excl {
+        lock_add(w, r, -EXCL).map(|_| ())
     } else {
-        lock_add(w, r, -1)?;
-    }
-    Ok(())
+        lock_add(w, r, -1).map(|_| ())
+    };
+    super::wlock::release(lock_key(w, r), excl);
+    res
 }
 
 fn check_rank(w: &Win, r: i32) -> MpiResult<()> {
@@ -533,6 +570,7 @@ pub fn unlock(w: &Win, r: i32) -> MpiResult<()> {
     if assert & c::MPI_MODE_NOCHECK == 0 {
         release(w, r, kind)?;
     }
+    give_way();
     Ok(())
 }
 
@@ -564,6 +602,7 @@ pub fn unlock_all(w: &Win) -> MpiResult<()> {
             release(w, r, c::MPI_LOCK_SHARED)?;
         }
     }
+    give_way();
     Ok(())
 }
 
@@ -586,7 +625,9 @@ pub fn flush_call(w: &Win, r: Option<i32>, local: bool) -> MpiResult<()> {
             }
         }
     }
-    flush(w, r, local)
+    flush(w, r, local)?;
+    give_way();
+    Ok(())
 }
 
 /// MPI_Win_sync.
@@ -595,6 +636,7 @@ pub fn win_sync(w: &Win) -> MpiResult<()> {
     if w.common.real() {
         state::with(|s| s.tp.rma_sync())?.map_err(real_err)?;
     }
+    give_way();
     Ok(())
 }
 
