@@ -5,8 +5,7 @@ balancer when present, side by side, on this machine's 2 cores.
 
   bench/run-imbalance.py [--runs 5] [--quick] [--args "-n 1024 -s 100 ..."] [--timeout 120]
                          [--vs 4[,8]] [--ampi HOME[,HOME]] [--balancers GreedyLB,none] [--no-ampi]
-                         [--only NAME,...] [--wait-quiet SECONDS] [--steal-delays 0,50]
-                         [--update-results]
+                         [--only NAME,...] [--wait-quiet SECONDS] [--update-results]
 
 Builds bench/imbalance.c with mpicc, wrappers/toucancc (against a snapshot of the library) and
 AMPI's ampicc into bench/out/imbalance/, then runs every configuration --runs times, interleaved
@@ -27,8 +26,6 @@ AMPI's ampicc into bench/out/imbalance/, then runs every configuration --runs ti
 
 --vs 4,8 adds the Toucan and AMPI rows at other V (2V ranks; the same total work): finer
 ranks let stealing balance better. The acceptance lines are those of V=4 (the issue's).
---steal-delays 0,500 adds 1xWxV rows with TOUCAN_STEAL_DELAY at each value (µs; the default
-row keeps the library's default): the steal delay's A/B in the same interleaved set.
 
 (`ranks` is checked in every RESULT line: a library that ignores TOUCAN_WORKERS runs the
 1x2x4 layout as 4 ranks on one core, which is reported and left out of the acceptance lines.)
@@ -160,11 +157,6 @@ def plan(args, ampis, exes):
             dict(name=f"toucan-1x{W}x{v}", label=f"Toucan 1×{W}×{v}", ranks=W * v,
                  argv=[mpirun, "-np", "1", exes["toucan"]] + prog, env={"TOUCAN_WORKERS": str(W), "TOUCAN_V": str(v)}),
         ]
-        # A/B of the steal delay in the same interleaved set (sched::worker, TOUCAN_STEAL_DELAY).
-        for d in args.steal_delays:
-            confs.append(dict(name=f"toucan-1x{W}x{v}-sd{d}", label=f"Toucan 1×{W}×{v}, TOUCAN_STEAL_DELAY={d}",
-                              ranks=W * v, argv=[mpirun, "-np", "1", exes["toucan"]] + prog,
-                              env={"TOUCAN_WORKERS": str(W), "TOUCAN_V": str(v), "TOUCAN_STEAL_DELAY": str(d)}))
     tmpl = os.environ.get("AMPI_RUN", AMPI_RUN)
     for v in args.vs:
         for name, _, runner in ampis:
@@ -358,8 +350,6 @@ def parse_args():
     p.add_argument("--vs", type=lambda s: [int(x) for x in lst(s)], default=[V],
                    help=f"subranks per worker of the Toucan and AMPI rows (default {V}; acceptance at V={V})")
     p.add_argument("--no-ampi", action="store_true")
-    p.add_argument("--steal-delays", type=lambda s: [int(x) for x in lst(s)], default=[],
-                   help="also run 1xWxV with TOUCAN_STEAL_DELAY set to each of these (µs): an A/B in one set")
     p.add_argument("--only", type=lst, help="run only these configurations (names as in the table's runs/ files)")
     p.add_argument("--wait-quiet", type=int, default=0)
     p.add_argument("--update-results", action="store_true")
