@@ -134,7 +134,6 @@ unsafe extern "C" fn trampoline(argc: c_int, argv: *mut *mut c_char, envp: *mut 
         steal: !sched::swap::active() && !crate::privatize::interposed::openmp_loaded(),
         order: Some(plan.steal_order.clone()),
         balance: (cfg.balance_ms > 0).then(|| std::time::Duration::from_millis(cfg.balance_ms as u64)),
-        steal_after: std::time::Duration::from_micros(cfg.steal_delay_us as u64),
     };
     let codes = sched::worker::run(subs, layout, &crate::core::hooks::Progress);
     let _ = std::io::stdout().flush();

@@ -76,9 +76,6 @@ fn real_thread_level() -> Result<bool, String> {
 /// once, 4 moves; single runs at 1x2x4: 1.16-1.26 s at 20 ms, 1.12-1.24 s at 100 ms, 1.25-1.40 s off).
 const BALANCE_MS: usize = 100;
 
-/// Default of `TOUCAN_STEAL_DELAY`, in µs (see `sched::worker::Layout::steal_after`).
-const STEAL_DELAY_US: usize = 50;
-
 /// `TOUCAN_BALANCE`: `on` (the default: every BALANCE_MS), `off`, or the period in ms.
 fn balance_period() -> Result<usize, String> {
     match std::env::var("TOUCAN_BALANCE").as_deref().map(str::trim) {
@@ -110,7 +107,6 @@ pub fn load_config() -> Result<Config, String> {
         real_nbc_min: env_usize("TOUCAN_REAL_NBC_MIN", 0, 0, usize::MAX / 2)?,
         real_multiple: real_thread_level()?,
         balance_ms: balance_period()?,
-        steal_delay_us: env_usize("TOUCAN_STEAL_DELAY", STEAL_DELAY_US, 0, 1_000_000)?,
     };
     Ok(*CONFIG.get_or_init(|| cfg))
 }
@@ -162,7 +158,6 @@ pub fn config() -> Config {
         real_nbc_min: 0,
         real_multiple: false,
         balance_ms: 0,
-        steal_delay_us: STEAL_DELAY_US,
     })
 }
 

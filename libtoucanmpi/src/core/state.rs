@@ -55,9 +55,6 @@ pub struct Config {
     /// Period of the load balance between the workers of a process, in ms (0: off;
     /// `TOUCAN_BALANCE`, see `sched::balance`).
     pub balance_ms: usize,
-    /// How long a worker finds nothing of its own before it steals, in µs
-    /// (`TOUCAN_STEAL_DELAY`, see `sched::worker::Layout::steal_after`).
-    pub steal_delay_us: usize,
 }
 
 impl Config {

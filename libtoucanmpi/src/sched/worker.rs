@@ -279,12 +279,6 @@ pub struct Layout {
     pub order: Option<Vec<Vec<usize>>>,
     /// Period of the load balance between workers (`balance`; None: homes never move).
     pub balance: Option<Duration>,
-    /// How long a worker must have found nothing of its own before it steals. Tasks are
-    /// woken in bursts (a collective's last member wakes them all, a message wakes its
-    /// receiver while the sender runs on): a worker that steals the moment its own queue is
-    /// empty takes tasks that their home worker was about to run, and a placement the
-    /// balancer evened out is undone for that step. Zero: at once.
-    pub steal_after: Duration,
 }
 
 impl Layout {
@@ -296,7 +290,6 @@ impl Layout {
             steal: false,
             order: None,
             balance: None,
-            steal_after: Duration::ZERO,
         }
     }
 }
@@ -325,7 +318,6 @@ pub fn run(subs: Vec<Subrank>, layout: Layout, hooks: &dyn Hooks) -> Vec<i32> {
         park::start(id);
     }
     let poll_every = POLL_EVERY * n.div_ceil(workers).max(1);
-    let steal_after = layout.steal_after;
     // The per-subrank memory to put in place before each resume (the program's thread-locals):
     // each worker thread has its own block; it holds the contents of that worker's subranks.
     let mut main_swap = super::swap::take();
@@ -345,7 +337,7 @@ pub fn run(subs: Vec<Subrank>, layout: Layout, hooks: &dyn Hooks) -> Vec<i32> {
                     hooks.started(w);
                     // SAFETY: a new thread's own static TLS block (see `Swap::for_thread`).
                     let mut swap = part.map(|p| unsafe { Swap::for_thread(p) });
-                    work(w, swap.as_mut(), poll_every, steal_after, hooks);
+                    work(w, swap.as_mut(), poll_every, hooks);
                     swap
                 });
             match t {
@@ -358,7 +350,7 @@ pub fn run(subs: Vec<Subrank>, layout: Layout, hooks: &dyn Hooks) -> Vec<i32> {
                 }
             }
         }
-        work(0, main_swap.as_mut(), poll_every, steal_after, hooks);
+        work(0, main_swap.as_mut(), poll_every, hooks);
         for t in threads {
             if let Ok(Some(sw)) = t.join() {
                 if let Some(m) = main_swap.as_mut() {
@@ -383,13 +375,11 @@ pub fn run(subs: Vec<Subrank>, layout: Layout, hooks: &dyn Hooks) -> Vec<i32> {
 }
 
 /// Worker `w`'s loop: runs tasks until none is left in the process.
-fn work(w: usize, mut swap: Option<&mut Swap>, poll_every: usize, steal_after: Duration, hooks: &dyn Hooks) {
+fn work(w: usize, mut swap: Option<&mut Swap>, poll_every: usize, hooks: &dyn Hooks) {
     let running = Running::claim(w);
     let order = queue::steal_order(w);
     let workers = queue::workers();
     let mut idle_since: Option<Instant> = None;
-    // Since when this worker has found nothing of its own (for `steal_after`).
-    let mut empty_since: Option<Instant> = None;
     // Whether this worker counts in IDLE (it found nothing to run).
     let mut counted = false;
     let mut spins = 0u32;
@@ -412,12 +402,9 @@ fn work(w: usize, mut swap: Option<&mut Swap>, poll_every: usize, steal_after: D
         // its deferred ones. Not others' ready tasks before our own deferred ones: tasks that
         // keep yielding (polling with MPI_Test) on both workers would then be stolen back and
         // forth for ever while the deferred ones wait.
-        let next = queue::pop_own(w).or_else(|| {
-            if !may_steal(&mut empty_since, steal_after) {
-                return None;
-            }
-            stolen(w, &order, false).or_else(|| stolen(w, &order, true))
-        });
+        let next = queue::pop_own(w)
+            .or_else(|| stolen(w, &order, false))
+            .or_else(|| stolen(w, &order, true));
         let Some(id) = next else {
             if park::live() == 0 {
                 break;
@@ -463,26 +450,12 @@ fn work(w: usize, mut swap: Option<&mut Swap>, poll_every: usize, steal_after: D
         }
         spins = 0;
         idle_since = None;
-        empty_since = None;
         resume(id, w, &running, swap.as_deref_mut());
     }
     if counted {
         IDLE.fetch_sub(1, Ordering::AcqRel);
     }
     running.release();
-}
-
-/// Whether a worker that found nothing of its own since `*empty_since` (None: just now) may
-/// steal, `steal_after` being how long it must wait first (see `Layout::steal_after`).
-fn may_steal(empty_since: &mut Option<Instant>, steal_after: Duration) -> bool {
-    if !queue::steals() {
-        return false;
-    }
-    if steal_after.is_zero() {
-        return true;
-    }
-    let since = *empty_since.get_or_insert_with(Instant::now);
-    since.elapsed() >= steal_after
 }
 
 /// Steals from the other workers (see `queue::steal`) and takes the first task stolen.
@@ -673,7 +646,6 @@ mod tests {
             order: None,
             // Balance as often as possible: homes move while the tasks run.
             balance: Some(std::time::Duration::from_nanos(1)),
-            steal_after: Duration::from_micros(10),
         };
         let codes = run(subs, layout, &NoHooks);
         assert_eq!(codes, (1..=N as i32).collect::<Vec<_>>());
