@@ -9,15 +9,6 @@
 /// eager 64 KiB messages measured 3x slower (pingpong, 10.5 -> 36 us).
 const UCX_RNDV_THRESH: &str = "256k";
 
-/// `UCX_MM_FIFO_ELEM_SIZE` (UCX's default: 128 bytes, header included) for the shared-memory
-/// transports: every message between processes carries our 48-byte header (`wire::Header`)
-/// in front of its payload, so with 128-byte elements a 64-byte message (112 bytes on the
-/// wire) no longer fits UCX's short path and goes by `uct_mm_ep_am_bcopy`, while plain
-/// MPICH's 64 bytes still go short (seen with callgrind: a 64 B ping-pong under Toucan calls
-/// am_bcopy only, under MPICH am_short only; with 256, Toucan's 8, 64 and 128 B messages all
-/// go short). Costs 8 KiB more per peer's FIFO (64 elements).
-const UCX_MM_FIFO_ELEM_SIZE: &str = "256";
-
 /// Whether `UCX_TLS` (a comma-separated list of transports) allows TCP sockets only.
 fn tcp_only(tls: &str) -> bool {
     let mut any = false;
@@ -29,26 +20,6 @@ fn tcp_only(tls: &str) -> bool {
         }
     }
     any
-}
-
-/// Whether `UCX_TLS` (unset: every transport) lets UCX use its shared-memory FIFOs (the mm
-/// transports `posix`/`sysv`, also named by `sm`, `shm`, `mm` and `all`); UCX warns about a
-/// variable of a transport it does not use, so `UCX_MM_FIFO_ELEM_SIZE` is set only then.
-fn uses_mm(tls: Option<&str>) -> bool {
-    let Some(tls) = tls.map(str::trim).filter(|t| !t.is_empty()) else {
-        return true;
-    };
-    let (exclude, list) = match tls.strip_prefix('^') {
-        Some(rest) => (true, rest),
-        None => (false, tls),
-    };
-    let names: Vec<String> = list.split(',').map(|t| t.trim().to_ascii_lowercase()).collect();
-    let has = |set: &[&str]| names.iter().any(|n| set.contains(&n.as_str()));
-    if exclude {
-        !has(&["sm", "shm", "mm"]) && !(has(&["posix"]) && has(&["sysv"]))
-    } else {
-        has(&["all", "sm", "shm", "mm", "posix", "sysv"])
-    }
 }
 
 /// Sets them; call before the real MPI is loaded, while the process has one thread.
@@ -67,14 +38,11 @@ pub fn prepare_env() {
     if std::env::var_os("UCX_RNDV_THRESH").is_none() && std::env::var("UCX_TLS").is_ok_and(|t| tcp_only(&t)) {
         std::env::set_var("UCX_RNDV_THRESH", UCX_RNDV_THRESH);
     }
-    if std::env::var_os("UCX_MM_FIFO_ELEM_SIZE").is_none() && uses_mm(std::env::var("UCX_TLS").ok().as_deref()) {
-        std::env::set_var("UCX_MM_FIFO_ELEM_SIZE", UCX_MM_FIFO_ELEM_SIZE);
-    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{tcp_only, uses_mm};
+    use super::tcp_only;
     use rstest::rstest;
 
     #[rstest]
@@ -86,22 +54,5 @@ mod tests {
     #[case::empty("", false)]
     fn tls_lists(#[case] tls: &str, #[case] want: bool) {
         assert_eq!(tcp_only(tls), want);
-    }
-
-    #[rstest]
-    #[case::unset(None, true)]
-    #[case::empty(Some(""), true)]
-    #[case::tcp(Some("tcp"), false)]
-    #[case::shm(Some("shm,self"), true)]
-    #[case::sm_upper(Some("SM,tcp"), true)]
-    #[case::posix(Some("posix"), true)]
-    #[case::all(Some("all"), true)]
-    #[case::rdma(Some("rc,ud,self"), false)]
-    #[case::not_shm(Some("^shm"), false)]
-    #[case::not_both(Some("^posix,sysv"), false)]
-    #[case::not_posix(Some("^posix"), true)]
-    #[case::not_tcp(Some("^tcp"), true)]
-    fn mm_in_use(#[case] tls: Option<&str>, #[case] want: bool) {
-        assert_eq!(uses_mm(tls), want);
     }
 }
