@@ -19,8 +19,8 @@
 //! Served (`eligible`, decided from what every rank passes alike, so every process and every
 //! local member decides the same): Barrier, Bcast, Reduce and Allreduce (a predefined
 //! operation on a C basic type), and Allgather with equal blocks when every process holds
-//! the same number of members (Alltoall's path below is kept but not taken: see `eligible`); on a communicator with a twin (members on
-//! every process), when the program has no swapped thread-locals (a buffer there would be
+//! the same number of members (not Alltoall: see `eligible`); on a communicator with a twin
+//! (members on every process), when the program has no swapped thread-locals (a buffer there would be
 //! another subrank's while its owner is switched out: `sched::swap`, as `team::of` decides).
 
 use crate::core::coll::hier::{key_of, CommKey};
@@ -42,7 +42,7 @@ pub struct Rec {
     joined: usize,
     /// The process of each communicator rank, and its index among that process's members.
     procs: Vec<(usize, usize)>,
-    /// Members per process (Allgather/Alltoall: the same everywhere).
+    /// Members per process (Allgather: the same everywhere).
     per: usize,
 }
 
@@ -68,6 +68,7 @@ pub fn eligible(cm: &CommRef, part: &Part, equal: bool) -> bool {
         // included) into a fresh buffer of 2 x processes x members^2 blocks and sends it all
         // through the real Ialltoall. Measured quietly (IMB-NBC, n=2 V=4, 1 MiB): t_pure
         // 51.7 ms this way against 4.0 ms on the helper path (blocking Alltoall 3.3 ms).
+        // A version exchanging only the blocks between processes could come back here.
         _ => false,
     }
 }
@@ -250,30 +251,6 @@ unsafe fn combine(rec: &Rec, c: &Coll) -> (RealColl, CollMem) {
             }
             (RealColl::Allgather { bytes: blk }, CollMem::owned(all))
         }
-        Part::Alltoall { recvs, .. } => {
-            let bytes = block_bytes(recvs);
-            let (per, blk) = (rec.per, rec.per * rec.per * bytes);
-            let mut keep = vec![0u8; 2 * nproc * blk];
-            let mut scratch = Vec::with_capacity(bytes);
-            for (a, p) in members(rec).enumerate() {
-                if let Part::Alltoall { sends, recvs } = p {
-                    let src = sends.as_ref().unwrap_or(recvs);
-                    for (i, &(q, b)) in rec.procs.iter().enumerate() {
-                        pack_block(src, i, &mut keep, q * blk + (a * per + b) * bytes, &mut scratch);
-                    }
-                }
-            }
-            let send = keep.as_ptr();
-            // SAFETY: the second half of `keep`.
-            let recv = unsafe { keep.as_mut_ptr().add(nproc * blk) };
-            let mem = CollMem {
-                send,
-                recv,
-                bytes: nproc * blk,
-                keep,
-            };
-            (RealColl::Alltoall { bytes: blk }, mem)
-        }
         _ => (RealColl::Barrier, CollMem::owned(Vec::new())),
     }
 }
@@ -281,7 +258,6 @@ unsafe fn combine(rec: &Rec, c: &Coll) -> (RealColl, CollMem) {
 /// The real collective of `rec` finished with `buf` (its memory): distributes the result to
 /// the local members and completes their requests (from the progress engine).
 pub fn finish(s: &mut State, rec: &Rec, buf: Vec<u8>) {
-    let nproc = rec.procs.iter().map(|p| p.0 + 1).max().unwrap_or(1);
     for (j, slot) in rec.parts.iter().enumerate() {
         let Some((part, _)) = slot else { continue };
         let me = rec.local[j];
@@ -304,14 +280,6 @@ pub fn finish(s: &mut State, rec: &Rec, buf: Vec<u8>) {
                     let blk = rec.per * bytes;
                     for (i, &(p, k)) in rec.procs.iter().enumerate() {
                         unpack_block(parts, i, &buf, p * blk + k * bytes, bytes);
-                    }
-                }
-                Part::Alltoall { recvs, .. } => {
-                    let bytes = block_bytes(recvs);
-                    let (per, blk) = (rec.per, rec.per * rec.per * bytes);
-                    let base = nproc * blk;
-                    for (i, &(q, a)) in rec.procs.iter().enumerate() {
-                        unpack_block(recvs, i, &buf, base + q * blk + (a * per + j) * bytes, bytes);
                     }
                 }
                 _ => {}
