@@ -111,19 +111,15 @@ struct Metrics {
     /// Resumes by the worker.
     switches: u64,
     parks: u64,
-    run: f64,
     helpers: f64,
-    idle: f64,
     /// Per worker, since when it has found nothing to run.
     idle_since: Vec<Option<Instant>>,
-    steals: u64,
-    /// Time subranks spent waiting in place (inside `run`).
-    spin: f64,
     /// Subranks now waiting (parked or in place), and since when the count is non-zero.
     waiting_now: usize,
     waiting_since: Option<Instant>,
     waiting: f64,
-    /// Per worker: time running subranks, time idle, in-place waits, steals.
+    /// Per worker (the process's totals are their sums): time running subranks, time idle,
+    /// subranks' in-place waits (inside the running time), steals.
     wrun: Vec<f64>,
     widle: Vec<f64>,
     wspin: Vec<f64>,
@@ -160,12 +156,8 @@ pub fn start(subranks: usize, workers: usize) {
         tasks: vec![Task::new(); subranks],
         switches: 0,
         parks: 0,
-        run: 0.0,
         helpers: 0.0,
-        idle: 0.0,
         idle_since: vec![None; workers.max(1)],
-        steals: 0,
-        spin: 0.0,
         waiting_now: 0,
         waiting_since: None,
         waiting: 0.0,
@@ -219,7 +211,6 @@ pub fn suspended(id: usize, w: usize, since: Option<Instant>) {
                 if let Some(mark) = t.mark.take() {
                     t.kinds[t.kind as usize].run += secs(mark, now);
                 }
-                m.run += d;
                 if let Some(r) = m.wrun.get_mut(w) {
                     *r += d;
                 }
@@ -241,7 +232,6 @@ pub fn idle_begin(w: usize) {
 /// Worker `w` took `n` tasks from another worker.
 pub fn stole(w: usize, n: usize) {
     with(|m, _| {
-        m.steals += n as u64;
         if let Some(s) = m.wsteals.get_mut(w) {
             *s += n as u64;
         }
@@ -250,10 +240,8 @@ pub fn stole(w: usize, n: usize) {
 
 fn idle_end(m: &mut Metrics, w: usize, now: Instant) {
     if let Some(s) = m.idle_since.get_mut(w).and_then(Option::take) {
-        let d = secs(s, now);
-        m.idle += d;
         if let Some(i) = m.widle.get_mut(w) {
-            *i += d;
+            *i += secs(s, now);
         }
     }
 }
@@ -315,7 +303,6 @@ pub fn spin_begin(id: usize) {
 pub fn spin_end(id: usize) {
     with(|m, now| {
         let d = wait_end(m, id, now);
-        m.spin += d;
         // The task waited in place on the worker running it (it does not move meanwhile).
         if let Some(s) = m.wspin.get_mut(super::worker::worker_index()) {
             *s += d;
@@ -359,6 +346,7 @@ pub fn totals() -> Option<Totals> {
     }
     let open_wait = m.waiting_since.map(|s| secs(s, end)).unwrap_or(0.0);
     let open_idle: f64 = m.idle_since.iter().flatten().map(|&s| secs(s, end)).sum();
+    let spin: f64 = m.wspin.iter().sum();
     let per_worker = (0..m.idle_since.len())
         .map(|w| {
             let open = m.idle_since[w].map(|s| secs(s, end)).unwrap_or(0.0);
@@ -371,15 +359,15 @@ pub fn totals() -> Option<Totals> {
         .collect();
     Some(Totals {
         wall: secs(m.start, end),
-        compute: (m.run - m.spin).max(0.0),
-        blocked: m.idle + open_idle + m.spin,
+        compute: (m.wrun.iter().sum::<f64>() - spin).max(0.0),
+        blocked: m.widle.iter().sum::<f64>() + open_idle + spin,
         waiting: m.waiting + open_wait,
         helpers: m.helpers,
         switches: m.switches,
         parks: m.parks,
         subranks: m.subranks,
         workers: m.idle_since.len(),
-        steals: m.steals,
+        steals: m.wsteals.iter().sum(),
         moves: super::balance::moves() as u64,
         kinds,
         per_worker,
