@@ -120,6 +120,13 @@ def source_of(app):
     return VARIANT_APPS.get(app, (app, []))[0]
 
 
+def app_sizes(args, app, scaling):
+    """The size arguments of APP at SCALING: --quick's or the default, unless the environment
+    (JACOBI_STRONG, CANNON_WEAK, JACOBIF_STRONG, ...) replaces them."""
+    sizes = (QUICK_SIZES if args.quick else SIZES)[(app, scaling)]
+    return os.environ.get(f"{app.replace('3d', '').replace('2d', '').upper()}_{scaling.upper()}", sizes)
+
+
 def say(msg):
     print(f"run-overlap: {msg}", file=sys.stderr, flush=True)
 
@@ -246,8 +253,7 @@ def plan(args, ampi, bindir):
     confs = []
     for app in args.apps:
         for scaling in args.scaling:
-            sizes = (QUICK_SIZES if args.quick else SIZES)[(app, scaling)]
-            sizes = os.environ.get(f"{app.replace('3d', '').replace('2d', '').upper()}_{scaling.upper()}", sizes)
+            sizes = app_sizes(args, app, scaling)
             impls = []
             if not args.no_mpich:
                 impls.append(("mpich", 1))
@@ -469,8 +475,7 @@ def tabulate(recs, rates, args):
                               key=lambda x: (["mpich", "toucan", "toucan-base", "toucan-ucx", "toucan-smp", "ampi"].index(x[0]), x[1]))
                 if not rows:
                     continue
-                sizes = (QUICK_SIZES if args.quick else SIZES)[(app, scaling)]
-                sizes = os.environ.get(f"{app.replace('3d', '').replace('2d', '').upper()}_{scaling.upper()}", sizes)
+                sizes = app_sizes(args, app, scaling)
                 where = "shared memory" if rate == "none" else f"emulated interconnect, {rate}"
                 lines.append(f"\n**{app}, {scaling} scaling, {where}** (`{sizes}`; n = {args.np} processes)\n")
                 lines.append("| run | V | ranks | T original | T toucan | T nocomm | T overlap | speedup original | "
