@@ -234,8 +234,22 @@ compat_build() {
         mkdir -p "$dir/mod.$name"
         modflag="-J$dir/mod.$name"
     fi
+    # src/NAME.cside: the C half of a mixed-language Fortran test, compiled by the same
+    # library's C compiler and linked in.
+    local side=
+    if [[ -f $SRC_DIR/$name.cside ]]; then
+        side="$dir/$name.side.o"
+        local sidecc=$TOUCANCC
+        [[ $kind == mpich ]] && sidecc=$MPICC
+        [[ $kind == ampi ]] && sidecc=$AMPICC
+        if ! (cd "$cdir" && $sidecc $CFLAGS_COMPAT -x c -c -o "$side" "$SRC_DIR/$name.cside") >"$log" 2>&1; then
+            echo "build of $name.cside with $sidecc failed:"
+            head -40 "$log"
+            return 1
+        fi
+    fi
     if ! (cd "$cdir" && $cc $flags $modflag -I"$SRC_DIR" -c -o "$dir/$name.o" "$src" &&
-          $cc $flags -o "$dir/$name" "$dir/$name.o" $libs) >"$log" 2>&1; then
+          $cc $flags -o "$dir/$name" "$dir/$name.o" $side $libs) >>"$log" 2>&1; then
         echo "build of $name with $cc failed:"
         head -40 "$log"
         return 1

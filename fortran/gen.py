@@ -359,19 +359,20 @@ class Gen:
                 args.append(f"({p.base} *){a}")
             elif k in ("copyfn", "deletefn"):
                 ok = self.cname.split("_")[1]
-                lk = "comm" if ok == "Comm" else "type"
-                fk = "Comm" if ok == "Comm" else "Type"
+                lk, fk = ok.lower(), ok
                 args.append(f"({p.base} *)TF_{k[:-2].upper()}FN({lk}, {fk}, {a})")
             elif k == "kvextra":
                 cp = [q for q in self.params if q.kind == "copyfn"][0].arg
                 dl = [q for q in self.params if q.kind == "deletefn"][0].arg
                 args.append(f"tf_kv_new({cp}, {dl}, *(MPI_Aint *){a})")
+                post.append(self.keyval_made())
             elif k in ("copyfn1", "deletefn1"):
                 args.append(f"({p.base} *)TF_{k[:-3].upper()}FN1({a})")
             elif k == "kvextra1":
                 cp = [q for q in self.params if q.kind == "copyfn1"][0].arg
                 dl = [q for q in self.params if q.kind == "deletefn1"][0].arg
                 args.append(f"tf_kv_new({cp}, {dl}, (MPI_Aint)*(MPI_Fint *){a})")
+                post.append(self.keyval_made())
             elif k in ("gquery", "gfree", "gcancel"):
                 args.append(f"tf_greq_{k[1:]}")
             elif k == "gextra":
@@ -379,15 +380,18 @@ class Gen:
                 args.append(f"tf_greq_new({fns['gquery']}, {fns['gfree']}, {fns['gcancel']}, (MPI_Aint *){a})")
             elif k == "attr_in":
                 args.append(f"(void *)*(MPI_Aint *){a}")
+                post.append(f"if (rc == MPI_SUCCESS) toucan_f_attr_made((MPI_Aint)({args[0]}), {args[1]});")
             elif k == "attr_in_int":
                 args.append(f"(void *)(MPI_Aint)*(MPI_Fint *){a}")
+                post.append(f"if (rc == MPI_SUCCESS) toucan_f_attr_made((MPI_Aint)({args[0]}), {args[1]});")
             elif k.startswith("attr_out"):
                 key = k[k.index("(") + 1:-1]
                 flag = self.param("flag").arg
                 pre.append(f"void *v_{p.name} = NULL;")
                 args.append(f"&v_{p.name}")
                 wide = "MPI_Aint" if k.startswith("attr_out(") else "MPI_Fint"
-                post.append(f"if (rc == MPI_SUCCESS && *(int *){flag}) *({wide} *){a} = ({wide})tf_attr_value(c_{key}, v_{p.name});")
+                view = f"(void *)toucan_f_attr_view((MPI_Aint)({args[0]}), c_{key}, (MPI_Aint)v_{p.name})"
+                post.append(f"if (rc == MPI_SUCCESS && *(int *){flag}) *({wide} *){a} = ({wide})tf_attr_value(c_{key}, {view});")
             else:
                 raise ValueError(f"{self.cname}: unknown kind {k}")
         return pre, args, post, lens
@@ -397,6 +401,11 @@ class Gen:
         # (A large-count form MPI_X_c frees what MPI_X frees.)
         base = self.cname[:-2] if self.cname.endswith("_c") else self.cname
         return (self.cname, p.name) in RELEASING or (base, p.name) in RELEASING
+
+    def keyval_made(self):
+        """The post-step of a keyval created from Fortran (its callbacks see Fortran values)."""
+        kv = [q for q in self.params if q.name.endswith("keyval")][0].arg
+        return f"if (rc == MPI_SUCCESS) toucan_f_keyval_made(*(int *){kv});"
 
     def param(self, name):
         for p in self.params:
@@ -601,6 +610,9 @@ TF_HIDDEN void mpi_comm_null_delete_fn_(void) {}
 TF_HIDDEN void mpi_type_null_copy_fn_(void) {}
 TF_HIDDEN void mpi_type_dup_fn_(void) {}
 TF_HIDDEN void mpi_type_null_delete_fn_(void) {}
+TF_HIDDEN void mpi_win_null_copy_fn_(void) {}
+TF_HIDDEN void mpi_win_dup_fn_(void) {}
+TF_HIDDEN void mpi_win_null_delete_fn_(void) {}
 TF_HIDDEN void mpi_null_copy_fn_(void) {}
 TF_HIDDEN void mpi_dup_fn_(void) {}
 TF_HIDDEN void mpi_null_delete_fn_(void) {}
@@ -637,6 +649,7 @@ static void *tf_kv_new(void *copy, void *del, MPI_Aint extra)
     }
 TF_KEYVAL_TRAMPOLINES(Comm, MPI_Comm)
 TF_KEYVAL_TRAMPOLINES(Type, MPI_Datatype)
+TF_KEYVAL_TRAMPOLINES(Win, MPI_Win)
 
 /* MPI-1's MPI_NULL_COPY_FN, MPI_DUP_FN and MPI_NULL_DELETE_FN (above) are accepted here too,
    as MPICH does (programs pass them to MPI_Comm_create_keyval), and so are mpi_f08's
@@ -649,6 +662,7 @@ TF_KEYVAL_TRAMPOLINES(Type, MPI_Datatype)
     extern void TF_F08_FN(k, null_delete_fn)(void) __attribute__((weak));
 TF_F08_DECL(comm)
 TF_F08_DECL(type)
+TF_F08_DECL(win)
 static inline int tf_is(void *f, void (*a)(void), void (*b)(void), void (*c)(void))
 {
     return f == (void *)a || f == (void *)b || (c && f == (void *)c);
@@ -749,8 +763,16 @@ static int tf_greq_cancel(void *extra, int complete)
     return ierr;
 }
 
+/* The library's side of attributes set from Fortran (libtoucanmpi/src/abi/attr.rs): an
+   attribute set from Fortran holds an integer, which C sees through a pointer to it; callbacks
+   of keyvals created from Fortran see values as Fortran does. */
+void toucan_f_keyval_made(int key);
+void toucan_f_attr_made(MPI_Aint h, int key);
+MPI_Aint toucan_f_attr_view(MPI_Aint h, int key, MPI_Aint v);
+
 /* An attribute value read back: predefined keys hold a pointer to an int (C); Fortran sees
-   the int. Values stored by Fortran are the stored pointer itself. */
+   the int. User values come through toucan_f_attr_view first (Fortran's own integers, or
+   the pointer C stored). */
 static MPI_Aint tf_attr_value(int key, void *v)
 {
     switch (key) {
@@ -1005,7 +1027,8 @@ def gen_mpif(consts, sizes, funcs_double):
         out.append(fixed_lines(decl))
         out.append(fixed_lines(f"COMMON /{block}/ {fname}"))
     for f in ("COMM_NULL_COPY_FN", "COMM_DUP_FN", "COMM_NULL_DELETE_FN", "TYPE_NULL_COPY_FN",
-              "TYPE_DUP_FN", "TYPE_NULL_DELETE_FN", "NULL_COPY_FN", "DUP_FN", "NULL_DELETE_FN"):
+              "TYPE_DUP_FN", "TYPE_NULL_DELETE_FN", "WIN_NULL_COPY_FN", "WIN_DUP_FN",
+              "WIN_NULL_DELETE_FN", "NULL_COPY_FN", "DUP_FN", "NULL_DELETE_FN"):
         out.append(fixed_lines(f"EXTERNAL MPI_{f}"))
     for f in funcs_double:
         for pre in ("MPI", "PMPI"):
@@ -1098,7 +1121,7 @@ F08_PREDEF_FNS = "".join(f"""  subroutine MPI_{K}_NULL_COPY_FN(old{k}, {k}_keyva
     integer(kind=MPI_ADDRESS_KIND) :: attribute_val, extra_state
     ierror = MPI_SUCCESS
   end subroutine
-""" for K, k, T in (("COMM", "comm", "Comm"), ("TYPE", "type", "Datatype")))
+""" for K, k, T in (("COMM", "comm", "Comm"), ("TYPE", "type", "Datatype"), ("WIN", "win", "Win")))
 # MPI_SIZEOF (mpi and mpi_f08 only): the element size of any variable, from its descriptor.
 F08_SIZEOF = """  subroutine NAME(x, size, ierror)
     type(*), dimension(..) :: x

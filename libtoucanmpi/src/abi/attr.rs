@@ -8,7 +8,7 @@ use super::consts as c;
 use super::handles::{comm, me};
 use crate::core::datatype as dt;
 use crate::core::error::{err, MpiResult};
-use crate::core::state::{self, AttrKind, Keyval};
+use crate::core::state::{self, AttrKind, AttrVal, Keyval};
 use std::os::raw::{c_int, c_void};
 
 /// User keyvals are numbered from here (predefined keys are below 1000).
@@ -19,11 +19,17 @@ pub const KEYVAL_BASE: c_int = 0x10000;
 type CopyFn = unsafe extern "C" fn(usize, c_int, *mut c_void, *mut c_void, *mut c_void, *mut c_int) -> c_int;
 type DeleteFn = unsafe extern "C" fn(usize, c_int, *mut c_void, *mut c_void) -> c_int;
 
-fn keyval(sub: usize, kind: AttrKind, k: c_int) -> MpiResult<Keyval> {
-    let kv = state::with(|s| {
+/// Keyval `k` of subrank `sub`, whatever its kind.
+fn any_keyval(sub: usize, k: c_int) -> MpiResult<Option<Keyval>> {
+    state::with(|s| {
         k.checked_sub(KEYVAL_BASE)
-            .and_then(|i| s.locals[sub].keyvals.get(i as usize).copied())
-    })?;
+            .and_then(|i| usize::try_from(i).ok())
+            .and_then(|i| s.locals[sub].keyvals.get(i).copied())
+    })
+}
+
+fn keyval(sub: usize, kind: AttrKind, k: c_int) -> MpiResult<Keyval> {
+    let kv = any_keyval(sub, k)?;
     match kv {
         Some(kv) if kv.kind == kind => Ok(kv),
         Some(kv) => err(
@@ -47,6 +53,7 @@ pub(super) fn create(kind: AttrKind, copy: usize, delete: usize, out: *mut c_int
             delete,
             extra: extra as usize,
             freed: false,
+            fortran: false,
         });
         KEYVAL_BASE + t.len() as c_int - 1
     })?;
@@ -92,10 +99,14 @@ fn named_keyval(sub: usize, kind: AttrKind, k: c_int) -> MpiResult<Keyval> {
     Ok(kv)
 }
 
-/// Runs the delete callback of attribute (key, val) on object `h`.
-fn run_delete(sub: usize, kind: AttrKind, h: usize, key: c_int, val: usize) -> MpiResult<()> {
+/// Runs the delete callback of attribute `key` on object `h` (which has it), with the value
+/// as the callback's language sees it.
+fn run_delete(sub: usize, kind: AttrKind, h: usize, key: c_int) -> MpiResult<()> {
     let kv = keyval(sub, kind, key)?;
     if kv.delete > 1 {
+        let Some(val) = find(sub, kind, h, key, kv.fortran)? else {
+            return Ok(());
+        };
         // SAFETY: the application registered this pointer as a delete callback of this kind.
         let f: DeleteFn = unsafe { std::mem::transmute(kv.delete) };
         let rc = unsafe { f(h, key, val as *mut c_void, kv.extra as *mut c_void) };
@@ -106,39 +117,40 @@ fn run_delete(sub: usize, kind: AttrKind, h: usize, key: c_int, val: usize) -> M
     Ok(())
 }
 
-fn find(sub: usize, kind: AttrKind, h: usize, key: c_int) -> MpiResult<Option<usize>> {
+/// Attribute `key`'s value on object `h`, as C (`fortran` false) or Fortran sees it.
+fn find(sub: usize, kind: AttrKind, h: usize, key: c_int, fortran: bool) -> MpiResult<Option<usize>> {
     state::with(|s| {
         s.locals[sub]
             .attrs
             .get(&(kind, h))
-            .and_then(|v| v.iter().find(|a| a.0 == key).map(|a| a.1))
+            .and_then(|v| v.iter().find(|a| a.0 == key).map(|a| a.1.view(fortran)))
     })
 }
 
 pub(super) fn set(sub: usize, kind: AttrKind, h: usize, key: c_int, val: usize) -> MpiResult<()> {
     live_keyval(sub, kind, key)?;
-    if let Some(o) = find(sub, kind, h, key)? {
-        run_delete(sub, kind, h, key, o)?;
+    if find(sub, kind, h, key, false)?.is_some() {
+        run_delete(sub, kind, h, key)?;
     }
     state::with(|s| {
         let v = s.locals[sub].attrs.entry((kind, h)).or_default();
         v.retain(|a| a.0 != key);
-        v.push((key, val));
+        v.push((key, AttrVal::C(val)));
     })?;
     Ok(())
 }
 
-/// A user attribute's value, if set.
+/// A user attribute's value as C sees it, if set.
 pub fn get_user(sub: usize, kind: AttrKind, h: usize, key: c_int) -> MpiResult<Option<usize>> {
     named_keyval(sub, kind, key)?;
-    find(sub, kind, h, key)
+    find(sub, kind, h, key, false)
 }
 
 pub(super) fn delete(sub: usize, kind: AttrKind, h: usize, key: c_int) -> MpiResult<()> {
-    let Some(v) = get_user(sub, kind, h, key)? else {
+    if get_user(sub, kind, h, key)?.is_none() {
         return err(c::MPI_ERR_KEYVAL, format!("attribute {key} is not set on this object"));
     };
-    run_delete(sub, kind, h, key, v)?;
+    run_delete(sub, kind, h, key)?;
     state::with(|s| {
         if let Some(a) = s.locals[sub].attrs.get_mut(&(kind, h)) {
             a.retain(|x| x.0 != key)
@@ -150,21 +162,24 @@ pub(super) fn delete(sub: usize, kind: AttrKind, h: usize, key: c_int) -> MpiRes
 /// Copies the attributes of `old` to the new object `new` (MPI_Comm_dup, MPI_Type_dup).
 pub fn copy_all(sub: usize, kind: AttrKind, old: usize, new: usize) -> MpiResult<()> {
     let attrs = state::with(|s| s.locals[sub].attrs.get(&(kind, old)).cloned().unwrap_or_default())?;
-    for (key, val) in attrs {
+    for (key, src) in attrs {
         let kv = keyval(sub, kind, key)?;
         let copied = match kv.copy {
             0 => None,
-            1 => Some(val),
+            1 => Some(src),
             f => {
                 // SAFETY: the application registered this pointer as a copy callback of this kind.
                 let f: CopyFn = unsafe { std::mem::transmute(f) };
                 let (mut out, mut flag): (usize, c_int) = (0, 0);
+                // SAFETY: the callback gets the value in its own language (for C, a Fortran
+                // integer's address: `src` lives until the call returns), and an `out` and a
+                // `flag` that outlive the call.
                 let rc = unsafe {
                     f(
                         old,
                         key,
                         kv.extra as *mut c_void,
-                        val as *mut c_void,
+                        src.view(kv.fortran) as *mut c_void,
                         &mut out as *mut usize as *mut c_void,
                         &mut flag,
                     )
@@ -172,7 +187,8 @@ pub fn copy_all(sub: usize, kind: AttrKind, old: usize, new: usize) -> MpiResult
                 if rc != c::MPI_SUCCESS {
                     return err(rc, format!("the copy callback of keyval {key} returned {rc}"));
                 }
-                (flag != 0).then_some(out)
+                // The copy keeps the language the attribute was set from, as under MPICH.
+                (flag != 0).then(|| src.like(out))
             }
         };
         if let Some(v) = copied {
@@ -187,8 +203,8 @@ pub fn copy_all(sub: usize, kind: AttrKind, old: usize, new: usize) -> MpiResult
 /// still name its key, even a freed one); a failing callback stops there: the attributes not
 /// yet deleted stay.
 pub fn delete_all(sub: usize, kind: AttrKind, h: usize) -> MpiResult<()> {
-    while let Some((key, val)) = state::with(|s| s.locals[sub].attrs.get(&(kind, h)).and_then(|v| v.last().copied()))? {
-        run_delete(sub, kind, h, key, val)?;
+    while let Some(key) = state::with(|s| s.locals[sub].attrs.get(&(kind, h)).and_then(|v| v.last().map(|a| a.0)))? {
+        run_delete(sub, kind, h, key)?;
         state::with(|s| {
             if let Some(v) = s.locals[sub].attrs.get_mut(&(kind, h)) {
                 v.retain(|a| a.0 != key);
@@ -319,3 +335,59 @@ mpi_fn!(
     |h: usize, key: c_int| errcomm = c::MPI_COMM_WORLD,
     { delete(type_owner(h)?, AttrKind::Type, h, key) }
 );
+
+// ---- the Fortran bindings' side (fortran/gen.py) ----
+//
+// The Fortran bindings call the C entry points above, then these hooks to say which values
+// and keyvals are Fortran's: an attribute set from Fortran holds an integer that C code sees
+// through a pointer to it (and Fortran code reading it back sees the integer), and callbacks
+// of keyvals created from Fortran see values as Fortran does. The hooks have no error of
+// their own: the C call before them already checked the handle and the key.
+
+/// A keyval the Fortran bindings just created.
+#[no_mangle]
+pub extern "C" fn toucan_f_keyval_made(key: c_int) {
+    let Ok(sub) = me() else { return };
+    let i = key.checked_sub(KEYVAL_BASE).and_then(|i| usize::try_from(i).ok());
+    let _ = state::with(|s| {
+        if let Some(kv) = i.and_then(|i| s.locals[sub].keyvals.get_mut(i)) {
+            kv.fortran = true;
+        }
+    });
+}
+
+/// Attribute `key` of object `h`, which the Fortran bindings just set (as a C value), holds a
+/// Fortran integer.
+#[no_mangle]
+pub extern "C" fn toucan_f_attr_made(h: usize, key: c_int) {
+    let Ok(sub) = me() else { return };
+    let Ok(Some(kv)) = any_keyval(sub, key) else { return };
+    let _ = state::with(|s| {
+        if let Some(a) = s.locals[sub]
+            .attrs
+            .get_mut(&(kv.kind, h))
+            .and_then(|v| v.iter_mut().find(|a| a.0 == key))
+        {
+            if let AttrVal::C(v) = a.1 {
+                a.1 = AttrVal::Fortran(Box::new(v as isize));
+            }
+        }
+    });
+}
+
+/// The value Fortran sees of attribute `key` of object `h`, which a C getter returned as `v`:
+/// a Fortran integer's own value, else `v` (a C value, or a predefined attribute's pointer).
+#[no_mangle]
+pub extern "C" fn toucan_f_attr_view(h: usize, key: c_int, v: usize) -> usize {
+    let Ok(sub) = me() else { return v };
+    let Ok(Some(kv)) = any_keyval(sub, key) else { return v };
+    match state::with(|s| {
+        s.locals[sub]
+            .attrs
+            .get(&(kv.kind, h))
+            .and_then(|a| a.iter().find(|a| a.0 == key).map(|a| (a.1.view(false), a.1.view(true))))
+    }) {
+        Ok(Some((c_view, f_view))) if c_view == v => f_view,
+        _ => v,
+    }
+}

@@ -95,7 +95,7 @@ pub struct Local {
     /// Attribute keyvals (MPI_Comm/Type_create_keyval), index = keyval - KEYVAL_BASE.
     pub keyvals: Vec<Keyval>,
     /// Attributes set on objects: (kind, handle) -> (keyval, value), in the order set.
-    pub attrs: HashMap<(AttrKind, usize), Vec<(i32, usize)>>,
+    pub attrs: HashMap<(AttrKind, usize), Vec<(i32, AttrVal)>>,
     /// What a blocking receive or probe of this rank waits for (deadlock reports).
     pub waiting: Option<super::p2p::matching::Pattern>,
     /// The blocking receive this rank is parked in, when it waits without a request.
@@ -167,7 +167,8 @@ pub enum AttrKind {
 }
 
 /// An attribute key: its kind, callbacks (C function pointers, or the predefined
-/// 0 = NULL_COPY/NULL_DELETE and 1 = DUP) and extra state.
+/// 0 = NULL_COPY/NULL_DELETE and 1 = DUP) and extra state; `fortran` when it was created from
+/// Fortran (its callbacks then see attribute values as Fortran does, `AttrVal::view`).
 #[derive(Clone, Copy, Debug)]
 pub struct Keyval {
     pub kind: AttrKind,
@@ -175,6 +176,38 @@ pub struct Keyval {
     pub delete: usize,
     pub extra: usize,
     pub freed: bool,
+    pub fortran: bool,
+}
+
+/// An attribute's value. C stores a pointer-sized value and gets it back as set; Fortran
+/// stores an integer, which C code then sees through a pointer to it (MPI 4.1 §19.3.7, as
+/// MPICH does): the integer lives in a cell of its own whose address stays put while the
+/// attribute exists.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AttrVal {
+    C(usize),
+    Fortran(Box<isize>),
+}
+
+impl AttrVal {
+    /// The value as code in the given language sees it: C gets a Fortran integer's address,
+    /// Fortran gets a C pointer as an integer.
+    pub fn view(&self, fortran: bool) -> usize {
+        match self {
+            AttrVal::C(v) => *v,
+            AttrVal::Fortran(b) if fortran => **b as usize,
+            AttrVal::Fortran(b) => &**b as *const isize as usize,
+        }
+    }
+
+    /// A new value of the same language (an attribute copied by a copy callback keeps the
+    /// language it was set from).
+    pub fn like(&self, v: usize) -> AttrVal {
+        match self {
+            AttrVal::C(_) => AttrVal::C(v),
+            AttrVal::Fortran(_) => AttrVal::Fortran(Box::new(v as isize)),
+        }
+    }
 }
 
 pub struct State {
@@ -659,4 +692,36 @@ impl State {
 #[inline(never)]
 pub(super) fn progress_failed(e: String) -> ! {
     crate::core::diag::fatal(&format!("progress engine: {e}"))
+}
+
+#[cfg(test)]
+mod attr_val_tests {
+    use super::AttrVal;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case::c_value_to_c(AttrVal::C(0x1234), false, Some(0x1234))]
+    #[case::c_value_to_fortran(AttrVal::C(0x1234), true, Some(0x1234))]
+    #[case::fortran_value_to_fortran(AttrVal::Fortran(Box::new(-7)), true, Some(-7isize as usize))]
+    #[case::fortran_value_to_c(AttrVal::Fortran(Box::new(42)), false, None)]
+    fn view(#[case] v: AttrVal, #[case] fortran: bool, #[case] want: Option<usize>) {
+        match (want, &v) {
+            (Some(w), _) => assert_eq!(v.view(fortran), w),
+            // C sees a pointer to the integer, which stays put.
+            (None, AttrVal::Fortran(b)) => {
+                let p = v.view(false);
+                assert_eq!(p, &**b as *const isize as usize);
+                // SAFETY: p is the address of the live box above.
+                assert_eq!(unsafe { *(p as *const isize) }, 42);
+            }
+            _ => unreachable!(),
+        }
+    }
+
+    #[rstest]
+    #[case::c(AttrVal::C(1), AttrVal::C(9))]
+    #[case::fortran(AttrVal::Fortran(Box::new(1)), AttrVal::Fortran(Box::new(9)))]
+    fn like_keeps_the_language(#[case] v: AttrVal, #[case] want: AttrVal) {
+        assert_eq!(v.like(9), want);
+    }
 }
