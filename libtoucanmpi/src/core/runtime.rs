@@ -61,7 +61,7 @@ fn env_switch(name: &str, default: bool) -> Result<bool, String> {
 /// `TOUCAN_REAL_THREAD`: the thread level asked of the real MPI, `serialized` (the default)
 /// or `multiple`. Either way Toucan calls it from one thread at a time (under the state's
 /// write side or the transport's lock); `multiple` only measures what the real MPI's own
-/// locking costs (README, "Design decisions").
+/// locking costs (docs/design-decisions.md).
 fn real_thread_level() -> Result<bool, String> {
     match std::env::var("TOUCAN_REAL_THREAD").as_deref().map(str::trim) {
         Err(_) | Ok("") | Ok("serialized") => Ok(false),

@@ -2,7 +2,7 @@
 //!
 //! Control traffic (headers, eager payloads, acknowledgements) runs on one duplicated real
 //! communicator; large payloads run on a second one, on a per-message tag, so a wildcard
-//! probe of the control communicator can never pick up a payload (see README, "Design").
+//! probe of the control communicator can never pick up a payload (see docs/design-decisions.md).
 //! Control tag: bits 8..16 = destination subrank, bits 0..8 = source subrank (their low 8
 //! bits); the header's `sub_hi` carries the rest of both, so a process may hold up to
 //! [`MAX_SUBS`] subranks (SMP mode: W·V, e.g. 64 workers × V=16 = 1024) while the tag keeps
