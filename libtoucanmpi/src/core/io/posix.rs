@@ -146,6 +146,87 @@ pub fn pread_upto(fd: &Fd, buf: &mut [u8], off: u64) -> std::io::Result<usize> {
     Ok(got)
 }
 
+/// One piece of memory for a vectored access: (address, bytes).
+pub type Span = (usize, usize);
+
+/// At most this many pieces per `pwritev`/`preadv` call (Linux's IOV_MAX).
+const IOV_MAX: usize = 1024;
+
+/// The iovecs of `spans`, skipping the first `skip` bytes (of a call that moved only part).
+fn iovecs(spans: &[Span], mut skip: usize) -> Vec<libc::iovec> {
+    let mut v = Vec::with_capacity(spans.len().min(IOV_MAX));
+    for &(a, l) in spans {
+        if v.len() == IOV_MAX {
+            break;
+        }
+        if skip >= l {
+            skip -= l;
+            continue;
+        }
+        v.push(libc::iovec {
+            iov_base: (a + skip) as *mut libc::c_void,
+            iov_len: l - skip,
+        });
+        skip = 0;
+    }
+    v
+}
+
+/// Writes the bytes of `spans`, one after the other, to the file from `off` (`pwritev`, at most
+/// IOV_MAX pieces a call): a run of the file gathered from many buffers in few system calls.
+///
+/// # Safety
+/// Each span must be readable memory for its length until this returns.
+pub unsafe fn pwritev_all(fd: &Fd, spans: &[Span], off: u64) -> std::io::Result<()> {
+    let total: usize = spans.iter().map(|s| s.1).sum();
+    let mut done = 0usize;
+    while done < total {
+        let iov = iovecs(spans, done);
+        // SAFETY: the caller guarantees the spans are readable; `iov` covers only them.
+        let n = unsafe { libc::pwritev(fd.raw(), iov.as_ptr(), iov.len() as libc::c_int, (off + done as u64) as libc::off_t) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            return Err(std::io::Error::from(std::io::ErrorKind::WriteZero));
+        }
+        done += n as usize;
+    }
+    Ok(())
+}
+
+/// Reads the file from `off` into `spans`, one after the other (`preadv`), until they are
+/// full or the file ends; the bytes read.
+///
+/// # Safety
+/// Each span must be writable memory for its length, touched by nobody else, until this
+/// returns.
+pub unsafe fn preadv_upto(fd: &Fd, spans: &[Span], off: u64) -> std::io::Result<usize> {
+    let total: usize = spans.iter().map(|s| s.1).sum();
+    let mut done = 0usize;
+    while done < total {
+        let iov = iovecs(spans, done);
+        // SAFETY: the caller guarantees the spans are writable and ours; `iov` covers only them.
+        let n = unsafe { libc::preadv(fd.raw(), iov.as_ptr(), iov.len() as libc::c_int, (off + done as u64) as libc::off_t) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            break;
+        }
+        done += n as usize;
+    }
+    Ok(done)
+}
+
 /// A byte-range lock (open file description lock, so it also excludes other descriptors of
 /// the same process, i.e. sibling subranks): taken by `lock`, released when dropped.
 pub struct RangeLock<'a> {
@@ -264,6 +345,28 @@ mod tests {
             class_of(open(&p, libc::O_RDONLY, 0).unwrap_err().raw_os_error().unwrap()),
             c::MPI_ERR_NO_SUCH_FILE
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn vectored_runs_cross_iov_max() {
+        let dir = std::env::temp_dir().join(format!("toucan-iov-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("f").to_string_lossy().to_string();
+        let fd = open(&p, libc::O_RDWR | libc::O_CREAT, 0o644).unwrap();
+        // 3000 pieces of 3 bytes each, from separate buffers: three pwritev calls at least.
+        let bufs: Vec<[u8; 3]> = (0..3000u32).map(|i| [i as u8, (i >> 8) as u8, 7]).collect();
+        let spans: Vec<Span> = bufs.iter().map(|b| (b.as_ptr() as usize, 3)).collect();
+        // SAFETY: every span points into `bufs`, alive here.
+        unsafe { pwritev_all(&fd, &spans, 5) }.unwrap();
+        assert_eq!(size(&fd).unwrap(), 5 + 9000);
+        let mut back = vec![[0u8; 3]; 3001];
+        let out: Vec<Span> = back.iter_mut().map(|b| (b.as_mut_ptr() as usize, 3)).collect();
+        // SAFETY: every span points into `back`, alive and unborrowed here.
+        assert_eq!(unsafe { preadv_upto(&fd, &out, 5) }.unwrap(), 9000);
+        assert_eq!(&back[..3000], &bufs[..]);
+        assert_eq!(back[3000], [0, 0, 0]);
+        unlink(&p).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
