@@ -50,6 +50,7 @@ macro_rules! file_c {
 }
 
 mod access;
+mod datarep;
 mod twophase;
 
 /// Our own exports, called for the collective steps of file operations (on the file's
@@ -927,6 +928,7 @@ file_fn!(
         *etype = give_type(&v.etype)?;
         *filetype = give_type(&v.filetype)?;
         let name = v.rep.name();
+        let name = &name.as_bytes()[..name.len().min(c::MPI_MAX_DATAREP_STRING as usize - 1)];
         std::ptr::copy_nonoverlapping(name.as_ptr(), datarep as *mut u8, name.len());
         *datarep.add(name.len()) = 0;
         Ok(())
@@ -959,7 +961,7 @@ unsafe fn type_extent(fh: usize, dt: usize, out: *mut c_void) -> MpiResult<i64> 
     let d = crate::core::datatype::lookup(dt)?;
     let rep = f.st.lock().view.rep;
     Ok(match rep {
-        Rep::External32 if d.is_contiguous() => view::file_size(&d, rep) as i64,
+        Rep::External32 | Rep::User(_) if d.is_contiguous() => view::file_size(&d, rep)? as i64,
         _ => d.extent as i64,
     })
 }

@@ -10,9 +10,10 @@
 //! Holes inside a domain are left alone (no read-modify-write, so no data sieving).
 
 use super::access::{scatter, Dir, Plan};
-use super::{allgather, allreduce, alltoallv, bcast, FileObj};
+use super::{allgather, allreduce, alltoallv, bcast, datarep, FileObj};
 use crate::abi::consts as c;
 use crate::core::error::{err, MpiError, MpiResult};
+use crate::core::io::view::Rep;
 use crate::core::io::{ioq, posix};
 use std::sync::Arc;
 
@@ -115,8 +116,15 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
     let mut stream: *mut u8 = std::ptr::null_mut();
     if let Some(p) = p {
         // SAFETY: `p` was checked by `plan`: its buffer holds `count` elements of its type.
-        packed = unsafe { p.gather() };
-        if packed.is_none() && p.dir == Dir::Read && !(p.view.rep != crate::core::io::view::Rep::External32 && p.dt.is_contiguous()) {
+        packed = match unsafe { p.gather() } {
+            Ok(v) => v,
+            Err(e) => {
+                // A write conversion failed here: take part without data, so nobody hangs.
+                run(f, None, 0)?;
+                return Err(e);
+            }
+        };
+        if packed.is_none() && p.dir == Dir::Read && !p.direct() {
             packed = Some(vec![0u8; p.len as usize]);
         }
         stream = match packed.as_mut() {
@@ -513,10 +521,14 @@ fn read_window(
     Ok(r)
 }
 
-/// Unpacks what a read brought into a packed stream; gives the bytes moved.
+/// Unpacks what a read brought into a packed stream (converting it, in a user
+/// representation, here in the calling rank); gives the bytes moved.
 fn finish(p: Option<&Plan>, packed: Option<Vec<u8>>, n: u64) -> MpiResult<u64> {
-    if let (Some(p), Some(v)) = (p, packed) {
-        if p.dir == Dir::Read {
+    if let (Some(p), Some(mut v)) = (p, packed) {
+        if let (Dir::Read, Rep::User(id)) = (p.dir, p.view.rep) {
+            // SAFETY: the program's buffer holds `count` elements of its type.
+            unsafe { datarep::from_file(id, &mut v[..n as usize], p.buf, p.dth, &p.dt, p.count)? };
+        } else if p.dir == Dir::Read {
             // SAFETY: the program's buffer holds `count` elements of its type.
             unsafe { scatter(&p.dt, p.view.rep, &v[..n as usize], p.buf, p.count) };
         }

@@ -7,6 +7,7 @@ use crate::consts as c;
 use crate::core::datatype::basic::BasicType;
 use crate::core::datatype::{external32, DtRef};
 use crate::core::error::{err, MpiResult};
+use crate::core::io::datarep;
 
 /// The data representation of a view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,34 +16,57 @@ pub enum Rep {
     Native,
     Internal,
     External32,
+    /// A representation the program registered (`core::io::datarep`, by index).
+    User(u32),
 }
 
 impl Rep {
+    /// The representation named `s` for the running subrank (its registered ones included).
     pub fn parse(s: &str) -> MpiResult<Rep> {
         match s {
             "native" => Ok(Rep::Native),
             "internal" => Ok(Rep::Internal),
             "external32" => Ok(Rep::External32),
-            _ => err(
-                c::MPI_ERR_UNSUPPORTED_DATAREP,
-                format!("data representation \"{s}\" is not supported (native, internal, external32)"),
-            ),
+            _ => match datarep::lookup(crate::sched::rank(), s) {
+                Some(i) => Ok(Rep::User(i)),
+                None => err(
+                    c::MPI_ERR_UNSUPPORTED_DATAREP,
+                    format!("data representation \"{s}\" is not supported (native, internal, external32, or one registered with MPI_Register_datarep)"),
+                ),
+            },
         }
     }
-    pub fn name(self) -> &'static str {
+    pub fn name(self) -> String {
         match self {
-            Rep::Native => "native",
-            Rep::Internal => "internal",
-            Rep::External32 => "external32",
+            Rep::Native => "native".into(),
+            Rep::Internal => "internal".into(),
+            Rep::External32 => "external32".into(),
+            Rep::User(i) => datarep::get(i).name.clone(),
         }
+    }
+    /// Whether the stream is the data in memory order and native form (no conversion).
+    pub fn is_native(self) -> bool {
+        matches!(self, Rep::Native | Rep::Internal)
     }
 }
 
-/// Bytes one element of `d` takes in the file in representation `rep`.
-pub fn file_size(d: &crate::core::datatype::Datatype, rep: Rep) -> usize {
-    match rep {
+/// Bytes one element of `d` takes in the file in representation `rep` (a user
+/// representation's extent function can fail).
+pub fn file_size(d: &crate::core::datatype::Datatype, rep: Rep) -> MpiResult<usize> {
+    Ok(match rep {
         Rep::External32 => external32::size(d, 1).unwrap_or(d.size),
+        Rep::User(i) => datarep::get(i).size(d)?,
         _ => d.size,
+    })
+}
+
+/// Whether `d`'s basic types all take their native size in the file under `rep` (then its
+/// file layout is its memory layout, only the bytes' form may differ).
+fn layout_kept(d: &crate::core::datatype::Datatype, rep: Rep) -> MpiResult<bool> {
+    match rep {
+        Rep::External32 => Ok(same_sizes(d)),
+        Rep::User(i) => datarep::get(i).same_sizes(d),
+        _ => Ok(true),
     }
 }
 
@@ -130,15 +154,18 @@ impl View {
         check_layout(&etype, "etype", overlap_ok)?;
         check_layout(&filetype, "filetype", overlap_ok)?;
         let (blocks, tile_extent, esize) = match rep {
-            Rep::External32 if !(same_sizes(&etype) && same_sizes(&filetype)) => {
+            Rep::External32 | Rep::User(_) if !(layout_kept(&etype, rep)? && layout_kept(&filetype, rep)?) => {
                 if !filetype.is_contiguous() || !etype.is_contiguous() {
                     return err(
                         c::MPI_ERR_UNSUPPORTED_DATAREP,
-                        "external32 views of non-contiguous types with basic types whose external32 size differs from the native one are not supported",
+                        format!(
+                            "{} views of non-contiguous types with basic types whose file size differs from the native one are not supported",
+                            rep.name()
+                        ),
                     );
                 }
-                let fs = file_size(&filetype, rep) as u64;
-                (vec![(0, fs)], fs, file_size(&etype, rep) as u64)
+                let fs = file_size(&filetype, rep)? as u64;
+                (vec![(0, fs)], fs, file_size(&etype, rep)? as u64)
             }
             _ => (
                 filetype.blocks.iter().map(|&(o, l)| (o as u64, l as u64)).collect(),
