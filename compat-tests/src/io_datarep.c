@@ -12,7 +12,8 @@
  *         MPI_File_get_type_extent, file size, bytes checked, read back collectively.
  * Plus: get_view gives the name; registering a name twice, "external32", a null extent
  * function are errors; a conversion function's error fails the access with MPI_ERR_CONVERSION
- * and the file keeps its bytes; set_view with a name this rank did not register fails. */
+ * and the file keeps its bytes; set_view with a name this rank did not register fails.
+ * The "swap" file has 24-byte collective buffering rounds, pipelined (toucan_cb_pipeline). */
 #include "io_common.h"
 
 #define N 8
@@ -149,6 +150,7 @@ int main(int argc, char **argv)
     MPI_Aint fext;
     MPI_Status st;
     MPI_Request rq;
+    MPI_Info info;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -171,7 +173,13 @@ int main(int argc, char **argv)
     MPI_Type_commit(&ft);
     MPI_Type_vector(N, 1, 2, MPI_INT, &strided);
     MPI_Type_commit(&strided);
-    MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh);
+    /* small collective-buffering rounds, written pipelined (Toucan's toucan_cb_pipeline hint):
+     * the two-phase write of many rounds, each round's file write beside the next exchange */
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "cb_buffer_size", "24");
+    MPI_Info_set(info, "toucan_cb_pipeline", "enable");
+    MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, info, &fh);
+    MPI_Info_free(&info);
     rc = MPI_File_set_view(fh, (MPI_Offset)rank * N * sizeof(int), MPI_INT, ft, "swap", MPI_INFO_NULL);
     check(rc == MPI_SUCCESS, "set_view swap");
     MPI_File_get_view(fh, &disp, &et, &ft2, name);

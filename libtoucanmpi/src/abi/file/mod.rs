@@ -167,6 +167,13 @@ impl Hints {
         let k = if write { "romio_cb_write" } else { "romio_cb_read" };
         self.get(k) != Some("disable")
     }
+    /// Whether a collective write's file write of one round overlaps the next round's
+    /// exchange (`toucan_cb_pipeline=enable`; by default each round's write ends before the
+    /// next round starts: on the 2 loaded cores measured, overlapping was 3-5% slower, the
+    /// I/O thread taking the core the exchange needed; docs/io.md).
+    pub fn cb_pipeline(&self) -> bool {
+        self.get("toucan_cb_pipeline") == Some("enable")
+    }
     fn merge(&mut self, more: Vec<(String, String)>) {
         for (k, v) in more {
             match self.given.iter_mut().find(|e| e.0 == k) {

@@ -196,9 +196,18 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
     // when pieces overlap (a write's later rank wins, as before) or a read asks for the same
     // bytes twice.
     let mut win: Vec<u8> = Vec::new();
+    // Writes are pipelined: the file write of round t runs on the I/O thread while round
+    // t + 1's pieces are exchanged. Its messages and window are the other set of two, kept
+    // untouched until it is waited for (before round t + 1's write starts, and at the end; a
+    // `Started` dropped on an error path still waits, so no buffer goes away under it).
+    let mut win2: Vec<u8> = Vec::new();
+    let mut recv2: Vec<Vec<u8>> = Vec::new();
     // The messages of each round, their buffers reused (see `alltoallv`).
     let (mut send, mut replies): (Vec<Vec<u8>>, Vec<Vec<u8>>) = (vec![Vec::new(); size], vec![Vec::new(); size]);
     let (mut recv, mut back): (Vec<Vec<u8>>, Vec<Vec<u8>>) = (Vec::new(), Vec::new());
+    // Declared after every buffer a write job may use, so an early return drops (and so
+    // waits for) it before them.
+    let mut inflight: Option<ioq::Started<MpiResult<()>>> = None;
     for t in 0..rounds {
         // Phase 1: pieces (with data, for a write to another process) or requests to each
         // aggregator: [count, stream address, (offset, bytes, stream position) * count, data].
@@ -230,6 +239,11 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
                 }
             }
             mine[j] = ps;
+        }
+        if write {
+            // This round's messages go to the set the write before last used (done).
+            std::mem::swap(&mut recv, &mut recv2);
+            std::mem::swap(&mut win, &mut win2);
         }
         alltoallv(f.comm, &send, &mut recv)?;
 
@@ -271,8 +285,15 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
             }
             if write {
                 let fd = f.fd.clone();
-                let r = write_window(&fd, &mut got, &mut win, a, b, atomic)?;
-                if let Err(e) = r {
+                if let Some(job) = inflight.take() {
+                    if let Err(e) = job.wait()? {
+                        fail.get_or_insert(e);
+                    }
+                }
+                let job = write_window(&fd, &mut got, &mut win, a, b, atomic);
+                if hints.cb_pipeline() {
+                    inflight = Some(job);
+                } else if let Err(e) = job.wait()? {
                     fail.get_or_insert(e);
                 }
             } else {
@@ -357,6 +378,11 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
             }
         }
     }
+    if let Some(job) = inflight.take() {
+        if let Err(e) = job.wait()? {
+            fail.get_or_insert(e);
+        }
+    }
     let mut class = [fail.as_ref().map_or(0, |e| e.class as i64)];
     allreduce(f.comm, &mut class, c::MPI_MAX)?;
     if let Some(e) = fail {
@@ -408,8 +434,9 @@ fn runs_of(got: &[(u64, u64, usize, usize)]) -> Vec<(u64, Vec<posix::Span>)> {
 
 /// The aggregator's write of one round's window `[a, b)`: each run of adjacent pieces with one
 /// `pwritev` straight from where the pieces are (messages, or the buffers of the ranks in
-/// this address space), on the I/O thread. Overlapping pieces are first copied into `win` in
-/// rank order (the later rank's bytes win) and written from there.
+/// this address space), started on the I/O thread (the caller keeps the pieces' memory and
+/// `win` untouched until it has waited for it). Overlapping pieces are first copied into
+/// `win` in rank order (the later rank's bytes win) and written from there.
 fn write_window(
     fd: &Arc<posix::Fd>,
     got: &mut [(u64, u64, usize, usize)],
@@ -417,7 +444,7 @@ fn write_window(
     a: u64,
     b: u64,
     atomic: bool,
-) -> MpiResult<MpiResult<()>> {
+) -> ioq::Started<MpiResult<()>> {
     got.sort_by_key(|g| g.0);
     let runs = if overlapping(got) {
         // Rank order (stable: offsets within a rank), so the later rank's bytes win.
@@ -440,7 +467,7 @@ fn write_window(
         runs_of(got)
     };
     let fd = fd.clone();
-    ioq::run(move || -> MpiResult<()> {
+    ioq::start(move || -> MpiResult<()> {
         let _l = if atomic && a < b {
             Some(posix::lock(&fd, true, a, b - a).map_err(|e| posix::error("fcntl lock", &e))?)
         } else {
