@@ -967,10 +967,7 @@ unsafe fn type_extent(fh: usize, dt: usize, out: *mut c_void) -> MpiResult<i64> 
     hd::out(out, "extent")?;
     let d = crate::core::datatype::lookup(dt)?;
     let rep = f.st.lock().view.rep;
-    Ok(match rep {
-        Rep::External32 | Rep::User(_) if d.is_contiguous() => view::file_size(&d, rep)? as i64,
-        _ => d.extent as i64,
-    })
+    Ok(view::file_extent(&d, rep)? as i64)
 }
 
 file_fn!(
