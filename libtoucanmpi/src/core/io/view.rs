@@ -78,19 +78,22 @@ fn same_sizes(d: &crate::core::datatype::Datatype) -> bool {
     }) && (d.basic.is_none_or(|b: BasicType| external32::basic_size(b) == b.size()))
 }
 
+/// A filetype's file blocks (offset, bytes) and its tile extent.
+type Layout = (Vec<(u64, u64)>, u64);
+
 /// The file layout of a portable filetype in a representation whose sizes differ from native
 /// (MPI 4.1 section 14.5: MPI scales the displacements of portable etypes and filetypes to
 /// the file's representation): a type of one basic type whose blocks, displacements and
 /// extent are whole elements has each element's native extent replaced by its file extent.
 /// The blocks and the tile extent, or None when the type is not of that form.
-fn scaled(ft: &crate::core::datatype::Datatype, rep: Rep) -> MpiResult<Option<(Vec<(u64, u64)>, u64)>> {
+fn scaled(ft: &crate::core::datatype::Datatype, rep: Rep) -> MpiResult<Option<Layout>> {
     let runs = ft.runs();
     let b = match runs.first() {
         Some(r) => r.ty,
         None => return Ok(None),
     };
     let e = b.extent();
-    if e == 0 || b.size() != e || runs.iter().any(|r| r.ty != b) || ft.extent < 0 || ft.extent as usize % e != 0 {
+    if e == 0 || b.size() != e || runs.iter().any(|r| r.ty != b) || ft.extent < 0 || !(ft.extent as usize).is_multiple_of(e) {
         return Ok(None);
     }
     let fe = match rep {
@@ -101,7 +104,7 @@ fn scaled(ft: &crate::core::datatype::Datatype, rep: Rep) -> MpiResult<Option<(V
     let e64 = e as u64;
     let mut blocks = Vec::with_capacity(ft.blocks.len());
     for &(o, l) in &ft.blocks {
-        if o < 0 || o as usize % e != 0 || l % e != 0 {
+        if o < 0 || !(o as usize).is_multiple_of(e) || !l.is_multiple_of(e) {
             return Ok(None);
         }
         blocks.push((o as u64 / e64 * fe, l as u64 / e64 * fe));
