@@ -8,6 +8,11 @@
  *       processes, the same pattern Toucan at n=2, V=8 runs as 16 ranks).
  *   io indep [-t PER_RANK] [-e E] [-r REPS] FILE
  *       independent MPI_File_write_at of PER_RANK bytes (default 1 MiB) per emulated rank.
+ *   io strided [-t TOTAL] [-b PIECE] [-r REPS] [-i KEY=VALUE]... FILE
+ *       independent non-contiguous reads (data sieving, romio_ds_read): the file (TOTAL bytes,
+ *       default 64 MiB) is PIECE-byte pieces (default 8) dealt round-robin to the ranks; each
+ *       rank reads its pieces through a view with one MPI_File_read_at. Prints
+ *       "strided_read" (compare -i romio_ds_read=disable).
  *   io posix [-t TOTAL] [-r REPS] FILE
  *       the lower bound of the collective test without MPI-IO: rank 0 alone writes TOTAL bytes
  *       (default 64 MiB) from one buffer of TOTAL bytes (touched beforehand, as the ranks'
@@ -42,7 +47,7 @@ static double timed(MPI_Comm c, double t0)
 
 int main(int argc, char **argv)
 {
-    int rank, size, i, e = 1, reps = 3, coll;
+    int rank, size, i, e = 1, reps = 3, coll, bset = 0;
     long long total = -1, block = 65536;
     const char *path = NULL, *mode;
     MPI_File fh;
@@ -66,7 +71,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "-t") && i + 1 < argc)
             total = atoll(argv[++i]);
         else if (!strcmp(argv[i], "-b") && i + 1 < argc)
-            block = atoll(argv[++i]);
+            block = atoll(argv[++i]), bset = 1;
         else if (!strcmp(argv[i], "-e") && i + 1 < argc)
             e = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-r") && i + 1 < argc)
@@ -85,6 +90,43 @@ int main(int argc, char **argv)
     }
     if (total < 0)
         total = coll || strcmp(mode, "posix") == 0 ? 64LL << 20 : strcmp(mode, "overlap") == 0 ? 16LL << 20 : 1LL << 20;
+    if (strcmp(mode, "strided") == 0) {
+        long long piece = bset && block > 0 ? block : 8, per;
+        per = total / size / piece * piece;
+        buf = malloc(per > 0 ? per : 1);
+        memset(buf, rank, per);
+        MPI_Type_contiguous((int)piece, MPI_BYTE, &t1);
+        MPI_Type_create_resized(t1, 0, (MPI_Aint)piece * size, &ft);
+        MPI_Type_commit(&ft);
+        MPI_Type_free(&t1);
+        MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh);
+        MPI_File_set_view(fh, (MPI_Offset)rank * piece, MPI_BYTE, ft, "native", info);
+        MPI_File_write_at_all(fh, 0, buf, (int)per, MPI_BYTE, MPI_STATUS_IGNORE);
+        for (int k = 0; k < reps; k++) {
+            memset(buf, 0xff, per);
+            MPI_Barrier(MPI_COMM_WORLD);
+            t = MPI_Wtime();
+            MPI_File_read_at(fh, 0, buf, (int)per, MPI_BYTE, MPI_STATUS_IGNORE);
+            t = timed(MPI_COMM_WORLD, t);
+            best_r = t < best_r ? t : best_r;
+            for (long long q = 0; q < per; q += 4099)
+                if (buf[q] != (char)rank) {
+                    fprintf(stderr, "rank %d: strided read wrong at %lld\n", rank, q);
+                    MPI_Abort(MPI_COMM_WORLD, 1);
+                }
+        }
+        MPI_File_close(&fh);
+        MPI_Type_free(&ft);
+        if (rank == 0)
+            printf("strided_read %.4f %.1f\n", best_r, (double)per * size / (1 << 20) / best_r);
+        free(buf);
+        MPI_Info_free(&info);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0)
+            MPI_File_delete(path, MPI_INFO_NULL);
+        MPI_Finalize();
+        return 0;
+    }
     if (strcmp(mode, "posix") == 0) {
         if (rank == 0) {
             buf = malloc(total);

@@ -143,12 +143,17 @@ pub(super) struct Job {
     len: u64,
     direct: bool,
     data: Option<Vec<u8>>,
+    /// Data-sieving window of a read (0: none; `Hints::ds_read_window`).
+    sieve: u64,
 }
 
 impl Job {
     pub(super) unsafe fn new(p: &Plan, start: u64) -> MpiResult<Job> {
         let segs = p.view.segments(start, p.len)?;
-        let atomic = p.f.st.lock().atomic;
+        let (atomic, sieve) = {
+            let s = p.f.st.lock();
+            (s.atomic, s.hints.ds_read_window())
+        };
         Ok(Job {
             fd: p.f.fd.clone(),
             segs,
@@ -161,7 +166,18 @@ impl Job {
             len: p.len,
             direct: p.direct(),
             data: p.gather()?,
+            sieve,
         })
+    }
+
+    /// Reads the job's extents into `out` (sieved when its window allows).
+    fn read(&self, out: &mut [u8]) -> MpiResult<usize> {
+        if self.sieve > 0 {
+            posix::read_segments_sieved(&self.fd, &self.segs, out, self.sieve)
+        } else {
+            posix::read_segments(&self.fd, &self.segs, out)
+        }
+        .map_err(|e| posix::error("read", &e))
     }
 
     /// Does the access: the stream bytes moved, and for a read in a user representation the
@@ -200,11 +216,11 @@ impl Job {
                     }
                     // SAFETY: the buffer has room for `len` contiguous bytes (direct access).
                     let out = std::slice::from_raw_parts_mut(self.buf as *mut u8, len);
-                    let n = posix::read_segments(&self.fd, &self.segs, out).map_err(|e| posix::error("read", &e))?;
+                    let n = self.read(out)?;
                     return Ok((n as u64, None));
                 }
                 let mut tmp = vec![0u8; len];
-                let n = posix::read_segments(&self.fd, &self.segs, &mut tmp).map_err(|e| posix::error("read", &e))?;
+                let n = self.read(&mut tmp)?;
                 if let Rep::User(_) = self.rep {
                     // Converted by the calling rank (`converted`), not on the I/O thread.
                     tmp.truncate(n);

@@ -167,6 +167,17 @@ impl Hints {
         let k = if write { "romio_cb_write" } else { "romio_cb_read" };
         self.get(k) != Some("disable")
     }
+    /// The data-sieving window of independent non-contiguous reads (`romio_ds_read`:
+    /// `disable` gives 0, no sieving; else `ind_rd_buffer_size`, default 4 MiB as ROMIO's).
+    pub fn ds_read_window(&self) -> u64 {
+        if self.get("romio_ds_read") == Some("disable") {
+            return 0;
+        }
+        self.get("ind_rd_buffer_size")
+            .and_then(|v| v.parse().ok())
+            .filter(|&v| v > 0)
+            .unwrap_or(4 << 20)
+    }
     /// Whether a collective write's file write of one round overlaps the next round's
     /// exchange (`toucan_cb_pipeline=enable`; by default each round's write ends before the
     /// next round starts: on the 2 loaded cores measured, overlapping was 3-5% slower, the

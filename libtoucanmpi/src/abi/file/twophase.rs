@@ -140,6 +140,7 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
             let fd = p.f.fd.clone();
             let len = p.len as usize;
             let (segs, addr) = (segs.clone(), stream as usize);
+            let sieve = hints.ds_read_window();
             n = ioq::run(move || -> MpiResult<u64> {
                 // SAFETY: the calling rank waits for this job; `addr` holds `len` stream bytes.
                 let buf = unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, len) };
@@ -147,7 +148,12 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
                     posix::write_segments(&fd, &segs, buf).map_err(|e| posix::error("write", &e))?;
                     Ok(len as u64)
                 } else {
-                    Ok(posix::read_segments(&fd, &segs, buf).map_err(|e| posix::error("read", &e))? as u64)
+                    let r = if sieve > 0 {
+                        posix::read_segments_sieved(&fd, &segs, buf, sieve)
+                    } else {
+                        posix::read_segments(&fd, &segs, buf)
+                    };
+                    Ok(r.map_err(|e| posix::error("read", &e))? as u64)
                 }
             })??;
         }
