@@ -1,6 +1,6 @@
 /* bench/io.c - MPI-IO benchmark (issue 19), run by bench/run-io.sh.
  *
- *   io coll  [-t TOTAL] [-b BLOCK] [-e E] [-r REPS] FILE
+ *   io coll  [-t TOTAL] [-b BLOCK] [-e E] [-r REPS] [-i KEY=VALUE]... FILE
  *       collective write then read of TOTAL bytes (default 64 MiB) in BLOCK-byte blocks
  *       (default 64 KiB) interleaved over size*E "ranks": block i belongs to emulated rank
  *       i % (size*E), and real rank r does the blocks of emulated ranks r*E .. r*E+E-1 (E=1: the
@@ -8,12 +8,25 @@
  *       processes, the same pattern Toucan at n=2, V=8 runs as 16 ranks).
  *   io indep [-t PER_RANK] [-e E] [-r REPS] FILE
  *       independent MPI_File_write_at of PER_RANK bytes (default 1 MiB) per emulated rank.
+ *   io strided [-t TOTAL] [-b PIECE] [-r REPS] [-i KEY=VALUE]... FILE
+ *       independent non-contiguous reads (data sieving, romio_ds_read): the file (TOTAL bytes,
+ *       default 64 MiB) is PIECE-byte pieces (default 8) dealt round-robin to the ranks; each
+ *       rank reads its pieces through a view with one MPI_File_read_at. Prints
+ *       "strided_read" (compare -i romio_ds_read=disable).
+ *   io posix [-t TOTAL] [-r REPS] FILE
+ *       the lower bound of the collective test without MPI-IO: rank 0 alone writes TOTAL bytes
+ *       (default 64 MiB) from one buffer of TOTAL bytes (touched beforehand, as the ranks'
+ *       buffers are) with pwrite of 1 MiB, then reads them back into it with pread; prints
+ *       "posix_write" and "posix_read". Unlike dd (a 1 MiB buffer that stays in cache), the
+ *       data come from or land in memory the size of the file, as the ranks' data do.
  *   io overlap [-t BYTES] [-r REPS] FILE
  *       deliverable 3 of the issue: even ranks write BYTES (default 16 MiB) to their own file
  *       (MPI_COMM_SELF), 1 MiB at a time, each followed by MPI_File_sync, while odd ranks compute (a fixed loop): with the
  *       I/O thread the job takes about the longer of the two, without it (TOUCAN_IO_THREAD=0,
  *       or one subrank per worker) their sum. Prints "overlap total io compute" seconds.
  *
+ * -i gives the collective test's files an info hint (e.g. -i toucan_cb_pipeline=disable,
+ * -i cb_buffer_size=67108864).
  * Prints, from rank 0, "OP seconds MiB/s" for the best of REPS repetitions (default 3) of
  * each operation, timed from a barrier to the last rank's end. No fsync: page cache speed,
  * as the dd line of run-io.sh. The file is deleted at the end. */
@@ -22,6 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 static double timed(MPI_Comm c, double t0)
 {
@@ -32,12 +47,13 @@ static double timed(MPI_Comm c, double t0)
 
 int main(int argc, char **argv)
 {
-    int rank, size, i, e = 1, reps = 3, coll;
+    int rank, size, i, e = 1, reps = 3, coll, bset = 0;
     long long total = -1, block = 65536;
     const char *path = NULL, *mode;
     MPI_File fh;
     MPI_Datatype ft, t1;
     double best_w = 1e30, best_r = 1e30, t;
+    MPI_Info info;
     char *buf;
 
     MPI_Init(&argc, &argv);
@@ -50,20 +66,103 @@ int main(int argc, char **argv)
     }
     mode = argv[1];
     coll = strcmp(mode, "coll") == 0;
+    MPI_Info_create(&info);
     for (i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "-t") && i + 1 < argc)
             total = atoll(argv[++i]);
         else if (!strcmp(argv[i], "-b") && i + 1 < argc)
-            block = atoll(argv[++i]);
+            block = atoll(argv[++i]), bset = 1;
         else if (!strcmp(argv[i], "-e") && i + 1 < argc)
             e = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-r") && i + 1 < argc)
             reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-i") && i + 1 < argc) {
+            char kv[512], *eq;
+            snprintf(kv, sizeof kv, "%s", argv[++i]);
+            eq = strchr(kv, '=');
+            if (eq) {
+                *eq = 0;
+                MPI_Info_set(info, kv, eq + 1);
+            }
+        }
         else
             path = argv[i];
     }
     if (total < 0)
-        total = coll ? 64LL << 20 : strcmp(mode, "overlap") == 0 ? 16LL << 20 : 1LL << 20;
+        total = coll || strcmp(mode, "posix") == 0 ? 64LL << 20 : strcmp(mode, "overlap") == 0 ? 16LL << 20 : 1LL << 20;
+    if (strcmp(mode, "strided") == 0) {
+        long long piece = bset && block > 0 ? block : 8, per;
+        per = total / size / piece * piece;
+        buf = malloc(per > 0 ? per : 1);
+        memset(buf, rank, per);
+        MPI_Type_contiguous((int)piece, MPI_BYTE, &t1);
+        MPI_Type_create_resized(t1, 0, (MPI_Aint)piece * size, &ft);
+        MPI_Type_commit(&ft);
+        MPI_Type_free(&t1);
+        MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh);
+        MPI_File_set_view(fh, (MPI_Offset)rank * piece, MPI_BYTE, ft, "native", info);
+        MPI_File_write_at_all(fh, 0, buf, (int)per, MPI_BYTE, MPI_STATUS_IGNORE);
+        for (int k = 0; k < reps; k++) {
+            memset(buf, 0xff, per);
+            MPI_Barrier(MPI_COMM_WORLD);
+            t = MPI_Wtime();
+            MPI_File_read_at(fh, 0, buf, (int)per, MPI_BYTE, MPI_STATUS_IGNORE);
+            t = timed(MPI_COMM_WORLD, t);
+            best_r = t < best_r ? t : best_r;
+            for (long long q = 0; q < per; q += 4099)
+                if (buf[q] != (char)rank) {
+                    fprintf(stderr, "rank %d: strided read wrong at %lld\n", rank, q);
+                    MPI_Abort(MPI_COMM_WORLD, 1);
+                }
+        }
+        MPI_File_close(&fh);
+        MPI_Type_free(&ft);
+        if (rank == 0)
+            printf("strided_read %.4f %.1f\n", best_r, (double)per * size / (1 << 20) / best_r);
+        free(buf);
+        MPI_Info_free(&info);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0)
+            MPI_File_delete(path, MPI_INFO_NULL);
+        MPI_Finalize();
+        return 0;
+    }
+    if (strcmp(mode, "posix") == 0) {
+        if (rank == 0) {
+            buf = malloc(total);
+            memset(buf, 7, total);
+            for (int k = 0; k < reps; k++) {
+                int fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
+                if (fd < 0) {
+                    perror(path);
+                    MPI_Abort(MPI_COMM_WORLD, 1);
+                }
+                t = MPI_Wtime();
+                for (long long o = 0; o < total; o += 1 << 20) {
+                    long long n = total - o < (1 << 20) ? total - o : (1 << 20);
+                    if (pwrite(fd, buf + o, n, o) != n)
+                        MPI_Abort(MPI_COMM_WORLD, 1);
+                }
+                t = MPI_Wtime() - t;
+                best_w = t < best_w ? t : best_w;
+                t = MPI_Wtime();
+                for (long long o = 0; o < total; o += 1 << 20) {
+                    long long n = total - o < (1 << 20) ? total - o : (1 << 20);
+                    if (pread(fd, buf + o, n, o) != n)
+                        MPI_Abort(MPI_COMM_WORLD, 1);
+                }
+                t = MPI_Wtime() - t;
+                best_r = t < best_r ? t : best_r;
+                close(fd);
+            }
+            unlink(path);
+            printf("posix_write %.4f %.1f\n", best_w, (double)total / (1 << 20) / best_w);
+            printf("posix_read %.4f %.1f\n", best_r, (double)total / (1 << 20) / best_r);
+            free(buf);
+        }
+        MPI_Finalize();
+        return 0;
+    }
     if (strcmp(mode, "overlap") == 0) {
         char mine[4096];
         double io = 0, comp = 0, all, x = 1.0, mx[2], v[2];
@@ -122,7 +221,7 @@ int main(int argc, char **argv)
         MPI_Type_commit(&ft);
         MPI_Type_free(&t1);
         for (int k = 0; k < reps; k++) {
-            MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+            MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh);
             MPI_File_set_view(fh, (MPI_Offset)rank * e * block, MPI_BYTE, ft, "native", MPI_INFO_NULL);
             MPI_Barrier(MPI_COMM_WORLD);
             t = MPI_Wtime();
@@ -167,6 +266,7 @@ int main(int argc, char **argv)
         }
     }
     free(buf);
+    MPI_Info_free(&info);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
         MPI_File_delete(path, MPI_INFO_NULL);

@@ -6,10 +6,13 @@
 # 1. Collective write and read of TOTAL bytes (default 64 MiB; --full: 1 GiB, the issue's
 #    size) by 16 ranks in interleaved 64 KiB blocks: Toucan at n=2, V=8 against plain MPICH
 #    -np 2 moving the same bytes with the same pattern (each MPICH rank does 8 ranks' blocks,
-#    bench/io.c -e 8), and dd writing and reading the same amount to the same file system.
+#    bench/io.c -e 8), dd writing and reading the same amount to the same file system, and
+#    "posix" (bench/io.c posix: one process, pwrite/pread of 1 MiB from/into a buffer the size
+#    of the file; dd's read goes into one 1 MiB buffer that stays in the CPU cache, which
+#    no program whose data live in memory the size of the file can match).
 # 2. Independent MPI_File_write_at of 1 MiB per rank: Toucan n=2, V=1 against MPICH -np 2
 #    (1 MiB per rank), and Toucan n=2, V=8 against MPICH -np 2 writing 8 x 1 MiB per rank.
-# Prints each time (best of REPS) and the ratios toucan/mpich and toucan/dd (time ratios:
+# Prints each time (best of REPS) and the ratios toucan/mpich, toucan/dd, toucan/posix (time ratios:
 # below 1 is faster). Files go to --dir (default $TMPDIR or /tmp) and are removed.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -42,6 +45,9 @@ echo "# bench/run-io.sh: total $((total >> 20)) MiB, best of $reps, files in $di
 m=$(mpirun -np 2 "$out/io.mpich" coll -t "$total" -e 8 -r "$reps" "$f")
 t=$(TOUCAN_V=8 mpirun -np 2 "$out/io.toucan" coll -t "$total" -e 1 -r "$reps" "$f")
 t1=$(TOUCAN_V=1 mpirun -np 2 "$out/io.toucan" coll -t "$total" -e 8 -r "$reps" "$f")
+# posix: one process, pwrite/pread of 1 MiB from/into a buffer the size of the file (the
+# bound for data that live in the ranks' memory; dd's 1 MiB buffer stays in cache)
+px=$(mpirun -np 1 "$out/io.mpich" posix -t "$total" -r "$reps" "$f")
 # dd: the same bytes, one sequential stream, page cache (no fsync), best of REPS
 ddw=1e30
 ddr=1e30
@@ -55,8 +61,9 @@ rm -f "$f"
 for op in coll_write coll_read; do
     mv=$(val $op <<<"$m"); tv=$(val $op <<<"$t"); t1v=$(val $op <<<"$t1")
     d=$ddw; [[ $op == coll_read ]] && d=$ddr
-    printf '%-11s mpich-np2(E=8) %.4fs  toucan-2x8 %.4fs  toucan-2x1(E=8) %.4fs  dd %.4fs  toucan-2x8/mpich %s  toucan-2x8/dd %s\n' \
-        "$op" "$mv" "$tv" "$t1v" "$d" "$(ratio "$tv" "$mv")" "$(ratio "$tv" "$d")"
+    pv=$(val "posix_${op#coll_}" <<<"$px")
+    printf '%-11s mpich-np2(E=8) %.4fs  toucan-2x8 %.4fs  toucan-2x1(E=8) %.4fs  dd %.4fs  posix %.4fs  toucan-2x8/mpich %s  toucan-2x8/dd %s  toucan-2x8/posix %s\n' \
+        "$op" "$mv" "$tv" "$t1v" "$d" "$pv" "$(ratio "$tv" "$mv")" "$(ratio "$tv" "$d")" "$(ratio "$tv" "$pv")"
 done
 m=$(mpirun -np 2 "$out/io.mpich" indep -r "$reps" "$f")
 t=$(TOUCAN_V=1 mpirun -np 2 "$out/io.toucan" indep -r "$reps" "$f")

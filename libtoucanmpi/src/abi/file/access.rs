@@ -10,6 +10,7 @@
 //! the same, and no rank waits for another. Split collectives run the blocking collective in
 //! their begin call, as the standard allows (MPI 4.1 section 14.4.5).
 
+use super::datarep;
 use super::{file, not_sequential, twophase, FileObj, Split};
 use crate::abi::consts as c;
 use crate::abi::handles::{self as hd, me};
@@ -18,7 +19,7 @@ use crate::core::datatype::{external32, DtRef};
 use crate::core::error::{err, MpiError, MpiResult};
 use crate::core::io::ioq;
 use crate::core::io::posix::{self, Fd};
-use crate::core::io::view::{Rep, View};
+use crate::core::io::view::{self, Rep, View};
 use crate::core::request::Status;
 use crate::core::state;
 use std::os::raw::c_void;
@@ -47,6 +48,8 @@ pub(super) struct Plan {
     pub buf: usize,
     pub count: usize,
     pub dt: DtRef,
+    /// The program's handle of `dt` (what a user representation's conversion is given).
+    pub dth: usize,
     /// Stream bytes (file representation).
     pub len: u64,
 }
@@ -65,6 +68,7 @@ pub(super) unsafe fn plan(fh: usize, dir: Dir, buf: *mut c_void, count: i64, dt:
     let view = f.st.lock().view.clone();
     let len = match view.rep {
         Rep::External32 => external32::size(&d, count),
+        Rep::User(_) => view::file_size(&d, view.rep)?.checked_mul(count),
         _ => d.size.checked_mul(count),
     }
     .ok_or_else(|| MpiError::new(c::MPI_ERR_ARG, "access too large"))? as u64;
@@ -81,20 +85,24 @@ pub(super) unsafe fn plan(fh: usize, dir: Dir, buf: *mut c_void, count: i64, dt:
         buf: buf as usize,
         count,
         dt: d,
+        dth: dt,
         len,
     })
 }
 
 impl Plan {
-    fn direct(&self) -> bool {
-        self.view.rep != Rep::External32 && self.dt.is_contiguous()
+    pub fn direct(&self) -> bool {
+        self.view.rep.is_native() && self.dt.is_contiguous()
     }
 
     /// The stream of a write, when it must be built (packed or converted); None when the
     /// program's buffer is the stream.
-    pub unsafe fn gather(&self) -> Option<Vec<u8>> {
+    pub unsafe fn gather(&self) -> MpiResult<Option<Vec<u8>>> {
         if self.dir == Dir::Read || self.direct() {
-            return None;
+            return Ok(None);
+        }
+        if let Rep::User(id) = self.view.rep {
+            return datarep::to_file(id, self.buf, self.dth, &self.dt, self.count, self.len as usize).map(Some);
         }
         let mut out = vec![0u8; self.len as usize];
         let p = self.buf as *const u8;
@@ -103,18 +111,23 @@ impl Plan {
         } else {
             self.dt.pack_to(p, self.count, out.as_mut_ptr());
         }
-        Some(out)
+        Ok(Some(out))
     }
 
     /// Memory bytes of `n` stream bytes (what the status counts).
     fn mem_bytes(&self, n: u64) -> u64 {
-        if self.view.rep == Rep::External32 {
-            let one = external32::size(&self.dt, 1).unwrap_or(self.dt.size).max(1) as u64;
-            n / one * self.dt.size as u64
-        } else {
-            n
-        }
+        mem_bytes(&self.dt, self.view.rep, n)
     }
+}
+
+/// Memory bytes of `n` stream bytes of `dt` in representation `rep` (whole elements, when
+/// their sizes differ).
+fn mem_bytes(dt: &DtRef, rep: Rep, n: u64) -> u64 {
+    if rep.is_native() {
+        return n;
+    }
+    let one = view::file_size(dt, rep).unwrap_or(dt.size).max(1) as u64;
+    n / one * dt.size as u64
 }
 
 /// One independent access, owning what it needs: runs on the I/O thread or in place.
@@ -130,12 +143,17 @@ pub(super) struct Job {
     len: u64,
     direct: bool,
     data: Option<Vec<u8>>,
+    /// Data-sieving window of a read (0: none; `Hints::ds_read_window`).
+    sieve: u64,
 }
 
 impl Job {
     pub(super) unsafe fn new(p: &Plan, start: u64) -> MpiResult<Job> {
         let segs = p.view.segments(start, p.len)?;
-        let atomic = p.f.st.lock().atomic;
+        let (atomic, sieve) = {
+            let s = p.f.st.lock();
+            (s.atomic, s.hints.ds_read_window())
+        };
         Ok(Job {
             fd: p.f.fd.clone(),
             segs,
@@ -147,16 +165,28 @@ impl Job {
             rep: p.view.rep,
             len: p.len,
             direct: p.direct(),
-            data: p.gather(),
+            data: p.gather()?,
+            sieve,
         })
     }
 
-    /// Does the access: the stream bytes moved.
+    /// Reads the job's extents into `out` (sieved when its window allows).
+    fn read(&self, out: &mut [u8]) -> MpiResult<usize> {
+        if self.sieve > 0 {
+            posix::read_segments_sieved(&self.fd, &self.segs, out, self.sieve)
+        } else {
+            posix::read_segments(&self.fd, &self.segs, out)
+        }
+        .map_err(|e| posix::error("read", &e))
+    }
+
+    /// Does the access: the stream bytes moved, and for a read in a user representation the
+    /// bytes read, which the calling rank converts (`converted`).
     ///
     /// # Safety
     /// The program's buffer (`buf`, `count`, `dt`) is valid for the access until it returns
     /// (MPI forbids touching it before the access completes).
-    pub(super) unsafe fn run(self) -> MpiResult<u64> {
+    pub(super) unsafe fn run(self) -> MpiResult<(u64, Option<Vec<u8>>)> {
         let span = match (self.segs.first(), self.segs.last()) {
             (Some(a), Some(b)) => Some((a.0, b.0 + b.1 - a.0)),
             _ => None,
@@ -177,22 +207,27 @@ impl Job {
                     None => std::slice::from_raw_parts(self.buf as *const u8, len),
                 };
                 posix::write_segments(&self.fd, &self.segs, data).map_err(|e| posix::error("write", &e))?;
-                Ok(self.len)
+                Ok((self.len, None))
             }
             Dir::Read => {
                 if self.direct {
                     if len == 0 {
-                        return Ok(0);
+                        return Ok((0, None));
                     }
                     // SAFETY: the buffer has room for `len` contiguous bytes (direct access).
                     let out = std::slice::from_raw_parts_mut(self.buf as *mut u8, len);
-                    let n = posix::read_segments(&self.fd, &self.segs, out).map_err(|e| posix::error("read", &e))?;
-                    return Ok(n as u64);
+                    let n = self.read(out)?;
+                    return Ok((n as u64, None));
                 }
                 let mut tmp = vec![0u8; len];
-                let n = posix::read_segments(&self.fd, &self.segs, &mut tmp).map_err(|e| posix::error("read", &e))?;
+                let n = self.read(&mut tmp)?;
+                if let Rep::User(_) = self.rep {
+                    // Converted by the calling rank (`converted`), not on the I/O thread.
+                    tmp.truncate(n);
+                    return Ok((n as u64, Some(tmp)));
+                }
                 scatter(&self.dt, self.rep, &tmp[..n], self.buf, self.count);
-                Ok(n as u64)
+                Ok((n as u64, None))
             }
         }
     }
@@ -247,11 +282,12 @@ pub(super) unsafe fn independent(p: &Plan, pos: Pos) -> MpiResult<Status> {
     let start = start_of(p, pos)?;
     let job = Job::new(p, start)?;
     let wrapped = SendJob(job);
-    let n = ioq::run(move || {
+    let (n, raw) = ioq::run(move || {
         let j = wrapped;
         // SAFETY: the calling rank waits (parked) until the job is done, so its buffer stays valid.
         unsafe { j.0.run() }
     })??;
+    converted(p, raw)?;
     if let Pos::Indiv = pos {
         if n < p.len {
             // A read that met the end of file moves the pointer only past what it read.
@@ -259,6 +295,14 @@ pub(super) unsafe fn independent(p: &Plan, pos: Pos) -> MpiResult<Status> {
         }
     }
     Ok(status(p.mem_bytes(n)))
+}
+
+/// Converts what a read in a user representation brought (in the calling rank).
+unsafe fn converted(p: &Plan, raw: Option<Vec<u8>>) -> MpiResult<()> {
+    match (raw, p.view.rep) {
+        (Some(mut v), Rep::User(id)) => datarep::from_file(id, &mut v, p.buf, p.dth, &p.dt, p.count),
+        _ => Ok(()),
+    }
 }
 
 /// A job moved to the I/O thread.
@@ -311,14 +355,39 @@ pub(super) unsafe fn nonblocking(fh: usize, pos: Pos, dir: Dir, buf: *mut c_void
     let start = start_of(&p, pos)?;
     let job = SendJob(Job::new(&p, start)?);
     let id = state::with(|s| s.new_request(sub, c::MPI_COMM_WORLD))?;
-    let (ext, dsize) = (p.view.rep == Rep::External32, p.dt.size as u64);
-    let one = external32::size(&p.dt, 1).unwrap_or(p.dt.size).max(1) as u64;
+    let (rep, dt) = (p.view.rep, p.dt.clone());
+    if let Rep::User(_) = rep {
+        // The conversion must run in this rank: the access completes here (the standard lets
+        // a nonblocking call complete before it returns); its outcome is the request's.
+        let r = ioq::run(move || {
+            let j = job;
+            // SAFETY: this rank waits for the job, so its buffer stays valid.
+            unsafe { j.0.run() }
+        })
+        .and_then(|r| r)
+        .and_then(|(n, raw)| converted(&p, raw).map(|_| n));
+        let st = match r {
+            Ok(n) => status(mem_bytes(&dt, rep, n)),
+            Err(e) => Status {
+                error: e.class,
+                ..Status::empty()
+            },
+        };
+        state::with(|s| {
+            if let Some(r) = s.req_mut(id) {
+                r.status = st;
+            }
+            s.complete(id);
+        })?;
+        *req = id as usize;
+        return Ok(());
+    }
     ioq::submit(Box::new(move || {
         let j = job;
         // SAFETY: the program keeps the buffer valid until the request completes.
         let r = unsafe { j.0.run() };
         let st = match r {
-            Ok(n) => status(if ext { n / one * dsize } else { n }),
+            Ok((n, _)) => status(mem_bytes(&dt, rep, n)),
             Err(e) => Status {
                 error: e.class,
                 ..Status::empty()

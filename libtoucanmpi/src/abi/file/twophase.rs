@@ -10,9 +10,10 @@
 //! Holes inside a domain are left alone (no read-modify-write, so no data sieving).
 
 use super::access::{scatter, Dir, Plan};
-use super::{allgather, allreduce, alltoallv, bcast, FileObj};
+use super::{allgather, allreduce, alltoallv, bcast, datarep, FileObj};
 use crate::abi::consts as c;
 use crate::core::error::{err, MpiError, MpiResult};
+use crate::core::io::view::Rep;
 use crate::core::io::{ioq, posix};
 use std::sync::Arc;
 
@@ -115,8 +116,15 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
     let mut stream: *mut u8 = std::ptr::null_mut();
     if let Some(p) = p {
         // SAFETY: `p` was checked by `plan`: its buffer holds `count` elements of its type.
-        packed = unsafe { p.gather() };
-        if packed.is_none() && p.dir == Dir::Read && !(p.view.rep != crate::core::io::view::Rep::External32 && p.dt.is_contiguous()) {
+        packed = match unsafe { p.gather() } {
+            Ok(v) => v,
+            Err(e) => {
+                // A write conversion failed here: take part without data, so nobody hangs.
+                run(f, None, 0)?;
+                return Err(e);
+            }
+        };
+        if packed.is_none() && p.dir == Dir::Read && !p.direct() {
             packed = Some(vec![0u8; p.len as usize]);
         }
         stream = match packed.as_mut() {
@@ -132,6 +140,7 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
             let fd = p.f.fd.clone();
             let len = p.len as usize;
             let (segs, addr) = (segs.clone(), stream as usize);
+            let sieve = hints.ds_read_window();
             n = ioq::run(move || -> MpiResult<u64> {
                 // SAFETY: the calling rank waits for this job; `addr` holds `len` stream bytes.
                 let buf = unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, len) };
@@ -139,7 +148,12 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
                     posix::write_segments(&fd, &segs, buf).map_err(|e| posix::error("write", &e))?;
                     Ok(len as u64)
                 } else {
-                    Ok(posix::read_segments(&fd, &segs, buf).map_err(|e| posix::error("read", &e))? as u64)
+                    let r = if sieve > 0 {
+                        posix::read_segments_sieved(&fd, &segs, buf, sieve)
+                    } else {
+                        posix::read_segments(&fd, &segs, buf)
+                    };
+                    Ok(r.map_err(|e| posix::error("read", &e))? as u64)
                 }
             })??;
         }
@@ -176,13 +190,33 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
 
     let mut fail: Option<MpiError> = None;
     let mut short = u64::MAX;
-    // The aggregator's window of the current round (at most cb_buffer_size bytes).
+    // Ranks in the aggregator's address space (its siblings, and cousins in SMP mode) do not
+    // copy their pieces into messages: they send only where the pieces are (offset, length,
+    // stream position, and their stream's address once), and the aggregator writes the file
+    // straight from their buffers (or reads it straight into them). They are parked in this
+    // collective until its final allreduce, which the aggregator joins only after its last
+    // round, so their streams stay put meanwhile.
+    let myproc = f.procs[f.rank as usize];
+    let near = |r: usize| f.procs[r] == myproc;
+    // The aggregator's window of the current round (at most cb_buffer_size bytes): only used
+    // when pieces overlap (a write's later rank wins, as before) or a read asks for the same
+    // bytes twice.
     let mut win: Vec<u8> = Vec::new();
+    // Writes are pipelined: the file write of round t runs on the I/O thread while round
+    // t + 1's pieces are exchanged. Its messages and window are the other set of two, kept
+    // untouched until it is waited for (before round t + 1's write starts, and at the end; a
+    // `Started` dropped on an error path still waits, so no buffer goes away under it).
+    let mut win2: Vec<u8> = Vec::new();
+    let mut recv2: Vec<Vec<u8>> = Vec::new();
     // The messages of each round, their buffers reused (see `alltoallv`).
     let (mut send, mut replies): (Vec<Vec<u8>>, Vec<Vec<u8>>) = (vec![Vec::new(); size], vec![Vec::new(); size]);
     let (mut recv, mut back): (Vec<Vec<u8>>, Vec<Vec<u8>>) = (Vec::new(), Vec::new());
+    // Declared after every buffer a write job may use, so an early return drops (and so
+    // waits for) it before them.
+    let mut inflight: Option<ioq::Started<MpiResult<()>>> = None;
     for t in 0..rounds {
-        // Phase 1: pieces (with data, for a write) or requests to each aggregator.
+        // Phase 1: pieces (with data, for a write to another process) or requests to each
+        // aggregator: [count, stream address, (offset, bytes, stream position) * count, data].
         for v in send.iter_mut() {
             v.clear();
         }
@@ -198,11 +232,13 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
             }
             let m = &mut send[r];
             put(m, ps.len() as u64);
-            for &(o, l, _) in &ps {
+            put(m, stream as u64);
+            for &(o, l, s) in &ps {
                 put(m, o);
                 put(m, l);
+                put(m, s);
             }
-            if write {
+            if write && !near(r) {
                 for &(_, l, s) in &ps {
                     // SAFETY: stream holds the rank's whole stream; (s, l) lies inside it.
                     m.extend_from_slice(unsafe { std::slice::from_raw_parts(stream.add(s as usize), l as usize) });
@@ -210,124 +246,106 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
             }
             mine[j] = ps;
         }
+        if write {
+            // This round's messages go to the set the write before last used (done).
+            std::mem::swap(&mut recv, &mut recv2);
+            std::mem::swap(&mut win, &mut win2);
+        }
         alltoallv(f.comm, &send, &mut recv)?;
 
         // Phase 2: the aggregator's file access.
-        for v in replies.iter_mut() {
-            v.clear();
-        }
         if let Some(j) = me_agg {
             let (a, b) = window(j, t);
-            // (offset, bytes, source rank, where its data start in the source's message)
+            // (offset, bytes, source rank, address of the piece's bytes: in the source's
+            // message, or in its stream when it shares this address space)
             let mut got: Vec<(u64, u64, usize, usize)> = Vec::new();
             for (src, m) in recv.iter().enumerate() {
-                if m.is_empty() {
+                if m.len() < 16 {
                     continue;
                 }
                 let n = get(m, 0) as usize;
-                let mut d = 8 * (1 + 2 * n);
+                let addr = get(m, 1) as usize;
+                let mut d = 8 * (2 + 3 * n);
+                if m.len() < d {
+                    fail.get_or_insert(MpiError::new(c::MPI_ERR_INTERN, "a short request at the aggregator"));
+                    continue;
+                }
                 for k in 0..n {
-                    let (o, l) = (get(m, 1 + 2 * k), get(m, 2 + 2 * k));
+                    let (o, l, s) = (get(m, 2 + 3 * k), get(m, 3 + 3 * k), get(m, 4 + 3 * k));
                     // Every rank cuts its pieces at the same windows; one outside this window
                     // (or data past its message) means the ranks disagree on the access.
-                    if o < a || o + l > b || (write && d + l as usize > m.len()) {
+                    let remote_data = write && !near(src);
+                    if o < a || o + l > b || (remote_data && d + l as usize > m.len()) {
                         fail.get_or_insert(MpiError::new(c::MPI_ERR_INTERN, "a piece outside the aggregator's window"));
                         continue;
                     }
-                    got.push((o, l, src, d));
-                    if write {
-                        d += l as usize;
+                    if near(src) {
+                        got.push((o, l, src, addr + s as usize));
+                    } else {
+                        got.push((o, l, src, m.as_ptr() as usize + d));
+                        if write {
+                            d += l as usize;
+                        }
                     }
                 }
             }
-            // The window's bytes live in `win` (kept between rounds: no fresh pages to fault
-            // in and clear each round); the runs it covers go to or come from the file in
-            // one system call each.
-            win.resize((b - a) as usize, 0);
-            let mut ext: Vec<(u64, u64)> = got.iter().map(|g| (g.0, g.0 + g.1)).collect();
-            ext.sort_unstable();
-            let runs = merge(ext);
             if write {
-                // One copy: each piece straight from its message to its place in the window.
-                for &(o, l, src, d) in &got {
-                    let at = (o - a) as usize;
-                    win[at..at + l as usize].copy_from_slice(&recv[src][d..d + l as usize]);
-                }
                 let fd = f.fd.clone();
-                let buf = std::mem::take(&mut win);
-                let (r, buf) = ioq::run(move || {
-                    let r = (|| -> MpiResult<()> {
-                        let _l = if atomic && a < b {
-                            Some(posix::lock(&fd, true, a, b - a).map_err(|e| posix::error("fcntl lock", &e))?)
-                        } else {
-                            None
-                        };
-                        for &(o, e) in &runs {
-                            posix::pwrite_all(&fd, &buf[(o - a) as usize..(e - a) as usize], o).map_err(|e| posix::error("write", &e))?;
-                        }
-                        Ok(())
-                    })();
-                    (r, buf)
-                })?;
-                win = buf;
-                if let Err(e) = r {
+                if let Some(job) = inflight.take() {
+                    if let Err(e) = job.wait()? {
+                        fail.get_or_insert(e);
+                    }
+                }
+                let job = write_window(&fd, &mut got, &mut win, a, b, atomic);
+                if hints.cb_pipeline() {
+                    inflight = Some(job);
+                } else if let Err(e) = job.wait()? {
                     fail.get_or_insert(e);
                 }
             } else {
-                // Read the union of the requested extents into the window, then answer each
-                // request from it.
+                // Replies: [bytes the file had for each request, then (to another process)
+                // the bytes, each piece at its full length].
+                for (src, reply) in replies.iter_mut().enumerate() {
+                    let m = &recv[src];
+                    let n = if m.len() < 16 { 0 } else { get(m, 0) as usize };
+                    let data: u64 = if n == 0 || near(src) {
+                        0
+                    } else {
+                        (0..n).map(|k| get(m, 3 + 3 * k)).sum()
+                    };
+                    let need = if n == 0 { 0 } else { 8 * n + data as usize };
+                    // Shrinking first keeps the old bytes: only growth is cleared.
+                    reply.truncate(need);
+                    reply.resize(need, 0);
+                }
+                // Remote pieces are read straight into their reply, at their place.
+                let mut at = vec![0usize; size];
+                for g in got.iter_mut() {
+                    if !near(g.2) {
+                        let n = get(&recv[g.2], 0) as usize;
+                        let d = 8 * n + at[g.2];
+                        g.3 = replies[g.2].as_mut_ptr() as usize + d;
+                        at[g.2] += g.1 as usize;
+                    }
+                }
                 let fd = f.fd.clone();
-                let mut buf = std::mem::take(&mut win);
-                let (r, buf) = ioq::run(move || {
-                    let r = (|| -> MpiResult<Vec<(u64, u64)>> {
-                        let _l = if atomic && a < b {
-                            Some(posix::lock(&fd, false, a, b - a).map_err(|e| posix::error("fcntl lock", &e))?)
-                        } else {
-                            None
-                        };
-                        let mut have = Vec::with_capacity(runs.len());
-                        for (o, e) in runs {
-                            let n = posix::pread_upto(&fd, &mut buf[(o - a) as usize..(e - a) as usize], o)
-                                .map_err(|e| posix::error("read", &e))?;
-                            have.push((o, o + n as u64));
-                        }
-                        Ok(have)
-                    })();
-                    (r, buf)
-                })?;
-                win = buf;
-                let have = match r {
-                    Ok(d) => d,
+                let have = match read_window(&fd, &got, &mut win, a, b, atomic)? {
+                    Ok(h) => h,
                     Err(e) => {
                         fail.get_or_insert(e);
                         Vec::new()
                     }
                 };
                 for (src, m) in recv.iter().enumerate() {
-                    if m.is_empty() {
+                    if m.len() < 16 {
                         continue;
                     }
                     let n = get(m, 0) as usize;
-                    // How much of each request the file had, then the bytes, in one message.
-                    let avail: Vec<u64> = (0..n)
-                        .map(|k| {
-                            let (o, l) = (get(m, 1 + 2 * k), get(m, 2 + 2 * k));
-                            let i = have.partition_point(|r| r.0 <= o);
-                            if i == 0 {
-                                0
-                            } else {
-                                have[i - 1].1.saturating_sub(o).min(l)
-                            }
-                        })
-                        .collect();
-                    let reply = &mut replies[src];
-                    reply.reserve(8 * n + avail.iter().sum::<u64>() as usize);
-                    for &k in &avail {
-                        put(reply, k);
-                    }
-                    for (k, &v) in avail.iter().enumerate() {
-                        let at = (get(m, 1 + 2 * k) - a) as usize;
-                        reply.extend_from_slice(&win[at..at + v as usize]);
+                    for k in 0..n {
+                        let (o, l) = (get(m, 2 + 3 * k), get(m, 3 + 3 * k));
+                        let i = have.partition_point(|r| r.0 <= o);
+                        let avail = if i == 0 { 0 } else { have[i - 1].1.saturating_sub(o).min(l) };
+                        replies[src][8 * k..8 * k + 8].copy_from_slice(&avail.to_le_bytes());
                     }
                 }
             }
@@ -335,7 +353,8 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
         if write {
             continue;
         }
-        // Phase 3 (reads): the data come back to their ranks.
+        // Phase 3 (reads): the data come back to their ranks (from an aggregator in this
+        // address space only the counts: it wrote the bytes in place).
         alltoallv(f.comm, &replies, &mut back)?;
         for (j, &r) in aggs.iter().enumerate() {
             let ps = &mine[j];
@@ -350,13 +369,24 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
             let mut d = 8 * ps.len();
             for (k, &(_, l, s)) in ps.iter().enumerate() {
                 let avail = get(m, k);
-                // SAFETY: (s, avail) lies inside this rank's stream.
-                unsafe { std::ptr::copy_nonoverlapping(m[d..].as_ptr(), stream.add(s as usize), avail as usize) };
-                d += avail as usize;
+                if !near(r) {
+                    if d + avail as usize > m.len() {
+                        fail.get_or_insert(MpiError::new(c::MPI_ERR_INTERN, "a short answer from an aggregator"));
+                        break;
+                    }
+                    // SAFETY: (s, avail) lies inside this rank's stream; the reply holds it.
+                    unsafe { std::ptr::copy_nonoverlapping(m[d..].as_ptr(), stream.add(s as usize), avail as usize) };
+                    d += l as usize;
+                }
                 if avail < l {
                     short = short.min(s + avail);
                 }
             }
+        }
+    }
+    if let Some(job) = inflight.take() {
+        if let Err(e) = job.wait()? {
+            fail.get_or_insert(e);
         }
     }
     let mut class = [fail.as_ref().map_or(0, |e| e.class as i64)];
@@ -387,19 +417,157 @@ fn merge(ext: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
     runs
 }
 
-/// Unpacks what a read brought into a packed stream; gives the bytes moved.
+/// Whether the extents of `got` (sorted by offset) overlap.
+fn overlapping(got: &[(u64, u64, usize, usize)]) -> bool {
+    got.windows(2).any(|w| w[1].0 < w[0].0 + w[0].1)
+}
+
+/// The pieces of `got` (sorted by offset, not overlapping) grouped into file runs: (file
+/// offset, the pieces' memory spans in file order).
+fn runs_of(got: &[(u64, u64, usize, usize)]) -> Vec<(u64, Vec<posix::Span>)> {
+    let mut runs: Vec<(u64, u64, Vec<posix::Span>)> = Vec::new();
+    for &(o, l, _, addr) in got {
+        match runs.last_mut() {
+            Some(r) if r.1 == o => {
+                r.1 += l;
+                r.2.push((addr, l as usize));
+            }
+            _ => runs.push((o, o + l, vec![(addr, l as usize)])),
+        }
+    }
+    runs.into_iter().map(|(o, _, v)| (o, v)).collect()
+}
+
+/// The aggregator's write of one round's window `[a, b)`: each run of adjacent pieces with one
+/// `pwritev` straight from where the pieces are (messages, or the buffers of the ranks in
+/// this address space), started on the I/O thread (the caller keeps the pieces' memory and
+/// `win` untouched until it has waited for it). Overlapping pieces are first copied into
+/// `win` in rank order (the later rank's bytes win) and written from there.
+fn write_window(
+    fd: &Arc<posix::Fd>,
+    got: &mut [(u64, u64, usize, usize)],
+    win: &mut Vec<u8>,
+    a: u64,
+    b: u64,
+    atomic: bool,
+) -> ioq::Started<MpiResult<()>> {
+    got.sort_by_key(|g| g.0);
+    let runs = if overlapping(got) {
+        // Rank order (stable: offsets within a rank), so the later rank's bytes win.
+        got.sort_by_key(|g| g.2);
+        win.resize((b - a) as usize, 0);
+        for &(o, l, _, addr) in got.iter() {
+            let at = (o - a) as usize;
+            // SAFETY: `addr` holds the piece's `l` bytes (a message of this round, or a parked
+            // rank's stream); the window has room for [o, o + l) inside [a, b).
+            unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, win.as_mut_ptr().add(at), l as usize) };
+        }
+        let base = win.as_ptr() as usize;
+        let mut ext: Vec<(u64, u64)> = got.iter().map(|g| (g.0, g.0 + g.1)).collect();
+        ext.sort_unstable();
+        merge(ext)
+            .into_iter()
+            .map(|(o, e)| (o, vec![(base + (o - a) as usize, (e - o) as usize)]))
+            .collect()
+    } else {
+        runs_of(got)
+    };
+    let fd = fd.clone();
+    ioq::start(move || -> MpiResult<()> {
+        let _l = if atomic && a < b {
+            Some(posix::lock(&fd, true, a, b - a).map_err(|e| posix::error("fcntl lock", &e))?)
+        } else {
+            None
+        };
+        for (o, spans) in &runs {
+            // SAFETY: the spans are in this round's messages, the window, or the streams of
+            // ranks parked in this collective; the aggregator waits for this job.
+            unsafe { posix::pwritev_all(&fd, spans, *o) }.map_err(|e| posix::error("write", &e))?;
+        }
+        Ok(())
+    })
+}
+
+/// The aggregator's read of one round's window `[a, b)` into the pieces' destinations (their
+/// reply messages, or the streams of the ranks in this address space): one `preadv` per run
+/// of adjacent pieces, or, when requests overlap, the union read into `win` and copied out.
+/// Returns the extents `[o, e)` the file had, in order.
+fn read_window(
+    fd: &Arc<posix::Fd>,
+    got: &[(u64, u64, usize, usize)],
+    win: &mut Vec<u8>,
+    a: u64,
+    b: u64,
+    atomic: bool,
+) -> MpiResult<MpiResult<Vec<(u64, u64)>>> {
+    let mut got = got.to_vec();
+    got.sort_by_key(|g| g.0);
+    let fd = fd.clone();
+    if !overlapping(&got) {
+        let runs = runs_of(&got);
+        return ioq::run(move || -> MpiResult<Vec<(u64, u64)>> {
+            let _l = if atomic && a < b {
+                Some(posix::lock(&fd, false, a, b - a).map_err(|e| posix::error("fcntl lock", &e))?)
+            } else {
+                None
+            };
+            let mut have = Vec::with_capacity(runs.len());
+            for (o, spans) in &runs {
+                // SAFETY: the spans are this round's reply buffers or the streams of ranks
+                // parked in this collective, disjoint; the aggregator waits for this job.
+                let n = unsafe { posix::preadv_upto(&fd, spans, *o) }.map_err(|e| posix::error("read", &e))?;
+                have.push((*o, *o + n as u64));
+            }
+            Ok(have)
+        });
+    }
+    let runs = merge(got.iter().map(|g| (g.0, g.0 + g.1)).collect());
+    win.resize((b - a) as usize, 0);
+    let buf = std::mem::take(win);
+    let (r, buf) = ioq::run(move || {
+        let mut buf = buf;
+        let r = (|| -> MpiResult<Vec<(u64, u64)>> {
+            let _l = if atomic && a < b {
+                Some(posix::lock(&fd, false, a, b - a).map_err(|e| posix::error("fcntl lock", &e))?)
+            } else {
+                None
+            };
+            let mut have = Vec::with_capacity(runs.len());
+            for (o, e) in runs {
+                let n = posix::pread_upto(&fd, &mut buf[(o - a) as usize..(e - a) as usize], o).map_err(|e| posix::error("read", &e))?;
+                have.push((o, o + n as u64));
+            }
+            Ok(have)
+        })();
+        (r, buf)
+    })?;
+    *win = buf;
+    if let Ok(have) = &r {
+        for &(o, l, _, addr) in &got {
+            let i = have.partition_point(|h| h.0 <= o);
+            let n = if i == 0 { 0 } else { have[i - 1].1.saturating_sub(o).min(l) };
+            // SAFETY: `addr` has room for the piece's `l` bytes (n <= l), and nobody else
+            // touches them during the collective; the window holds [o, o + n).
+            unsafe { std::ptr::copy_nonoverlapping(win.as_ptr().add((o - a) as usize), addr as *mut u8, n as usize) };
+        }
+    }
+    Ok(r)
+}
+
+/// Unpacks what a read brought into a packed stream (converting it, in a user
+/// representation, here in the calling rank); gives the bytes moved.
 fn finish(p: Option<&Plan>, packed: Option<Vec<u8>>, n: u64) -> MpiResult<u64> {
-    if let (Some(p), Some(v)) = (p, packed) {
-        if p.dir == Dir::Read {
+    if let (Some(p), Some(mut v)) = (p, packed) {
+        if let (Dir::Read, Rep::User(id)) = (p.dir, p.view.rep) {
+            // SAFETY: the program's buffer holds `count` elements of its type.
+            unsafe { datarep::from_file(id, &mut v[..n as usize], p.buf, p.dth, &p.dt, p.count)? };
+        } else if p.dir == Dir::Read {
             // SAFETY: the program's buffer holds `count` elements of its type.
             unsafe { scatter(&p.dt, p.view.rep, &v[..n as usize], p.buf, p.count) };
         }
     }
     Ok(n)
 }
-
-#[allow(dead_code)]
-fn _arc(_: Arc<()>) {}
 
 #[cfg(test)]
 mod tests {

@@ -90,8 +90,24 @@ pub fn offload() -> bool {
 /// Runs `f` for the calling subrank: on the I/O thread (the subrank parks meanwhile and its
 /// siblings run) when `offload()`, else in place.
 pub fn run<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> MpiResult<R> {
+    start(f).wait()
+}
+
+/// A job started by `start`: `wait` gives its result. Dropped unwaited (an error path of its
+/// owner), it still waits for the job, which may use memory its owner is about to free.
+pub struct Started<R> {
+    slot: Option<Arc<Mutex<Option<R>>>>,
+    done: Option<R>,
+}
+
+/// Starts `f` for the calling subrank, which goes on running and waits for it later
+/// (`Started::wait`): on the I/O thread when `offload()`, else it runs here at once.
+pub fn start<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> Started<R> {
     if !offload() || !sched::in_coroutine() {
-        return Ok(f());
+        return Started {
+            slot: None,
+            done: Some(f()),
+        };
     }
     let slot: Arc<Mutex<Option<R>>> = Arc::new(Mutex::new(None));
     let me = sched::current();
@@ -101,5 +117,44 @@ pub fn run<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> MpiResu
         *s2.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
         sched::wake(me);
     }));
-    crate::core::p2p::blocking::block_on(|_| slot.lock().unwrap_or_else(|e| e.into_inner()).take())
+    Started {
+        slot: Some(slot),
+        done: None,
+    }
+}
+
+impl<R> Started<R> {
+    /// The job's result, parking the subrank until it is done.
+    pub fn wait(mut self) -> MpiResult<R> {
+        if let Some(r) = self.done.take() {
+            return Ok(r);
+        }
+        let slot = self.slot.take().expect("a started job has a slot or a result");
+        let r = crate::core::p2p::blocking::block_on(|_| slot.lock().unwrap_or_else(|e| e.into_inner()).take());
+        if r.is_err() {
+            // Not parked to the end (the job is still running): wait without the scheduler.
+            Started::<R> {
+                slot: Some(slot),
+                done: None,
+            }
+            .settle();
+        }
+        r
+    }
+
+    fn settle(&mut self) {
+        if let Some(slot) = self.slot.take() {
+            if crate::core::p2p::blocking::block_on(|_| slot.lock().unwrap_or_else(|e| e.into_inner()).take()).is_err() {
+                while slot.lock().unwrap_or_else(|e| e.into_inner()).is_none() {
+                    crate::sched::timer::os_yield();
+                }
+            }
+        }
+    }
+}
+
+impl<R> Drop for Started<R> {
+    fn drop(&mut self) {
+        self.settle();
+    }
 }

@@ -3,6 +3,7 @@
 //! (`posix`), and the per-process I/O thread that blocking and nonblocking accesses run on so
 //! that a subrank waiting for the kernel lets its siblings run (`ioq`). The exports, the file
 //! handles and the collective (two-phase) algorithms are in `abi::file`. See docs/io.md.
+pub mod datarep;
 pub mod ioq;
 pub mod posix;
 pub mod view;

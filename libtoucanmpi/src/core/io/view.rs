@@ -7,6 +7,7 @@ use crate::consts as c;
 use crate::core::datatype::basic::BasicType;
 use crate::core::datatype::{external32, DtRef};
 use crate::core::error::{err, MpiResult};
+use crate::core::io::datarep;
 
 /// The data representation of a view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,34 +16,57 @@ pub enum Rep {
     Native,
     Internal,
     External32,
+    /// A representation the program registered (`core::io::datarep`, by index).
+    User(u32),
 }
 
 impl Rep {
+    /// The representation named `s` for the running subrank (its registered ones included).
     pub fn parse(s: &str) -> MpiResult<Rep> {
         match s {
             "native" => Ok(Rep::Native),
             "internal" => Ok(Rep::Internal),
             "external32" => Ok(Rep::External32),
-            _ => err(
-                c::MPI_ERR_UNSUPPORTED_DATAREP,
-                format!("data representation \"{s}\" is not supported (native, internal, external32)"),
-            ),
+            _ => match datarep::lookup(crate::sched::rank(), s) {
+                Some(i) => Ok(Rep::User(i)),
+                None => err(
+                    c::MPI_ERR_UNSUPPORTED_DATAREP,
+                    format!("data representation \"{s}\" is not supported (native, internal, external32, or one registered with MPI_Register_datarep)"),
+                ),
+            },
         }
     }
-    pub fn name(self) -> &'static str {
+    pub fn name(self) -> String {
         match self {
-            Rep::Native => "native",
-            Rep::Internal => "internal",
-            Rep::External32 => "external32",
+            Rep::Native => "native".into(),
+            Rep::Internal => "internal".into(),
+            Rep::External32 => "external32".into(),
+            Rep::User(i) => datarep::get(i).name.clone(),
         }
+    }
+    /// Whether the stream is the data in memory order and native form (no conversion).
+    pub fn is_native(self) -> bool {
+        matches!(self, Rep::Native | Rep::Internal)
     }
 }
 
-/// Bytes one element of `d` takes in the file in representation `rep`.
-pub fn file_size(d: &crate::core::datatype::Datatype, rep: Rep) -> usize {
-    match rep {
+/// Bytes one element of `d` takes in the file in representation `rep` (a user
+/// representation's extent function can fail).
+pub fn file_size(d: &crate::core::datatype::Datatype, rep: Rep) -> MpiResult<usize> {
+    Ok(match rep {
         Rep::External32 => external32::size(d, 1).unwrap_or(d.size),
+        Rep::User(i) => datarep::get(i).size(d)?,
         _ => d.size,
+    })
+}
+
+/// Whether `d`'s basic types all take their native size in the file under `rep` (then its
+/// file layout is its memory layout, only the bytes' form may differ).
+fn layout_kept(d: &crate::core::datatype::Datatype, rep: Rep) -> MpiResult<bool> {
+    match rep {
+        Rep::External32 => Ok(same_sizes(d)),
+        Rep::User(i) => datarep::get(i).same_sizes(d),
+        _ => Ok(true),
     }
 }
 
@@ -52,6 +76,55 @@ fn same_sizes(d: &crate::core::datatype::Datatype) -> bool {
     d.runs().iter().all(|r: &crate::core::datatype::typemap::Run| {
         external32::basic_size(r.ty) == r.ty.size() && r.ty.size() == r.ty.extent() && !r.ty.is_pair()
     }) && (d.basic.is_none_or(|b: BasicType| external32::basic_size(b) == b.size()))
+}
+
+/// A filetype's file blocks (offset, bytes) and its tile extent.
+type Layout = (Vec<(u64, u64)>, u64);
+
+/// The file layout of a portable filetype in a representation whose sizes differ from native
+/// (MPI 4.1 section 14.5: MPI scales the displacements of portable etypes and filetypes to
+/// the file's representation): a type of one basic type whose blocks, displacements and
+/// extent are whole elements has each element's native extent replaced by its file extent.
+/// The blocks and the tile extent, or None when the type is not of that form.
+fn scaled(ft: &crate::core::datatype::Datatype, rep: Rep) -> MpiResult<Option<Layout>> {
+    let runs = ft.runs();
+    let b = match runs.first() {
+        Some(r) => r.ty,
+        None => return Ok(None),
+    };
+    let e = b.extent();
+    if e == 0 || b.size() != e || runs.iter().any(|r| r.ty != b) || ft.extent < 0 || !(ft.extent as usize).is_multiple_of(e) {
+        return Ok(None);
+    }
+    let fe = match rep {
+        Rep::External32 => external32::basic_size(b),
+        Rep::User(i) => datarep::get(i).extent(b)?,
+        _ => e,
+    } as u64;
+    let e64 = e as u64;
+    let mut blocks = Vec::with_capacity(ft.blocks.len());
+    for &(o, l) in &ft.blocks {
+        if o < 0 || !(o as usize).is_multiple_of(e) || !l.is_multiple_of(e) {
+            return Ok(None);
+        }
+        blocks.push((o as u64 / e64 * fe, l as u64 / e64 * fe));
+    }
+    Ok(Some((blocks, ft.extent as u64 / e64 * fe)))
+}
+
+/// The extent of `d` in the file under `rep` (`MPI_File_get_type_extent`): its file size when
+/// contiguous, its scaled extent when portable, else its memory extent.
+pub fn file_extent(d: &crate::core::datatype::Datatype, rep: Rep) -> MpiResult<u64> {
+    if rep.is_native() || layout_kept(d, rep)? {
+        return Ok(d.extent.max(0) as u64);
+    }
+    if d.is_contiguous() {
+        return Ok(file_size(d, rep)? as u64);
+    }
+    Ok(match scaled(d, rep)? {
+        Some((_, ext)) => ext,
+        None => d.extent.max(0) as u64,
+    })
 }
 
 /// The typemap of an etype or filetype: displacements non-negative and non-decreasing, no
@@ -130,15 +203,24 @@ impl View {
         check_layout(&etype, "etype", overlap_ok)?;
         check_layout(&filetype, "filetype", overlap_ok)?;
         let (blocks, tile_extent, esize) = match rep {
-            Rep::External32 if !(same_sizes(&etype) && same_sizes(&filetype)) => {
-                if !filetype.is_contiguous() || !etype.is_contiguous() {
-                    return err(
-                        c::MPI_ERR_UNSUPPORTED_DATAREP,
-                        "external32 views of non-contiguous types with basic types whose external32 size differs from the native one are not supported",
-                    );
+            Rep::External32 | Rep::User(_) if !(layout_kept(&etype, rep)? && layout_kept(&filetype, rep)?) => {
+                if filetype.is_contiguous() && etype.is_contiguous() {
+                    let fs = file_size(&filetype, rep)? as u64;
+                    (vec![(0, fs)], fs, file_size(&etype, rep)? as u64)
+                } else {
+                    match (etype.is_contiguous(), scaled(&filetype, rep)?) {
+                        (true, Some((blocks, ext))) => (blocks, ext, file_size(&etype, rep)? as u64),
+                        _ => {
+                            return err(
+                                c::MPI_ERR_UNSUPPORTED_DATAREP,
+                                format!(
+                                    "{} view: a non-contiguous filetype whose basic types change size in the file must be portable (one basic type, displacements in whole elements)",
+                                    rep.name()
+                                ),
+                            )
+                        }
+                    }
                 }
-                let fs = file_size(&filetype, rep) as u64;
-                (vec![(0, fs)], fs, file_size(&etype, rep) as u64)
             }
             _ => (
                 filetype.blocks.iter().map(|&(o, l)| (o as u64, l as u64)).collect(),
@@ -277,6 +359,22 @@ mod tests {
         };
         let v = View::new(disp, if stride == 1 { ft.clone() } else { int() }, ft, Rep::Native).unwrap();
         assert_eq!(v.segments(pos, len).unwrap(), want);
+    }
+
+    #[test]
+    fn external32_scales_portable_filetypes() {
+        // two MPI_LONGs 24 bytes apart (extent 32): 4 bytes each in external32, 12 apart
+        let long = lookup(c::MPI_LONG).unwrap();
+        let d = typemap::hvector(2, 1, 24, &long).unwrap();
+        let v = View::new(100, long.clone(), Arc::new(d), Rep::External32).unwrap();
+        assert_eq!(v.esize, 4);
+        assert_eq!(v.segments(0, 16).unwrap(), vec![(100, 4), (112, 8), (128, 4)]);
+        // not whole elements apart: refused
+        let odd = typemap::hvector(2, 1, 20, &long).unwrap();
+        assert_eq!(
+            View::new(0, long, Arc::new(odd), Rep::External32).unwrap_err().class,
+            c::MPI_ERR_UNSUPPORTED_DATAREP
+        );
     }
 
     #[test]
