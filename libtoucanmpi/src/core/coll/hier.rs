@@ -301,6 +301,18 @@ fn step(
     buf: Option<Buf>,
     work: impl FnOnce(&dyn Fn() -> MpiResult<Vec<Member>>) -> MpiResult<()>,
 ) -> MpiResult<()> {
+    if nm.local.len() == 1 {
+        // The caller is its process's only member (one per process, e.g. V = 1): nobody to
+        // meet, so no meeting point (its lock rounds, map entries and wake-ups). Its buffers
+        // are its own and it is running: no thread-local copy either.
+        let me = Member {
+            rank,
+            task: sched::current(),
+            send: send.map_or(std::ptr::null(), |b| b.ptr as *const u8),
+            buf,
+        };
+        return work(&|| Ok(vec![me.clone()]));
+    }
     let Some(rep) = rep else {
         let (ss, bs) = (send.as_ref().and_then(Shadow::of), buf.as_ref().and_then(Shadow::of));
         let sp = match (&send, &ss) {

@@ -36,6 +36,17 @@ const TAG_GATHER: i32 = 4;
 const TAG_SCATTER: i32 = 5;
 const TAG_ALLTOALL: i32 = 6;
 const TAG_SCAN: i32 = 7;
+const TAG_ALLGATHER: i32 = 8;
+/// Ranks up to which the point-to-point allgather sends every part straight to every rank
+/// (one step); a ring beyond.
+const ALLGATHER_DIRECT_MAX: usize = 64;
+
+/// Round `k` of the ring allgather at rank `r` of `n`: (the part it sends to its right
+/// neighbour, the part it receives from its left one). Round 0 sends the own part; each
+/// later round forwards the part received in the round before.
+fn ring_step(r: usize, k: usize, n: usize) -> (usize, usize) {
+    ((r + n - k % n) % n, (r + 2 * n - k % n - 1) % n)
+}
 
 /// A (buffer, count, datatype) triple.
 #[derive(Clone)]
@@ -373,16 +384,57 @@ impl Coll {
         Ok(())
     }
 
-    /// Allreduce of work buffers: reduce to rank 0, then broadcast.
+    /// Allreduce of work buffers: by recursive doubling when the size is a power of two
+    /// (log2 n exchange rounds, where reduce-then-broadcast takes twice as many dependent
+    /// messages: one round instead of two at n = 2), else reduce to rank 0, then broadcast.
     ///
     /// # Safety
     /// `acc` is a work buffer for `count` elements of `dt`.
     pub unsafe fn allreduce_work(&self, acc: Vec<u8>, count: usize, dt: &DtRef, red: &Reducer) -> MpiResult<Vec<u8>> {
+        let nr = self.size();
+        if nr > 1 && (nr & (nr - 1)) == 0 {
+            return self.allreduce_doubling(acc, count, dt, red);
+        }
         let (n, w) = red.work(count, dt);
         let mut acc = self
             .reduce_to_zero(acc, count, dt, red)?
             .unwrap_or_else(|| vec![0u8; red.work_len(count, dt)]);
         self.bcast(&Buf::new(acc.as_mut_ptr(), n, w), 0)?;
+        Ok(acc)
+    }
+
+    /// Recursive doubling over a power-of-two number of ranks: in round k each rank swaps
+    /// its partial result with rank `r ^ 2^k` and combines the lower rank range's operand
+    /// before the higher one's, so non-commutative operations see rank order and every rank
+    /// combines the same operands in the same grouping as `reduce_to_zero`'s binomial tree
+    /// (bitwise the same floating-point result on every rank, and as before).
+    ///
+    /// # Safety
+    /// `acc` is a work buffer for `count` elements of `dt`.
+    unsafe fn allreduce_doubling(&self, mut acc: Vec<u8>, count: usize, dt: &DtRef, red: &Reducer) -> MpiResult<Vec<u8>> {
+        let (nr, r) = (self.size(), self.rank());
+        let (n, w) = red.work(count, dt);
+        let mut tmp = vec![0u8; red.work_len(count, dt)];
+        let mut mask = 1;
+        while mask < nr {
+            let peer = r ^ mask;
+            let q = self.irecv(&Buf::new(tmp.as_mut_ptr(), n, w.clone()), peer, TAG_REDUCE)?;
+            let snd = self.isend(&Buf::new(acc.as_mut_ptr(), n, w.clone()), peer, TAG_REDUCE)?;
+            for st in wait_all(&[q, snd])? {
+                if st.error != c::MPI_SUCCESS {
+                    return err(st.error, "collective message did not fit the receive buffer (mismatched counts?)");
+                }
+            }
+            if peer < r {
+                // The peer holds the lower ranks: acc = tmp op acc.
+                red.apply(&tmp, &mut acc, count, dt);
+            } else {
+                // acc holds the lower ranks: tmp = acc op tmp.
+                red.apply(&acc, &mut tmp, count, dt);
+                std::mem::swap(&mut acc, &mut tmp);
+            }
+            mask <<= 1;
+        }
         Ok(acc)
     }
 
@@ -447,7 +499,11 @@ impl Coll {
         wait_all(&reqs).map(|_| ())
     }
 
-    /// Allgatherv by gather to rank 0 and broadcast of each part.
+    /// Allgatherv over point-to-point: every rank sends its part straight to every other
+    /// (one step; n - 1 messages per rank) up to `ALLGATHER_DIRECT_MAX` ranks, around a ring
+    /// beyond (n - 1 steps of one message each way, every part forwarded as received). It
+    /// used to gather to rank 0 and broadcast each part in turn: n + 1 dependent rounds of
+    /// messages, three one-way latencies at n = 2 where one does.
     ///
     /// # Safety
     /// Buffers valid as described by the arguments.
@@ -458,16 +514,37 @@ impl Coll {
         if self.real {
             return real::allgather(self, send, parts);
         }
-        let r = self.rank() as usize;
-        // In place: a non-root rank's own part is its contribution; rank 0's is already there.
-        let own = match send {
-            Some(s) => Some(s.clone()),
-            None if r != 0 => Some(parts[r].clone()),
-            None => None,
+        let (n, r) = (self.size(), self.rank());
+        let ru = r as usize;
+        // In place: the own part is already in its slot.
+        if let Some(s) = send {
+            local_copy(s, &parts[ru]);
+        }
+        let own = send.unwrap_or(&parts[ru]);
+        let check = |sts: Vec<crate::core::request::Status>| -> MpiResult<()> {
+            match sts.iter().find(|st| st.error != c::MPI_SUCCESS) {
+                Some(st) => err(st.error, "gathered message larger than its slot (mismatched counts?)"),
+                None => Ok(()),
+            }
         };
-        self.gatherv(own.as_ref(), parts, 0)?;
-        for p in parts {
-            self.bcast(p, 0)?;
+        if n as usize <= ALLGATHER_DIRECT_MAX {
+            let mut reqs = Vec::with_capacity(2 * (n as usize - 1));
+            for k in 1..n {
+                let from = (r - k + n) % n;
+                reqs.push(self.irecv(&parts[from as usize], from, TAG_ALLGATHER)?);
+            }
+            for k in 1..n {
+                reqs.push(self.isend(own, (r + k) % n, TAG_ALLGATHER)?);
+            }
+            return check(wait_all(&reqs)?);
+        }
+        let (left, right) = ((r - 1 + n) % n, (r + 1) % n);
+        for k in 0..n - 1 {
+            let (give, take) = ring_step(ru, k as usize, n as usize);
+            let out = if k == 0 { own } else { &parts[give] };
+            let q = self.irecv(&parts[take], left, TAG_ALLGATHER)?;
+            let s = self.isend(out, right, TAG_ALLGATHER)?;
+            check(wait_all(&[q, s])?)?;
         }
         Ok(())
     }
@@ -553,5 +630,39 @@ impl Coll {
         }
         let mine = Buf::new(recv, counts[r], dt.clone());
         self.scatterv(&parts, Some(&mine), 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ring_step;
+    use rstest::rstest;
+
+    /// Plays the ring allgather: every rank ends with every part, and each round sends
+    /// exactly the part the rank received the round before (its own in round 0).
+    #[rstest]
+    #[case(2)]
+    #[case(3)]
+    #[case(65)]
+    #[case(130)]
+    fn ring_allgather_delivers_every_part(#[case] n: usize) {
+        let mut have: Vec<Vec<bool>> = (0..n).map(|r| (0..n).map(|p| p == r).collect()).collect();
+        let mut last: Vec<usize> = (0..n).collect();
+        for k in 0..n - 1 {
+            let sent: Vec<usize> = (0..n).map(|r| ring_step(r, k, n).0).collect();
+            for r in 0..n {
+                assert_eq!(sent[r], last[r], "rank {r} round {k} forwards what it got");
+                assert!(have[r][sent[r]], "rank {r} round {k} sends a part it has");
+            }
+            for r in 0..n {
+                let left = (r + n - 1) % n;
+                let take = ring_step(r, k, n).1;
+                assert_eq!(take, sent[left], "rank {r} round {k} names the part its left sends");
+                assert!(!have[r][take], "rank {r} round {k} receives a new part");
+                have[r][take] = true;
+                last[r] = take;
+            }
+        }
+        assert!(have.iter().all(|h| h.iter().all(|&x| x)));
     }
 }
