@@ -88,7 +88,7 @@ pub fn create(
     let me = cm.rank as usize;
     let (myproc, real_ok) = state::with(|s| (s.myproc, s.tp.rma_ready()))?;
     let lockword = Box::new(AtomicI64::new(0));
-    let (mut base, size, owned) = match mem {
+    let (mut base, size, mut owned) = match mem {
         Memory::Given(b, s) => (b, s, None),
         Memory::Allocate(s) => {
             // SAFETY: plain allocation; freed with the window.
@@ -101,7 +101,7 @@ pub fn create(
         Memory::Shared(s) => (0, s, None),
         Memory::Dynamic => (0, 0, None),
     };
-    // Everyone's process, memory and lock word.
+    // Everyone's process, memory, lock word, pid and node.
     let pid = std::process::id() as i64;
     let mine = [
         myproc as i64,
@@ -110,7 +110,7 @@ pub fn create(
         unit as i64,
         &*lockword as *const AtomicI64 as i64,
         pid,
-        0,
+        host_key(),
     ];
     let mut all = vec![0i64; n * INFO_WORDS];
     let dt = datatype::lookup(c::MPI_INT64_T)?;
@@ -135,18 +135,37 @@ pub fn create(
         })
         .collect();
     let mut shm = None;
-    if let Memory::Shared(_) = mem {
-        let seg = shared_segment(sub, comm_h, &cm, &targets, row(0)[5], myproc)?;
+    // MPI_Win_allocate across the processes of one node: the memory is a shared segment, as
+    // MPICH does (its "shm allocated" windows), so every operation is a load, store or copy
+    // (no real MPI call, no target progress needed). Members on several nodes: the real window.
+    let one_node = (0..n).all(|r| row(r)[6] == row(0)[6]);
+    let allocate_shm = matches!(mem, Memory::Allocate(_)) && remote && one_node && allocate_in_shm();
+    if allocate_shm {
+        if let Some(p) = owned.take() {
+            // SAFETY: our calloc above; nobody got its address but the allgather's copies,
+            // which the segment's addresses replace below.
+            unsafe { libc::free(p as *mut libc::c_void) };
+        }
+    }
+    if matches!(mem, Memory::Shared(_)) || allocate_shm {
         // Layout: accumulate lock word, one lock word per member (64 bytes), then the members'
-        // memory one after another (contiguous, as MPICH's default).
+        // memory one after another: contiguous for a shared window (MPICH's default), each
+        // member 64-byte aligned for MPI_Win_allocate.
+        let align = if allocate_shm { 64 } else { 1 };
+        let mut offs = Vec::with_capacity(n);
         let mut off = 64 * (n + 1);
-        for (r, t) in targets.iter_mut().enumerate() {
-            t.lock = seg.ptr + 64 * (r + 1);
-            t.base = seg.ptr + off;
+        for t in &targets {
+            off = off.next_multiple_of(align);
+            offs.push(off);
             off += t.size;
         }
-        // A member without memory gets a null base, as under MPICH.
-        for t in targets.iter_mut().filter(|t| t.size == 0) {
+        let seg = shared_segment(sub, comm_h, &cm, &targets, off, row(0)[5], myproc)?;
+        for (r, t) in targets.iter_mut().enumerate() {
+            t.lock = seg.ptr + 64 * (r + 1);
+            t.base = seg.ptr + offs[r];
+        }
+        // A member of a shared window without memory gets a null base, as under MPICH.
+        for t in targets.iter_mut().filter(|t| t.size == 0 && !allocate_shm) {
             t.base = 0;
         }
         base = targets[me].base;
@@ -184,6 +203,23 @@ pub fn create(
     Ok((register(w), base))
 }
 
+/// Whether MPI_Win_allocate across the processes of a node uses shared memory
+/// (`TOUCAN_RMA_SHM=0` turns it off: every window across processes then uses the real
+/// window, as MPI_Win_create's do).
+fn allocate_in_shm() -> bool {
+    std::env::var("TOUCAN_RMA_SHM").map_or(true, |v| v != "0")
+}
+
+/// This host's name, hashed (FNV-1a): members with equal keys are on one node, as
+/// `MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)` decides.
+fn host_key() -> i64 {
+    let mut host = [0u8; 256];
+    // SAFETY: the buffer has room for the name and a NUL (the last byte stays 0).
+    unsafe { libc::gethostname(host.as_mut_ptr() as *mut libc::c_char, host.len() - 1) };
+    let name = host.split(|&b| b == 0).next().unwrap_or(&[]);
+    name.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3)) as i64
+}
+
 /// Passive target must not need the target's subranks to call MPI: with a window across
 /// processes, the background progress thread runs, at V = 1 too (where it is off by default)
 /// unless `TOUCAN_PROGRESS` was set explicitly.
@@ -199,10 +235,16 @@ fn start_progress() -> MpiResult<()> {
 /// The shared segment of a shared window: the first member of the first process creates
 /// and maps it, the first member of each other process maps it, then the name goes. Only
 /// one member per process maps (`SEGMENTS`), the others take its mapping.
-fn shared_segment(sub: usize, comm_h: usize, cm: &CommRef, targets: &[Target], pid0: i64, myproc: usize) -> MpiResult<Arc<Segment>> {
-    let n = targets.len();
+fn shared_segment(
+    sub: usize,
+    comm_h: usize,
+    cm: &CommRef,
+    targets: &[Target],
+    total: usize,
+    pid0: i64,
+    myproc: usize,
+) -> MpiResult<Arc<Segment>> {
     let me = cm.rank as usize;
-    let total = 64 * (n + 1) + targets.iter().map(|t| t.size).sum::<usize>();
     let first_here = targets.iter().position(|t| t.proc == myproc) == Some(me);
     let single = targets.iter().all(|t| t.proc == myproc);
     let name = format!("/toucan-rma-{pid0}-{:x}", cm.ctx);
@@ -730,7 +772,7 @@ pub fn free(h: usize) -> MpiResult<Arc<Win>> {
 
 /// Attribute and query values of a window, for the `abi` layer.
 pub fn shared_query(w: &Win, r: i32) -> MpiResult<(usize, i32, usize)> {
-    if w.common.shm.is_none() {
+    if w.flavor != c::MPI_WIN_FLAVOR_SHARED {
         return err(
             c::MPI_ERR_RMA_FLAVOR,
             "MPI_Win_shared_query on a window not allocated with MPI_Win_allocate_shared",
