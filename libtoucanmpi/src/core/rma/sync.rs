@@ -1,7 +1,7 @@
 //! Window creation and freeing, and the synchronisation calls: fence, post-start-complete-
 //! wait, and passive target (locks, flushes). Epoch errors are `MPI_ERR_RMA_SYNC`.
 
-use super::ops::real_err;
+use super::ops::{real_err, with_tp};
 use super::{lookup, register, unregister, Common, Target, Win, WinState, EXCL};
 use crate::consts as c;
 use crate::core::coll::{Buf, Coll};
@@ -180,7 +180,12 @@ pub fn create(
         attach(&*lockword as *const AtomicI64 as usize, 8)?;
         start_progress()?;
     }
-    let common = Arc::new(Common { targets, remote, shm });
+    let common = Arc::new(Common {
+        targets,
+        remote,
+        shm,
+        myproc,
+    });
     let w = Win {
         sub,
         comm_h,
@@ -217,7 +222,8 @@ fn host_key() -> i64 {
     // SAFETY: the buffer has room for the name and a NUL (the last byte stays 0).
     unsafe { libc::gethostname(host.as_mut_ptr() as *mut libc::c_char, host.len() - 1) };
     let name = host.split(|&b| b == 0).next().unwrap_or(&[]);
-    name.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3)) as i64
+    name.iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3)) as i64
 }
 
 /// Passive target must not need the target's subranks to call MPI: with a window across
@@ -317,7 +323,7 @@ pub fn flush(w: &Win, r: Option<i32>, local: bool) -> MpiResult<()> {
         return Ok(());
     }
     let proc = r.map(|r| w.common.targets[r as usize].proc);
-    state::with(|s| s.tp.rma_flush(proc, local))?.map_err(real_err)
+    with_tp(|tp| tp.rma_flush(proc, local))
 }
 
 /// MPI_Win_fence.
@@ -465,10 +471,10 @@ fn lock_add(w: &Win, r: i32, v: i64) -> MpiResult<i64> {
         crate::transport::real::REAL_MPI_INT64_T,
         crate::core::coll::real::real_op(crate::core::coll::op::OpKind::Sum).unwrap_or(0),
     );
-    state::with(|s| -> Result<(), String> {
+    with_tp(|tp| {
         // SAFETY: one int64 each side; flushed before `old` is read.
         unsafe {
-            s.tp.rma_fetch_op(
+            tp.rma_fetch_op(
                 &v as *const i64 as *const u8,
                 &mut old as *mut i64 as *mut u8,
                 ty,
@@ -477,9 +483,8 @@ fn lock_add(w: &Win, r: i32, v: i64) -> MpiResult<i64> {
                 op,
             )?
         };
-        s.tp.rma_flush(Some(t.proc), false)
-    })?
-    .map_err(real_err)?;
+        tp.rma_flush(Some(t.proc), false)
+    })?;
     Ok(old)
 }
 
@@ -492,10 +497,10 @@ fn lock_cas(w: &Win, r: i32, old: i64, new: i64) -> MpiResult<i64> {
     }
     let mut res = 0i64;
     let ty = crate::transport::real::REAL_MPI_INT64_T;
-    state::with(|s| -> Result<(), String> {
+    with_tp(|tp| {
         // SAFETY: one int64 each; flushed before `res` is read.
         unsafe {
-            s.tp.rma_cas(
+            tp.rma_cas(
                 &new as *const i64 as *const u8,
                 &old as *const i64 as *const u8,
                 &mut res as *mut i64 as *mut u8,
@@ -504,9 +509,8 @@ fn lock_cas(w: &Win, r: i32, old: i64, new: i64) -> MpiResult<i64> {
                 t.lock,
             )?
         };
-        s.tp.rma_flush(Some(t.proc), false)
-    })?
-    .map_err(real_err)?;
+        tp.rma_flush(Some(t.proc), false)
+    })?;
     Ok(res)
 }
 
@@ -676,7 +680,7 @@ pub fn flush_call(w: &Win, r: Option<i32>, local: bool) -> MpiResult<()> {
 pub fn win_sync(w: &Win) -> MpiResult<()> {
     mfence(Ordering::SeqCst);
     if w.common.real() {
-        state::with(|s| s.tp.rma_sync())?.map_err(real_err)?;
+        with_tp(|tp| tp.rma_sync())?;
     }
     give_way();
     Ok(())
