@@ -216,14 +216,20 @@ fn allocate_in_shm() -> bool {
 }
 
 /// This host's name, hashed (FNV-1a): members with equal keys are on one node, as
-/// `MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)` decides.
+/// `MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)` decides. When the real MPI is told to treat
+/// every process as remote (`MPIR_CVAR_NOLOCAL` / `MPIR_CVAR_CH4_NOLOCAL`, as
+/// `bench/netns.sh` does to emulate an interconnect), so does this: the pid joins the key.
 fn host_key() -> i64 {
     let mut host = [0u8; 256];
     // SAFETY: the buffer has room for the name and a NUL (the last byte stays 0).
     unsafe { libc::gethostname(host.as_mut_ptr() as *mut libc::c_char, host.len() - 1) };
     let name = host.split(|&b| b == 0).next().unwrap_or(&[]);
-    name.iter()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3)) as i64
+    let key = name.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+    let on = |v: &str| std::env::var(v).is_ok_and(|x| !x.is_empty() && x != "0");
+    if on("MPIR_CVAR_NOLOCAL") || on("MPIR_CVAR_CH4_NOLOCAL") {
+        return (key ^ (std::process::id() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)) as i64;
+    }
+    key as i64
 }
 
 /// Passive target must not need the target's subranks to call MPI: with a window across
