@@ -224,7 +224,9 @@ fn host_key() -> i64 {
     // SAFETY: the buffer has room for the name and a NUL (the last byte stays 0).
     unsafe { libc::gethostname(host.as_mut_ptr() as *mut libc::c_char, host.len() - 1) };
     let name = host.split(|&b| b == 0).next().unwrap_or(&[]);
-    let key = name.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+    let key = name
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
     let on = |v: &str| std::env::var(v).is_ok_and(|x| !x.is_empty() && x != "0");
     if on("MPIR_CVAR_NOLOCAL") || on("MPIR_CVAR_CH4_NOLOCAL") {
         return (key ^ (std::process::id() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)) as i64;
@@ -329,6 +331,10 @@ pub fn flush(w: &Win, r: Option<i32>, local: bool) -> MpiResult<()> {
         return Ok(());
     }
     let proc = r.map(|r| w.common.targets[r as usize].proc);
+    // The real flush blocks the worker until the operations completed at their targets: let
+    // the ready siblings run first (they compute while the data moves; at V > 1 a fence's
+    // first arrival then waits only for what is still in flight when they are done).
+    give_way();
     with_tp(|tp| tp.rma_flush(proc, local))
 }
 
