@@ -152,14 +152,8 @@ pub fn create(
         // memory one after another: contiguous for a shared window (MPICH's default), each
         // member 64-byte aligned for MPI_Win_allocate.
         let align = if allocate_shm { 64 } else { 1 };
-        let mut offs = Vec::with_capacity(n);
-        let mut off = 64 * (n + 1);
-        for t in &targets {
-            off = off.next_multiple_of(align);
-            offs.push(off);
-            off += t.size;
-        }
-        let seg = shared_segment(sub, comm_h, &cm, &targets, off, row(0)[5], myproc)?;
+        let (offs, total) = segment_layout(targets.iter().map(|t| t.size), align);
+        let seg = shared_segment(sub, comm_h, &cm, &targets, total, row(0)[5], myproc)?;
         for (r, t) in targets.iter_mut().enumerate() {
             t.lock = seg.ptr + 64 * (r + 1);
             t.base = seg.ptr + offs[r];
@@ -206,6 +200,19 @@ pub fn create(
         }),
     };
     Ok((register(w), base))
+}
+
+/// Where each member's memory starts in a shared segment (after the accumulate lock word and
+/// one 64-byte lock word per member; each part aligned to `align`), and the segment's length.
+fn segment_layout(sizes: impl ExactSizeIterator<Item = usize>, align: usize) -> (Vec<usize>, usize) {
+    let mut off = 64 * (sizes.len() + 1);
+    let mut offs = Vec::with_capacity(sizes.len());
+    for size in sizes {
+        off = off.next_multiple_of(align);
+        offs.push(off);
+        off += size;
+    }
+    (offs, off)
 }
 
 /// Whether MPI_Win_allocate across the processes of a node uses shared memory
@@ -804,4 +811,18 @@ pub fn shared_query(w: &Win, r: i32) -> MpiResult<(usize, i32, usize)> {
         w.common.targets[r as usize]
     };
     Ok((t.size, t.unit as i32, t.base))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::segment_layout;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case::shared_contiguous(vec![3, 5, 0, 8], 1, vec![320, 323, 328, 328], 336)]
+    #[case::allocate_aligned(vec![3, 5, 0, 8], 64, vec![320, 384, 448, 448], 456)]
+    #[case::one_member(vec![0], 64, vec![128], 128)]
+    fn layout(#[case] sizes: Vec<usize>, #[case] align: usize, #[case] offs: Vec<usize>, #[case] total: usize) {
+        assert_eq!(segment_layout(sizes.into_iter(), align), (offs, total));
+    }
 }
