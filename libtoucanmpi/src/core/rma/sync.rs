@@ -135,35 +135,42 @@ pub fn create(
         })
         .collect();
     let mut shm = None;
-    // MPI_Win_allocate across the processes of one node: the memory is a shared segment, as
-    // MPICH does (its "shm allocated" windows), so every operation is a load, store or copy
-    // (no real MPI call, no target progress needed). Members on several nodes: the real window.
+    let align = if matches!(mem, Memory::Allocate(_)) { 64 } else { 1 };
+    let (offs, total) = segment_layout(targets.iter().map(|t| t.size), align);
     let one_node = (0..n).all(|r| row(r)[6] == row(0)[6]);
-    let allocate_shm = matches!(mem, Memory::Allocate(_)) && remote && one_node && allocate_in_shm();
-    if allocate_shm {
-        if let Some(p) = owned.take() {
-            // SAFETY: our calloc above; nobody got its address but the allgather's copies,
-            // which the segment's addresses replace below.
-            unsafe { libc::free(p as *mut libc::c_void) };
+    if let Memory::Shared(_) = mem {
+        shm = Some(shared_segment(sub, comm_h, &cm, &targets, total, row(0)[5], myproc)?);
+    } else if matches!(mem, Memory::Allocate(_)) && remote && one_node && allocate_in_shm() {
+        // MPI_Win_allocate across the processes of one node: the memory is a shared segment,
+        // as MPICH does (its "shm allocated" windows), so every operation is a load, store or
+        // copy (no real MPI call, no target progress needed). If some member could not map it
+        // (e.g. /dev/shm full), all keep their calloc'ed memory and use the real window.
+        // Members on several nodes: the real window.
+        let seg = shared_segment(sub, comm_h, &cm, &targets, total, row(0)[5], myproc);
+        if all_ok(sub, comm_h, &cm, seg.is_ok())? {
+            if let Some(p) = owned.take() {
+                // SAFETY: our calloc above; nobody keeps its address (the allgather's copies
+                // are replaced by the segment's addresses below).
+                unsafe { libc::free(p as *mut libc::c_void) };
+            }
+            shm = seg.ok();
         }
     }
-    if matches!(mem, Memory::Shared(_)) || allocate_shm {
-        // Layout: accumulate lock word, one lock word per member (64 bytes), then the members'
-        // memory one after another: contiguous for a shared window (MPICH's default), each
-        // member 64-byte aligned for MPI_Win_allocate.
-        let align = if allocate_shm { 64 } else { 1 };
-        let (offs, total) = segment_layout(targets.iter().map(|t| t.size), align);
-        let seg = shared_segment(sub, comm_h, &cm, &targets, total, row(0)[5], myproc)?;
+    if let Some(seg) = &shm {
+        // Layout (`segment_layout`): accumulate lock word, one lock word per member (64
+        // bytes), then the members' memory one after another: contiguous for a shared window
+        // (MPICH's default), each member 64-byte aligned for MPI_Win_allocate.
         for (r, t) in targets.iter_mut().enumerate() {
             t.lock = seg.ptr + 64 * (r + 1);
             t.base = seg.ptr + offs[r];
         }
         // A member of a shared window without memory gets a null base, as under MPICH.
-        for t in targets.iter_mut().filter(|t| t.size == 0 && !allocate_shm) {
-            t.base = 0;
+        if let Memory::Shared(_) = mem {
+            for t in targets.iter_mut().filter(|t| t.size == 0) {
+                t.base = 0;
+            }
         }
         base = targets[me].base;
-        shm = Some(seg);
     } else if remote {
         if !real_ok {
             return err(c::MPI_ERR_OTHER, "window across processes without the real window");
@@ -200,6 +207,22 @@ pub fn create(
         }),
     };
     Ok((register(w), base))
+}
+
+/// Whether `ok` holds at every member of the window's communicator.
+fn all_ok(sub: usize, comm_h: usize, cm: &CommRef, ok: bool) -> MpiResult<bool> {
+    let n = cm.size() as usize;
+    let mine = [ok as i64];
+    let mut all = vec![0i64; n];
+    let dt = datatype::lookup(c::MPI_INT64_T)?;
+    let cl = coll(sub, cm, comm_h)?;
+    let parts: Vec<Buf> = (0..n)
+        .map(|r| Buf::new(all.as_mut_ptr().wrapping_add(r) as *mut u8, 1, dt.clone()))
+        .collect();
+    let send = Buf::new(mine.as_ptr() as *mut u8, 1, dt.clone());
+    // SAFETY: `mine` and `all` outlive the call; one int64 per member.
+    unsafe { cl.allgatherv(Some(&send), &parts)? };
+    Ok(all.iter().all(|&v| v == 1))
 }
 
 /// Where each member's memory starts in a shared segment (after the accumulate lock word and
@@ -299,20 +322,23 @@ fn shared_segment(
     if me == 0 && !single {
         Segment::unlink(&name);
     }
-    result?;
-    let seg = SEGMENTS
-        .lock()
-        .iter()
-        .find(|e| e.0 == key)
-        .map(|e| e.1.clone())
-        .ok_or_else(|| MpiError::new(c::MPI_ERR_RMA_SHARED, "the shared window's memory is missing in this process"))?;
-    // The last member of this process to arrive drops the meeting entry (one barrier later
-    // everyone has taken its reference).
+    // Every member goes through every barrier, also after a failure (MPI_Win_allocate falls
+    // back to the real window when some member failed: the others must not wait here).
+    let seg = result.and_then(|_| {
+        SEGMENTS
+            .lock()
+            .iter()
+            .find(|e| e.0 == key)
+            .map(|e| e.1.clone())
+            .ok_or_else(|| MpiError::new(c::MPI_ERR_RMA_SHARED, "the shared window's memory is missing in this process"))
+    });
+    // The first member of this process drops the meeting entry (one barrier later everyone
+    // has taken its reference).
     coll(sub, cm, comm_h)?.barrier()?;
     if first_here {
         SEGMENTS.lock().retain(|e| e.0 != key);
     }
-    Ok(seg)
+    seg
 }
 
 /// Passive-target calls that complete without waiting (unlock, flush, sync) let the other
