@@ -7,8 +7,8 @@
 # -c: windows made by MPI_Win_create over malloc'ed memory (both libraries) instead of
 # MPI_Win_allocate. Between the processes of a node MPICH and Toucan put MPI_Win_allocate's
 # memory in shared memory (puts and gets are copies); a created window's memory is the
-# program's, so both go through their real window (MPICH: active messages applied by the
-# target's progress; Toucan: MPICH's dynamic window underneath): -c measures that path.
+# program's: MPICH registers it with UCX, Toucan reaches it through MPICH's dynamic window
+# (active messages applied by the target's progress): -c measures that path (docs/rma.md).
 #
 # Configurations (each run RUNS times, interleaved; medians reported):
 #   mpich-2p      mpirun -np 2                       put/get between two processes
