@@ -1,6 +1,7 @@
 /* bench/rma.c: one-sided communication (issue 18's benchmark lines), run by run-rma.sh.
  *
- *   rma [-q]        (-q: a tenth of the iterations)
+ *   rma [-q] [-c]   (-q: a tenth of the iterations; -c: the window is made by MPI_Win_create
+ *                   over malloc'ed memory instead of MPI_Win_allocate)
  *
  * Ranks 0 and 1 (window on every rank, passive target, MPI_Win_lock_all):
  *   lat  put8    MPI_Put of 8 bytes from rank 0 to rank 1 + MPI_Win_flush, microseconds
@@ -20,7 +21,11 @@
 
 int main(int argc, char **argv)
 {
-    int rank, size, quick = argc > 1 && strcmp(argv[1], "-q") == 0;
+    int rank, size, quick = 0, create = 0;
+    for (int i = 1; i < argc; i++) {
+        quick |= strcmp(argv[i], "-q") == 0;
+        create |= strcmp(argv[i], "-c") == 0;
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -32,7 +37,12 @@ int main(int argc, char **argv)
     int lat_iters = quick ? 2000 : 20000, bw_iters = quick ? 20 : 200, fop_iters = quick ? 200 : 2000;
     char *mem;
     MPI_Win win;
-    MPI_Win_allocate(MIB + 64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    if (create) {
+        mem = malloc(MIB + 64);
+        MPI_Win_create(mem, MIB + 64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    } else {
+        MPI_Win_allocate(MIB + 64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    }
     memset(mem, 0, MIB + 64);
     char *src = malloc(MIB), *dst = malloc(MIB);
     memset(src, 1, MIB);
@@ -107,6 +117,8 @@ int main(int argc, char **argv)
         printf("# end: %d measurements\n", n);
     }
     MPI_Win_free(&win);
+    if (create)
+        free(mem);
     free(src);
     free(dst);
     MPI_Finalize();

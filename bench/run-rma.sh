@@ -2,7 +2,13 @@
 # bench/run-rma.sh: one-sided communication (issue 18), plain MPICH and Toucan-MPI side by
 # side in one run (bench/rma.c).
 #
-#   bench/run-rma.sh [-r RUNS] [-q]
+#   bench/run-rma.sh [-r RUNS] [-q] [-c]
+#
+# -c: windows made by MPI_Win_create over malloc'ed memory (both libraries) instead of
+# MPI_Win_allocate. Between the processes of a node MPICH and Toucan put MPI_Win_allocate's
+# memory in shared memory (puts and gets are copies); a created window's memory is the
+# program's: MPICH registers it with UCX, Toucan reaches it through MPICH's dynamic window
+# (active messages applied by the target's progress): -c measures that path (docs/rma.md).
 #
 # Configurations (each run RUNS times, interleaved; medians reported):
 #   mpich-2p      mpirun -np 2                       put/get between two processes
@@ -19,10 +25,12 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"
 runs=3
 quick=
+create=
 while [[ $# -gt 0 ]]; do
     case $1 in
     -r) runs=$2; shift 2 ;;
     -q) quick=-q; shift ;;
+    -c) create=-c; shift ;;
     -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
     *) echo "run-rma: unknown option $1" >&2; exit 2 ;;
     esac
@@ -36,11 +44,11 @@ $MPICC -O2 "$here/rma.c" -o "$out/rma.mpich"
 configs=(mpich-2p toucan-inter toucan-sib mpich-8p toucan-2x4)
 run_one() { # CONFIG -> output lines
     case $1 in
-    mpich-2p) timeout 300 $MPIRUN -np 2 "$out/rma.mpich" $quick ;;
-    toucan-inter) TOUCAN_V=1 timeout 300 $MPIRUN -np 2 "$out/rma.toucan" $quick ;;
-    toucan-sib) TOUCAN_V=2 timeout 300 $MPIRUN -np 1 "$out/rma.toucan" $quick ;;
-    mpich-8p) timeout 600 $MPIRUN -np 8 "$out/rma.mpich" -q ;;
-    toucan-2x4) TOUCAN_V=4 timeout 300 $MPIRUN -np 2 "$out/rma.toucan" -q ;;
+    mpich-2p) timeout 300 $MPIRUN -np 2 "$out/rma.mpich" $quick $create ;;
+    toucan-inter) TOUCAN_V=1 timeout 300 $MPIRUN -np 2 "$out/rma.toucan" $quick $create ;;
+    toucan-sib) TOUCAN_V=2 timeout 300 $MPIRUN -np 1 "$out/rma.toucan" $quick $create ;;
+    mpich-8p) timeout 600 $MPIRUN -np 8 "$out/rma.mpich" -q $create ;;
+    toucan-2x4) TOUCAN_V=4 timeout 300 $MPIRUN -np 2 "$out/rma.toucan" -q $create ;;
     esac
 }
 raw="$out/raw.tsv"
@@ -59,6 +67,8 @@ med() { # CONFIG MEASURE -> median or "-"
         awk '{v[NR] = $1} END {if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f\n", a / b}'; }
+if [[ -n $create ]]; then echo "Windows: MPI_Win_create (-c)"; else echo "Windows: MPI_Win_allocate"; fi
+echo
 echo "| measurement | mpich-2p | toucan-inter | toucan-sib | inter/mpich | sib vs memcpy |"
 echo "|---|---|---|---|---|---|"
 mc=$(med toucan-sib "bw memcpy")

@@ -1,4 +1,6 @@
-/* rma_passive: passive-target RMA and post-start-complete-wait (issue 18).
+/* rma_passive: passive-target RMA and post-start-complete-wait (issue 18), on a window of
+ * MPI_Win_allocate, then on one of MPI_Win_create (between processes of one node Toucan puts
+ * the first in shared memory and the second on the real MPI's window: both paths):
  * - an exclusive-lock read-modify-write (Get, flush, Put) of a counter on rank 0 by every
  *   rank, several times: no update is lost;
  * - lock_all + Fetch_and_op (SUM) on one counter from every rank: the fetched values are a
@@ -14,16 +16,19 @@
 #define K 5
 #define LEN 256
 
-int main(int argc, char **argv)
+/* One pass of every check on a window made by MPI_Win_allocate (create == 0) or by
+ * MPI_Win_create over malloc'ed memory (create == 1); returns the errors found. */
+static int run(int rank, int size, int create)
 {
-    int rank, size, errs = 0;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-
+    int errs = 0;
     long *mem;
     MPI_Win win;
-    MPI_Win_allocate(sizeof(long) * (LEN + 8), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    if (create) {
+        mem = malloc(sizeof(long) * (LEN + 8));
+        MPI_Win_create(mem, sizeof(long) * (LEN + 8), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    } else {
+        MPI_Win_allocate(sizeof(long) * (LEN + 8), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    }
     for (int i = 0; i < LEN + 8; i++)
         mem[i] = 0;
     MPI_Barrier(MPI_COMM_WORLD);
@@ -147,7 +152,20 @@ int main(int argc, char **argv)
     MPI_Group_free(&wg);
 
     MPI_Win_free(&win);
+    if (create)
+        free(mem);
     free(all);
+    return errs;
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size, errs = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    errs += run(rank, size, 0);
+    errs += run(rank, size, 1);
     ct_say(rank, errs ? "FAILED" : "OK");
     MPI_Finalize();
     return errs != 0;

@@ -124,12 +124,16 @@ impl Transport {
         }
     }
 
-    fn rma_release(&self, t: RType) {
-        if t.owned {
+    /// Makes one real operation, `call(window)`, then frees the datatypes built for it
+    /// (the real MPI keeps them alive for the pending operation).
+    fn rma_call(&self, what: &str, types: &[&RType], call: impl FnOnce(c_int) -> c_int) -> Result<(), String> {
+        let rc = self.rma().map(|r| call(r.win));
+        for t in types.iter().filter(|t| t.owned) {
             let mut dt = t.dt;
-            // SAFETY: a type we created; the real MPI keeps it alive for pending operations.
+            // SAFETY: a type we created, not used after this.
             unsafe { self.real.PMPI_Type_free(&mut dt) };
         }
+        check(rc?, what)
     }
 
     /// Makes `[addr, addr+len)` of this process a target of the real window.
@@ -154,20 +158,18 @@ impl Transport {
     /// `origin` must stay valid and unchanged until the next flush of `proc`; the target
     /// memory must be attached.
     pub unsafe fn rma_put(&self, origin: *const u8, o: RType, proc: usize, addr: usize, t: RType) -> Result<(), String> {
-        let r = self.rma()?;
-        let rc = self.real.PMPI_Put(
-            origin as *const c_void,
-            o.count,
-            o.dt,
-            proc as c_int,
-            addr as i64,
-            t.count,
-            t.dt,
-            r.win,
-        );
-        self.rma_release(o);
-        self.rma_release(t);
-        check(rc, "MPI_Put")
+        self.rma_call("MPI_Put", &[&o, &t], |win| {
+            self.real.PMPI_Put(
+                origin as *const c_void,
+                o.count,
+                o.dt,
+                proc as c_int,
+                addr as i64,
+                t.count,
+                t.dt,
+                win,
+            )
+        })
     }
 
     /// Starts a get into `origin`.
@@ -175,20 +177,10 @@ impl Transport {
     /// # Safety
     /// As `rma_put`, `origin` writable.
     pub unsafe fn rma_get(&self, origin: *mut u8, o: RType, proc: usize, addr: usize, t: RType) -> Result<(), String> {
-        let r = self.rma()?;
-        let rc = self.real.PMPI_Get(
-            origin as *mut c_void,
-            o.count,
-            o.dt,
-            proc as c_int,
-            addr as i64,
-            t.count,
-            t.dt,
-            r.win,
-        );
-        self.rma_release(o);
-        self.rma_release(t);
-        check(rc, "MPI_Get")
+        self.rma_call("MPI_Get", &[&o, &t], |win| {
+            self.real
+                .PMPI_Get(origin as *mut c_void, o.count, o.dt, proc as c_int, addr as i64, t.count, t.dt, win)
+        })
     }
 
     /// Starts an accumulate with real operation `op`; with `result` a get-accumulate.
@@ -206,40 +198,30 @@ impl Transport {
         t: RType,
         op: i64,
     ) -> Result<(), String> {
-        let r = self.rma()?;
-        let rc = match &result {
-            None => self.real.PMPI_Accumulate(
-                origin as *const c_void,
-                o.count,
-                o.dt,
-                proc as c_int,
-                addr as i64,
-                t.count,
-                t.dt,
-                h(op),
-                r.win,
-            ),
-            Some((res, rt)) => self.real.PMPI_Get_accumulate(
-                origin as *const c_void,
-                o.count,
-                o.dt,
-                *res as *mut c_void,
-                rt.count,
-                rt.dt,
-                proc as c_int,
-                addr as i64,
-                t.count,
-                t.dt,
-                h(op),
-                r.win,
-            ),
-        };
-        self.rma_release(o);
-        self.rma_release(t);
-        if let Some((_, rt)) = result {
-            self.rma_release(rt);
+        let (o, t) = (&o, &t);
+        let (o_ptr, proc, disp) = (origin as *const c_void, proc as c_int, addr as i64);
+        match &result {
+            None => self.rma_call("MPI_Accumulate", &[o, t], |win| {
+                self.real
+                    .PMPI_Accumulate(o_ptr, o.count, o.dt, proc, disp, t.count, t.dt, h(op), win)
+            }),
+            Some((res, rt)) => self.rma_call("MPI_Get_accumulate", &[o, t, rt], |win| {
+                self.real.PMPI_Get_accumulate(
+                    o_ptr,
+                    o.count,
+                    o.dt,
+                    *res as *mut c_void,
+                    rt.count,
+                    rt.dt,
+                    proc,
+                    disp,
+                    t.count,
+                    t.dt,
+                    h(op),
+                    win,
+                )
+            }),
         }
-        check(rc, "MPI_Accumulate")
     }
 
     /// Starts a compare-and-swap of one element of real type `ty`.
@@ -255,8 +237,7 @@ impl Transport {
         proc: usize,
         addr: usize,
     ) -> Result<(), String> {
-        let r = self.rma()?;
-        check(
+        self.rma_call("MPI_Compare_and_swap", &[], |win| {
             self.real.PMPI_Compare_and_swap(
                 origin as *const c_void,
                 compare as *const c_void,
@@ -264,10 +245,9 @@ impl Transport {
                 h(ty),
                 proc as c_int,
                 addr as i64,
-                r.win,
-            ),
-            "MPI_Compare_and_swap",
-        )
+                win,
+            )
+        })
     }
 
     /// Starts a fetch-and-op of one element of real type `ty`.
@@ -283,8 +263,7 @@ impl Transport {
         addr: usize,
         op: i64,
     ) -> Result<(), String> {
-        let r = self.rma()?;
-        check(
+        self.rma_call("MPI_Fetch_and_op", &[], |win| {
             self.real.PMPI_Fetch_and_op(
                 origin as *const c_void,
                 result as *mut c_void,
@@ -292,10 +271,9 @@ impl Transport {
                 proc as c_int,
                 addr as i64,
                 h(op),
-                r.win,
-            ),
-            "MPI_Fetch_and_op",
-        )
+                win,
+            )
+        })
     }
 
     /// Completes every operation of this process on `proc` (None: on every process), at the

@@ -47,8 +47,11 @@ pub struct Common {
     pub targets: Vec<Target>,
     /// Some member lives in another process (and the window is not a shared-memory one).
     pub remote: bool,
-    /// A shared-memory window: every target is in memory this process maps.
+    /// A window in shared memory (`MPI_Win_allocate_shared`, or `MPI_Win_allocate` within
+    /// one node): every target is in memory this process maps.
     pub shm: Option<Arc<crate::transport::shm::Segment>>,
+    /// This process (targets with this `proc` are in our memory).
+    pub myproc: usize,
 }
 
 impl Common {

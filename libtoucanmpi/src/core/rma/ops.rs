@@ -13,6 +13,7 @@ use crate::core::datatype::DtRef;
 use crate::core::error::{err, MpiError, MpiResult};
 use crate::core::state;
 use crate::transport::rma::Unit;
+use crate::transport::Transport;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 /// One side of an operation: `count` elements of `dt` at `ptr`.
@@ -36,6 +37,26 @@ pub fn real_err(e: String) -> MpiError {
     MpiError::new(c::MPI_ERR_OTHER, format!("the real MPI failed: {e}"))
 }
 
+/// Runs the real-MPI step `f` (a real operation, flush or sync) on the transport. On a
+/// worker that may read the state, it runs on the read side with only the transport's lock
+/// held: the other workers keep running their subranks (their polls skip the busy
+/// transport), and a blocking real flush holds neither them nor the state's write side's
+/// readers; a writer (a general path on another worker) waits for it. Elsewhere (a thread of
+/// the program) under the state lock. The real MPI runs at `MPI_THREAD_SERIALIZED`: one
+/// thread in it at a time either way. `f`'s error becomes `MPI_ERR_OTHER`.
+pub fn with_tp(f: impl FnOnce(&Transport) -> Result<(), String>) -> MpiResult<()> {
+    let mut f = Some(f);
+    let done = state::shared(|sh| f.take().map(|f| f(&sh.transport()))).flatten();
+    let r = match done {
+        Some(r) => r,
+        None => match state::with(|s| f.take().map(|f| f(&s.tp)))? {
+            Some(r) => r,
+            None => return err(c::MPI_ERR_INTERN, "the real-MPI step ran neither side"),
+        },
+    };
+    r.map_err(real_err)
+}
+
 /// Checks rank, epoch and range of an access to `count` elements of `dt` at displacement
 /// `disp` of window rank `rank`; None for MPI_PROC_NULL.
 pub fn resolve(w: &Win, rank: i32, disp: i64, count: usize, dt: &DtRef) -> MpiResult<Option<Place>> {
@@ -53,8 +74,7 @@ pub fn resolve(w: &Win, rank: i32, disp: i64, count: usize, dt: &DtRef) -> MpiRe
         );
     }
     let t = w.common.targets[rank as usize];
-    let myproc = state::with(|s| s.myproc)?;
-    let local = w.common.shm.is_some() || t.proc == myproc;
+    let local = w.common.shm.is_some() || t.proc == w.common.myproc;
     let addr = if w.flavor == c::MPI_WIN_FLAVOR_DYNAMIC {
         disp as usize
     } else {
@@ -154,12 +174,11 @@ pub unsafe fn put(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &
         }
         return Ok(());
     }
-    state::with(|s| -> Result<(), String> {
-        let ot = s.tp.rma_type(Unit::Bytes, &byte_blocks(&o.dt, o.count))?;
-        let tt = s.tp.rma_type(Unit::Bytes, &byte_blocks(tdt, tcount))?;
-        s.tp.rma_put(o.ptr, ot, p.t.proc, p.addr, tt)
-    })?
-    .map_err(real_err)
+    with_tp(|tp| {
+        let ot = tp.rma_type(Unit::Bytes, &byte_blocks(&o.dt, o.count))?;
+        let tt = tp.rma_type(Unit::Bytes, &byte_blocks(tdt, tcount))?;
+        tp.rma_put(o.ptr, ot, p.t.proc, p.addr, tt)
+    })
 }
 
 /// MPI_Get.
@@ -183,12 +202,11 @@ pub unsafe fn get(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &
         }
         return Ok(());
     }
-    state::with(|s| -> Result<(), String> {
-        let ot = s.tp.rma_type(Unit::Bytes, &byte_blocks(&o.dt, o.count))?;
-        let tt = s.tp.rma_type(Unit::Bytes, &byte_blocks(tdt, tcount))?;
-        s.tp.rma_get(o.ptr, ot, p.t.proc, p.addr, tt)
-    })?
-    .map_err(real_err)
+    with_tp(|tp| {
+        let ot = tp.rma_type(Unit::Bytes, &byte_blocks(&o.dt, o.count))?;
+        let tt = tp.rma_type(Unit::Bytes, &byte_blocks(tdt, tcount))?;
+        tp.rma_get(o.ptr, ot, p.t.proc, p.addr, tt)
+    })
 }
 
 /// The operation of an accumulate (predefined, REPLACE or NO_OP).
@@ -379,11 +397,11 @@ pub unsafe fn accumulate(
     } else {
         elem_runs(&o.dt, o.count, b)
     };
-    state::with(|s| -> Result<(), String> {
-        let ot = s.tp.rma_type(Unit::Elem(rty), &oruns)?;
-        let tt = s.tp.rma_type(Unit::Elem(rty), &truns)?;
+    with_tp(|tp| {
+        let ot = tp.rma_type(Unit::Elem(rty), &oruns)?;
+        let tt = tp.rma_type(Unit::Elem(rty), &truns)?;
         let res = match result {
-            Some(r) => Some((r.ptr, s.tp.rma_type(Unit::Elem(rty), &elem_runs(&r.dt, r.count, b))?)),
+            Some(r) => Some((r.ptr, tp.rma_type(Unit::Elem(rty), &elem_runs(&r.dt, r.count, b))?)),
             None => None,
         };
         // With MPI_NO_OP the origin is not read: any valid address of the right layout.
@@ -392,9 +410,8 @@ pub unsafe fn accumulate(
         } else {
             o.ptr
         };
-        s.tp.rma_acc(optr, ot, res, p.t.proc, p.addr, tt, rop)
-    })?
-    .map_err(real_err)
+        tp.rma_acc(optr, ot, res, p.t.proc, p.addr, tt, rop)
+    })
 }
 
 /// MPI_Fetch_and_op: one element.
@@ -465,7 +482,7 @@ pub unsafe fn compare_and_swap(
         return Ok(());
     }
     let (rty, _) = real_acc(b, OpKind::Replace)?;
-    state::with(|s| s.tp.rma_cas(origin, compare, result, rty, p.t.proc, p.addr))?.map_err(real_err)
+    with_tp(|tp| tp.rma_cas(origin, compare, result, rty, p.t.proc, p.addr))
 }
 
 #[cfg(test)]

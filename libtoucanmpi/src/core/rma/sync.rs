@@ -1,7 +1,7 @@
 //! Window creation and freeing, and the synchronisation calls: fence, post-start-complete-
 //! wait, and passive target (locks, flushes). Epoch errors are `MPI_ERR_RMA_SYNC`.
 
-use super::ops::real_err;
+use super::ops::{real_err, with_tp};
 use super::{lookup, register, unregister, Common, Target, Win, WinState, EXCL};
 use crate::consts as c;
 use crate::core::coll::{Buf, Coll};
@@ -88,7 +88,7 @@ pub fn create(
     let me = cm.rank as usize;
     let (myproc, real_ok) = state::with(|s| (s.myproc, s.tp.rma_ready()))?;
     let lockword = Box::new(AtomicI64::new(0));
-    let (mut base, size, owned) = match mem {
+    let (mut base, size, mut owned) = match mem {
         Memory::Given(b, s) => (b, s, None),
         Memory::Allocate(s) => {
             // SAFETY: plain allocation; freed with the window.
@@ -101,7 +101,7 @@ pub fn create(
         Memory::Shared(s) => (0, s, None),
         Memory::Dynamic => (0, 0, None),
     };
-    // Everyone's process, memory and lock word.
+    // Everyone's process, memory, lock word, pid and node.
     let pid = std::process::id() as i64;
     let mine = [
         myproc as i64,
@@ -110,7 +110,7 @@ pub fn create(
         unit as i64,
         &*lockword as *const AtomicI64 as i64,
         pid,
-        0,
+        host_key(),
     ];
     let mut all = vec![0i64; n * INFO_WORDS];
     let dt = datatype::lookup(c::MPI_INT64_T)?;
@@ -135,22 +135,42 @@ pub fn create(
         })
         .collect();
     let mut shm = None;
+    let align = if matches!(mem, Memory::Allocate(_)) { 64 } else { 1 };
+    let (offs, total) = segment_layout(targets.iter().map(|t| t.size), align);
+    let one_node = (0..n).all(|r| row(r)[6] == row(0)[6]);
     if let Memory::Shared(_) = mem {
-        let seg = shared_segment(sub, comm_h, &cm, &targets, row(0)[5], myproc)?;
-        // Layout: accumulate lock word, one lock word per member (64 bytes), then the members'
-        // memory one after another (contiguous, as MPICH's default).
-        let mut off = 64 * (n + 1);
+        shm = Some(shared_segment(sub, comm_h, &cm, &targets, total, row(0)[5], myproc)?);
+    } else if matches!(mem, Memory::Allocate(_)) && remote && one_node && allocate_in_shm() {
+        // MPI_Win_allocate across the processes of one node: the memory is a shared segment,
+        // as MPICH does (its "shm allocated" windows), so every operation is a load, store or
+        // copy (no real MPI call, no target progress needed). If some member could not map it
+        // (e.g. /dev/shm full), all keep their calloc'ed memory and use the real window.
+        // Members on several nodes: the real window.
+        let seg = shared_segment(sub, comm_h, &cm, &targets, total, row(0)[5], myproc);
+        if all_ok(sub, comm_h, &cm, seg.is_ok())? {
+            if let Some(p) = owned.take() {
+                // SAFETY: our calloc above; nobody keeps its address (the allgather's copies
+                // are replaced by the segment's addresses below).
+                unsafe { libc::free(p as *mut libc::c_void) };
+            }
+            shm = seg.ok();
+        }
+    }
+    if let Some(seg) = &shm {
+        // Layout (`segment_layout`): accumulate lock word, one lock word per member (64
+        // bytes), then the members' memory one after another: contiguous for a shared window
+        // (MPICH's default), each member 64-byte aligned for MPI_Win_allocate.
         for (r, t) in targets.iter_mut().enumerate() {
             t.lock = seg.ptr + 64 * (r + 1);
-            t.base = seg.ptr + off;
-            off += t.size;
+            t.base = seg.ptr + offs[r];
         }
-        // A member without memory gets a null base, as under MPICH.
-        for t in targets.iter_mut().filter(|t| t.size == 0) {
-            t.base = 0;
+        // A member of a shared window without memory gets a null base, as under MPICH.
+        if let Memory::Shared(_) = mem {
+            for t in targets.iter_mut().filter(|t| t.size == 0) {
+                t.base = 0;
+            }
         }
         base = targets[me].base;
-        shm = Some(seg);
     } else if remote {
         if !real_ok {
             return err(c::MPI_ERR_OTHER, "window across processes without the real window");
@@ -161,7 +181,12 @@ pub fn create(
         attach(&*lockword as *const AtomicI64 as usize, 8)?;
         start_progress()?;
     }
-    let common = Arc::new(Common { targets, remote, shm });
+    let common = Arc::new(Common {
+        targets,
+        remote,
+        shm,
+        myproc,
+    });
     let w = Win {
         sub,
         comm_h,
@@ -184,6 +209,61 @@ pub fn create(
     Ok((register(w), base))
 }
 
+/// Whether `ok` holds at every member of the window's communicator.
+fn all_ok(sub: usize, comm_h: usize, cm: &CommRef, ok: bool) -> MpiResult<bool> {
+    let n = cm.size() as usize;
+    let mine = [ok as i64];
+    let mut all = vec![0i64; n];
+    let dt = datatype::lookup(c::MPI_INT64_T)?;
+    let cl = coll(sub, cm, comm_h)?;
+    let parts: Vec<Buf> = (0..n)
+        .map(|r| Buf::new(all.as_mut_ptr().wrapping_add(r) as *mut u8, 1, dt.clone()))
+        .collect();
+    let send = Buf::new(mine.as_ptr() as *mut u8, 1, dt.clone());
+    // SAFETY: `mine` and `all` outlive the call; one int64 per member.
+    unsafe { cl.allgatherv(Some(&send), &parts)? };
+    Ok(all.iter().all(|&v| v == 1))
+}
+
+/// Where each member's memory starts in a shared segment (after the accumulate lock word and
+/// one 64-byte lock word per member; each part aligned to `align`), and the segment's length.
+fn segment_layout(sizes: impl ExactSizeIterator<Item = usize>, align: usize) -> (Vec<usize>, usize) {
+    let mut off = 64 * (sizes.len() + 1);
+    let mut offs = Vec::with_capacity(sizes.len());
+    for size in sizes {
+        off = off.next_multiple_of(align);
+        offs.push(off);
+        off += size;
+    }
+    (offs, off)
+}
+
+/// Whether MPI_Win_allocate across the processes of a node uses shared memory
+/// (`TOUCAN_RMA_SHM=0` turns it off: every window across processes then uses the real
+/// window, as MPI_Win_create's do).
+fn allocate_in_shm() -> bool {
+    std::env::var("TOUCAN_RMA_SHM").map_or(true, |v| v != "0")
+}
+
+/// This host's name, hashed (FNV-1a): members with equal keys are on one node, as
+/// `MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)` decides. When the real MPI is told to treat
+/// every process as remote (`MPIR_CVAR_NOLOCAL` / `MPIR_CVAR_CH4_NOLOCAL`, as
+/// `bench/netns.sh` does to emulate an interconnect), so does this: the pid joins the key.
+fn host_key() -> i64 {
+    let mut host = [0u8; 256];
+    // SAFETY: the buffer has room for the name and a NUL (the last byte stays 0).
+    unsafe { libc::gethostname(host.as_mut_ptr() as *mut libc::c_char, host.len() - 1) };
+    let name = host.split(|&b| b == 0).next().unwrap_or(&[]);
+    let key = name
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+    let on = |v: &str| std::env::var(v).is_ok_and(|x| !x.is_empty() && x != "0");
+    if on("MPIR_CVAR_NOLOCAL") || on("MPIR_CVAR_CH4_NOLOCAL") {
+        return (key ^ (std::process::id() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)) as i64;
+    }
+    key as i64
+}
+
 /// Passive target must not need the target's subranks to call MPI: with a window across
 /// processes, the background progress thread runs, at V = 1 too (where it is off by default)
 /// unless `TOUCAN_PROGRESS` was set explicitly.
@@ -199,10 +279,16 @@ fn start_progress() -> MpiResult<()> {
 /// The shared segment of a shared window: the first member of the first process creates
 /// and maps it, the first member of each other process maps it, then the name goes. Only
 /// one member per process maps (`SEGMENTS`), the others take its mapping.
-fn shared_segment(sub: usize, comm_h: usize, cm: &CommRef, targets: &[Target], pid0: i64, myproc: usize) -> MpiResult<Arc<Segment>> {
-    let n = targets.len();
+fn shared_segment(
+    sub: usize,
+    comm_h: usize,
+    cm: &CommRef,
+    targets: &[Target],
+    total: usize,
+    pid0: i64,
+    myproc: usize,
+) -> MpiResult<Arc<Segment>> {
     let me = cm.rank as usize;
-    let total = 64 * (n + 1) + targets.iter().map(|t| t.size).sum::<usize>();
     let first_here = targets.iter().position(|t| t.proc == myproc) == Some(me);
     let single = targets.iter().all(|t| t.proc == myproc);
     let name = format!("/toucan-rma-{pid0}-{:x}", cm.ctx);
@@ -236,20 +322,23 @@ fn shared_segment(sub: usize, comm_h: usize, cm: &CommRef, targets: &[Target], p
     if me == 0 && !single {
         Segment::unlink(&name);
     }
-    result?;
-    let seg = SEGMENTS
-        .lock()
-        .iter()
-        .find(|e| e.0 == key)
-        .map(|e| e.1.clone())
-        .ok_or_else(|| MpiError::new(c::MPI_ERR_RMA_SHARED, "the shared window's memory is missing in this process"))?;
-    // The last member of this process to arrive drops the meeting entry (one barrier later
-    // everyone has taken its reference).
+    // Every member goes through every barrier, also after a failure (MPI_Win_allocate falls
+    // back to the real window when some member failed: the others must not wait here).
+    let seg = result.and_then(|_| {
+        SEGMENTS
+            .lock()
+            .iter()
+            .find(|e| e.0 == key)
+            .map(|e| e.1.clone())
+            .ok_or_else(|| MpiError::new(c::MPI_ERR_RMA_SHARED, "the shared window's memory is missing in this process"))
+    });
+    // The first member of this process drops the meeting entry (one barrier later everyone
+    // has taken its reference).
     coll(sub, cm, comm_h)?.barrier()?;
     if first_here {
         SEGMENTS.lock().retain(|e| e.0 != key);
     }
-    Ok(seg)
+    seg
 }
 
 /// Passive-target calls that complete without waiting (unlock, flush, sync) let the other
@@ -275,7 +364,11 @@ pub fn flush(w: &Win, r: Option<i32>, local: bool) -> MpiResult<()> {
         return Ok(());
     }
     let proc = r.map(|r| w.common.targets[r as usize].proc);
-    state::with(|s| s.tp.rma_flush(proc, local))?.map_err(real_err)
+    // The real flush blocks the worker until the operations completed at their targets: let
+    // the ready siblings run first (they compute while the data moves; at V > 1 a fence's
+    // first arrival then waits only for what is still in flight when they are done).
+    give_way();
+    with_tp(|tp| tp.rma_flush(proc, local))
 }
 
 /// MPI_Win_fence.
@@ -423,10 +516,10 @@ fn lock_add(w: &Win, r: i32, v: i64) -> MpiResult<i64> {
         crate::transport::real::REAL_MPI_INT64_T,
         crate::core::coll::real::real_op(crate::core::coll::op::OpKind::Sum).unwrap_or(0),
     );
-    state::with(|s| -> Result<(), String> {
+    with_tp(|tp| {
         // SAFETY: one int64 each side; flushed before `old` is read.
         unsafe {
-            s.tp.rma_fetch_op(
+            tp.rma_fetch_op(
                 &v as *const i64 as *const u8,
                 &mut old as *mut i64 as *mut u8,
                 ty,
@@ -435,9 +528,8 @@ fn lock_add(w: &Win, r: i32, v: i64) -> MpiResult<i64> {
                 op,
             )?
         };
-        s.tp.rma_flush(Some(t.proc), false)
-    })?
-    .map_err(real_err)?;
+        tp.rma_flush(Some(t.proc), false)
+    })?;
     Ok(old)
 }
 
@@ -450,10 +542,10 @@ fn lock_cas(w: &Win, r: i32, old: i64, new: i64) -> MpiResult<i64> {
     }
     let mut res = 0i64;
     let ty = crate::transport::real::REAL_MPI_INT64_T;
-    state::with(|s| -> Result<(), String> {
+    with_tp(|tp| {
         // SAFETY: one int64 each; flushed before `res` is read.
         unsafe {
-            s.tp.rma_cas(
+            tp.rma_cas(
                 &new as *const i64 as *const u8,
                 &old as *const i64 as *const u8,
                 &mut res as *mut i64 as *mut u8,
@@ -462,9 +554,8 @@ fn lock_cas(w: &Win, r: i32, old: i64, new: i64) -> MpiResult<i64> {
                 t.lock,
             )?
         };
-        s.tp.rma_flush(Some(t.proc), false)
-    })?
-    .map_err(real_err)?;
+        tp.rma_flush(Some(t.proc), false)
+    })?;
     Ok(res)
 }
 
@@ -634,7 +725,7 @@ pub fn flush_call(w: &Win, r: Option<i32>, local: bool) -> MpiResult<()> {
 pub fn win_sync(w: &Win) -> MpiResult<()> {
     mfence(Ordering::SeqCst);
     if w.common.real() {
-        state::with(|s| s.tp.rma_sync())?.map_err(real_err)?;
+        with_tp(|tp| tp.rma_sync())?;
     }
     give_way();
     Ok(())
@@ -730,7 +821,7 @@ pub fn free(h: usize) -> MpiResult<Arc<Win>> {
 
 /// Attribute and query values of a window, for the `abi` layer.
 pub fn shared_query(w: &Win, r: i32) -> MpiResult<(usize, i32, usize)> {
-    if w.common.shm.is_none() {
+    if w.flavor != c::MPI_WIN_FLAVOR_SHARED {
         return err(
             c::MPI_ERR_RMA_FLAVOR,
             "MPI_Win_shared_query on a window not allocated with MPI_Win_allocate_shared",
@@ -746,4 +837,18 @@ pub fn shared_query(w: &Win, r: i32) -> MpiResult<(usize, i32, usize)> {
         w.common.targets[r as usize]
     };
     Ok((t.size, t.unit as i32, t.base))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::segment_layout;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case::shared_contiguous(vec![3, 5, 0, 8], 1, vec![320, 323, 328, 328], 336)]
+    #[case::allocate_aligned(vec![3, 5, 0, 8], 64, vec![320, 384, 448, 448], 456)]
+    #[case::one_member(vec![0], 64, vec![128], 128)]
+    fn layout(#[case] sizes: Vec<usize>, #[case] align: usize, #[case] offs: Vec<usize>, #[case] total: usize) {
+        assert_eq!(segment_layout(sizes.into_iter(), align), (offs, total));
+    }
 }
