@@ -172,18 +172,18 @@ fn iovecs(spans: &[Span], mut skip: usize) -> Vec<libc::iovec> {
     v
 }
 
-/// Writes the bytes of `spans`, one after the other, to the file from `off` (`pwritev`, at most
-/// IOV_MAX pieces a call): a run of the file gathered from many buffers in few system calls.
+/// Moves the bytes of `spans`, one after the other, at the file from `off` with `call`
+/// (`pwritev` or `preadv`, at most IOV_MAX pieces a call), until all moved or `call` moves
+/// nothing (`Ok(None)`); interrupted calls are retried. The bytes moved.
 ///
 /// # Safety
-/// Each span must be readable memory for its length until this returns.
-pub unsafe fn pwritev_all(fd: &Fd, spans: &[Span], off: u64) -> std::io::Result<()> {
+/// Each span must be memory `call` may use for its length until this returns.
+unsafe fn vectored(spans: &[Span], off: u64, call: impl Fn(&[libc::iovec], libc::off_t) -> isize) -> std::io::Result<(usize, bool)> {
     let total: usize = spans.iter().map(|s| s.1).sum();
     let mut done = 0usize;
     while done < total {
         let iov = iovecs(spans, done);
-        // SAFETY: the caller guarantees the spans are readable; `iov` covers only them.
-        let n = unsafe { libc::pwritev(fd.raw(), iov.as_ptr(), iov.len() as libc::c_int, (off + done as u64) as libc::off_t) };
+        let n = call(&iov, (off + done as u64) as libc::off_t);
         if n < 0 {
             let e = std::io::Error::last_os_error();
             if e.kind() == std::io::ErrorKind::Interrupted {
@@ -192,9 +192,27 @@ pub unsafe fn pwritev_all(fd: &Fd, spans: &[Span], off: u64) -> std::io::Result<
             return Err(e);
         }
         if n == 0 {
-            return Err(std::io::Error::from(std::io::ErrorKind::WriteZero));
+            return Ok((done, false));
         }
         done += n as usize;
+    }
+    Ok((done, true))
+}
+
+/// Writes the bytes of `spans`, one after the other, to the file from `off` (`pwritev`, at most
+/// IOV_MAX pieces a call): a run of the file gathered from many buffers in few system calls.
+///
+/// # Safety
+/// Each span must be readable memory for its length until this returns.
+pub unsafe fn pwritev_all(fd: &Fd, spans: &[Span], off: u64) -> std::io::Result<()> {
+    // SAFETY: the caller guarantees the spans are readable; each `iov` covers only them.
+    let (_, all) = unsafe {
+        vectored(spans, off, |iov, at| {
+            libc::pwritev(fd.raw(), iov.as_ptr(), iov.len() as libc::c_int, at)
+        })
+    }?;
+    if !all {
+        return Err(std::io::Error::from(std::io::ErrorKind::WriteZero));
     }
     Ok(())
 }
@@ -206,25 +224,13 @@ pub unsafe fn pwritev_all(fd: &Fd, spans: &[Span], off: u64) -> std::io::Result<
 /// Each span must be writable memory for its length, touched by nobody else, until this
 /// returns.
 pub unsafe fn preadv_upto(fd: &Fd, spans: &[Span], off: u64) -> std::io::Result<usize> {
-    let total: usize = spans.iter().map(|s| s.1).sum();
-    let mut done = 0usize;
-    while done < total {
-        let iov = iovecs(spans, done);
-        // SAFETY: the caller guarantees the spans are writable and ours; `iov` covers only them.
-        let n = unsafe { libc::preadv(fd.raw(), iov.as_ptr(), iov.len() as libc::c_int, (off + done as u64) as libc::off_t) };
-        if n < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
-        if n == 0 {
-            break;
-        }
-        done += n as usize;
-    }
-    Ok(done)
+    // SAFETY: the caller guarantees the spans are writable and ours; each `iov` covers only them.
+    let (n, _) = unsafe {
+        vectored(spans, off, |iov, at| {
+            libc::preadv(fd.raw(), iov.as_ptr(), iov.len() as libc::c_int, at)
+        })
+    }?;
+    Ok(n)
 }
 
 /// A byte-range lock (open file description lock, so it also excludes other descriptors of
