@@ -348,18 +348,8 @@ unsafe fn run(c: &Coll, what: RealColl, mem: CollMem) -> MpiResult<Vec<u8>> {
 /// # Safety
 /// The memory `mem` points to outside `mem.keep` stays valid until request `id` completes.
 pub unsafe fn submit(c: &Coll, what: RealColl, mem: CollMem, id: crate::core::request::ReqId) -> MpiResult<()> {
-    let key = key_of(c.comm.ctx, &c.comm.group.ranks);
-    let place = (c.seq, 0);
-    state::with(|s| {
-        let token = s.rcoll.token();
-        let Some(t) = s.rcoll.twins.get_mut(&key).filter(|t| t.waiting.contains(&place)) else {
-            return err(c::MPI_ERR_INTERN, "real collective submitted without its place");
-        };
-        t.ready.insert(place, Queued { what, mem, token });
-        s.rcoll.inflight.insert(token, Inflight::Req { id });
-        pump(s, key);
-        Ok(())
-    })?
+    // SAFETY: forwarded from the caller.
+    unsafe { queue(c, what, mem, Inflight::Req { id }) }
 }
 
 /// As `submit`, for a two-level call's record (`coll::nbrec`): its members' requests
@@ -368,6 +358,16 @@ pub unsafe fn submit(c: &Coll, what: RealColl, mem: CollMem, id: crate::core::re
 /// # Safety
 /// As `submit`, for every member's buffers.
 pub unsafe fn submit_rec(c: &Coll, what: RealColl, mem: CollMem, rec: Box<crate::core::coll::nbrec::Rec>) -> MpiResult<()> {
+    // SAFETY: forwarded from the caller.
+    unsafe { queue(c, what, mem, Inflight::Rec { rec }) }
+}
+
+/// `submit` and `submit_rec`: queues the operation at its place on the twin, with what its
+/// completion finishes, and starts what can start.
+///
+/// # Safety
+/// As `submit`.
+unsafe fn queue(c: &Coll, what: RealColl, mem: CollMem, done: Inflight) -> MpiResult<()> {
     let key = key_of(c.comm.ctx, &c.comm.group.ranks);
     let place = (c.seq, 0);
     state::with(|s| {
@@ -376,7 +376,7 @@ pub unsafe fn submit_rec(c: &Coll, what: RealColl, mem: CollMem, rec: Box<crate:
             return err(c::MPI_ERR_INTERN, "real collective submitted without its place");
         };
         t.ready.insert(place, Queued { what, mem, token });
-        s.rcoll.inflight.insert(token, Inflight::Rec { rec });
+        s.rcoll.inflight.insert(token, done);
         pump(s, key);
         Ok(())
     })?
