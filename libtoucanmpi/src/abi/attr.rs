@@ -381,13 +381,8 @@ pub extern "C" fn toucan_f_attr_made(h: usize, key: c_int) {
 pub extern "C" fn toucan_f_attr_view(h: usize, key: c_int, v: usize) -> usize {
     let Ok(sub) = me() else { return v };
     let Ok(Some(kv)) = any_keyval(sub, key) else { return v };
-    match state::with(|s| {
-        s.locals[sub]
-            .attrs
-            .get(&(kv.kind, h))
-            .and_then(|a| a.iter().find(|a| a.0 == key).map(|a| (a.1.view(false), a.1.view(true))))
-    }) {
-        Ok(Some((c_view, f_view))) if c_view == v => f_view,
+    match (find(sub, kv.kind, h, key, false), find(sub, kv.kind, h, key, true)) {
+        (Ok(Some(c_view)), Ok(Some(f_view))) if c_view == v => f_view,
         _ => v,
     }
 }
