@@ -37,6 +37,13 @@ const REAL_FUNCS: &[&str] = &[
     "Cancel",
     "Request_free",
     "Request_get_status",
+    // V=1 point-to-point pass-through (core::p2p::direct)
+    "Issend_c",
+    "Imrecv_c",
+    "Test_cancelled",
+    "Get_count_c",
+    "Error_class",
+    // end pass-through
     "Get_count",
     "Get_processor_name",
     "Get_library_version",
@@ -171,6 +178,10 @@ const REAL_CONSTS: &[(&str, &str)] = &[
     ("MPI_STATUS_IGNORE", "ptr"),
     ("MPI_STATUSES_IGNORE", "ptr"),
     ("MPI_ERRORS_RETURN", "long"),
+    // V=1 point-to-point pass-through
+    ("MPI_ERR_IN_STATUS", "long"),
+    ("MPI_ERR_TRUNCATE", "long"),
+    // end pass-through
     ("MPI_COMM_TYPE_SHARED", "long"),
     ("MPI_INFO_NULL", "long"),
     ("MPI_MAX_PROCESSOR_NAME", "long"),

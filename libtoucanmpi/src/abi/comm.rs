@@ -379,6 +379,7 @@ pub unsafe fn get_attr(comm_h: usize, key: c_int, val: *mut c_void, flag: *mut c
     }
     let world = state::with(|s| s.world_size())? as i32;
     UNIVERSE_VAL.store(world, Ordering::Relaxed);
+    TAG_UB_VAL.store(hd::tag_ub(), Ordering::Relaxed);
     let p: Option<&AtomicI32> = match key {
         c::MPI_TAG_UB => Some(&TAG_UB_VAL),
         c::MPI_HOST => Some(&HOST_VAL),

@@ -133,12 +133,19 @@ pub fn root(cm: &CommRef, r: i32) -> MpiResult<()> {
     }
 }
 
-/// The user tag bound we support (and report as MPI_TAG_UB).
+/// The user tag bound we support (and report as MPI_TAG_UB) when our matching carries the tag.
 pub const TAG_UB: i32 = i32::MAX;
+
+/// The user tag bound of this run: `TAG_UB`, or the real MPI's when point-to-point passes
+/// through to it (`core::p2p::direct`).
+#[inline]
+pub fn tag_ub() -> i32 {
+    crate::core::p2p::direct::tag_ub()
+}
 
 #[inline]
 pub fn send_tag(t: i32) -> MpiResult<()> {
-    if (0..=TAG_UB).contains(&t) {
+    if (0..=tag_ub()).contains(&t) {
         Ok(())
     } else {
         bad_tag(t)
@@ -148,7 +155,7 @@ pub fn send_tag(t: i32) -> MpiResult<()> {
 #[cold]
 #[inline(never)]
 fn bad_tag(t: i32) -> MpiResult<()> {
-    err(c::MPI_ERR_TAG, format!("invalid tag {t} (must be 0..{TAG_UB})"))
+    err(c::MPI_ERR_TAG, format!("invalid tag {t} (must be 0..{})", tag_ub()))
 }
 
 #[inline]

@@ -9,10 +9,11 @@ use crate::core::error::{err, MpiError, MpiResult};
 use crate::core::p2p::blocking::{self, block_on, block_on_after, finish, is_done, status_result};
 use crate::core::p2p::matching::{Direct, Envelope, Pattern};
 use crate::core::p2p::shared::{self, Finish, Take};
-use crate::core::p2p::{InPlace, SendData, SendMode};
+use crate::core::p2p::{direct, InPlace, SendData, SendMode};
 use crate::core::request::{Persist, RecvTarget, ReqId, Status};
 use crate::core::state::{self, Local, State};
 use crate::sched;
+use crate::transport::real::RRequest;
 use std::cell::Cell;
 use std::os::raw::{c_int, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -180,6 +181,9 @@ pub(super) unsafe fn irecv(buf: *mut c_void, count: i64, dt: usize, src: c_int, 
 /// process, or eagerly to another, on the read side of the state (`shared::isend`,
 /// `isend_remote`). None: the general path runs.
 unsafe fn isend_shared(buf: *const c_void, count: i64, dt: usize, dest: c_int, tag: c_int, comm_h: usize) -> Option<ReqId> {
+    if direct::on() {
+        return None;
+    }
     if !state::readable() {
         return None;
     }
@@ -208,6 +212,9 @@ unsafe fn isend_shared(buf: *const c_void, count: i64, dt: usize, dest: c_int, t
 /// MPI_Irecv of a contiguous predefined type on the read side of the state
 /// (`shared::irecv`). None: the general path runs.
 unsafe fn irecv_shared(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize) -> Option<ReqId> {
+    if direct::on() {
+        return None;
+    }
     if !state::readable() {
         return None;
     }
@@ -239,6 +246,9 @@ unsafe fn irecv_shared(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag:
 /// Waits on the read side of the state for the running subrank's own plain
 /// request `h` and takes it. None: the general path runs (nothing was taken).
 pub(super) fn wait_shared(h: usize) -> Option<Status> {
+    if direct::on() {
+        return None;
+    }
     if !state::readable() {
         return None;
     }
@@ -268,6 +278,9 @@ pub(super) fn wait_shared(h: usize) -> Option<Status> {
 /// the state: Some(Some(status)) when it completed (taken), Some(None) when not yet (after a
 /// progress step if nobody else is making one). None: the general path runs.
 fn test_shared(h: usize) -> Option<Option<Status>> {
+    if direct::on() {
+        return None;
+    }
     if !state::readable() {
         return None;
     }
@@ -300,7 +313,7 @@ fn test_shared(h: usize) -> Option<Option<Status>> {
 /// # Safety
 /// `v` are the caller's handles; `statuses` is null or has room for `v.len()` statuses.
 unsafe fn waitall_shared(v: &mut [Req], statuses: *mut MpiStatus) -> (usize, bool) {
-    if !state::readable() || v.is_empty() {
+    if !state::readable() || v.is_empty() || direct::on() {
         return (0, false);
     }
     let sub = sched::rank();
@@ -335,6 +348,9 @@ fn wait_one(id: ReqId, what: &str) -> MpiResult<Status> {
 /// checked and done under one lock. Returns false when the general path must run.
 #[inline(always)]
 unsafe fn send_now(buf: *const c_void, count: i64, dt: usize, dest: c_int, tag: c_int, comm_h: usize) -> MpiResult<bool> {
+    if direct::on() {
+        return Ok(false);
+    }
     let sub = sched::rank();
     let Some(d) = crate::core::datatype::predefined(dt) else {
         return Ok(false);
@@ -369,6 +385,9 @@ unsafe fn recv_direct(
     comm_h: usize,
     spun: bool,
 ) -> MpiResult<Option<Status>> {
+    if direct::on() {
+        return Ok(None);
+    }
     let sub = sched::rank();
     let Some(d) = crate::core::datatype::predefined(dt) else {
         return Ok(None);
@@ -604,6 +623,9 @@ const _: () = assert!(hd::TAG_UB == i32::MAX);
 /// needs a request...
 #[inline(always)]
 unsafe fn send_fast(buf: *const c_void, count: c_int, dt: usize, dest: c_int, tag: c_int, comm_h: usize) -> Result<c_int, ()> {
+    if direct::on() {
+        return send_fast_direct(buf, count, dt, dest, tag, comm_h);
+    }
     let sub = sched::rank();
     let size = crate::core::datatype::contiguous_size(dt).ok_or(())?;
     if count < 0 || (buf.is_null() && count > 0) || tag < 0 {
@@ -626,6 +648,196 @@ unsafe fn send_fast(buf: *const c_void, count: c_int, dt: usize, dest: c_int, ta
     } else {
         Err(())
     }
+}
+
+/// `send_fast` when point-to-point passes through (`core::p2p::direct`): a small message on
+/// a direct communicator is one blocking real send.
+#[inline(never)]
+unsafe fn send_fast_direct(buf: *const c_void, count: c_int, dt: usize, dest: c_int, tag: c_int, comm_h: usize) -> Result<c_int, ()> {
+    let sub = sched::rank();
+    let size = crate::core::datatype::contiguous_size(dt).ok_or(())?;
+    if count < 0 || (buf.is_null() && count > 0) || !(0..=hd::tag_ub()).contains(&tag) {
+        return Err(());
+    }
+    let len = count as usize * size;
+    if len > crate::transport::direct::SMALL {
+        return Err(());
+    }
+    let mut g = state::lock();
+    let Some(s) = g.as_mut() else { return Err(()) };
+    let Some(cm) = fast_comm(s, sub, comm_h) else { return Err(()) };
+    let Some(w) = fast_world_of(s.world_size(), cm, comm_h, dest) else {
+        return Err(());
+    };
+    if s.direct_send_small(cm.ctx, w, tag, buf as *const u8, len) {
+        Ok(c::MPI_SUCCESS)
+    } else {
+        Err(())
+    }
+}
+
+/// `recv_fast` when point-to-point passes through (`core::p2p::direct`): a receive on a
+/// direct communicator is one real receive, polled in place as the real MPI_Recv would, then
+/// (when nothing came) handed to the engine as a request the rank parks on.
+#[inline(never)]
+unsafe fn recv_fast_direct(
+    buf: *mut c_void,
+    count: c_int,
+    dt: usize,
+    src: c_int,
+    tag: c_int,
+    comm_h: usize,
+    status: *mut MpiStatus,
+) -> Result<c_int, bool> {
+    let sub = sched::rank();
+    let size = crate::core::datatype::contiguous_size(dt).ok_or(false)?;
+    if count < 0 || (buf.is_null() && count > 0) || (tag < 0 && tag != c::MPI_ANY_TAG) || tag > hd::tag_ub() {
+        return Err(false);
+    }
+    // Its other threads (MPI_THREAD_MULTIPLE) take the general path.
+    if !sched::in_coroutine() {
+        return Err(false);
+    }
+    let cap = count as usize * size;
+    // A buffer in the program's thread-locals: see recv_direct.
+    if cap != 0 && crate::sched::swap::in_blocks(buf as usize, buf as usize + cap) {
+        return Err(false);
+    }
+    let Ok(d) = crate::core::datatype::lookup(dt) else {
+        return Err(false);
+    };
+    let started = {
+        let mut g = state::lock();
+        let Some(s) = g.as_mut() else { return Err(false) };
+        let Some(cm) = fast_comm(s, sub, comm_h) else { return Err(false) };
+        if src != c::MPI_ANY_SOURCE && fast_world_of(s.world_size(), cm, comm_h, src).is_none() {
+            return Err(false);
+        }
+        let pat = Pattern { ctx: cm.ctx, src, tag };
+        // SAFETY: the caller's buffer holds `cap` bytes until this call returns, which is not
+        // before the receive completes.
+        unsafe { s.direct_recv_begin(sub, &pat, buf as *mut u8, cap) }.map(|r| (r, pat))
+    };
+    let Some((req, pat)) = started else { return Err(false) };
+    let t = RecvTarget {
+        buf: buf as *mut u8,
+        count: count as usize,
+        dt: d,
+    };
+    // SAFETY: the caller's buffer, outside the thread-locals (above); the caller runs.
+    match unsafe { direct_recv_finish(sub, comm_h, req, pat, t) } {
+        Ok(st) => {
+            store(status, &st);
+            if st.error == c::MPI_SUCCESS {
+                Ok(c::MPI_SUCCESS)
+            } else {
+                Ok(recv_failed(st, comm_h))
+            }
+        }
+        Err(e) => Ok(super::raise(comm_h, "MPI_Recv", e)),
+    }
+}
+
+/// Waits for a receive begun by `State::direct_recv_begin` into `t`: polls it in place as the
+/// real MPI_Recv would, then (when nothing came) hands it to the engine as a request and
+/// parks on it. Its status.
+///
+/// # Safety
+/// `t` is the receive's contiguous buffer outside the thread-locals, of the running subrank.
+unsafe fn direct_recv_finish(sub: usize, comm_h: usize, mut req: RRequest, pat: Pattern, t: RecvTarget) -> MpiResult<Status> {
+    let cap = t.count * t.dt.size;
+    // Under one lock, as `recv_in_place` polls: with one subrank per process nobody else
+    // waits for it (a thread of the program gets it between rounds).
+    let st = state::with_hot(|s| {
+        for i in 1..=blocking::SPIN_POLLS {
+            if let Some(st) = s.direct_recv_poll(&mut req, &pat, cap) {
+                return Some(st);
+            }
+            // The rest of the engine now and then (the ring, other requests).
+            if i % 16 == 0 {
+                s.progress();
+            }
+        }
+        None
+    })?;
+    if let Some(st) = st {
+        return Ok(st);
+    }
+    // SAFETY: forwarded from the caller.
+    let id = state::with(|s| unsafe { s.direct_recv_adopt(sub, comm_h, req, pat, t) })?;
+    blocking::wait(id)
+}
+
+/// MPI_Sendrecv's fast path when point-to-point passes through (`core::p2p::direct`): a small
+/// contiguous send and a contiguous receive on a direct communicator: the real receive
+/// starts, the real send goes out, the receive is waited for as `recv_fast_direct` does.
+/// None: the general path runs (nothing was done).
+///
+/// # Safety
+/// As MPI_Sendrecv's arguments.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn sendrecv_direct(
+    sbuf: *const c_void,
+    scount: i64,
+    sdt: usize,
+    dest: c_int,
+    stag: c_int,
+    rbuf: *mut c_void,
+    rcount: i64,
+    rdt: usize,
+    src: c_int,
+    rtag: c_int,
+    comm_h: usize,
+) -> Option<MpiResult<Status>> {
+    if !direct::on() || !sched::in_coroutine() {
+        return None;
+    }
+    let sub = sched::rank();
+    let ssize = crate::core::datatype::contiguous_size(sdt)?;
+    let rsize = crate::core::datatype::contiguous_size(rdt)?;
+    let ub = hd::tag_ub();
+    if scount < 0 || rcount < 0 || (sbuf.is_null() && scount > 0) || (rbuf.is_null() && rcount > 0) {
+        return None;
+    }
+    if !(0..=ub).contains(&stag) || (rtag != c::MPI_ANY_TAG && !(0..=ub).contains(&rtag)) {
+        return None;
+    }
+    let (len, cap) = (scount as usize * ssize, rcount as usize * rsize);
+    if len > crate::transport::direct::SMALL || (cap != 0 && crate::sched::swap::in_blocks(rbuf as usize, rbuf as usize + cap)) {
+        return None;
+    }
+    let d = crate::core::datatype::lookup(rdt).ok()?;
+    let (req, pat) = {
+        let mut g = state::lock();
+        let s = g.as_mut()?;
+        let cm = fast_comm(s, sub, comm_h)?;
+        let w = fast_world_of(s.world_size(), cm, comm_h, dest)?;
+        if src != c::MPI_ANY_SOURCE {
+            fast_world_of(s.world_size(), cm, comm_h, src)?;
+        }
+        let (ctx, pat) = (
+            cm.ctx,
+            Pattern {
+                ctx: cm.ctx,
+                src,
+                tag: rtag,
+            },
+        );
+        // SAFETY: the receive buffer holds `cap` bytes until this call returns, after the
+        // receive completed.
+        let req = unsafe { s.direct_recv_begin(sub, &pat, rbuf as *mut u8, cap) }?;
+        // SAFETY: the send buffer holds `len <= SMALL` bytes.
+        let sent = unsafe { s.direct_send_small(ctx, w, stag, sbuf as *const u8, len) };
+        debug_assert!(sent, "a direct communicator (its receive began)");
+        (req, pat)
+    };
+    let t = RecvTarget {
+        buf: rbuf as *mut u8,
+        count: rcount as usize,
+        dt: d,
+    };
+    // SAFETY: the caller's receive buffer, outside the thread-locals (above); the caller runs.
+    Some(unsafe { direct_recv_finish(sub, comm_h, req, pat, t) })
 }
 
 /// Blocking send in any mode.
@@ -755,6 +967,9 @@ unsafe fn recv_fast(
     comm_h: usize,
     status: *mut MpiStatus,
 ) -> Result<c_int, bool> {
+    if direct::on() {
+        return recv_fast_direct(buf, count, dt, src, tag, comm_h, status);
+    }
     let sub = sched::rank();
     let size = crate::core::datatype::contiguous_size(dt).ok_or(false)?;
     if count < 0 || (buf.is_null() && count > 0) || (tag < 0 && tag != c::MPI_ANY_TAG) {
@@ -886,9 +1101,9 @@ mpi_fn!(
         }
         let pat = pattern(&cm, src, tag);
         let found = state::with(|s| {
-            s.probe(sub, &pat).or_else(|| {
+            s.probe_all(sub, &pat).or_else(|| {
                 s.progress();
-                s.probe(sub, &pat)
+                s.probe_all(sub, &pat)
             })
         })?;
         match found {
@@ -934,7 +1149,15 @@ unsafe fn improbe_common(
     }
     let pat = pattern(&cm, src, tag);
     let got = if block {
-        Some(block_on(|s| s.mprobe(sub, &pat))?)
+        let r = block_on(|s| {
+            let m = s.mprobe(sub, &pat);
+            // A parked probe is woken by the engine when the real MPI holds a match
+            // (`p2p::direct`), and named by the deadlock report.
+            s.locals[sub].waiting = m.is_none().then_some(pat);
+            m
+        });
+        state::with(|s| s.locals[sub].waiting = None)?;
+        Some(r?)
     } else {
         let r = state::with(|s| {
             s.mprobe(sub, &pat).or_else(|| {

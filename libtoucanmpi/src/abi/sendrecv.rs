@@ -165,12 +165,12 @@ fn check_req(req: *mut usize) -> MpiResult<()> {
 /// request (nonblocking) argument.
 macro_rules! sendrecv_fn {
     ($name:ident, $pname:ident, $cnt:ty, status) => {
-        sendrecv_fn!(@def $name, $pname, $cnt, comm_h, status: *mut MpiStatus, |st| complete(st, status, stringify!($name)));
+        sendrecv_fn!(@def $name, $pname, $cnt, comm_h, status: *mut MpiStatus, blocking_fast, |st| complete(st, status, stringify!($name)));
     };
     ($name:ident, $pname:ident, $cnt:ty, request) => {
-        sendrecv_fn!(@def $name, $pname, $cnt, comm_h, req: *mut usize, |st| request(st, comm_h, req), check_req(req)?);
+        sendrecv_fn!(@def $name, $pname, $cnt, comm_h, req: *mut usize, no_fast, |st| request(st, comm_h, req), check_req(req)?);
     };
-    (@def $name:ident, $pname:ident, $cnt:ty, $comm:ident, $last:ident: $lty:ty, |$st:ident| $then:expr $(, $first:expr)?) => {
+    (@def $name:ident, $pname:ident, $cnt:ty, $comm:ident, $last:ident: $lty:ty, $fast:ident, |$st:ident| $then:expr $(, $first:expr)?) => {
         mpi_fn!(
             $name,
             $pname,
@@ -188,11 +188,60 @@ macro_rules! sendrecv_fn {
              $last: $lty| errcomm = $comm,
             {
                 $($first;)?
+                if let Some(r) = $fast(sbuf, scount.into(), sdt, dest, stag, rbuf, rcount.into(), rdt, src, rtag, $comm, $last, stringify!($name)) {
+                    return r;
+                }
                 let $st = start(sbuf, scount.into(), sdt, dest, stag, rbuf, rcount.into(), rdt, src, rtag, $comm)?;
                 $then
             }
         );
     };
+}
+
+/// The blocking forms' fast path (`p2p::sendrecv_direct`, point-to-point passing through):
+/// None when the general path must run.
+#[allow(clippy::too_many_arguments)]
+unsafe fn blocking_fast(
+    sbuf: *const c_void,
+    scount: i64,
+    sdt: usize,
+    dest: c_int,
+    stag: c_int,
+    rbuf: *mut c_void,
+    rcount: i64,
+    rdt: usize,
+    src: c_int,
+    rtag: c_int,
+    comm_h: usize,
+    status: *mut MpiStatus,
+    what: &str,
+) -> Option<MpiResult<()>> {
+    let got = match super::p2p::sendrecv_direct(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm_h)? {
+        Ok(st) => st,
+        Err(e) => return Some(Err(e)),
+    };
+    store(status, &got);
+    Some(status_result(got, what).map(|_| ()))
+}
+
+/// The nonblocking forms have none.
+#[allow(clippy::too_many_arguments)]
+fn no_fast(
+    _: *const c_void,
+    _: i64,
+    _: usize,
+    _: c_int,
+    _: c_int,
+    _: *mut c_void,
+    _: i64,
+    _: usize,
+    _: c_int,
+    _: c_int,
+    _: usize,
+    _: *mut usize,
+    _: &str,
+) -> Option<MpiResult<()>> {
+    None
 }
 sendrecv_fn!(MPI_Sendrecv, PMPI_Sendrecv, c_int, status);
 sendrecv_fn!(MPI_Sendrecv_c, PMPI_Sendrecv_c, i64, status);

@@ -94,6 +94,7 @@ pub fn tick(s: &mut State, idle: Duration) {
         let Some((src, m)) = msg else { break };
         match m.first().copied().unwrap_or(0) {
             QUERY if m.len() > 1 => {
+                s.drain_direct();
                 let w = Snapshot::of(s).words(m[1]);
                 send(s, 0, &w);
             }
@@ -134,6 +135,7 @@ pub fn tick(s: &mut State, idle: Duration) {
         }
         s.det.epoch += 1;
         s.det.replies = vec![None; s.nproc];
+        s.drain_direct();
         s.det.replies[0] = Some(Snapshot::of(s));
         s.det.open = true;
         s.det.last_wave = Some(Instant::now());

@@ -32,10 +32,14 @@ impl Hooks for Progress {
         };
         // The read side first (plain eager arrivals need no write side, so the
         // other workers' subranks go on meanwhile).
-        match state::shared_idle(worker, |sh| crate::core::p2p::shared::poll(&sh)) {
-            Some(Polled::Delivered) => return true,
-            Some(Polled::Nothing) => return false,
-            Some(Polled::General) | None => {}
+        // With point-to-point passing through (`p2p::direct`), what completes is the real
+        // MPI's requests and probes: the write side's step.
+        if !crate::core::p2p::direct::on() {
+            match state::shared_idle(worker, |sh| crate::core::p2p::shared::poll(&sh)) {
+                Some(Polled::Delivered) => return true,
+                Some(Polled::Nothing) => return false,
+                Some(Polled::General) | None => {}
+            }
         }
         if worker == 0 {
             state::with(drain).unwrap_or(false)

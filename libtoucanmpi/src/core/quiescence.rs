@@ -46,8 +46,10 @@ impl Snapshot {
         Snapshot {
             // File accesses in flight on the I/O thread (issue 19) will wake a subrank.
             idle: !k.other && crate::core::io::ioq::pending() == 0,
-            sent: s.tp.ctrl_sent as i64,
-            recvd: s.tp.ctrl_recvd as i64,
+            // Direct messages (`p2p::direct`) too: a receive cannot outrun its send on either
+            // path, so the two sums agree only when both paths' do.
+            sent: (s.tp.ctrl_sent + s.tp.direct_sent) as i64,
+            recvd: (s.tp.ctrl_recvd + s.tp.direct_recvd) as i64,
             payloads: k.payloads as i64,
             unmatched: unmatched_headers(s) as i64,
             colls: k.colls as i64,

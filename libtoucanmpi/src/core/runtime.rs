@@ -107,6 +107,7 @@ pub fn load_config() -> Result<Config, String> {
         real_nbc_min: env_usize("TOUCAN_REAL_NBC_MIN", 0, 0, usize::MAX / 2)?,
         real_multiple: real_thread_level()?,
         balance_ms: balance_period()?,
+        p2p_direct: env_switch("TOUCAN_P2P_DIRECT", true)?,
     };
     Ok(*CONFIG.get_or_init(|| cfg))
 }
@@ -142,6 +143,27 @@ pub fn plan() -> &'static bind::Plan {
     PLAN.get_or_init(|| bind::Plan::unbound(1))
 }
 
+/// Control receives the transport keeps posted (`transport::engine`). Each is a wildcard
+/// receive, which the real MPI (UCX) compares with every arriving message posted after it:
+/// with point-to-point passing through (`p2p::direct`) the ring carries only collectives'
+/// and other internal messages, and a short one keeps that comparison cheap.
+fn ring_slots() -> usize {
+    let c = config();
+    let def = if c.p2p_direct && c.local() == 1 {
+        DIRECT_RING
+    } else {
+        crate::transport::engine::RING
+    };
+    std::env::var("TOUCAN_RING")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(def)
+        .clamp(1, crate::transport::engine::RING)
+}
+
+/// `ring_slots` with point-to-point passing through.
+const DIRECT_RING: usize = 4;
+
 /// The configuration (defaults when the program did not start through our entry point).
 pub fn config() -> Config {
     *CONFIG.get_or_init(|| Config {
@@ -158,6 +180,7 @@ pub fn config() -> Config {
         real_nbc_min: 0,
         real_multiple: false,
         balance_ms: 0,
+        p2p_direct: true,
     })
 }
 
@@ -178,8 +201,9 @@ pub unsafe fn init(sub: usize, argc: *mut c_int, argv: *mut *mut *mut i8) -> Mpi
         let version = real::library_version(&realmpi);
         let _ = ABORT.set((realmpi.PMPI_Abort, real::h(real::REAL_MPI_COMM_WORLD)));
         crate::transport::node::set_threads(config().workers);
-        let tp = crate::heap::shared_while(|| Transport::init(realmpi, argc, argv, config().eager_max, config().real_multiple))
-            .map_err(|e| super::error::MpiError::new(c::MPI_ERR_OTHER, e))?;
+        let tp =
+            crate::heap::shared_while(|| Transport::init(realmpi, argc, argv, config().eager_max, config().real_multiple, ring_slots()))
+                .map_err(|e| super::error::MpiError::new(c::MPI_ERR_OTHER, e))?;
         // And the transport modules it loaded during its initialisation.
         crate::heap::rebind();
         let cfg = config();

@@ -55,6 +55,9 @@ pub struct Config {
     /// Period of the load balance between the workers of a process, in ms (0: off;
     /// `TOUCAN_BALANCE`, see `sched::balance`).
     pub balance_ms: usize,
+    /// At one subrank per process, point-to-point on communicators with a real twin passes
+    /// through to the real MPI (`TOUCAN_P2P_DIRECT`, on by default; `p2p::direct`).
+    pub p2p_direct: bool,
 }
 
 impl Config {
@@ -223,6 +226,8 @@ pub struct State {
     pub meets: super::coll::hier::Meets,
     /// Real communicators and real collectives in flight (`coll::real`).
     pub rcoll: super::coll::real::RealComms,
+    /// Communicators whose point-to-point passes through to the real MPI (`p2p::direct`).
+    pub direct: super::p2p::direct::Directs,
 }
 
 // SAFETY: the raw pointers State holds (receive targets, persistent arguments, a sibling's
@@ -525,6 +530,7 @@ impl State {
             det: super::deadlock::Detector::new(),
             meets: Default::default(),
             rcoll: Default::default(),
+            direct: Default::default(),
         };
         super::coll::real::install_world(&mut s);
         s
@@ -664,6 +670,9 @@ impl State {
             }
             self.events = ev;
         }
+        if super::p2p::direct::on() {
+            any |= self.direct_probe_waiters();
+        }
         any
     }
 
@@ -684,6 +693,7 @@ impl State {
             }
             Event::RecvDone { token, temp } => self.on_rndv_arrived(token, temp),
             Event::CollDone { token, buf, comm } => super::coll::real::on_done(self, token, buf, comm),
+            Event::DirectDone { token, st, temp } => self.on_direct_done(token, st, temp),
         }
     }
 }

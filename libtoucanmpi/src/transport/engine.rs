@@ -94,6 +94,13 @@ pub enum Event {
     /// A real collective finished (`transport::collective`): its buffer, and the new real
     /// communicator of a duplication.
     CollDone { token: u64, buf: Vec<u8>, comm: Option<RComm> },
+    /// A direct send or receive (`direct`) finished: its status, and the receive's bytes when
+    /// they went into a temporary buffer.
+    DirectDone {
+        token: u64,
+        st: super::direct::DirectStatus,
+        temp: Option<Vec<u8>>,
+    },
 }
 
 pub(super) enum Action {
@@ -101,6 +108,11 @@ pub(super) enum Action {
     Sent(u64),
     Received(u64),
     Coll(u64),
+    /// A direct send (`direct`) of this request.
+    DirectSent(u64),
+    /// A direct receive of this request; true when the message was counted as received
+    /// already (taken by a probe).
+    DirectRecv(u64, bool),
 }
 
 pub(super) struct Pending {
@@ -147,6 +159,15 @@ pub struct Transport {
     /// The process's real window for one-sided traffic (issue 18, `rma.rs`); None with one
     /// process.
     pub(super) rma: Option<super::rma::RealRma>,
+    /// Direct messages (`direct`) sent, and received or taken by a probe: job-wide sums agree
+    /// when none is in flight (the deadlock detector).
+    pub direct_sent: u64,
+    pub direct_recvd: u64,
+    /// Direct operations in the pending list.
+    pub(super) direct_pending: usize,
+    /// `poll_pending`'s work arrays, kept between polls.
+    idx: Vec<c_int>,
+    stats: Vec<RealStatus>,
 }
 
 /// Outstanding real requests by kind (`Transport::pending_kinds`).
@@ -154,6 +175,8 @@ pub struct Transport {
 pub struct PendingKinds {
     pub payloads: usize,
     pub colls: usize,
+    /// Direct sends and receives (`direct`): they may wait for ever.
+    pub direct: usize,
     pub other: bool,
 }
 
@@ -176,12 +199,12 @@ struct Slot {
 const SUB_HI: usize = std::mem::offset_of!(Header, sub_hi);
 
 /// Payloads up to this size go out with a blocking real send from a stack buffer.
-const TINY: usize = 256;
+pub(super) const TINY: usize = 256;
 
 /// Words of a deadlock-detector message, at most.
 pub const DET_MAX_WORDS: usize = 256;
 
-/// Control receives kept posted (each HDR_LEN + eager_max bytes).
+/// Control receives kept posted (each HDR_LEN + eager_max bytes), at most.
 pub const RING: usize = 32;
 
 /// Posts the wildcard control receive of `slot` (`len` bytes) on `ctrl`.
@@ -231,6 +254,7 @@ impl Transport {
         argv: *mut *mut *mut i8,
         eager_max: usize,
         multiple: bool,
+        ring: usize,
     ) -> Result<Transport, String> {
         let mut provided: c_int = 0;
         let level = if multiple {
@@ -302,13 +326,29 @@ impl Transport {
             slot_len: HDR_LEN + eager_max,
             held: None,
             rma: None,
+            direct_sent: 0,
+            direct_recvd: 0,
+            direct_pending: 0,
+            idx: Vec::new(),
+            stats: Vec::new(),
         };
+        // Errors on the real twins (all derived from `coll`) come back as codes: a direct
+        // receive's truncation is the program's, reported in its status. The real world's
+        // handler is the one MPICH calls for a multiple completion (`MPI_Testsome`) that
+        // reports it (MPI_ERR_IN_STATUS).
+        for comm in [t.coll, world] {
+            // SAFETY: our own communicator, and the real world.
+            check(
+                unsafe { t.real.PMPI_Comm_set_errhandler(comm, h(real::REAL_MPI_ERRORS_RETURN)) },
+                "MPI_Comm_set_errhandler",
+            )?;
+        }
         // issue 18: one real dynamic window per process, for RMA between processes.
         if size > 1 {
             // SAFETY: the real MPI is up; we are the only thread.
             t.rma = Some(unsafe { super::rma::RealRma::create(&t.real, world)? });
         }
-        for _ in 0..RING {
+        for _ in 0..ring {
             let mut slot = Slot {
                 req: h(real::REAL_MPI_REQUEST_NULL),
                 buf: vec![0u8; t.slot_len],
@@ -389,7 +429,7 @@ impl Transport {
     fn flush_reposts(&mut self) -> Result<(), String> {
         let n = std::mem::take(&mut self.repost);
         for k in 0..n {
-            let i = (self.head + RING - n + k) % RING;
+            let i = (self.head + self.ring.len() - n + k) % self.ring.len();
             let slot = &mut self.ring[i];
             // MPI_Wait on the complete request frees it without a progress step (MPICH's
             // MPI_Request_free makes one: about 700 instructions, against 100).
@@ -628,6 +668,7 @@ impl Transport {
             match p.action {
                 Action::Sent(_) => k.payloads += 1,
                 Action::Coll(_) => k.colls += 1,
+                Action::DirectSent(_) | Action::DirectRecv(..) => k.direct += 1,
                 Action::Free | Action::Received(_) => k.other = true,
             }
         }
@@ -702,7 +743,7 @@ impl Transport {
         let head = self.head;
         self.ctrl_recvd += 1;
         self.repost += 1;
-        self.head = (head + 1) % RING;
+        self.head = (head + 1) % self.ring.len();
         // The high bits of the subranks, from the header at the start of the slot (every
         // control message has one; the slot is never shorter than a header).
         // SAFETY: every slot buffer is slot_len >= HDR_LEN bytes long (allocated in `init`,
@@ -770,29 +811,43 @@ impl Transport {
         if self.pending.is_empty() {
             return Ok(false);
         }
+        let n = self.pending.len();
         self.reqs.clear();
         self.reqs.extend(self.pending.iter().map(|p| p.req));
+        self.idx.resize(n, 0);
+        // Statuses only when a direct operation may report one.
+        let want = self.direct_pending > 0;
+        if want {
+            // SAFETY: MPI_Status is plain integers; all zeros is a valid value.
+            self.stats.resize(n, unsafe { std::mem::zeroed() });
+        }
+        let stats = if want {
+            self.stats.as_mut_ptr()
+        } else {
+            real::REAL_MPI_STATUSES_IGNORE as *mut RealStatus
+        };
         let mut outcount: c_int = 0;
-        let mut idx = vec![0 as c_int; self.reqs.len()];
-        // SAFETY: `reqs` and `idx` have incount entries; statuses are ignored.
-        check(
-            unsafe {
-                self.real.PMPI_Testsome(
-                    self.reqs.len() as c_int,
-                    self.reqs.as_mut_ptr(),
-                    &mut outcount,
-                    idx.as_mut_ptr(),
-                    real::REAL_MPI_STATUSES_IGNORE as *mut RealStatus,
-                )
-            },
-            "MPI_Testsome",
-        )?;
+        // SAFETY: `reqs` and `idx` (and `stats` when given) have n entries.
+        let rc = unsafe {
+            self.real
+                .PMPI_Testsome(n as c_int, self.reqs.as_mut_ptr(), &mut outcount, self.idx.as_mut_ptr(), stats)
+        };
+        // A truncated direct receive: each status says (only then is MPI_ERROR set).
+        let in_status = rc == real::REAL_MPI_ERR_IN_STATUS as c_int && want;
+        if !in_status {
+            check(rc, "MPI_Testsome")?;
+        }
         if outcount <= 0 || outcount == real::REAL_MPI_UNDEFINED as c_int {
             return Ok(false);
         }
-        let mut done: Vec<usize> = idx[..outcount as usize].iter().map(|&i| i as usize).collect();
-        done.sort_unstable_by(|a, b| b.cmp(a));
-        for i in done {
+        // Completed entries by index, highest first (swap_remove keeps the lower ones).
+        let mut done: Vec<(usize, usize)> = self.idx[..outcount as usize]
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| (i as usize, k))
+            .collect();
+        done.sort_unstable_by_key(|&(i, _)| std::cmp::Reverse(i));
+        for (i, k) in done {
             let p = self.pending.swap_remove(i);
             match p.action {
                 Action::Free => {}
@@ -803,6 +858,16 @@ impl Transport {
                     buf: p.buf.unwrap_or_default(),
                     comm: p.comm.map(|c| *c),
                 }),
+                Action::DirectSent(_) | Action::DirectRecv(..) => {
+                    let st = self.stats[k];
+                    let err = if in_status { st.MPI_ERROR } else { real::REAL_MPI_SUCCESS as c_int };
+                    let e = self.direct_done(&p.action, p.buf, &st, err)?;
+                    out.push(e);
+                    continue;
+                }
+            }
+            if in_status && self.stats[k].MPI_ERROR != real::REAL_MPI_SUCCESS as c_int {
+                return Err(real_failed(self.stats[k].MPI_ERROR, "MPI_Testsome"));
             }
         }
         Ok(true)
@@ -846,6 +911,14 @@ impl Transport {
     /// Completes every outstanding send, then finalizes the real MPI.
     pub fn finalize(&mut self) -> Result<(), String> {
         let mut ev = Vec::new();
+        // Direct operations still pending were never matched (the program left them): cancel
+        // them, as the ring's receives are below, so the loop ends.
+        for p in self.pending.iter_mut() {
+            if matches!(p.action, Action::DirectSent(_) | Action::DirectRecv(..)) {
+                // SAFETY: a live request of ours.
+                unsafe { self.real.PMPI_Cancel(&mut p.req) };
+            }
+        }
         while self.has_pending() {
             // Control messages arriving now have nobody to go to.
             while self.poll_ring()?.is_some() {}

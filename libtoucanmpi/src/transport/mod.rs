@@ -1,6 +1,7 @@
 //! The real MPI underneath: loading it, the wire format, and the progress engine.
 pub mod collective;
 pub mod copy;
+pub mod direct; // V=1 point-to-point pass-through
 pub mod engine;
 pub mod finalize;
 pub mod node;

@@ -147,6 +147,11 @@ pub fn install_world(s: &mut State) {
         let world: Vec<u32> = (0..s.world_size() as u32).collect();
         let twin = Twin::new(Some(s.tp.coll_world()), usize::MAX);
         s.rcoll.twins.insert(key_of(CTX_WORLD, &world), twin);
+        if s.cfg.p2p_direct && s.cfg.local() == 1 {
+            crate::core::p2p::direct::enable(s.tp.tag_ub);
+            let comm = s.tp.coll_world();
+            s.direct.add(CTX_WORLD, comm, &world);
+        }
     }
 }
 
@@ -289,6 +294,7 @@ fn release_if_unused(s: &mut State, key: CommKey) {
     }
     let Some(comm) = t.comm else { return };
     s.rcoll.twins.remove(&key);
+    s.direct.remove(key.0);
     if let Err(e) = s.tp.free_comm(comm) {
         crate::core::diag::fatal(&format!("real collective: {e}"));
     }
@@ -314,6 +320,10 @@ pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
                 t.comm = comm;
             }
             pump(s, child);
+            // The one subrank (V=1) waits for it in `direct_children`.
+            if crate::core::p2p::direct::on() && sched::current() != 0 {
+                sched::wake(0);
+            }
         }
         None => {}
     }
@@ -724,6 +734,27 @@ pub fn derive(parent: &CommRef, seq: u64, children: &[(u64, &[u32])]) -> MpiResu
             s.rcoll.twins.insert(child, Twin::new(None, local));
         }
         pump(s, pk);
+    })?;
+    if crate::core::p2p::direct::on() {
+        direct_children(children)?;
+    }
+    Ok(())
+}
+
+/// Point-to-point passing through (`p2p::direct`): waits until the twins of `children` are
+/// made, then makes those communicators direct, before any message can go on them (so both
+/// ends of every message agree on its way). Their `MPI_Comm_idup`s were started above on
+/// every process, in the parent's issue order.
+fn direct_children(children: &[(u64, &[u32])]) -> MpiResult<()> {
+    let keys: Vec<(u64, CommKey)> = children.iter().map(|&(ctx, ranks)| (ctx, key_of(ctx, ranks))).collect();
+    let made = |s: &State| keys.iter().all(|(_, k)| s.rcoll.twins.get(k).is_none_or(|t| t.comm.is_some()));
+    block_on(|s| made(s).then_some(()))?;
+    state::with(|s| {
+        for (&(ctx, ranks), (_, key)) in children.iter().zip(&keys) {
+            if let Some(comm) = s.rcoll.twins.get(key).and_then(|t| t.comm) {
+                s.direct.add(ctx, comm, ranks);
+            }
+        }
     })
 }
 

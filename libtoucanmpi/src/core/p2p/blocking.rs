@@ -194,7 +194,7 @@ fn spin<T>(
 /// Waits for request `id` and finishes it.
 pub fn wait(id: ReqId) -> MpiResult<Status> {
     let me = sched::current();
-    block_on(|s| {
+    let f = |s: &mut State| {
         if is_done(s, id) {
             return Some(finish(s, id));
         }
@@ -204,8 +204,24 @@ pub fn wait(id: ReqId) -> MpiResult<Status> {
             r.waiter = me;
         }
         None
+    };
+    if !super::direct::on() {
+        return block_on(f);
+    }
+    // Point-to-point passing through (`direct`): polls the real request alone, as the real
+    // MPI_Wait does, and the whole engine only now and then (the ring, other requests).
+    let mut n = 0u32;
+    block_on_with(f, |s| {
+        n = n.wrapping_add(1);
+        if !n.is_multiple_of(DIRECT_FULL_POLL) && s.direct_test(id) {
+            return (true, None);
+        }
+        (n.is_multiple_of(DIRECT_FULL_POLL) && s.progress(), None)
     })
 }
+
+/// A wait on a direct request polls the whole progress engine once in this many polls.
+const DIRECT_FULL_POLL: u32 = 16;
 
 /// Waits for all of `ids`; returns their statuses in order.
 pub fn wait_all(ids: &[ReqId]) -> MpiResult<Vec<Status>> {
@@ -332,7 +348,7 @@ pub fn proc_null_status() -> Status {
 /// Blocks until a message matching `pat` is in `sub`'s queue; returns its status.
 pub fn probe(sub: usize, pat: Pattern) -> MpiResult<Status> {
     let r = block_on(|s| {
-        let st = s.probe(sub, &pat);
+        let st = s.probe_all(sub, &pat);
         s.locals[sub].waiting = st.is_none().then_some(pat);
         st
     });

@@ -52,6 +52,8 @@ pub enum Body {
     Intra { sreq: ReqId, ptr: *const u8 },
     /// Still in the sending process; fetched on the data communicator with `msgid`.
     Inter { src_proc: usize, msgid: u32 },
+    /// Still in the real MPI, taken off a direct communicator by a probe (`direct`).
+    Real { msg: crate::transport::real::RMessage },
 }
 
 /// Who must hear that a synchronous send was matched.

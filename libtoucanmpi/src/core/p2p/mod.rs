@@ -2,6 +2,7 @@
 //! one memcpy between siblings, the transport between processes.
 
 pub mod blocking;
+pub mod direct;
 pub mod matching;
 pub mod shared;
 pub mod tlsbuf;
@@ -104,6 +105,11 @@ impl State {
                 tag: c::MPI_ANY_TAG,
                 ..Status::default()
             };
+        }
+        if let Some(dc) = self.direct.get(ctx) {
+            let comm = dc.comm;
+            self.send_direct(id, comm, dest, tag, data, mode);
+            return Ok(());
         }
         if proc == self.myproc {
             self.send_intra(id, dsub, env, data, mode);
@@ -240,7 +246,7 @@ impl State {
     /// `buf..buf+cap` must be writable.
     pub unsafe fn try_recv_now(&mut self, sub: usize, pat: &Pattern, buf: *mut u8, cap: usize) -> Option<Status> {
         let i = find_unexpected(self.locals[sub].unexpected.iter(), pat)?;
-        if matches!(self.locals[sub].unexpected[i].body, Body::Inter { .. }) {
+        if matches!(self.locals[sub].unexpected[i].body, Body::Inter { .. } | Body::Real { .. }) {
             return None;
         }
         let u = self.locals[sub].unexpected.remove(i).expect("index from find_unexpected");
@@ -252,7 +258,7 @@ impl State {
         let src = match &u.body {
             Body::Eager(p) => p.as_slice().as_ptr(),
             Body::Intra { ptr, .. } => *ptr,
-            Body::Inter { .. } => unreachable!("checked above"),
+            Body::Inter { .. } | Body::Real { .. } => unreachable!("checked above"),
         };
         if n > 0 {
             // SAFETY: the source holds `len >= n` bytes (a queued copy, or the sending
@@ -319,6 +325,8 @@ impl State {
         if let Some(i) = find_unexpected(self.locals[sub].unexpected.iter(), &pat) {
             let u = self.locals[sub].unexpected.remove(i).expect("index from find_unexpected");
             self.deliver(id, u);
+        } else if self.direct.get(pat.ctx).is_some() {
+            self.recv_direct(id, sub, pat);
         } else {
             self.locals[sub].posted.push_back(Posted { pat, req: id });
         }
@@ -365,6 +373,7 @@ impl State {
                 // buffer, valid until the request completes; otherwise `temp` is used.
                 unsafe { self.tp.recv_rndv(src_proc, msgid, u.len, t.buf, temp, rid) }.unwrap_or_else(|e| fatal_transport(e));
             }
+            Body::Real { msg } => self.deliver_real(rid, u.env, msg),
         }
     }
 
@@ -550,9 +559,23 @@ impl State {
 
     /// Takes the first matching message out of the queue (MPI_Improbe); returns its id.
     pub fn mprobe(&mut self, sub: usize, pat: &Pattern) -> Option<(u64, Status)> {
-        let st = self.probe(sub, pat)?;
-        let i = find_unexpected(self.locals[sub].unexpected.iter(), pat)?;
-        let u = self.locals[sub].unexpected.remove(i)?;
+        let (u, st) = match self.probe(sub, pat) {
+            Some(st) => {
+                let i = find_unexpected(self.locals[sub].unexpected.iter(), pat)?;
+                (self.locals[sub].unexpected.remove(i)?, st)
+            }
+            None => {
+                let u = self.mprobe_real(pat)?;
+                let st = Status {
+                    source: u.env.src,
+                    tag: u.env.tag,
+                    error: c::MPI_SUCCESS,
+                    bytes: u.len as u64,
+                    cancelled: false,
+                };
+                (u, st)
+            }
+        };
         let l = &mut self.locals[sub];
         l.next_message += 1;
         let id = l.next_message;
@@ -566,8 +589,12 @@ impl State {
         if r.complete {
             return false;
         }
-        let owner = r.owner;
-        if !r.is_send {
+        let (owner, is_send) = (r.owner, r.is_send);
+        // A direct operation is cancelled by the real MPI; its completion says whether it was.
+        if direct::on() && self.tp.direct_cancel(id).unwrap_or_else(|e| fatal_transport(e)) {
+            return true;
+        }
+        if !is_send {
             if let Some(i) = self.locals[owner].posted.iter().position(|p| p.req == id) {
                 self.locals[owner].posted.remove(i);
                 if let Some(r) = self.req_mut(id) {

@@ -223,7 +223,7 @@ pub unsafe fn irecv(sh: &Shared<'_>, sub: usize, comm_h: usize, pat: Pattern, t:
         let ok = match u.body {
             Body::Eager(_) => true,
             Body::Intra { sreq, .. } => owner_of(sreq).is_some(),
-            Body::Inter { .. } => false,
+            Body::Inter { .. } | Body::Real { .. } => false,
         };
         if !ok || !matches!(u.sync, SyncAck::None) {
             return None;
@@ -251,7 +251,7 @@ pub unsafe fn irecv(sh: &Shared<'_>, sub: usize, comm_h: usize, pat: Pattern, t:
             copy_into(&mut l, id, u.env, src, u.len);
             Some(sreq)
         }
-        Body::Inter { .. } => unreachable!("checked above"),
+        Body::Inter { .. } | Body::Real { .. } => unreachable!("checked above"),
     };
     l.complete(id);
     drop(l);

@@ -477,7 +477,7 @@ pub fn wait_post(w: &Win, block: bool) -> MpiResult<bool> {
             let sub = w.sub;
             let there = state::with(|s| {
                 s.progress();
-                s.probe(sub, &pat).is_some()
+                s.probe_all(sub, &pat).is_some()
             })?;
             if !there {
                 break;

@@ -1,0 +1,439 @@
+//! Point-to-point passed through to the real MPI (issue 16's V=1 line).
+//!
+//! When every process runs one subrank (V=1, one worker), a virtual communicator with a real
+//! twin (`coll::real`: MPI_COMM_WORLD, and the dups, splits and topologies derived from it
+//! that span every process) has exactly one member per process, in process order on the twin.
+//! Its point-to-point traffic then needs none of our layers: a send is one real `MPI_Isend`
+//! (`Issend` in synchronous mode) on the twin, a receive one real `MPI_Irecv`, matched by the
+//! real MPI, with no header, no receive ring and no copy out of it. This departs from
+//! DESIGN.md's "one real communicator carries all traffic, matching in our runtime": at V=1
+//! our matching buys nothing, and the layering cost 2-3x MPICH on `MPI_Sendrecv` (session 12's
+//! callgrind: 7078 instructions per exchange against 3375).
+//!
+//! What keeps MPI's rules: every message on a direct communicator goes this way (all modes,
+//! persistent and buffered sends, probes), so the real MPI's non-overtaking order is ours;
+//! other communicators (no twin: `MPI_COMM_SELF`, `Comm_create`d, inter-communicators) and
+//! collectives' internal messages (their own contexts) keep the general path. The twin is made
+//! before the communicator is returned (`coll::real::derive` waits for it here), so both ends
+//! of every message agree on the way it goes.
+//!
+//! Completion: the real requests sit in the transport's pending list like rendezvous payloads;
+//! `Event::DirectDone` completes ours. A receive also sits in its rank's posted queue (no
+//! message of another path can match it: the context is the direct communicator's) so the
+//! deadlock report names what it waits for.
+//!
+//! Deadlocks: a message that no receive matches waits in the real MPI's unexpected queue,
+//! where our counts cannot see it. So when a process is idle and the detector asks, it first
+//! takes every such message with a real `MPI_Improbe` into its own unexpected queue
+//! (`Body::Real`), counted as received; receives and probes look there first, and receive a
+//! message found there with a real `MPI_Imrecv`. Messages taken so were not matched by any
+//! receive posted before (the real MPI would have matched them), and came before anything the
+//! real MPI still holds from the same sender, so taking them first keeps the order.
+
+use crate::consts as c;
+use crate::core::idmap::IdMap;
+use crate::core::p2p::matching::{Body, Envelope, Pattern, Posted, SyncAck, Unexp};
+use crate::core::p2p::{fatal_transport, SendData, SendMode};
+use crate::core::request::{ReqId, Status};
+use crate::core::state::State;
+use crate::transport::direct::DirectStatus;
+use crate::transport::real::{self, RComm, RMessage, RRequest};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+
+/// Whether point-to-point passes through in this process (set once at start-up).
+static ON: AtomicBool = AtomicBool::new(false);
+
+/// The user tag bound: ours (every int) unless tags go to the real MPI as they are.
+static TAG_UB: AtomicI32 = AtomicI32::new(i32::MAX);
+
+/// The largest user tag of this run (MPI_TAG_UB).
+#[inline]
+pub fn tag_ub() -> i32 {
+    TAG_UB.load(Ordering::Relaxed)
+}
+
+/// Whether point-to-point may pass through (V=1): the fast paths that assume our own matching
+/// step aside, so everything reaches `State::start_send`/`start_recv`.
+#[inline(always)]
+pub fn on() -> bool {
+    ON.load(Ordering::Relaxed)
+}
+
+/// Turns the pass-through on (start-up, before any traffic); user tags are then the real
+/// MPI's, bounded by its `MPI_TAG_UB`, `real_tag_ub`.
+pub fn enable(real_tag_ub: i64) {
+    TAG_UB.store(real_tag_ub.clamp(32767, i32::MAX as i64) as i32, Ordering::Relaxed);
+    ON.store(true, Ordering::Relaxed);
+}
+
+/// A communicator whose point-to-point goes straight to its real twin.
+pub struct DirectComm {
+    pub comm: RComm,
+    /// Process (twin rank) of each rank, and rank of each process, when the communicator's
+    /// order is not the processes' (None: the identity).
+    to_proc: Option<Vec<i32>>,
+    to_rank: Option<Vec<i32>>,
+}
+
+impl DirectComm {
+    /// `ranks`: the communicator's members (world ranks, one per process at V=1) in rank order.
+    pub fn new(comm: RComm, ranks: &[u32]) -> DirectComm {
+        let identity = ranks.iter().enumerate().all(|(i, &w)| w as usize == i);
+        let (to_proc, to_rank) = if identity {
+            (None, None)
+        } else {
+            let mut inv = vec![c::MPI_UNDEFINED; ranks.len()];
+            for (i, &w) in ranks.iter().enumerate() {
+                if let Some(x) = inv.get_mut(w as usize) {
+                    *x = i as i32;
+                }
+            }
+            (Some(ranks.iter().map(|&w| w as i32).collect()), Some(inv))
+        };
+        DirectComm { comm, to_proc, to_rank }
+    }
+
+    /// The twin's source argument for a receive from rank `src` (or MPI_ANY_SOURCE).
+    fn source(&self, src: i32) -> i32 {
+        if src == c::MPI_ANY_SOURCE {
+            return real::REAL_MPI_ANY_SOURCE as i32;
+        }
+        self.to_proc.as_ref().map_or(src, |m| m[src as usize])
+    }
+
+    /// The rank of twin rank (process) `p`.
+    fn rank(&self, p: i32) -> i32 {
+        self.to_rank
+            .as_ref()
+            .map_or(p, |m| m.get(p as usize).copied().unwrap_or(c::MPI_UNDEFINED))
+    }
+}
+
+/// The twin's tag argument for a receive with `tag` (or MPI_ANY_TAG).
+fn real_tag(tag: i32) -> i32 {
+    if tag == c::MPI_ANY_TAG {
+        real::REAL_MPI_ANY_TAG as i32
+    } else {
+        tag
+    }
+}
+
+/// The direct communicators of this process, by context.
+#[derive(Default)]
+pub struct Directs {
+    comms: IdMap<u64, DirectComm>,
+}
+
+impl Directs {
+    #[inline]
+    pub fn get(&self, ctx: u64) -> Option<&DirectComm> {
+        if !on() {
+            return None;
+        }
+        self.comms.get(&ctx)
+    }
+
+    pub fn add(&mut self, ctx: u64, comm: RComm, ranks: &[u32]) {
+        if on() {
+            self.comms.insert(ctx, DirectComm::new(comm, ranks));
+        }
+    }
+
+    pub fn remove(&mut self, ctx: u64) {
+        self.comms.remove(&ctx);
+    }
+}
+
+impl State {
+    /// `start_send` on a direct communicator (twin `comm`): request `id` completes when the
+    /// real send does.
+    pub(super) fn send_direct(&mut self, id: ReqId, comm: RComm, dest: u32, tag: i32, data: SendData, mode: SendMode) {
+        let (proc, _) = self.locate(dest);
+        if let Some(r) = self.req_mut(id) {
+            r.pending = 1;
+        }
+        // SAFETY: the send buffer stays valid until the request completes (MPI's rule), and
+        // owned bytes move into the transport, which keeps them until then.
+        let done = unsafe {
+            self.tp
+                .direct_send(comm, proc as i32, tag, data.ptr, data.len, mode == SendMode::Sync, data.owned, id)
+        }
+        .unwrap_or_else(|e| fatal_transport(e));
+        if done {
+            self.complete(id);
+        }
+    }
+
+    /// `start_recv` on a direct communicator, nothing matching in the rank's own queue: one
+    /// real receive into the target (or a temporary buffer for a non-contiguous type).
+    pub(super) fn recv_direct(&mut self, id: ReqId, sub: usize, pat: Pattern) {
+        let Some(dc) = self.direct.get(pat.ctx) else { return };
+        let (comm, src) = (dc.comm, dc.source(pat.src));
+        let Some(t) = self.req(id).and_then(|r| r.recv.clone()) else {
+            return;
+        };
+        let cap = t.count * t.dt.size;
+        let temp = (!t.dt.is_contiguous()).then(|| vec![0u8; cap]);
+        // SAFETY: the receive buffer holds `cap` bytes until the request completes (or
+        // `temp` is used, which the transport keeps).
+        unsafe { self.tp.direct_recv(comm, src, real_tag(pat.tag), t.buf, cap, temp, id) }.unwrap_or_else(|e| fatal_transport(e));
+        self.locals[sub].posted.push_back(Posted { pat, req: id });
+    }
+
+    /// A wait's poll of request `id` alone when it is a direct operation (see
+    /// `Transport::direct_test`). Returns whether it finished.
+    pub fn direct_test(&mut self, id: ReqId) -> bool {
+        match self.tp.direct_test(id) {
+            Ok(Some(e)) => {
+                self.dispatch(e);
+                true
+            }
+            Ok(None) => false,
+            Err(e) => fatal_transport(e),
+        }
+    }
+
+    /// MPI_Send's fast path on a direct communicator: at most `SMALL` bytes (the real MPI
+    /// sends them eagerly) to world rank `dest`, with no request. False: not a direct
+    /// communicator (nothing done).
+    ///
+    /// # Safety
+    /// `ptr..ptr+len` is readable for the call, `len <= SMALL`.
+    pub unsafe fn direct_send_small(&mut self, ctx: u64, dest: u32, tag: i32, ptr: *const u8, len: usize) -> bool {
+        let Some(comm) = self.direct.get(ctx).map(|d| d.comm) else {
+            return false;
+        };
+        let proc = self.locate(dest).0 as i32;
+        // SAFETY: forwarded from the caller.
+        unsafe { self.tp.direct_send_small(comm, proc, tag, ptr, len) }.unwrap_or_else(|e| fatal_transport(e));
+        true
+    }
+
+    /// MPI_Recv's fast path on a direct communicator: starts a real receive into `buf`
+    /// (`cap` contiguous bytes) that the caller polls in place (`direct_recv_poll`) and hands
+    /// over (`direct_recv_adopt`) before it parks. None: the general path must run (not a
+    /// direct communicator, or messages taken off the real MPI wait in the rank's queue).
+    ///
+    /// # Safety
+    /// `buf..buf+cap` is writable until the receive completes.
+    pub unsafe fn direct_recv_begin(&mut self, sub: usize, pat: &Pattern, buf: *mut u8, cap: usize) -> Option<RRequest> {
+        if !self.locals[sub].unexpected.is_empty() {
+            return None;
+        }
+        let dc = self.direct.get(pat.ctx)?;
+        let (comm, src) = (dc.comm, dc.source(pat.src));
+        // SAFETY: forwarded from the caller.
+        Some(unsafe { self.tp.direct_irecv_raw(comm, src, real_tag(pat.tag), buf, cap) }.unwrap_or_else(|e| fatal_transport(e)))
+    }
+
+    /// Polls a receive from `direct_recv_begin`: its status (for a `cap`-byte buffer) once it
+    /// finished.
+    pub fn direct_recv_poll(&mut self, req: &mut RRequest, pat: &Pattern, cap: usize) -> Option<Status> {
+        let st = self.tp.direct_test_raw(req).unwrap_or_else(|e| fatal_transport(e))?;
+        let source = self.direct.get(pat.ctx).map_or(st.source, |dc| dc.rank(st.source));
+        Some(Status {
+            source,
+            tag: st.tag,
+            error: if st.truncated { c::MPI_ERR_TRUNCATE } else { c::MPI_SUCCESS },
+            bytes: st.bytes.min(cap as u64),
+            cancelled: false,
+        })
+    }
+
+    /// Makes a receive from `direct_recv_begin` an ordinary direct receive request of `sub`
+    /// (target `t`, communicator handle `comm_h`), which the engine completes while the rank
+    /// is parked; returns it.
+    ///
+    /// # Safety
+    /// `t` is the receive's buffer, of the running subrank `sub`.
+    pub unsafe fn direct_recv_adopt(
+        &mut self,
+        sub: usize,
+        comm_h: usize,
+        req: RRequest,
+        pat: Pattern,
+        t: crate::core::request::RecvTarget,
+    ) -> ReqId {
+        let id = self.new_request(sub, comm_h);
+        if let Some(r) = self.req_mut(id) {
+            // SAFETY: forwarded from the caller (a buffer outside the thread-locals: no bounce).
+            unsafe { r.set_recv(t) };
+            r.is_send = false;
+            r.status = Status::empty();
+        }
+        self.tp.direct_adopt(req, id);
+        self.locals[sub].posted.push_back(Posted { pat, req: id });
+        id
+    }
+
+    /// Receives a message taken from the real MPI by a probe (`Body::Real`) into request `rid`.
+    pub(super) fn deliver_real(&mut self, rid: ReqId, env: Envelope, msg: RMessage) {
+        let Some(r) = self.req_mut(rid) else { return };
+        let Some(t) = r.recv.clone() else { return };
+        r.status.source = env.src;
+        r.status.tag = env.tag;
+        r.pending = 1;
+        let cap = t.count * t.dt.size;
+        let temp = (!t.dt.is_contiguous()).then(|| vec![0u8; cap]);
+        // SAFETY: as `recv_direct`.
+        unsafe { self.tp.direct_mrecv(msg, t.buf, cap, temp, rid) }.unwrap_or_else(|e| fatal_transport(e));
+    }
+
+    /// A direct send or receive of request `rid` finished.
+    pub fn on_direct_done(&mut self, rid: ReqId, st: DirectStatus, temp: Option<Vec<u8>>) {
+        let Some(r) = self.req(rid) else { return };
+        let (owner, is_send) = (r.owner, r.is_send);
+        if is_send {
+            if st.cancelled {
+                if let Some(r) = self.req_mut(rid) {
+                    r.status.cancelled = true;
+                }
+            }
+            self.event_done(rid);
+            return;
+        }
+        // The posted entry of a receive (a probed message's has none: its envelope is set).
+        let posted = self.locals[owner].posted.iter().position(|p| p.req == rid);
+        let pat = posted.and_then(|i| self.locals[owner].posted.remove(i)).map(|p| p.pat);
+        let source = pat.and_then(|p| self.direct.get(p.ctx)).map(|dc| dc.rank(st.source));
+        let Some(r) = self.req_mut(rid) else { return };
+        if st.cancelled {
+            r.status.cancelled = true;
+            r.pending = 0;
+            self.complete(rid);
+            return;
+        }
+        if let Some(src) = source {
+            r.status.source = src;
+            r.status.tag = st.tag;
+        }
+        let cap = r.recv.as_ref().map_or(0, |t| t.count * t.dt.size);
+        r.status.bytes = st.bytes.min(cap as u64);
+        r.status.error = if st.truncated { c::MPI_ERR_TRUNCATE } else { c::MPI_SUCCESS };
+        if let (Some(buf), Some(t)) = (temp, r.recv.clone()) {
+            let n = (st.bytes as usize).min(buf.len());
+            // SAFETY: the receive buffer holds `count` elements of its type; only the `n`
+            // bytes that arrived are unpacked.
+            unsafe { t.dt.unpack(&buf[..n], t.buf, t.count) };
+        }
+        self.event_done(rid);
+    }
+
+    /// `probe` including messages the real MPI holds on a direct communicator (MPI_Iprobe).
+    pub fn probe_all(&mut self, sub: usize, pat: &Pattern) -> Option<Status> {
+        if let Some(st) = self.probe(sub, pat) {
+            return Some(st);
+        }
+        let dc = self.direct.get(pat.ctx)?;
+        let (comm, src) = (dc.comm, dc.source(pat.src));
+        let st = self
+            .tp
+            .direct_probe(comm, src, real_tag(pat.tag))
+            .unwrap_or_else(|e| fatal_transport(e))?;
+        let dc = self.direct.get(pat.ctx)?;
+        Some(Status {
+            source: dc.rank(st.source),
+            tag: st.tag,
+            error: c::MPI_SUCCESS,
+            bytes: st.bytes,
+            cancelled: false,
+        })
+    }
+
+    /// Takes a message matching `pat` from the real MPI into the rank's queue of probed
+    /// messages (`mprobe`'s direct part): its envelope and length.
+    pub(super) fn mprobe_real(&mut self, pat: &Pattern) -> Option<Unexp> {
+        let dc = self.direct.get(pat.ctx)?;
+        let (comm, src) = (dc.comm, dc.source(pat.src));
+        let (msg, st) = self
+            .tp
+            .direct_mprobe(comm, src, real_tag(pat.tag))
+            .unwrap_or_else(|e| fatal_transport(e))?;
+        let dc = self.direct.get(pat.ctx)?;
+        Some(Unexp {
+            env: Envelope {
+                ctx: pat.ctx,
+                src: dc.rank(st.source),
+                tag: st.tag,
+            },
+            len: st.bytes as usize,
+            body: Body::Real { msg },
+            sync: SyncAck::None,
+        })
+    }
+
+    /// Wakes the rank when it is parked in a blocking probe on a direct communicator (its
+    /// `waiting` pattern) and the real MPI now holds a matching message: no event of ours
+    /// would tell it. Returns whether it did.
+    pub fn direct_probe_waiters(&mut self) -> bool {
+        let Some(pat) = self.locals.get(0).and_then(|l| l.waiting) else {
+            return false;
+        };
+        let Some(dc) = self.direct.get(pat.ctx) else { return false };
+        let (comm, src) = (dc.comm, dc.source(pat.src));
+        let found = self
+            .tp
+            .direct_probe(comm, src, real_tag(pat.tag))
+            .unwrap_or_else(|e| fatal_transport(e))
+            .is_some();
+        if found && crate::sched::current() != 0 {
+            crate::sched::wake(0);
+        }
+        found
+    }
+
+    /// Takes every message no receive matched off the direct communicators into the rank's
+    /// unexpected queue, where the deadlock detector counts it (see the module text). Only
+    /// while every subrank of the process is parked.
+    pub fn drain_direct(&mut self) {
+        if !on() || self.locals.len() != 1 {
+            return;
+        }
+        let ctxs: Vec<u64> = self.direct.comms.keys().copied().collect();
+        for ctx in ctxs {
+            let any = Pattern {
+                ctx,
+                src: c::MPI_ANY_SOURCE,
+                tag: c::MPI_ANY_TAG,
+            };
+            while let Some(u) = self.mprobe_real(&any) {
+                self.locals[0].unexpected.push_back(u);
+                // A probe or receive parked on it looks again.
+                if crate::sched::current() != 0 {
+                    crate::sched::wake(0);
+                }
+            }
+        }
+    }
+}
+
+/// Whether a message in a rank's queue is one the real MPI still holds (probed off a direct
+/// communicator).
+pub fn is_real(u: &Unexp) -> bool {
+    matches!(u.body, Body::Real { .. })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case::identity(&[0, 1, 2, 3], 2, 2, 1, 1)]
+    #[case::reversed(&[3, 2, 1, 0], 0, 3, 3, 0)]
+    #[case::rotated(&[1, 2, 3, 0], 3, 0, 0, 3)]
+    fn ranks_map_to_processes_and_back(#[case] ranks: &[u32], #[case] rank: i32, #[case] proc: i32, #[case] p: i32, #[case] r: i32) {
+        let dc = DirectComm::new(0, ranks);
+        assert_eq!(dc.source(rank), proc);
+        assert_eq!(dc.rank(p), r);
+        assert_eq!(dc.source(c::MPI_ANY_SOURCE), real::REAL_MPI_ANY_SOURCE as i32);
+    }
+
+    #[rstest]
+    #[case(c::MPI_ANY_TAG, real::REAL_MPI_ANY_TAG as i32)]
+    #[case(0, 0)]
+    #[case(77, 77)]
+    fn tags_pass_through_but_the_wildcard(#[case] ours: i32, #[case] theirs: i32) {
+        assert_eq!(real_tag(ours), theirs);
+    }
+}

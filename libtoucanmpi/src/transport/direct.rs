@@ -1,0 +1,348 @@
+//! Point-to-point straight through the real MPI (`core::p2p::direct`): when every process
+//! runs one subrank, a message on a communicator with a real twin is one real send and one
+//! real receive on that twin, matched by the real MPI (no header, no ring, no copy).
+//!
+//! Completions come back through the pending list as `Event::DirectDone`.
+
+use super::engine::{check, Action, Event, Transport};
+use super::real::{self, h, RComm, RMessage, RRequest, RealStatus};
+use std::os::raw::{c_int, c_void};
+
+/// Largest blocking send that goes out with a blocking real send (`direct_send_small`).
+pub const SMALL: usize = super::engine::TINY;
+
+/// What the real MPI said about a finished direct receive (or a probed message).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DirectStatus {
+    /// The sender's rank in the twin (its process).
+    pub source: i32,
+    pub tag: i32,
+    /// Bytes received (or, probed, in the message).
+    pub bytes: u64,
+    /// The message did not fit the receive buffer.
+    pub truncated: bool,
+    pub cancelled: bool,
+}
+
+impl Transport {
+    /// Reads status `st` of a finished direct operation; `err` is its error field's meaning
+    /// (set only when the real call reported `MPI_ERR_IN_STATUS`, else success).
+    pub(super) fn direct_status(&self, st: &RealStatus, err: c_int) -> Result<DirectStatus, String> {
+        let mut count: i64 = 0;
+        let mut cancelled: c_int = 0;
+        // SAFETY: `st` is a status the real MPI filled.
+        unsafe {
+            check(
+                self.real.PMPI_Get_count_c(st, h(real::REAL_MPI_BYTE), &mut count),
+                "MPI_Get_count_c",
+            )?;
+            check(self.real.PMPI_Test_cancelled(st, &mut cancelled), "MPI_Test_cancelled")?;
+        }
+        let mut truncated = false;
+        if err != real::REAL_MPI_SUCCESS as c_int {
+            let mut class: c_int = 0;
+            // SAFETY: a plain query.
+            check(unsafe { self.real.PMPI_Error_class(err, &mut class) }, "MPI_Error_class")?;
+            if class != real::REAL_MPI_ERR_TRUNCATE as c_int {
+                return Err(format!("the real MPI failed a receive (error class {class})"));
+            }
+            truncated = true;
+        }
+        Ok(DirectStatus {
+            source: st.MPI_SOURCE,
+            tag: st.MPI_TAG,
+            bytes: count.max(0) as u64,
+            truncated,
+            cancelled: cancelled != 0,
+        })
+    }
+
+    /// Sends `len` bytes at `data` to rank `dst` of twin `comm` (synchronous mode when
+    /// `sync`). Returns true when the send completed at once; otherwise `DirectDone(token)`
+    /// reports it. `keep` owns the bytes when they are not the user's.
+    ///
+    /// # Safety
+    /// `data..data+len` stays valid and unchanged until the send completes.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn direct_send(
+        &mut self,
+        comm: RComm,
+        dst: i32,
+        tag: i32,
+        data: *const u8,
+        len: usize,
+        sync: bool,
+        keep: Option<Vec<u8>>,
+        token: u64,
+    ) -> Result<bool, String> {
+        let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
+        let start = if sync { self.real.PMPI_Issend_c } else { self.real.PMPI_Isend_c };
+        // SAFETY: the caller keeps the bytes valid until completion; `keep` moves into the
+        // pending list, which holds it until then.
+        check(
+            unsafe { start(data as *const c_void, len as _, h(real::REAL_MPI_BYTE), dst, tag, comm, &mut req) },
+            if sync { "MPI_Issend_c" } else { "MPI_Isend_c" },
+        )?;
+        self.direct_sent += 1;
+        // An eager send is usually complete already: MPI_Request_get_status then costs no
+        // progress step (MPI_Test would make one), and MPI_Wait frees the complete request
+        // without one.
+        let mut done: c_int = 0;
+        // SAFETY: `req` is the request just started; the status is ignored.
+        let rc = unsafe { (self.real.PMPI_Request_get_status)(req, &mut done, real::REAL_MPI_STATUS_IGNORE as *mut RealStatus) };
+        if done == 0 {
+            check(rc, "MPI_Request_get_status")?;
+        }
+        if done != 0 {
+            // SAFETY: the request is complete.
+            check(
+                unsafe { self.real.PMPI_Wait(&mut req, real::REAL_MPI_STATUS_IGNORE as *mut RealStatus) },
+                "MPI_Wait",
+            )?;
+        } else {
+            self.post_direct(req, Action::DirectSent(token), keep);
+        }
+        Ok(done != 0)
+    }
+
+    /// Receives into `into` (`cap` bytes; or into `temp`, which comes back in `DirectDone`)
+    /// from rank `src` (or the real `MPI_ANY_SOURCE`) with tag `tag` (or `MPI_ANY_TAG`) of
+    /// twin `comm`.
+    ///
+    /// # Safety
+    /// `into..into+cap` stays valid until `DirectDone(token)` (unless `temp` is given).
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn direct_recv(
+        &mut self,
+        comm: RComm,
+        src: i32,
+        tag: i32,
+        into: *mut u8,
+        cap: usize,
+        temp: Option<Vec<u8>>,
+        token: u64,
+    ) -> Result<(), String> {
+        let mut temp = temp;
+        let dst = temp.as_mut().map_or(into, |t| t.as_mut_ptr());
+        let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
+        // SAFETY: the destination stays valid until completion (caller's guarantee, or
+        // `temp`, kept in the pending list).
+        check(
+            unsafe {
+                self.real
+                    .PMPI_Irecv_c(dst as *mut c_void, cap as _, h(real::REAL_MPI_BYTE), src, tag, comm, &mut req)
+            },
+            "MPI_Irecv_c",
+        )?;
+        self.post_direct(req, Action::DirectRecv(token, false), temp);
+        Ok(())
+    }
+
+    /// Receives message `msg` (from `direct_mprobe`) like `direct_recv`.
+    ///
+    /// # Safety
+    /// As `direct_recv`.
+    pub unsafe fn direct_mrecv(
+        &mut self,
+        mut msg: RMessage,
+        into: *mut u8,
+        cap: usize,
+        temp: Option<Vec<u8>>,
+        token: u64,
+    ) -> Result<(), String> {
+        let mut temp = temp;
+        let dst = temp.as_mut().map_or(into, |t| t.as_mut_ptr());
+        let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
+        // SAFETY: as `direct_recv`; `msg` is a live message handle of the real MPI.
+        check(
+            unsafe {
+                self.real
+                    .PMPI_Imrecv_c(dst as *mut c_void, cap as _, h(real::REAL_MPI_BYTE), &mut msg, &mut req)
+            },
+            "MPI_Imrecv_c",
+        )?;
+        // Counted as received when it was probed.
+        self.post_direct(req, Action::DirectRecv(token, true), temp);
+        Ok(())
+    }
+
+    /// Whether a message from `src` with `tag` waits on twin `comm` (MPI_Iprobe).
+    pub fn direct_probe(&mut self, comm: RComm, src: i32, tag: i32) -> Result<Option<DirectStatus>, String> {
+        let mut flag: c_int = 0;
+        let mut st = std::mem::MaybeUninit::<RealStatus>::uninit();
+        // SAFETY: plain call with pointers to locals.
+        check(
+            unsafe { self.real.PMPI_Iprobe(src, tag, comm, &mut flag, st.as_mut_ptr()) },
+            "MPI_Iprobe",
+        )?;
+        if flag == 0 {
+            return Ok(None);
+        }
+        // SAFETY: with flag set the real MPI filled the status.
+        self.direct_status(unsafe { st.assume_init_ref() }, real::REAL_MPI_SUCCESS as c_int)
+            .map(Some)
+    }
+
+    /// Takes a message from `src` with `tag` off twin `comm` (MPI_Improbe): its handle and
+    /// status. Counted as received (for the deadlock detector) from now on.
+    pub fn direct_mprobe(&mut self, comm: RComm, src: i32, tag: i32) -> Result<Option<(RMessage, DirectStatus)>, String> {
+        let mut flag: c_int = 0;
+        let mut msg: RMessage = h(real::REAL_MPI_MESSAGE_NULL);
+        let mut st = std::mem::MaybeUninit::<RealStatus>::uninit();
+        // SAFETY: plain call with pointers to locals.
+        check(
+            unsafe { self.real.PMPI_Improbe(src, tag, comm, &mut flag, &mut msg, st.as_mut_ptr()) },
+            "MPI_Improbe",
+        )?;
+        if flag == 0 {
+            return Ok(None);
+        }
+        self.direct_recvd += 1;
+        // SAFETY: with flag set the real MPI filled the status.
+        let st = self.direct_status(unsafe { st.assume_init_ref() }, real::REAL_MPI_SUCCESS as c_int)?;
+        Ok(Some((msg, st)))
+    }
+
+    /// Asks the real MPI to cancel the direct operation of request `token`; its completion
+    /// (cancelled or not) still comes as `DirectDone`. False when no such operation is
+    /// pending (it finished already).
+    pub fn direct_cancel(&mut self, token: u64) -> Result<bool, String> {
+        let Some(p) = self
+            .pending
+            .iter_mut()
+            .find(|p| matches!(p.action, Action::DirectSent(t) | Action::DirectRecv(t, _) if t == token))
+        else {
+            return Ok(false);
+        };
+        // SAFETY: a live request of ours; it stays in the pending list until it completes.
+        check(unsafe { self.real.PMPI_Cancel(&mut p.req) }, "MPI_Cancel")?;
+        Ok(true)
+    }
+
+    /// Tests the direct operation of request `token` alone (a wait's poll: one progress step
+    /// of the real MPI, as its own `MPI_Wait` makes): its event when it finished.
+    pub fn direct_test(&mut self, token: u64) -> Result<Option<Event>, String> {
+        let Some(i) = self
+            .pending
+            .iter()
+            .rposition(|p| matches!(p.action, Action::DirectSent(t) | Action::DirectRecv(t, _) if t == token))
+        else {
+            return Ok(None);
+        };
+        let mut flag: c_int = 0;
+        let mut st = std::mem::MaybeUninit::<RealStatus>::zeroed();
+        // SAFETY: a live request of ours; the status is a local.
+        let rc = unsafe { self.real.PMPI_Test(&mut self.pending[i].req, &mut flag, st.as_mut_ptr()) };
+        if flag == 0 {
+            check(rc, "MPI_Test")?;
+            return Ok(None);
+        }
+        let p = self.pending.swap_remove(i);
+        // SAFETY: zeroed, then filled by the real MPI for the completed request.
+        let st = unsafe { st.assume_init() };
+        self.direct_done(&p.action, p.buf, &st, rc).map(Some)
+    }
+
+    /// A blocking standard-mode send of at most `SMALL` bytes: the real MPI sends it eagerly,
+    /// so it completes locally (as `send_tiny`'s do), with no request to track.
+    ///
+    /// # Safety
+    /// `data..data+len` is readable for the call.
+    pub unsafe fn direct_send_small(&mut self, comm: RComm, dst: i32, tag: i32, data: *const u8, len: usize) -> Result<(), String> {
+        debug_assert!(len <= SMALL);
+        self.direct_sent += 1;
+        // SAFETY: the caller's bytes, for the duration of the call.
+        check(
+            unsafe {
+                self.real
+                    .PMPI_Send(data as *const c_void, len as c_int, h(real::REAL_MPI_BYTE), dst, tag, comm)
+            },
+            "MPI_Send",
+        )
+    }
+
+    /// A receive whose real request the caller keeps (a blocking receive polling in place):
+    /// `direct_test_raw` polls it, `direct_adopt` hands it to the pending list.
+    ///
+    /// # Safety
+    /// `into..into+cap` stays valid until the request completes.
+    pub unsafe fn direct_irecv_raw(&mut self, comm: RComm, src: i32, tag: i32, into: *mut u8, cap: usize) -> Result<RRequest, String> {
+        let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
+        // SAFETY: forwarded from the caller.
+        check(
+            unsafe {
+                self.real
+                    .PMPI_Irecv_c(into as *mut c_void, cap as _, h(real::REAL_MPI_BYTE), src, tag, comm, &mut req)
+            },
+            "MPI_Irecv_c",
+        )?;
+        Ok(req)
+    }
+
+    /// Tests a receive from `direct_irecv_raw`: its status once it finished.
+    pub fn direct_test_raw(&mut self, req: &mut RRequest) -> Result<Option<DirectStatus>, String> {
+        let mut flag: c_int = 0;
+        // MPI_Request_get_status polls (one progress step, fewer instructions than a failed
+        // MPI_Test in MPICH 4.0.2, as the ring's polls do); the complete request is then
+        // finished by MPI_Wait, which needs no progress step.
+        // SAFETY: a live request of the caller's; the status is ignored.
+        let rc = unsafe { (self.real.PMPI_Request_get_status)(*req, &mut flag, real::REAL_MPI_STATUS_IGNORE as *mut RealStatus) };
+        if flag == 0 {
+            check(rc, "MPI_Request_get_status")?;
+            return Ok(None);
+        }
+        // Complete: a truncation comes back from MPI_Wait below too.
+        let mut st = std::mem::MaybeUninit::<RealStatus>::zeroed();
+        // SAFETY: a complete request of the caller's; the status is a local.
+        let rc = unsafe { self.real.PMPI_Wait(req, st.as_mut_ptr()) };
+        self.direct_recvd += 1;
+        // SAFETY: zeroed, then filled by the real MPI for the completed request.
+        self.direct_status(unsafe { st.assume_init_ref() }, rc).map(Some)
+    }
+
+    /// Hands a receive from `direct_irecv_raw` to the pending list: `DirectDone(token)` reports
+    /// it.
+    pub fn direct_adopt(&mut self, req: RRequest, token: u64) {
+        self.post_direct(req, Action::DirectRecv(token, false), None);
+    }
+
+    fn post_direct(&mut self, req: RRequest, action: Action, buf: Option<Vec<u8>>) {
+        self.direct_pending += 1;
+        self.pending.push(super::engine::Pending {
+            req,
+            action,
+            buf,
+            comm: None,
+        });
+    }
+
+    /// The event of a finished direct operation (`poll_pending`), status `st` with error
+    /// `err` (see `direct_status`).
+    pub(super) fn direct_done(&mut self, action: &Action, buf: Option<Vec<u8>>, st: &RealStatus, err: c_int) -> Result<Event, String> {
+        self.direct_pending -= 1;
+        let (token, recv, counted) = match *action {
+            Action::DirectSent(t) => (t, false, false),
+            Action::DirectRecv(t, counted) => (t, true, counted),
+            _ => unreachable!("only direct actions come here"),
+        };
+        let st = if recv {
+            let d = self.direct_status(st, err)?;
+            if !d.cancelled && !counted {
+                self.direct_recvd += 1;
+            }
+            d
+        } else {
+            let mut cancelled: c_int = 0;
+            // SAFETY: the status of the completed send.
+            check(unsafe { self.real.PMPI_Test_cancelled(st, &mut cancelled) }, "MPI_Test_cancelled")?;
+            if cancelled != 0 {
+                self.direct_sent -= 1;
+            }
+            DirectStatus {
+                cancelled: cancelled != 0,
+                ..DirectStatus::default()
+            }
+        };
+        Ok(Event::DirectDone { token, st, temp: buf })
+    }
+}
