@@ -185,6 +185,17 @@ impl Hints {
     pub fn cb_pipeline(&self) -> bool {
         self.get("toucan_cb_pipeline") == Some("enable")
     }
+    /// Whether a collective read whose smallest average piece (over the ranks) is `piece`
+    /// bytes skips the exchange, each process reading its own ranks' pieces
+    /// (`toucan_cb_read_direct`: `disable`, `enable`, or the smallest average piece in bytes;
+    /// default 64 KiB, measured in docs/io.md).
+    pub fn read_direct(&self, piece: u64) -> bool {
+        match self.get("toucan_cb_read_direct") {
+            Some("disable") => false,
+            Some("enable") => true,
+            v => piece >= v.and_then(|v| v.trim().parse().ok()).unwrap_or(64 << 10),
+        }
+    }
     fn merge(&mut self, more: Vec<(String, String)>) {
         for (k, v) in more {
             match self.given.iter_mut().find(|e| e.0 == k) {
@@ -409,7 +420,9 @@ pub(super) fn alltoallv(comm: usize, send: &[Vec<u8>], out: &mut Vec<Vec<u8>>) -
     })?;
     out.resize_with(n, Vec::new);
     for (v, &k) in out.iter_mut().zip(&rcount) {
-        v.clear();
+        // Shrinking first keeps the old bytes (the message overwrites them): only growth is
+        // cleared, not the whole buffer every round.
+        v.truncate(k as usize);
         v.resize(k as usize, 0);
     }
     let mut reqs: Vec<usize> = Vec::new();
