@@ -178,6 +178,16 @@ impl Hints {
             .filter(|&v| v > 0)
             .unwrap_or(4 << 20)
     }
+    /// The data-sieving window of independent non-contiguous writes (`romio_ds_write`:
+    /// `disable` gives 0, no sieving and no locks; else `ind_wr_buffer_size`, default 512 KiB
+    /// as ROMIO's). While it is on, every write of the file locks the bytes it writes (a
+    /// sieving writer rewrites the holes between its pieces; see `posix::write_segments_sieved`).
+    pub fn ds_write_window(&self) -> u64 {
+        if self.get("romio_ds_write") == Some("disable") {
+            return 0;
+        }
+        self.num("ind_wr_buffer_size").filter(|&v| v > 0).unwrap_or(512 << 10)
+    }
     /// Whether a collective write's file write of one round overlaps the next round's
     /// exchange (`toucan_cb_pipeline=enable`; by default each round's write ends before the
     /// next round starts: on the 2 loaded cores measured, overlapping was 3-5% slower, the

@@ -151,11 +151,24 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
             let len = p.len as usize;
             let (segs, addr) = (segs.clone(), stream as usize);
             let sieve = hints.ds_read_window();
+            let wsieve = hints.ds_write_window();
             n = ioq::run(move || -> MpiResult<u64> {
                 // SAFETY: the calling rank waits for this job; `addr` holds `len` stream bytes.
                 let buf = unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, len) };
+                // Atomic mode: the access's whole span under one lock.
+                let _l = match (segs.first(), segs.last()) {
+                    (Some(a), Some(b)) if atomic => {
+                        Some(posix::lock(&fd, write, a.0, b.0 + b.1 - a.0).map_err(|e| posix::error("fcntl lock", &e))?)
+                    }
+                    _ => None,
+                };
                 if write {
-                    posix::write_segments(&fd, &segs, buf).map_err(|e| posix::error("write", &e))?;
+                    if wsieve > 0 {
+                        posix::write_segments_sieved(&fd, &segs, buf, wsieve, !atomic)
+                    } else {
+                        posix::write_segments(&fd, &segs, buf)
+                    }
+                    .map_err(|e| posix::error("write", &e))?;
                     Ok(len as u64)
                 } else {
                     let r = if sieve > 0 {
@@ -317,7 +330,9 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
                         fail.get_or_insert(e);
                     }
                 }
-                let job = write_window(&fd, &mut got, &mut win, a, b, atomic);
+                // Locked also when sieving writers may rewrite the holes of this window.
+                let lock = atomic || hints.ds_write_window() > 0;
+                let job = write_window(&fd, &mut got, &mut win, a, b, lock);
                 if hints.cb_pipeline() {
                     inflight = Some(job);
                 } else if let Err(e) = job.wait()? {
@@ -566,14 +581,15 @@ fn runs_of(got: &[(u64, u64, usize, usize)]) -> Vec<(u64, Vec<posix::Span>)> {
 /// `pwritev` straight from where the pieces are (messages, or the buffers of the ranks in
 /// this address space), started on the I/O thread (the caller keeps the pieces' memory and
 /// `win` untouched until it has waited for it). Overlapping pieces are first copied into
-/// `win` in rank order (the later rank's bytes win) and written from there.
+/// `win` in rank order (the later rank's bytes win) and written from there. With `lock` the
+/// window is written under a write lock of `[a, b)` (atomic mode, or sieving writers about).
 fn write_window(
     fd: &Arc<posix::Fd>,
     got: &mut [(u64, u64, usize, usize)],
     win: &mut Vec<u8>,
     a: u64,
     b: u64,
-    atomic: bool,
+    lock: bool,
 ) -> ioq::Started<MpiResult<()>> {
     got.sort_by_key(|g| g.0);
     let runs = if overlapping(got) {
@@ -598,7 +614,7 @@ fn write_window(
     };
     let fd = fd.clone();
     ioq::start(move || -> MpiResult<()> {
-        let _l = if atomic && a < b {
+        let _l = if lock && a < b {
             Some(posix::lock(&fd, true, a, b - a).map_err(|e| posix::error("fcntl lock", &e))?)
         } else {
             None
