@@ -47,6 +47,9 @@ echo "# bench/run-io.sh: total $((total >> 20)) MiB, best of $reps, files in $di
 m=$(mpirun -np 2 "$out/io.mpich" coll -t "$total" -e 8 -r "$reps" "$f")
 t=$(TOUCAN_V=8 mpirun -np 2 "$out/io.toucan" coll -t "$total" -e 1 -r "$reps" "$f")
 t1=$(TOUCAN_V=1 mpirun -np 2 "$out/io.toucan" coll -t "$total" -e 8 -r "$reps" "$f")
+# the pipelined collective write (hint toucan_cb_pipeline=enable, off by default), to decide
+# its default on a quiet machine
+tp=$(TOUCAN_V=8 mpirun -np 2 "$out/io.toucan" coll -t "$total" -e 1 -r "$reps" -i toucan_cb_pipeline=enable "$f")
 # posix: one process, pwrite/pread of 1 MiB from/into a buffer the size of the file (the
 # bound for data that live in the ranks' memory; dd's 1 MiB buffer stays in cache)
 px=$(mpirun -np 1 "$out/io.mpich" posix -t "$total" -r "$reps" "$f")
@@ -74,6 +77,8 @@ for op in coll_write coll_read; do
         "$op" "$mv" "$tv" "$t1v" "$d" "$pv" "$p2v" "$(ratio "$tv" "$mv")" "$(ratio "$tv" "$d")" "$(ratio "$tv" "$pv")" "$(ratio "$tv" "$p2v")"
 done
 printf '%-11s posix into fresh memory (1 process) %.4fs\n' read_fresh "$(val posix_read <<<"$pxf")"
+printf '%-11s toucan-2x8 pipelined %.4fs  unpipelined %.4fs  pipelined/unpipelined %s\n' write_pipe \
+    "$(val coll_write <<<"$tp")" "$(val coll_write <<<"$t")" "$(ratio "$(val coll_write <<<"$tp")" "$(val coll_write <<<"$t")")"
 m=$(mpirun -np 2 "$out/io.mpich" indep -r "$reps" "$f")
 t=$(TOUCAN_V=1 mpirun -np 2 "$out/io.toucan" indep -r "$reps" "$f")
 m8=$(mpirun -np 2 "$out/io.mpich" indep -e 8 -r "$reps" "$f")

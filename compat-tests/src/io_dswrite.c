@@ -4,9 +4,9 @@
  * of its pieces, copies them in and writes the span back, so the holes (the other ranks'
  * pieces) must be rewritten under a lock or they lose data. Regions: sieved writers only,
  * three times over; a 64-byte sieving window (spans cut short, a piece wider than the
- * window); pieces past the end of file; atomic mode; sieving disabled. Every rank checks the
- * whole file; rank 0 prints its checksum. Sieving writers against contiguous writers of the
- * holes, which MPICH's ROMIO gets wrong, are in io_dswrite_race. */
+ * window); pieces past the end of file; atomic mode; sieving disabled; a write-only file.
+ * Every rank checks the whole file; rank 0 prints its checksum. Sieving writers against
+ * contiguous writers of the holes, which MPICH's ROMIO gets wrong, are in io_dswrite_race. */
 #include "ct.h"
 #include "io_common.h"
 
@@ -139,6 +139,15 @@ int main(int argc, char **argv)
     strided_write(fh, base, 1, 8, rank, size, 1);
     MPI_Barrier(MPI_COMM_WORLD);
     errs += check_region(fh, base, 1, 8, rank, size, "sieving disabled");
+    base += (MPI_Offset)NP * size;
+    MPI_File_close(&fh);
+
+    /* 7: a write-only file (no span can be read back for a read-modify-write) */
+    MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+    strided_write(fh, base, 1, 9, rank, size, 1);
+    MPI_File_close(&fh);
+    MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+    errs += check_region(fh, base, 1, 9, rank, size, "write-only file");
     MPI_File_close(&fh);
 
     io_print_file(rank, "dswrite.dat", path);

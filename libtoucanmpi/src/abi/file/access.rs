@@ -155,7 +155,7 @@ impl Job {
             let s = p.f.st.lock();
             let w = match p.dir {
                 Dir::Read => s.hints.ds_read_window(),
-                Dir::Write => s.hints.ds_write_window(),
+                Dir::Write => s.hints.ds_write_window_for(p.f.amode),
             };
             (s.atomic, w)
         };

@@ -182,11 +182,21 @@ impl Hints {
     /// `disable` gives 0, no sieving and no locks; else `ind_wr_buffer_size`, default 512 KiB
     /// as ROMIO's). While it is on, every write of the file locks the bytes it writes (a
     /// sieving writer rewrites the holes between its pieces; see `posix::write_segments_sieved`).
-    pub fn ds_write_window(&self) -> u64 {
+    fn ds_write_window(&self) -> u64 {
         if self.get("romio_ds_write") == Some("disable") {
             return 0;
         }
         self.num("ind_wr_buffer_size").filter(|&v| v > 0).unwrap_or(512 << 10)
+    }
+    /// `ds_write_window` for a file opened with `amode`: 0 on a write-only file, whose
+    /// descriptor cannot read the spans back (ROMIO reopens such a file read-write to sieve;
+    /// we write its pieces one by one, and since every rank of the file has the same access
+    /// mode, nobody sieves it and no lock is needed).
+    pub fn ds_write_window_for(&self, amode: i32) -> u64 {
+        if amode & c::MPI_MODE_WRONLY != 0 {
+            return 0;
+        }
+        self.ds_write_window()
     }
     /// Whether a collective write's file write of one round overlaps the next round's
     /// exchange (`toucan_cb_pipeline=enable`; by default each round's write ends before the

@@ -151,7 +151,7 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
             let len = p.len as usize;
             let (segs, addr) = (segs.clone(), stream as usize);
             let sieve = hints.ds_read_window();
-            let wsieve = hints.ds_write_window();
+            let wsieve = hints.ds_write_window_for(f.amode);
             n = ioq::run(move || -> MpiResult<u64> {
                 // SAFETY: the calling rank waits for this job; `addr` holds `len` stream bytes.
                 let buf = unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, len) };
@@ -331,7 +331,7 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
                     }
                 }
                 // Locked also when sieving writers may rewrite the holes of this window.
-                let lock = atomic || hints.ds_write_window() > 0;
+                let lock = atomic || hints.ds_write_window_for(f.amode) > 0;
                 let job = write_window(&fd, &mut got, &mut win, a, b, lock);
                 if hints.cb_pipeline() {
                     inflight = Some(job);
