@@ -331,8 +331,8 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
                     }
                 }
                 // Locked also when sieving writers may rewrite the holes of this window.
-                let lock = atomic || hints.ds_write_window_for(f.amode) > 0;
-                let job = write_window(&fd, &mut got, &mut win, a, b, lock);
+                let sieving = hints.ds_write_window_for(f.amode) > 0;
+                let job = write_window(&fd, &mut got, &mut win, a, b, atomic, sieving);
                 if hints.cb_pipeline() {
                     inflight = Some(job);
                 } else if let Err(e) = job.wait()? {
@@ -581,15 +581,17 @@ fn runs_of(got: &[(u64, u64, usize, usize)]) -> Vec<(u64, Vec<posix::Span>)> {
 /// `pwritev` straight from where the pieces are (messages, or the buffers of the ranks in
 /// this address space), started on the I/O thread (the caller keeps the pieces' memory and
 /// `win` untouched until it has waited for it). Overlapping pieces are first copied into
-/// `win` in rank order (the later rank's bytes win) and written from there. With `lock` the
-/// window is written under a write lock of `[a, b)` (atomic mode, or sieving writers about).
+/// `win` in rank order (the later rank's bytes win) and written from there. The window is
+/// written under a write lock of `[a, b)` in atomic mode, and while sieving writers may be
+/// about (`sieving`; there only where the file system has locks, as they do).
 fn write_window(
     fd: &Arc<posix::Fd>,
     got: &mut [(u64, u64, usize, usize)],
     win: &mut Vec<u8>,
     a: u64,
     b: u64,
-    lock: bool,
+    atomic: bool,
+    sieving: bool,
 ) -> ioq::Started<MpiResult<()>> {
     got.sort_by_key(|g| g.0);
     let runs = if overlapping(got) {
@@ -614,8 +616,10 @@ fn write_window(
     };
     let fd = fd.clone();
     ioq::start(move || -> MpiResult<()> {
-        let _l = if lock && a < b {
+        let _l = if atomic && a < b {
             Some(posix::lock(&fd, true, a, b - a).map_err(|e| posix::error("fcntl lock", &e))?)
+        } else if sieving && a < b {
+            posix::lock_if_supported(&fd, a, b - a).map_err(|e| posix::error("fcntl lock", &e))?
         } else {
             None
         };

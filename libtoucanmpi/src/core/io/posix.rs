@@ -262,6 +262,17 @@ fn flock(fd: &Fd, ty: i32, start: u64, len: u64, wait: bool) -> std::io::Result<
     }
 }
 
+/// A write lock of `start..start+len` where the file system has byte-range locks; `None`
+/// where it has none (`ENOLCK`, `EOPNOTSUPP`, `ENOSYS`: some NFS mounts and FUSE file
+/// systems), for the locks that only protect data sieving, which then writes without it.
+pub fn lock_if_supported(fd: &Fd, start: u64, len: u64) -> std::io::Result<Option<RangeLock<'_>>> {
+    match lock(fd, true, start, len) {
+        Ok(l) => Ok(Some(l)),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOLCK | libc::EOPNOTSUPP | libc::ENOSYS)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// Locks bytes `start..start+len` (len 0: to the end) for writing or reading, waiting.
 pub fn lock(fd: &Fd, write: bool, start: u64, len: u64) -> std::io::Result<RangeLock<'_>> {
     let ty = if write { libc::F_WRLCK } else { libc::F_RDLCK };
@@ -361,11 +372,19 @@ pub fn write_segments_sieved(fd: &Fd, segs: &[(u64, u64)], data: &[u8], window: 
             j += 1;
         }
         let span = segs[j - 1].0 + segs[j - 1].1 - start;
-        let _l = if lock_spans && span > 0 {
-            Some(lock(fd, true, start, span)?)
+        let l = if lock_spans && span > 0 {
+            lock_if_supported(fd, start, span)?
         } else {
             None
         };
+        if lock_spans && l.is_none() && j - i > 1 {
+            // No locks on this file system: no read-modify-write either (it would rewrite
+            // other writers' bytes unprotected); the pieces one by one.
+            write_segments(fd, &segs[i..j], &data[pos..])?;
+            pos += segs[i..j].iter().map(|s| s.1 as usize).sum::<usize>();
+            i = j;
+            continue;
+        }
         if j - i == 1 {
             let len = segs[i].1 as usize;
             pwrite_all(fd, &data[pos..pos + len], start)?;
