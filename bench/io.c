@@ -13,12 +13,15 @@
  *       default 64 MiB) is PIECE-byte pieces (default 8) dealt round-robin to the ranks; each
  *       rank reads its pieces through a view with one MPI_File_read_at. Prints
  *       "strided_read" (compare -i romio_ds_read=disable).
- *   io posix [-t TOTAL] [-r REPS] FILE
- *       the lower bound of the collective test without MPI-IO: rank 0 alone writes TOTAL bytes
- *       (default 64 MiB) from one buffer of TOTAL bytes (touched beforehand, as the ranks'
- *       buffers are) with pwrite of 1 MiB, then reads them back into it with pread; prints
- *       "posix_write" and "posix_read". Unlike dd (a 1 MiB buffer that stays in cache), the
- *       data come from or land in memory the size of the file, as the ranks' data do.
+ *   io posix [-t TOTAL] [-r REPS] [-f] FILE
+ *       the lower bound of the collective test without MPI-IO: each rank writes its
+ *       contiguous share of TOTAL bytes (default 64 MiB; at -np 1 all of it) from a buffer the
+ *       size of its share (touched beforehand, as the ranks' buffers are) with pwrite of
+ *       1 MiB, then reads it back into that buffer with pread (-f: into a fresh, untouched
+ *       buffer each repetition, page faults included); prints "posix_write" and
+ *       "posix_read". Unlike dd (a 1 MiB buffer that stays in cache), the data come from or
+ *       land in memory the size of the file, as the ranks' data do; at -np 2 two processes
+ *       move their halves at once, as the two aggregators of the 2x8 test do.
  *   io overlap [-t BYTES] [-r REPS] FILE
  *       deliverable 3 of the issue: even ranks write BYTES (default 16 MiB) to their own file
  *       (MPI_COMM_SELF), 1 MiB at a time, each followed by MPI_File_sync, while odd ranks compute (a fixed loop): with the
@@ -47,7 +50,7 @@ static double timed(MPI_Comm c, double t0)
 
 int main(int argc, char **argv)
 {
-    int rank, size, i, e = 1, reps = 3, coll, bset = 0;
+    int rank, size, i, e = 1, reps = 3, coll, bset = 0, fresh_read = 0;
     long long total = -1, block = 65536;
     const char *path = NULL, *mode;
     MPI_File fh;
@@ -74,6 +77,8 @@ int main(int argc, char **argv)
             block = atoll(argv[++i]), bset = 1;
         else if (!strcmp(argv[i], "-e") && i + 1 < argc)
             e = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-f"))
+            fresh_read = 1;
         else if (!strcmp(argv[i], "-r") && i + 1 < argc)
             reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-i") && i + 1 < argc) {
@@ -128,38 +133,57 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(mode, "posix") == 0) {
-        if (rank == 0) {
-            buf = malloc(total);
-            memset(buf, 7, total);
-            for (int k = 0; k < reps; k++) {
-                int fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
-                if (fd < 0) {
-                    perror(path);
-                    MPI_Abort(MPI_COMM_WORLD, 1);
-                }
-                t = MPI_Wtime();
-                for (long long o = 0; o < total; o += 1 << 20) {
-                    long long n = total - o < (1 << 20) ? total - o : (1 << 20);
-                    if (pwrite(fd, buf + o, n, o) != n)
-                        MPI_Abort(MPI_COMM_WORLD, 1);
-                }
-                t = MPI_Wtime() - t;
-                best_w = t < best_w ? t : best_w;
-                t = MPI_Wtime();
-                for (long long o = 0; o < total; o += 1 << 20) {
-                    long long n = total - o < (1 << 20) ? total - o : (1 << 20);
-                    if (pread(fd, buf + o, n, o) != n)
-                        MPI_Abort(MPI_COMM_WORLD, 1);
-                }
-                t = MPI_Wtime() - t;
-                best_r = t < best_r ? t : best_r;
+        /* every rank its own contiguous share of the file (-np 1: all of it), pwrite/pread of
+         * 1 MiB from/into a buffer the size of its share; with -f the read goes into fresh
+         * memory (a new untouched buffer each repetition, first touches included) */
+        long long share = total / size, base = (long long)rank * share;
+        char *fresh;
+        int fd;
+        buf = malloc(share);
+        memset(buf, 7, share);
+        for (int k = 0; k < reps; k++) {
+            if (rank == 0) {
+                fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
                 close(fd);
             }
-            unlink(path);
-            printf("posix_write %.4f %.1f\n", best_w, (double)total / (1 << 20) / best_w);
-            printf("posix_read %.4f %.1f\n", best_r, (double)total / (1 << 20) / best_r);
-            free(buf);
+            MPI_Barrier(MPI_COMM_WORLD);
+            fd = open(path, O_RDWR);
+            if (fd < 0) {
+                perror(path);
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+            t = MPI_Wtime();
+            for (long long o = 0; o < share; o += 1 << 20) {
+                long long n = share - o < (1 << 20) ? share - o : (1 << 20);
+                if (pwrite(fd, buf + o, n, base + o) != n)
+                    MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+            t = timed(MPI_COMM_WORLD, t);
+            best_w = t < best_w ? t : best_w;
+            fresh = fresh_read ? malloc(share) : buf;
+            MPI_Barrier(MPI_COMM_WORLD);
+            t = MPI_Wtime();
+            for (long long o = 0; o < share; o += 1 << 20) {
+                long long n = share - o < (1 << 20) ? share - o : (1 << 20);
+                if (pread(fd, fresh + o, n, base + o) != n)
+                    MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+            t = timed(MPI_COMM_WORLD, t);
+            best_r = t < best_r ? t : best_r;
+            if (fresh[share - 1] != 7)
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            if (fresh != buf)
+                free(fresh);
+            close(fd);
         }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0) {
+            unlink(path);
+            printf("posix_write %.4f %.1f\n", best_w, (double)share * size / (1 << 20) / best_w);
+            printf("posix_read %.4f %.1f\n", best_r, (double)share * size / (1 << 20) / best_r);
+        }
+        free(buf);
         MPI_Finalize();
         return 0;
     }
@@ -229,18 +253,21 @@ int main(int argc, char **argv)
             t = timed(MPI_COMM_WORLD, t);
             best_w = t < best_w ? t : best_w;
             MPI_File_seek(fh, 0, MPI_SEEK_SET);
+            /* the read must bring every byte back: clobber the buffer first (it stays
+             * touched, as a program's data would be) and check all of it afterwards */
+            memset(buf, 0xa5, per);
             MPI_Barrier(MPI_COMM_WORLD);
             t = MPI_Wtime();
             MPI_File_read_all(fh, buf, (int)(blocks * block), MPI_BYTE, MPI_STATUS_IGNORE);
             t = timed(MPI_COMM_WORLD, t);
             best_r = t < best_r ? t : best_r;
             MPI_File_close(&fh);
+            for (long long q = 0; q < blocks * block; q++)
+                if (buf[q] != (char)(rank + q)) {
+                    fprintf(stderr, "rank %d: read back wrong data at %lld\n", rank, q);
+                    MPI_Abort(MPI_COMM_WORLD, 1);
+                }
         }
-        for (i = 0; i < 64 && i < per; i++)
-            if (buf[i] != (char)(rank + i)) {
-                fprintf(stderr, "rank %d: read back wrong data at %d\n", rank, i);
-                MPI_Abort(MPI_COMM_WORLD, 1);
-            }
         MPI_Type_free(&ft);
         if (rank == 0) {
             double mib = (double)(total / size / block * block) * size / (1 << 20);

@@ -9,7 +9,9 @@
 #    bench/io.c -e 8), dd writing and reading the same amount to the same file system, and
 #    "posix" (bench/io.c posix: one process, pwrite/pread of 1 MiB from/into a buffer the size
 #    of the file; dd's read goes into one 1 MiB buffer that stays in the CPU cache, which
-#    no program whose data live in memory the size of the file can match).
+#    no program whose data live in memory the size of the file can match), "posix2" (the
+#    same with two processes, each its contiguous half: the floor for two processes) and
+#    "read_fresh" (one process reading into a new, untouched buffer: page faults included).
 # 2. Independent MPI_File_write_at of 1 MiB per rank: Toucan n=2, V=1 against MPICH -np 2
 #    (1 MiB per rank), and Toucan n=2, V=8 against MPICH -np 2 writing 8 x 1 MiB per rank.
 # Prints each time (best of REPS) and the ratios toucan/mpich, toucan/dd, toucan/posix (time ratios:
@@ -45,9 +47,17 @@ echo "# bench/run-io.sh: total $((total >> 20)) MiB, best of $reps, files in $di
 m=$(mpirun -np 2 "$out/io.mpich" coll -t "$total" -e 8 -r "$reps" "$f")
 t=$(TOUCAN_V=8 mpirun -np 2 "$out/io.toucan" coll -t "$total" -e 1 -r "$reps" "$f")
 t1=$(TOUCAN_V=1 mpirun -np 2 "$out/io.toucan" coll -t "$total" -e 8 -r "$reps" "$f")
+# the pipelined collective write (hint toucan_cb_pipeline=enable, off by default), to decide
+# its default on a quiet machine
+tp=$(TOUCAN_V=8 mpirun -np 2 "$out/io.toucan" coll -t "$total" -e 1 -r "$reps" -i toucan_cb_pipeline=enable "$f")
 # posix: one process, pwrite/pread of 1 MiB from/into a buffer the size of the file (the
 # bound for data that live in the ranks' memory; dd's 1 MiB buffer stays in cache)
 px=$(mpirun -np 1 "$out/io.mpich" posix -t "$total" -r "$reps" "$f")
+# posix2: two processes, each its contiguous half (the floor for 2 processes holding the
+# data); posixf: one process reading into fresh memory (a new buffer each time, first
+# touches included: what a program that allocates its buffer just before reading pays)
+px2=$(mpirun -np 2 "$out/io.mpich" posix -t "$total" -r "$reps" "$f")
+pxf=$(mpirun -np 1 "$out/io.mpich" posix -f -t "$total" -r "$reps" "$f")
 # dd: the same bytes, one sequential stream, page cache (no fsync), best of REPS
 ddw=1e30
 ddr=1e30
@@ -62,9 +72,13 @@ for op in coll_write coll_read; do
     mv=$(val $op <<<"$m"); tv=$(val $op <<<"$t"); t1v=$(val $op <<<"$t1")
     d=$ddw; [[ $op == coll_read ]] && d=$ddr
     pv=$(val "posix_${op#coll_}" <<<"$px")
-    printf '%-11s mpich-np2(E=8) %.4fs  toucan-2x8 %.4fs  toucan-2x1(E=8) %.4fs  dd %.4fs  posix %.4fs  toucan-2x8/mpich %s  toucan-2x8/dd %s  toucan-2x8/posix %s\n' \
-        "$op" "$mv" "$tv" "$t1v" "$d" "$pv" "$(ratio "$tv" "$mv")" "$(ratio "$tv" "$d")" "$(ratio "$tv" "$pv")"
+    p2v=$(val "posix_${op#coll_}" <<<"$px2")
+    printf '%-11s mpich-np2(E=8) %.4fs  toucan-2x8 %.4fs  toucan-2x1(E=8) %.4fs  dd %.4fs  posix %.4fs  posix2 %.4fs  toucan-2x8/mpich %s  toucan-2x8/dd %s  toucan-2x8/posix %s  toucan-2x8/posix2 %s\n' \
+        "$op" "$mv" "$tv" "$t1v" "$d" "$pv" "$p2v" "$(ratio "$tv" "$mv")" "$(ratio "$tv" "$d")" "$(ratio "$tv" "$pv")" "$(ratio "$tv" "$p2v")"
 done
+printf '%-11s posix into fresh memory (1 process) %.4fs\n' read_fresh "$(val posix_read <<<"$pxf")"
+printf '%-11s toucan-2x8 pipelined %.4fs  unpipelined %.4fs  pipelined/unpipelined %s\n' write_pipe \
+    "$(val coll_write <<<"$tp")" "$(val coll_write <<<"$t")" "$(ratio "$(val coll_write <<<"$tp")" "$(val coll_write <<<"$t")")"
 m=$(mpirun -np 2 "$out/io.mpich" indep -r "$reps" "$f")
 t=$(TOUCAN_V=1 mpirun -np 2 "$out/io.toucan" indep -r "$reps" "$f")
 m8=$(mpirun -np 2 "$out/io.mpich" indep -e 8 -r "$reps" "$f")

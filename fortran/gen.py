@@ -256,7 +256,8 @@ class Gen:
             elif k in ("str_in",) or k.startswith("strout"):
                 decl = f"char *{a}"
             elif k in ("choice", "cptr_out", "ignore_ptr", "fn", "copyfn", "deletefn", "kvextra", "copyfn1", "deletefn1",
-                       "kvextra1", "gquery", "gfree", "gcancel", "gextra") or k.startswith("attr"):
+                       "kvextra1", "gquery", "gfree", "gcancel", "gextra", "dread", "dwrite", "dextent",
+                       "dextra") or k.startswith("attr"):
                 decl = f"void *{a}"
             else:
                 raise ValueError(f"{self.cname}: unknown kind {k}")
@@ -378,6 +379,13 @@ class Gen:
             elif k == "gextra":
                 fns = {q.kind: q.arg for q in self.params}
                 args.append(f"tf_greq_new({fns['gquery']}, {fns['gfree']}, {fns['gcancel']}, (MPI_Aint *){a})")
+            elif k in ("dread", "dwrite"):
+                args.append(f"({p.base} *)TF_DCONV({a}, {k[1:]})")
+            elif k == "dextent":
+                args.append("tf_dr_extent")
+            elif k == "dextra":
+                fns = {q.kind: q.arg for q in self.params}
+                args.append(f"tf_dr_new({fns['dread']}, {fns['dwrite']}, {fns['dextent']}, *(MPI_Aint *){a})")
             elif k == "attr_in":
                 args.append(f"(void *)*(MPI_Aint *){a}")
                 post.append(f"if (rc == MPI_SUCCESS) toucan_f_attr_made((MPI_Aint)({args[0]}), {args[1]});")
@@ -763,6 +771,71 @@ static int tf_greq_cancel(void *extra, int complete)
     return ierr;
 }
 
+/* User data representations with functions written in Fortran (MPI_Register_datarep; issue
+   19): the C registration gets trampolines and, as its extra_state, a record of the three
+   procedures and the program's extra_state (never freed: registrations last as long as the
+   program). The procedures get the buffers' addresses (an array argument in mpif.h and `use
+   mpi`, TYPE(C_PTR), VALUE in mpi_f08: the same address either way), the datatype as its
+   INTEGER handle, count, position (INTEGER(KIND=MPI_OFFSET_KIND)) and extra_state by
+   reference. MPI_CONVERSION_FN_NULL is a marker (mpif.h) or a module procedure (mpi_f08,
+   weak reference), passed on as C's null. */
+typedef void (*tf_dconv_f)(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Offset *, MPI_Aint *, MPI_Fint *);
+typedef void (*tf_dextent_f)(MPI_Fint *, MPI_Aint *, MPI_Aint *, MPI_Fint *);
+struct tf_dr {
+    tf_dconv_f read, write;
+    tf_dextent_f extent;
+    MPI_Aint extra;
+};
+TF_HIDDEN void mpi_conversion_fn_null_(void) {}
+extern void __mpi_f08_MOD_mpi_conversion_fn_null(void) __attribute__((weak));
+#define TF_DCONV(f, which)                                                                     \
+    (tf_is((void *)(f), mpi_conversion_fn_null_, mpi_conversion_fn_null_,                      \
+           __mpi_f08_MOD_mpi_conversion_fn_null)                                               \
+         ? NULL                                                                                \
+         : (void *)tf_dr_##which)
+
+static void *tf_dr_new(void *r, void *w, void *e, MPI_Aint extra)
+{
+    struct tf_dr *d = malloc(sizeof *d);
+    if (!d)
+        MPI_Abort(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
+    d->read = (tf_dconv_f)r;
+    d->write = (tf_dconv_f)w;
+    d->extent = (tf_dextent_f)e;
+    d->extra = extra;
+    return d;
+}
+
+static int tf_dr_call(tf_dconv_f f, void *userbuf, MPI_Datatype dt, int count, void *filebuf, MPI_Offset pos,
+                      struct tf_dr *d)
+{
+    MPI_Fint fdt = MPI_Type_c2f(dt), fcount = count, ierr = 0;
+    MPI_Offset fpos = pos;
+    MPI_Aint fx = d->extra;
+    f(userbuf, &fdt, &fcount, filebuf, &fpos, &fx, &ierr);
+    return ierr;
+}
+
+static int tf_dr_read(void *userbuf, MPI_Datatype dt, int count, void *filebuf, MPI_Offset pos, void *extra)
+{
+    return tf_dr_call(((struct tf_dr *)extra)->read, userbuf, dt, count, filebuf, pos, extra);
+}
+
+static int tf_dr_write(void *userbuf, MPI_Datatype dt, int count, void *filebuf, MPI_Offset pos, void *extra)
+{
+    return tf_dr_call(((struct tf_dr *)extra)->write, userbuf, dt, count, filebuf, pos, extra);
+}
+
+static int tf_dr_extent(MPI_Datatype dt, MPI_Aint *extent, void *extra)
+{
+    struct tf_dr *d = extra;
+    MPI_Fint fdt = MPI_Type_c2f(dt), ierr = 0;
+    MPI_Aint e = 0, fx = d->extra;
+    d->extent(&fdt, &e, &fx, &ierr);
+    *extent = e;
+    return ierr;
+}
+
 /* The library's side of attributes set from Fortran (libtoucanmpi/src/abi/attr.rs): an
    attribute set from Fortran holds an integer, which C sees through a pointer to it; callbacks
    of keyvals created from Fortran see values as Fortran does. */
@@ -1028,7 +1101,7 @@ def gen_mpif(consts, sizes, funcs_double):
         out.append(fixed_lines(f"COMMON /{block}/ {fname}"))
     for f in ("COMM_NULL_COPY_FN", "COMM_DUP_FN", "COMM_NULL_DELETE_FN", "TYPE_NULL_COPY_FN",
               "TYPE_DUP_FN", "TYPE_NULL_DELETE_FN", "WIN_NULL_COPY_FN", "WIN_DUP_FN",
-              "WIN_NULL_DELETE_FN", "NULL_COPY_FN", "DUP_FN", "NULL_DELETE_FN"):
+              "WIN_NULL_DELETE_FN", "NULL_COPY_FN", "DUP_FN", "NULL_DELETE_FN", "CONVERSION_FN_NULL"):
         out.append(fixed_lines(f"EXTERNAL MPI_{f}"))
     for f in funcs_double:
         for pre in ("MPI", "PMPI"):
@@ -1090,6 +1163,21 @@ F08_ABSTRACT = """  abstract interface
       logical :: complete
       integer :: ierror
     end subroutine
+    subroutine MPI_Datarep_conversion_function(userbuf, datatype, count, filebuf, position, &
+        extra_state, ierror)
+      import
+      type(c_ptr), value :: userbuf, filebuf
+      type(MPI_Datatype) :: datatype
+      integer :: count, ierror
+      integer(kind=MPI_OFFSET_KIND) :: position
+      integer(kind=MPI_ADDRESS_KIND) :: extra_state
+    end subroutine
+    subroutine MPI_Datarep_extent_function(datatype, extent, extra_state, ierror)
+      import
+      type(MPI_Datatype) :: datatype
+      integer(kind=MPI_ADDRESS_KIND) :: extent, extra_state
+      integer :: ierror
+    end subroutine
   end interface
 """
 
@@ -1121,7 +1209,16 @@ F08_PREDEF_FNS = "".join(f"""  subroutine MPI_{K}_NULL_COPY_FN(old{k}, {k}_keyva
     integer(kind=MPI_ADDRESS_KIND) :: attribute_val, extra_state
     ierror = MPI_SUCCESS
   end subroutine
-""" for K, k, T in (("COMM", "comm", "Comm"), ("TYPE", "type", "Datatype"), ("WIN", "win", "Win")))
+""" for K, k, T in (("COMM", "comm", "Comm"), ("TYPE", "type", "Datatype"), ("WIN", "win", "Win"))) + """  subroutine MPI_CONVERSION_FN_NULL(userbuf, datatype, count, filebuf, position, extra_state, &
+      ierror)
+    type(c_ptr), value :: userbuf, filebuf
+    type(MPI_Datatype) :: datatype
+    integer :: count, ierror
+    integer(kind=MPI_OFFSET_KIND) :: position
+    integer(kind=MPI_ADDRESS_KIND) :: extra_state
+    ierror = MPI_SUCCESS
+  end subroutine
+"""
 # MPI_SIZEOF (mpi and mpi_f08 only): the element size of any variable, from its descriptor.
 F08_SIZEOF = """  subroutine NAME(x, size, ierror)
     type(*), dimension(..) :: x
@@ -1240,7 +1337,10 @@ def f08_decls(name, p):
         else:
             iface = f"MPI_{name.split('_')[1]}_{'copy' if k == 'copyfn' else 'delete'}_attr_function"
         return (f"procedure({iface}) :: {n}", f"type(c_funptr), value :: {n}", f"c_funloc({n})", None)
-    if k in ("kvextra", "gextra"):
+    if k in ("dread", "dwrite", "dextent"):
+        iface = "MPI_Datarep_extent_function" if k == "dextent" else "MPI_Datarep_conversion_function"
+        return (f"procedure({iface}) :: {n}", f"type(c_funptr), value :: {n}", f"c_funloc({n})", None)
+    if k in ("kvextra", "gextra", "dextra"):
         t = "integer(kind=MPI_ADDRESS_KIND)"
         return (f"{t}, intent(in) :: {n}", f"{t} :: {n}", n, None)
     if k in ("attr_in",) or k.startswith("attr_out("):

@@ -143,7 +143,8 @@ pub(super) struct Job {
     len: u64,
     direct: bool,
     data: Option<Vec<u8>>,
-    /// Data-sieving window of a read (0: none; `Hints::ds_read_window`).
+    /// Data-sieving window of a read (0: none; `Hints::ds_read_window`), or of a write
+    /// (`Hints::ds_write_window`; 0: no sieving and no locks).
     sieve: u64,
 }
 
@@ -152,7 +153,11 @@ impl Job {
         let segs = p.view.segments(start, p.len)?;
         let (atomic, sieve) = {
             let s = p.f.st.lock();
-            (s.atomic, s.hints.ds_read_window())
+            let w = match p.dir {
+                Dir::Read => s.hints.ds_read_window(),
+                Dir::Write => s.hints.ds_write_window_for(p.f.amode),
+            };
+            (s.atomic, w)
         };
         Ok(Job {
             fd: p.f.fd.clone(),
@@ -206,7 +211,13 @@ impl Job {
                     // SAFETY: the buffer holds `len` contiguous bytes (direct access).
                     None => std::slice::from_raw_parts(self.buf as *const u8, len),
                 };
-                posix::write_segments(&self.fd, &self.segs, data).map_err(|e| posix::error("write", &e))?;
+                if self.sieve > 0 {
+                    // In atomic mode the lock above covers the whole access already.
+                    posix::write_segments_sieved(&self.fd, &self.segs, data, self.sieve, !self.atomic)
+                } else {
+                    posix::write_segments(&self.fd, &self.segs, data)
+                }
+                .map_err(|e| posix::error("write", &e))?;
                 Ok((self.len, None))
             }
             Dir::Read => {

@@ -178,12 +178,43 @@ impl Hints {
             .filter(|&v| v > 0)
             .unwrap_or(4 << 20)
     }
+    /// The data-sieving window of independent non-contiguous writes (`romio_ds_write`:
+    /// `disable` gives 0, no sieving and no locks; else `ind_wr_buffer_size`, default 512 KiB
+    /// as ROMIO's). While it is on, every write of the file locks the bytes it writes (a
+    /// sieving writer rewrites the holes between its pieces; see `posix::write_segments_sieved`).
+    fn ds_write_window(&self) -> u64 {
+        if self.get("romio_ds_write") == Some("disable") {
+            return 0;
+        }
+        self.num("ind_wr_buffer_size").filter(|&v| v > 0).unwrap_or(512 << 10)
+    }
+    /// `ds_write_window` for a file opened with `amode`: 0 on a write-only file, whose
+    /// descriptor cannot read the spans back (ROMIO reopens such a file read-write to sieve;
+    /// we write its pieces one by one, and since every rank of the file has the same access
+    /// mode, nobody sieves it and no lock is needed).
+    pub fn ds_write_window_for(&self, amode: i32) -> u64 {
+        if amode & c::MPI_MODE_WRONLY != 0 {
+            return 0;
+        }
+        self.ds_write_window()
+    }
     /// Whether a collective write's file write of one round overlaps the next round's
     /// exchange (`toucan_cb_pipeline=enable`; by default each round's write ends before the
     /// next round starts: on the 2 loaded cores measured, overlapping was 3-5% slower, the
     /// I/O thread taking the core the exchange needed; docs/io.md).
     pub fn cb_pipeline(&self) -> bool {
         self.get("toucan_cb_pipeline") == Some("enable")
+    }
+    /// Whether a collective read whose smallest average piece (over the ranks) is `piece`
+    /// bytes skips the exchange, each process reading its own ranks' pieces
+    /// (`toucan_cb_read_direct`: `disable`, `enable`, or the smallest average piece in bytes;
+    /// default 64 KiB, measured in docs/io.md).
+    pub fn read_direct(&self, piece: u64) -> bool {
+        match self.get("toucan_cb_read_direct") {
+            Some("disable") => false,
+            Some("enable") => true,
+            v => piece >= v.and_then(|v| v.trim().parse().ok()).unwrap_or(64 << 10),
+        }
     }
     fn merge(&mut self, more: Vec<(String, String)>) {
         for (k, v) in more {
@@ -409,7 +440,9 @@ pub(super) fn alltoallv(comm: usize, send: &[Vec<u8>], out: &mut Vec<Vec<u8>>) -
     })?;
     out.resize_with(n, Vec::new);
     for (v, &k) in out.iter_mut().zip(&rcount) {
-        v.clear();
+        // Shrinking first keeps the old bytes (the message overwrites them): only growth is
+        // cleared, not the whole buffer every round.
+        v.truncate(k as usize);
         v.resize(k as usize, 0);
     }
     let mut reqs: Vec<usize> = Vec::new();

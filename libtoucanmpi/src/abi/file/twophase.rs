@@ -8,6 +8,9 @@
 //! domain travel once, between processes. Each aggregator then reads or writes its domain in
 //! large contiguous runs on the I/O thread. Domains are aligned to `striping_unit` when given.
 //! Holes inside a domain are left alone (no read-modify-write, so no data sieving).
+//!
+//! A read whose pieces are large (`Hints::read_direct`) skips the exchange: each process reads
+//! its own ranks' pieces (`read_local`), so no byte crosses between processes.
 
 use super::access::{scatter, Dir, Plan};
 use super::{allgather, allreduce, alltoallv, bcast, datarep, FileObj};
@@ -99,10 +102,11 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
         Some(Dir::Write) => 2,
     };
     let size = f.size as usize;
-    let all = allgather(f.comm, size, &[lo, hi, dir])?;
-    let write = (0..size).any(|r| all[3 * r + 2] == 2);
-    let glo = (0..size).map(|r| all[3 * r]).min().unwrap_or(u64::MAX);
-    let ghi = (0..size).map(|r| all[3 * r + 1]).max().unwrap_or(0);
+    let all = allgather(f.comm, size, &[lo, hi, dir, segs.len() as u64, t])?;
+    const K: usize = 5;
+    let write = (0..size).any(|r| all[K * r + 2] == 2);
+    let glo = (0..size).map(|r| all[K * r]).min().unwrap_or(u64::MAX);
+    let ghi = (0..size).map(|r| all[K * r + 1]).max().unwrap_or(0);
     if glo >= ghi {
         return Ok(0);
     }
@@ -110,6 +114,12 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
         let s = f.st.lock();
         (s.hints.clone(), s.atomic)
     };
+    // The smallest average piece of a rank with data (the same at every rank).
+    let piece = (0..size)
+        .filter(|&r| all[K * r + 3] > 0)
+        .map(|r| all[K * r + 4] / all[K * r + 3])
+        .min()
+        .unwrap_or(0);
 
     // This rank's stream: the program's buffer itself when contiguous, else packed.
     let mut packed: Option<Vec<u8>> = None;
@@ -141,11 +151,24 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
             let len = p.len as usize;
             let (segs, addr) = (segs.clone(), stream as usize);
             let sieve = hints.ds_read_window();
+            let wsieve = hints.ds_write_window_for(f.amode);
             n = ioq::run(move || -> MpiResult<u64> {
                 // SAFETY: the calling rank waits for this job; `addr` holds `len` stream bytes.
                 let buf = unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, len) };
+                // Atomic mode: the access's whole span under one lock.
+                let _l = match (segs.first(), segs.last()) {
+                    (Some(a), Some(b)) if atomic => {
+                        Some(posix::lock(&fd, write, a.0, b.0 + b.1 - a.0).map_err(|e| posix::error("fcntl lock", &e))?)
+                    }
+                    _ => None,
+                };
                 if write {
-                    posix::write_segments(&fd, &segs, buf).map_err(|e| posix::error("write", &e))?;
+                    if wsieve > 0 {
+                        posix::write_segments_sieved(&fd, &segs, buf, wsieve, !atomic)
+                    } else {
+                        posix::write_segments(&fd, &segs, buf)
+                    }
+                    .map_err(|e| posix::error("write", &e))?;
                     Ok(len as u64)
                 } else {
                     let r = if sieve > 0 {
@@ -168,6 +191,17 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
             seen.push(f.procs[r]);
             aggs.push(r);
         }
+    }
+    let every = hints.cb_nodes() == 0 || hints.cb_nodes() >= aggs.len() as u64;
+    if !write && !atomic && every && hints.read_direct(piece) {
+        // Large pieces: each process reads its own ranks' pieces, no exchange (`read_local`).
+        let leader = aggs[seen.iter().position(|&q| q == f.procs[f.rank as usize]).expect("own process")];
+        let n = read_local(f, leader, &segs, &spos, stream)?;
+        let n = match p {
+            Some(p) => n.min(p.len),
+            None => 0,
+        };
+        return finish(p, packed, n);
     }
     if hints.cb_nodes() > 0 {
         aggs.truncate(hints.cb_nodes() as usize);
@@ -296,7 +330,9 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
                         fail.get_or_insert(e);
                     }
                 }
-                let job = write_window(&fd, &mut got, &mut win, a, b, atomic);
+                // Locked also when sieving writers may rewrite the holes of this window.
+                let sieving = hints.ds_write_window_for(f.amode) > 0;
+                let job = write_window(&fd, &mut got, &mut win, a, b, atomic, sieving);
                 if hints.cb_pipeline() {
                     inflight = Some(job);
                 } else if let Err(e) = job.wait()? {
@@ -405,6 +441,109 @@ pub(super) fn run(f: &FileObj, p: Option<&Plan>, start: u64) -> MpiResult<u64> {
     finish(p, packed, n)
 }
 
+/// A collective read whose pieces are large (`Hints::read_direct`): every rank tells its
+/// process's leader (`leader`, the lowest rank of the file's group in this address space)
+/// where its pieces are (offset, length, stream position, and its stream's address), and the
+/// leader reads them all, sorted by offset, adjacent ones (of any sibling) with one `preadv`,
+/// straight into the ranks' streams. Nothing crosses between processes but the counts of the
+/// steps: each byte is copied once, by the kernel, against three times for a piece that two-
+/// phase reads at another process's aggregator (into a reply, across, out of the reply).
+/// Returns the stream bytes this rank got before the end of file (`u64::MAX`: all).
+fn read_local(f: &FileObj, leader: usize, segs: &[(u64, u64)], spos: &[u64], stream: *mut u8) -> MpiResult<u64> {
+    let size = f.size as usize;
+    let mut send: Vec<Vec<u8>> = vec![Vec::new(); size];
+    if !segs.is_empty() {
+        let m = &mut send[leader];
+        put(m, segs.len() as u64);
+        put(m, stream as u64);
+        for (&(o, l), &s) in segs.iter().zip(spos) {
+            put(m, o);
+            put(m, l);
+            put(m, s);
+        }
+    }
+    let mut recv: Vec<Vec<u8>> = Vec::new();
+    alltoallv(f.comm, &send, &mut recv)?;
+    let mut fail: Option<MpiError> = None;
+    let mut replies: Vec<Vec<u8>> = vec![Vec::new(); size];
+    if leader == f.rank as usize {
+        // (offset, bytes, source rank, address in the source's stream)
+        let mut got: Vec<(u64, u64, usize, usize)> = Vec::new();
+        for (src, m) in recv.iter().enumerate() {
+            if m.len() < 16 {
+                continue;
+            }
+            let (n, addr) = (get(m, 0) as usize, get(m, 1) as usize);
+            if m.len() < 8 * (2 + 3 * n) || f.procs[src] != f.procs[leader] {
+                fail.get_or_insert(MpiError::new(c::MPI_ERR_INTERN, "a bad request at the process's reader"));
+                continue;
+            }
+            got.extend((0..n).map(|k| (get(m, 2 + 3 * k), get(m, 3 + 3 * k), src, addr + get(m, 4 + 3 * k) as usize)));
+        }
+        got.sort_by_key(|g| g.0);
+        // Pieces that overlap (two ranks reading the same bytes) start runs of their own.
+        let runs = runs_of(&got);
+        let fd = f.fd.clone();
+        let eof = ioq::run(move || -> MpiResult<u64> {
+            let mut eof = u64::MAX;
+            for (o, spans) in &runs {
+                let want: usize = spans.iter().map(|s| s.1).sum();
+                // SAFETY: the spans lie in the streams of ranks of this address space that are
+                // parked in this collective until its end; overlapping pieces are in separate
+                // runs, read one after the other.
+                let n = unsafe { posix::preadv_upto(&fd, spans, *o) }.map_err(|e| posix::error("read", &e))?;
+                if n < want {
+                    eof = eof.min(*o + n as u64);
+                }
+            }
+            Ok(eof)
+        })?;
+        let eof = match eof {
+            Ok(e) => e,
+            Err(e) => {
+                fail.get_or_insert(e);
+                0
+            }
+        };
+        // Each rank is told how many bytes of each of its pieces the file had.
+        for (src, m) in recv.iter().enumerate() {
+            if m.len() < 16 {
+                continue;
+            }
+            let n = get(m, 0) as usize;
+            for k in 0..n {
+                let (o, l) = (get(m, 2 + 3 * k), get(m, 3 + 3 * k));
+                put(&mut replies[src], eof.saturating_sub(o).min(l));
+            }
+        }
+    }
+    let mut back: Vec<Vec<u8>> = Vec::new();
+    alltoallv(f.comm, &replies, &mut back)?;
+    let mut short = u64::MAX;
+    if !segs.is_empty() {
+        let m = &back[leader];
+        if m.len() < 8 * segs.len() {
+            fail.get_or_insert(MpiError::new(c::MPI_ERR_IO, "the process's reader sent no answer"));
+        } else {
+            for (k, (&(_, l), &s)) in segs.iter().zip(spos).enumerate() {
+                let avail = get(m, k);
+                if avail < l {
+                    short = short.min(s + avail);
+                }
+            }
+        }
+    }
+    let mut class = [fail.as_ref().map_or(0, |e| e.class as i64)];
+    allreduce(f.comm, &mut class, c::MPI_MAX)?;
+    if let Some(e) = fail {
+        return Err(e);
+    }
+    if class[0] != 0 {
+        return err(class[0] as i32, "the collective read failed at a process's reader");
+    }
+    Ok(short)
+}
+
 /// Sorted extents `[o, e)` merged where they touch or overlap.
 fn merge(ext: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
     let mut runs: Vec<(u64, u64)> = Vec::new();
@@ -442,7 +581,9 @@ fn runs_of(got: &[(u64, u64, usize, usize)]) -> Vec<(u64, Vec<posix::Span>)> {
 /// `pwritev` straight from where the pieces are (messages, or the buffers of the ranks in
 /// this address space), started on the I/O thread (the caller keeps the pieces' memory and
 /// `win` untouched until it has waited for it). Overlapping pieces are first copied into
-/// `win` in rank order (the later rank's bytes win) and written from there.
+/// `win` in rank order (the later rank's bytes win) and written from there. The window is
+/// written under a write lock of `[a, b)` in atomic mode, and while sieving writers may be
+/// about (`sieving`; there only where the file system has locks, as they do).
 fn write_window(
     fd: &Arc<posix::Fd>,
     got: &mut [(u64, u64, usize, usize)],
@@ -450,6 +591,7 @@ fn write_window(
     a: u64,
     b: u64,
     atomic: bool,
+    sieving: bool,
 ) -> ioq::Started<MpiResult<()>> {
     got.sort_by_key(|g| g.0);
     let runs = if overlapping(got) {
@@ -476,6 +618,8 @@ fn write_window(
     ioq::start(move || -> MpiResult<()> {
         let _l = if atomic && a < b {
             Some(posix::lock(&fd, true, a, b - a).map_err(|e| posix::error("fcntl lock", &e))?)
+        } else if sieving && a < b {
+            posix::lock_if_supported(&fd, a, b - a).map_err(|e| posix::error("fcntl lock", &e))?
         } else {
             None
         };

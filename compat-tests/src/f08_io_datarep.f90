@@ -1,0 +1,233 @@
+! f08_io_datarep: MPI_Register_datarep from mpi_f08 (issue 19): f_io_datarep's checks with
+! the mpi_f08 interfaces: conversion procedures get the buffers as TYPE(C_PTR), VALUE and the
+! datatype as TYPE(MPI_Datatype); MPI_CONVERSION_FN_NULL is mpi_f08's module procedure.
+! (.expect: MPICH 4.0.2's ROMIO refuses conversion functions at registration.)
+program f08_io_datarep
+  call body()
+end program
+
+subroutine fail(rank, nerr, what)
+  implicit none
+  integer, intent(in) :: rank
+  integer, intent(inout) :: nerr
+  character(len=*), intent(in) :: what
+  nerr = nerr + 1
+  write (*, '(a,i0,2a)') 'rank ', rank, ': FAIL ', what
+end subroutine
+
+module x3
+  use mpi_f08
+  use, intrinsic :: iso_c_binding
+  implicit none
+contains
+  subroutine x3_extent(datatype, extent, extra_state, ierror)
+    type(MPI_Datatype) :: datatype
+    integer(kind=MPI_ADDRESS_KIND) :: extent, extra_state
+    integer :: ierror
+    if (datatype == MPI_INTEGER .and. extra_state == 7) then
+      extent = 8
+      ierror = MPI_SUCCESS
+    else
+      ierror = MPI_ERR_TYPE
+    end if
+  end subroutine
+
+  subroutine x3_write(userbuf, datatype, count, filebuf, position, extra_state, ierror)
+    type(c_ptr), value :: userbuf, filebuf
+    type(MPI_Datatype) :: datatype
+    integer :: count, ierror, i
+    integer(kind=MPI_OFFSET_KIND) :: position
+    integer(kind=MPI_ADDRESS_KIND) :: extra_state
+    integer, pointer :: u(:)
+    integer(kind=8), pointer :: f(:)
+    if (datatype /= MPI_INTEGER) then
+      ierror = MPI_ERR_TYPE
+      return
+    end if
+    call c_f_pointer(userbuf, u, [position + count])
+    call c_f_pointer(filebuf, f, [count])
+    do i = 1, count
+      if (u(position + i) < 0) then
+        ierror = MPI_ERR_OTHER
+        return
+      end if
+      f(i) = 3_8 * u(position + i) + extra_state
+    end do
+    ierror = MPI_SUCCESS
+  end subroutine
+
+  subroutine x3_read(userbuf, datatype, count, filebuf, position, extra_state, ierror)
+    type(c_ptr), value :: userbuf, filebuf
+    type(MPI_Datatype) :: datatype
+    integer :: count, ierror, i
+    integer(kind=MPI_OFFSET_KIND) :: position
+    integer(kind=MPI_ADDRESS_KIND) :: extra_state
+    integer, pointer :: u(:)
+    integer(kind=8), pointer :: f(:)
+    call c_f_pointer(userbuf, u, [position + count])
+    call c_f_pointer(filebuf, f, [count])
+    do i = 1, count
+      u(position + i) = int((f(i) - extra_state) / 3_8)
+    end do
+    ierror = MPI_SUCCESS
+  end subroutine
+
+  subroutine native_extent(datatype, extent, extra_state, ierror)
+    type(MPI_Datatype) :: datatype
+    integer(kind=MPI_ADDRESS_KIND) :: extent, extra_state
+    integer :: ierror, sz
+    call MPI_Type_size(datatype, sz, ierror)
+    extent = sz
+  end subroutine
+end module
+
+! A fresh directory (rank 0), made with the C library's mkdtemp.
+subroutine make_dir(dir)
+  use iso_c_binding
+  implicit none
+  character(len=*), intent(out) :: dir
+  interface
+    function c_mkdtemp(t) bind(C, name='mkdtemp') result(p)
+      import :: c_char, c_ptr
+      character(kind=c_char) :: t(*)
+      type(c_ptr) :: p
+    end function
+  end interface
+  character(len=256) :: base
+  character(kind=c_char, len=300) :: t
+  integer :: l, st
+  call get_environment_variable('TMPDIR', base, l, st)
+  if (st /= 0 .or. l == 0) base = '/tmp'
+  t = trim(base)//'/ct-fio-XXXXXX'//c_null_char
+  if (.not. c_associated(c_mkdtemp(t))) then
+    dir = ' '
+    return
+  end if
+  dir = t(1:index(t, c_null_char) - 1)
+end subroutine
+
+integer function remove_dir(dir)
+  use iso_c_binding
+  implicit none
+  character(len=*), intent(in) :: dir
+  interface
+    function c_rmdir(p) bind(C, name='rmdir') result(r)
+      import :: c_char, c_int
+      character(kind=c_char) :: p(*)
+      integer(c_int) :: r
+    end function
+  end interface
+  remove_dir = c_rmdir(trim(dir)//c_null_char)
+end function
+
+
+subroutine body()
+  use mpi_f08
+  use x3
+  implicit none
+  integer, external :: remove_dir
+  integer, parameter :: N = 10
+  integer :: ierr, rank, nprocs, nerr, cls, i, cnt
+  type(MPI_File) :: fh
+  type(MPI_Status) :: status
+  integer(kind=MPI_OFFSET_KIND) :: disp, sz
+  integer(kind=MPI_ADDRESS_KIND) :: extra, ext
+  character(len=256) :: dir, fa
+  integer :: wbuf(N), rbuf(N)
+  integer(kind=8) :: raw(N)
+
+  call MPI_Init(ierr)
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  call MPI_Comm_size(MPI_COMM_WORLD, nprocs, ierr)
+  nerr = 0
+  dir = ' '
+  if (rank == 0) call make_dir(dir)
+  call MPI_Bcast(dir, len(dir), MPI_CHARACTER, 0, MPI_COMM_WORLD, ierr)
+  if (dir == ' ') call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
+  fa = trim(dir)//'/x3.dat'
+  do i = 1, N
+    wbuf(i) = rank * 100 + i
+  end do
+
+  extra = 7
+  call MPI_Register_datarep('f_x3', x3_read, x3_write, x3_extent, extra, ierr)
+  if (ierr /= MPI_SUCCESS) call fail(rank, nerr, 'register f_x3')
+  call MPI_Register_datarep('f_x3', x3_read, x3_write, x3_extent, extra, ierr)
+  call MPI_Error_class(ierr, cls, i)
+  if (cls /= MPI_ERR_DUP_DATAREP) call fail(rank, nerr, 'second registration not ERR_DUP_DATAREP')
+
+  call MPI_File_open(MPI_COMM_WORLD, fa, MPI_MODE_CREATE + MPI_MODE_RDWR, MPI_INFO_NULL, fh, ierr)
+  disp = 0
+  call MPI_File_set_view(fh, disp, MPI_INTEGER, MPI_INTEGER, 'f_x3', MPI_INFO_NULL, ierr)
+  if (ierr /= MPI_SUCCESS) call fail(rank, nerr, 'set_view f_x3')
+  call MPI_File_get_type_extent(fh, MPI_INTEGER, ext, ierr)
+  if (ext /= 8) call fail(rank, nerr, 'file extent of MPI_INTEGER is not 8')
+  disp = rank * N
+  call MPI_File_write_at_all(fh, disp, wbuf, N, MPI_INTEGER, status, ierr)
+  call MPI_Get_count(status, MPI_INTEGER, cnt, i)
+  if (ierr /= MPI_SUCCESS .or. cnt /= N) call fail(rank, nerr, 'write_at_all through f_x3')
+  call MPI_File_get_size(fh, sz, ierr)
+  if (sz /= 8 * N * nprocs) call fail(rank, nerr, 'file size is not 8 bytes per integer')
+  call MPI_Barrier(MPI_COMM_WORLD, ierr)
+  ! the neighbour's integers, converted back
+  rbuf = -1
+  disp = mod(rank + 1, nprocs) * N
+  call MPI_File_read_at(fh, disp, rbuf, N, MPI_INTEGER, status, ierr)
+  do i = 1, N
+    if (rbuf(i) /= mod(rank + 1, nprocs) * 100 + i) then
+      call fail(rank, nerr, 'read_at through f_x3')
+      exit
+    end if
+  end do
+  ! the file's own bytes: 3*v+7 in 8 bytes
+  disp = 0
+  call MPI_File_set_view(fh, disp, MPI_INTEGER8, MPI_INTEGER8, 'native', MPI_INFO_NULL, ierr)
+  disp = rank * N
+  call MPI_File_read_at(fh, disp, raw, N, MPI_INTEGER8, status, ierr)
+  do i = 1, N
+    if (raw(i) /= 3_8 * wbuf(i) + 7) then
+      call fail(rank, nerr, 'the file does not hold 3*v+7')
+      exit
+    end if
+  end do
+  ! a failing conversion (negative values are refused by x3_write): MPI_ERR_CONVERSION
+  disp = 0
+  call MPI_File_set_view(fh, disp, MPI_INTEGER, MPI_INTEGER, 'f_x3', MPI_INFO_NULL, ierr)
+  rbuf = -5
+  disp = rank * N
+  call MPI_File_write_at(fh, disp, rbuf, N, MPI_INTEGER, status, ierr)
+  call MPI_Error_class(ierr, cls, i)
+  if (cls /= MPI_ERR_CONVERSION) call fail(rank, nerr, 'failing conversion not ERR_CONVERSION')
+  call MPI_File_close(fh, ierr)
+
+  ! no conversion: memory's bytes
+  call MPI_Register_datarep('f_plain', MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL, native_extent, extra, ierr)
+  if (ierr /= MPI_SUCCESS) call fail(rank, nerr, 'register f_plain')
+  call MPI_File_open(MPI_COMM_WORLD, fa, MPI_MODE_RDWR, MPI_INFO_NULL, fh, ierr)
+  disp = 0
+  call MPI_File_set_view(fh, disp, MPI_INTEGER, MPI_INTEGER, 'f_plain', MPI_INFO_NULL, ierr)
+  disp = rank * N
+  call MPI_File_write_at_all(fh, disp, wbuf, N, MPI_INTEGER, status, ierr)
+  call MPI_Barrier(MPI_COMM_WORLD, ierr)
+  disp = 0
+  call MPI_File_set_view(fh, disp, MPI_INTEGER, MPI_INTEGER, 'native', MPI_INFO_NULL, ierr)
+  rbuf = -1
+  disp = rank * N
+  call MPI_File_read_at(fh, disp, rbuf, N, MPI_INTEGER, status, ierr)
+  do i = 1, N
+    if (rbuf(i) /= wbuf(i)) then
+      call fail(rank, nerr, 'f_plain does not hold memory''s bytes')
+      exit
+    end if
+  end do
+  call MPI_File_close(fh, ierr)
+
+  call MPI_Barrier(MPI_COMM_WORLD, ierr)
+  if (rank == 0) call MPI_File_delete(fa, MPI_INFO_NULL, ierr)
+  call MPI_Barrier(MPI_COMM_WORLD, ierr)
+  if (rank == 0) then
+    if (remove_dir(dir) /= 0) call fail(rank, nerr, 'the directory was not empty at the end')
+  end if
+  if (nerr == 0) write (*, '(a,i0,a)') 'rank ', rank, ': OK'
+  call MPI_Finalize(ierr)
+end subroutine
