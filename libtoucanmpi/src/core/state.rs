@@ -644,6 +644,9 @@ impl State {
     /// Control messages are handled as they come out of the ring (an eager payload is read
     /// in place); one eager message ends the step (see `Transport::poll_ring`).
     pub fn progress(&mut self) -> bool {
+        if super::p2p::direct::on() && self.tp.direct_pending() {
+            return self.progress_direct();
+        }
         super::background::stepped();
         let mut any = false;
         for _ in 0..RING {
@@ -674,6 +677,30 @@ impl State {
             any |= self.direct_probe_waiters();
         }
         any
+    }
+
+    /// `progress` while direct operations (`p2p::direct`) are pending: one real progress step
+    /// for them and the ring together, then the ring's message if one came.
+    fn progress_direct(&mut self) -> bool {
+        super::background::stepped();
+        let mut any = match self.tp.poll_with_ring(&mut self.events) {
+            Ok(a) => a,
+            Err(e) => progress_failed(e),
+        };
+        let mut ev = std::mem::take(&mut self.events);
+        for e in ev.drain(..) {
+            self.dispatch(e);
+        }
+        self.events = ev;
+        if self.tp.ring_held() {
+            match self.tp.poll_ring() {
+                Ok(Some(e)) => self.dispatch(e),
+                Ok(None) => {}
+                Err(e) => progress_failed(e),
+            }
+            any = true;
+        }
+        any | self.direct_probe_waiters()
     }
 
     #[inline(always)]

@@ -306,6 +306,12 @@ impl Transport {
         self.post_direct(req, Action::DirectRecv(token, false), None);
     }
 
+    /// Whether direct operations wait in the pending list.
+    #[inline]
+    pub fn direct_pending(&self) -> bool {
+        self.direct_pending > 0
+    }
+
     fn post_direct(&mut self, req: RRequest, action: Action, buf: Option<Vec<u8>>) {
         self.direct_pending += 1;
         self.pending.push(super::engine::Pending {

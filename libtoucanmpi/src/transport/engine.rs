@@ -808,15 +808,43 @@ impl Transport {
     /// Completes finished real requests (sends, rendezvous payloads) into `out`. Returns
     /// whether any did.
     pub fn poll_pending(&mut self, out: &mut Vec<Event>) -> Result<bool, String> {
-        if self.pending.is_empty() {
+        self.testsome(out, false)
+    }
+
+    /// `poll_pending` and the ring's head in one real `MPI_Testsome` (one progress step of the
+    /// real MPI for both: with point-to-point passing through, `direct`, the requests of a
+    /// wait and the ring are polled together). A message that arrived in the ring is held
+    /// (`hold`): the next `poll_ring` returns it without a progress step. Returns whether
+    /// anything completed.
+    pub fn poll_with_ring(&mut self, out: &mut Vec<Event>) -> Result<bool, String> {
+        if self.held.is_some() {
+            return self.testsome(out, false);
+        }
+        if self.repost != 0 {
+            self.flush_reposts()?;
+        }
+        self.testsome(out, true)
+    }
+
+    /// Whether `poll_with_ring` holds a message of the ring.
+    pub fn ring_held(&self) -> bool {
+        self.held.is_some()
+    }
+
+    fn testsome(&mut self, out: &mut Vec<Event>, with_ring: bool) -> Result<bool, String> {
+        if self.pending.is_empty() && !with_ring {
             return Ok(false);
         }
-        let n = self.pending.len();
+        let np = self.pending.len();
         self.reqs.clear();
         self.reqs.extend(self.pending.iter().map(|p| p.req));
+        if with_ring {
+            self.reqs.push(self.ring[self.head].req);
+        }
+        let n = self.reqs.len();
         self.idx.resize(n, 0);
-        // Statuses only when a direct operation may report one.
-        let want = self.direct_pending > 0;
+        // Statuses only when a direct operation or the ring's head may report one.
+        let want = self.direct_pending > 0 || with_ring;
         if want {
             // SAFETY: MPI_Status is plain integers; all zeros is a valid value.
             self.stats.resize(n, unsafe { std::mem::zeroed() });
@@ -848,6 +876,15 @@ impl Transport {
             .collect();
         done.sort_unstable_by_key(|&(i, _)| std::cmp::Reverse(i));
         for (i, k) in done {
+            if i == np {
+                // The ring's head: Testsome freed its request (a later MPI_Wait on the null
+                // handle, at the repost, returns at once).
+                self.ring[self.head].req = h(real::REAL_MPI_REQUEST_NULL);
+                let st = self.stats[k];
+                let a = self.take_head(&st);
+                self.hold(a);
+                continue;
+            }
             let p = self.pending.swap_remove(i);
             match p.action {
                 Action::Free => {}
