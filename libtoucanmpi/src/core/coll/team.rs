@@ -257,6 +257,8 @@ pub(super) struct Scratch {
     acc: Vec<u8>,
     x: Vec<u8>,
     wake: Vec<usize>,
+    /// The members' operands of a reduction combined in place (`reduce_direct`).
+    operands: Vec<*const u8>,
 }
 
 /// The shared-memory meeting point of a communicator's members (all in this process).
@@ -524,6 +526,7 @@ pub(super) unsafe fn combine<M: Members + ?Sized>(m: &M, me: usize, sc: &mut Scr
                     m.check(i, copy(src, each!(i, Part::Bcast { buf, .. } => buf.into())));
                 }
             }
+            Part::Reduce { red, root, .. } if reduce_direct(m, sc, red, *root) => {}
             Part::Reduce { count, dt, red, root, .. } => {
                 reduce_all(m, sc, *count, dt, red, |i| {
                     if m.staged(i) {
@@ -680,6 +683,68 @@ unsafe fn reduce_all<'a, M: Members + ?Sized>(
             }
         }
     }
+}
+
+/// A Reduce or Allreduce with a predefined operation whose buffers are all laid out like the
+/// work buffer (contiguous basic elements), combined straight into the result buffer (coll4):
+/// the root's receive buffer (Reduce), or member 0's (Allreduce, then copied to the others'),
+/// folding the operands in rank order as `reduce_all` does, without the work buffer and its
+/// two copies. False (nothing done) when it does not apply: a user operation, a buffer of
+/// another layout, or an in-place root other than rank 0 (its operand, in the result
+/// buffer, comes after the lower ranks' in the fold).
+///
+/// # Safety
+/// As `combine`.
+unsafe fn reduce_direct<M: Members + ?Sized>(m: &M, sc: &mut Scratch, red: &Reducer, root: Option<i32>) -> bool {
+    let Reducer::Builtin { op, ty, work_dt } = red else {
+        return false;
+    };
+    if !work_dt.is_contiguous() {
+        return false;
+    }
+    let n = m.count();
+    let target = root.map_or(0, |r| r as usize);
+    // SAFETY (whole body): as the caller's; every operand is read before a result buffer it
+    // may share (in place) is written: the fold writes only `target`'s receive buffer, whose
+    // own operand (in place) is the first folded, and the copies come after the fold.
+    unsafe {
+        let (dst, bytes, nw) = match m.part(target) {
+            Part::Reduce { send, recv, count, dt, .. }
+                if dt.is_contiguous() && (target == 0 || !std::ptr::eq(in_place(*send, *recv), *recv)) =>
+            {
+                (*recv, *count * dt.size, *count * dt.elements / if ty.is_pair() { 2 } else { 1 })
+            }
+            _ => return false,
+        };
+        // Every operand (a staged one, or the member's buffer laid out like the work buffer).
+        sc.operands.clear();
+        for i in 0..n {
+            sc.operands.push(if m.staged(i) {
+                m.stage(i).as_ptr()
+            } else {
+                match m.part(i) {
+                    Part::Reduce { send, recv, dt, .. } if dt.is_contiguous() => in_place(*send, *recv),
+                    _ => return false,
+                }
+            });
+        }
+        if !std::ptr::eq(sc.operands[0], dst) {
+            std::ptr::copy_nonoverlapping(sc.operands[0], dst, bytes);
+        }
+        for &p in &sc.operands[1..] {
+            op::apply(*op, *ty, p, dst, nw);
+        }
+        if root.is_none() {
+            for i in 1..n {
+                if let Part::Reduce { recv, .. } = m.part(i) {
+                    if *recv != dst {
+                        std::ptr::copy_nonoverlapping(dst, *recv, bytes);
+                    }
+                }
+            }
+        }
+    }
+    true
 }
 
 /// One member's operand of a reduction: its buffer (address, datatype) or its staged work
