@@ -641,6 +641,9 @@ fn prep_reduce_scatter(
     }
     hd::buffer(rbuf as *const u8, counts.get(cm.rank as usize).copied().unwrap_or(0), &d)?;
     let red = Reducer::new(op, &d, dt)?;
+    // coll4: from TOUCAN_REAL_COLL_MIN bytes of the whole vector, one real allreduce
+    // (`Coll::reduce_scatter`); the same decision on every rank.
+    let real = real::reducible(&red) && real::worth(counts.iter().sum::<usize>() * d.size);
     let part = Part::ReduceScatter {
         send: sbuf as *const u8,
         recv: rbuf as *mut u8,
@@ -648,7 +651,7 @@ fn prep_reduce_scatter(
         dt: d,
         red,
     };
-    Ok(Prepared::part(sub, cm, part))
+    Ok(Prepared::part(sub, cm, part).real(real))
 }
 
 fn prep_scan(
