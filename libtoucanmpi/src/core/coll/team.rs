@@ -942,6 +942,105 @@ mod tests {
         }
     }
 
+    /// The members of one reduction, for `combine` without a team (coll4): their parts, and
+    /// the staged operands of those that left early.
+    struct Held {
+        parts: Vec<Part>,
+        stages: Vec<Option<Vec<u8>>>,
+        errors: std::cell::RefCell<Vec<Option<MpiError>>>,
+    }
+
+    impl Members for Held {
+        fn count(&self) -> usize {
+            self.parts.len()
+        }
+        unsafe fn kind(&self, i: usize) -> u8 {
+            self.parts[i].kind()
+        }
+        unsafe fn part(&self, i: usize) -> &Part {
+            &self.parts[i]
+        }
+        unsafe fn staged(&self, i: usize) -> bool {
+            self.stages[i].is_some()
+        }
+        unsafe fn stage(&self, i: usize) -> &[u8] {
+            self.stages[i].as_deref().unwrap_or(&[])
+        }
+        unsafe fn fail(&self, i: usize, e: MpiError) {
+            self.errors.borrow_mut()[i] = Some(e);
+        }
+        unsafe fn take_error(&self, i: usize) -> Option<MpiError> {
+            self.errors.borrow_mut()[i].take()
+        }
+    }
+
+    /// Reduce (root Some) and Allreduce of 3 doubles over 4 members, some in place, some
+    /// staged (left early): every result buffer that MPI defines holds the sum of the
+    /// operands, whether the fold went straight into it (`reduce_direct`) or through the
+    /// work buffer (an in-place root other than 0).
+    #[rstest]
+    #[case::reduce_root0(Some(0), &[], &[1, 2, 3], true)]
+    #[case::reduce_root2(Some(2), &[], &[1, 3], true)]
+    #[case::reduce_root0_in_place(Some(0), &[0], &[1, 2, 3], true)]
+    #[case::reduce_root2_in_place(Some(2), &[2], &[0, 1, 3], false)]
+    #[case::allreduce(None, &[], &[], true)]
+    #[case::allreduce_in_place(None, &[0, 1, 3], &[], true)]
+    fn reductions_fold_in_rank_order(
+        #[case] root: Option<i32>,
+        #[case] in_place_at: &[usize],
+        #[case] staged: &[usize],
+        #[case] direct: bool,
+    ) {
+        let dbl = crate::core::datatype::lookup(c::MPI_DOUBLE).expect("MPI_DOUBLE");
+        let red = Reducer::new(c::MPI_SUM, &dbl, c::MPI_DOUBLE).expect("sum of doubles");
+        let n = 4;
+        let mut sends: Vec<[f64; 3]> = (0..n).map(|i| [i as f64, 10.0 * i as f64, 0.5]).collect();
+        let mut recvs: Vec<[f64; 3]> = (0..n)
+            .map(|i| if in_place_at.contains(&i) { sends[i] } else { [-1.0; 3] })
+            .collect();
+        let parts = (0..n)
+            .map(|i| Part::Reduce {
+                send: if in_place_at.contains(&i) {
+                    c::MPI_IN_PLACE_ADDR as *const u8
+                } else {
+                    sends[i].as_mut_ptr() as *const u8
+                },
+                recv: recvs[i].as_mut_ptr() as *mut u8,
+                count: 3,
+                dt: dbl.clone(),
+                red: red.clone(),
+                root,
+            })
+            .collect();
+        // SAFETY: the arrays hold 3 doubles each.
+        let stages = (0..n)
+            .map(|i| {
+                staged
+                    .contains(&i)
+                    .then(|| unsafe { red.load(sends[i].as_ptr() as *const u8, 3, &dbl) })
+            })
+            .collect();
+        let held = Held {
+            parts,
+            stages,
+            errors: std::cell::RefCell::new(vec![None; n]),
+        };
+        let mut sc = Scratch::default();
+        // SAFETY: every part's buffers are live locals; staged members' parts are not read.
+        assert_eq!(unsafe { reduce_direct(&held, &mut Scratch::default(), &red, root) }, direct);
+        for (i, r) in recvs.iter_mut().enumerate() {
+            *r = if in_place_at.contains(&i) { sends[i] } else { [-1.0; 3] };
+        }
+        // SAFETY: as above.
+        unsafe { combine(&held, n - 1, &mut sc) }.expect("combines");
+        let want = [6.0, 60.0, 2.0];
+        for (i, r) in recvs.iter().enumerate() {
+            if root.is_none_or(|rt| rt as usize == i) {
+                assert_eq!(*r, want, "member {i}");
+            }
+        }
+    }
+
     #[rstest]
     #[case(1)]
     #[case(4)]
