@@ -11,6 +11,8 @@
  *   sendrecv   ranks 0 and 1 exchange 8 bytes with MPI_Sendrecv (one iteration: one call each)
  *   barrier    MPI_Barrier on MPI_COMM_WORLD
  *   allreduce  MPI_Allreduce of one double (MPI_SUM) on MPI_COMM_WORLD
+ *   reduce     MPI_Reduce of one double (MPI_SUM) to rank 0, then MPI_Barrier, as IMB's
+ *              Reduce loop does (coll4)
  *
  * Meant for ranks that are subranks of one process (TOUCAN_V=V, no mpirun): between
  * processes a waiting rank polls, and what it counts then depends on timing. Rank 0 prints
@@ -33,7 +35,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc != 3 || (iters = atol(argv[2])) < 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: icount lat|rate|sendrecv|barrier|allreduce ITERS\n");
+            fprintf(stderr, "usage: icount lat|rate|sendrecv|barrier|allreduce|reduce ITERS\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char *k = argv[1];
@@ -88,6 +90,13 @@ int main(int argc, char **argv)
         for (long i = 0; i < iters; i++)
             MPI_Allreduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         check = out;
+    } else if (strcmp(k, "reduce") == 0) { /* coll4 */
+        double in = rank + 1, out = 0;
+        for (long i = 0; i < iters; i++) {
+            MPI_Reduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+        check = rank == 0 ? out : 0;
     } else {
         if (rank == 0)
             fprintf(stderr, "icount: unknown kernel %s\n", k);

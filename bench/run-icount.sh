@@ -17,8 +17,9 @@
 #
 #   --baseline DIR    another checkout of Toucan-MPI with its library built (cargo build
 #                     --release): built with its own wrappers/toucancc, counted beside
-#   --kernels LIST    comma-separated from lat,rate,sendrecv,barrier,allreduce (default all)
-#   -V V              subranks (default 2 for lat, rate and sendrecv, 8 for barrier and allreduce)
+#   --kernels LIST    comma-separated from lat,rate,sendrecv,barrier,allreduce,reduce (default
+#                     all but reduce)
+#   -V V              subranks (default 2 for lat, rate and sendrecv, 8 for barrier, allreduce, reduce)
 #   --update-results  rewrite the icount section of bench/RESULTS.md
 #   -h                this help
 set -euo pipefail
@@ -92,7 +93,7 @@ IFS=, read -r -a ks <<<"$kernels"
 for k in "${ks[@]}"; do
     case $k in
     lat | rate | sendrecv) v=${vset:-2} ;;
-    barrier | allreduce) v=${vset:-8} ;;
+    barrier | allreduce | reduce) v=${vset:-8} ;;
     *) die "unknown kernel $k" ;;
     esac
     t=$(per_iter this "$k" "$v")

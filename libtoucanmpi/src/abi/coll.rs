@@ -641,6 +641,9 @@ fn prep_reduce_scatter(
     }
     hd::buffer(rbuf as *const u8, counts.get(cm.rank as usize).copied().unwrap_or(0), &d)?;
     let red = Reducer::new(op, &d, dt)?;
+    // coll4: from TOUCAN_REAL_COLL_MIN bytes of the whole vector, one real allreduce
+    // (`Coll::reduce_scatter`); the same decision on every rank.
+    let real = real::reducible(&red) && real::worth(counts.iter().sum::<usize>() * d.size);
     let part = Part::ReduceScatter {
         send: sbuf as *const u8,
         recv: rbuf as *mut u8,
@@ -648,7 +651,7 @@ fn prep_reduce_scatter(
         dt: d,
         red,
     };
-    Ok(Prepared::part(sub, cm, part))
+    Ok(Prepared::part(sub, cm, part).real(real))
 }
 
 fn prep_scan(
@@ -680,12 +683,102 @@ fn prep_scan(
     Ok(Prepared::part(sub, cm, part))
 }
 
+// coll4: the blocking collectives' fast path among the subranks of one process.
+
+/// The team of communicator `comm_h` (its members all in this process, looked up before by
+/// `team::of`), the caller's rank and the team's size: the fast path of the blocking
+/// collectives, which skips the copy of the communicator, the checks of the real-collective
+/// path and the job machinery. None sends the call down the general path (first call on the
+/// communicator, no team, or an error to report).
+fn team_now(comm_h: usize) -> Option<(i32, Arc<team::Team>)> {
+    let sub = hd::me().ok()?;
+    state::with(|s| {
+        hd::active(s, sub).ok()?;
+        let cm = hd::comm_in(s, sub, comm_h).ok()?;
+        match &cm.team {
+            crate::core::comm::TeamCell::Here(t) => Some((cm.rank, t.clone())),
+            _ => None,
+        }
+    })
+    .ok()
+    .flatten()
+}
+
+/// Blocking MPI_Barrier on a team (see `team_now`).
+fn fast_barrier(comm_h: usize) -> Option<MpiResult<()>> {
+    let (rank, t) = team_now(comm_h)?;
+    // SAFETY: no buffers; every member makes the same collective calls in the same order.
+    Some(unsafe { t.run(rank, &Part::Barrier) })
+}
+
+/// Blocking MPI_Bcast on a team (see `team_now`).
+fn fast_bcast(buf: *mut c_void, count: i64, dt: usize, root: c_int, comm_h: usize) -> Option<MpiResult<()>> {
+    let (rank, t) = team_now(comm_h)?;
+    let n = usize::try_from(count).ok()?;
+    let d = hd::dtype(dt).ok()?;
+    if !(0..t.size() as i32).contains(&root) || hd::buffer(buf as *const u8, n, &d).is_err() {
+        return None;
+    }
+    let part = Part::Bcast {
+        buf: Buf::new(buf as *mut u8, n, d),
+        root,
+    };
+    // SAFETY: MPI requires the buffer to stay valid until the call returns, and every member
+    // to make the same collective calls in the same order.
+    Some(unsafe { t.run(rank, &part) })
+}
+
+/// Blocking MPI_Reduce (`root` Some) or MPI_Allreduce on a team with a predefined operation
+/// (see `team_now`).
+fn fast_reduce(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: i64,
+    dt: usize,
+    op: usize,
+    root: Option<c_int>,
+    comm_h: usize,
+) -> Option<MpiResult<()>> {
+    // User operations take the general path.
+    crate::core::coll::op::OpKind::from_handle(op)?;
+    let (rank, t) = team_now(comm_h)?;
+    let n = usize::try_from(count).ok()?;
+    let d = hd::dtype(dt).ok()?;
+    let at_root = root.is_none_or(|r| r == rank);
+    if root.is_some_and(|r| !(0..t.size() as i32).contains(&r))
+        || (in_place(sbuf) && !at_root)
+        || hd::buffer(if in_place(sbuf) { rbuf } else { sbuf } as *const u8, n, &d).is_err()
+        || (at_root && hd::buffer(rbuf as *const u8, n, &d).is_err())
+    {
+        return None;
+    }
+    let red = Reducer::new(op, &d, dt).ok()?;
+    let part = Part::Reduce {
+        send: sbuf as *const u8,
+        recv: rbuf as *mut u8,
+        count: n,
+        dt: d,
+        red,
+        root,
+    };
+    // SAFETY: MPI requires the buffers to stay valid until the call returns, and every member
+    // to make the same collective calls in the same order.
+    Some(unsafe { t.run(rank, &part) })
+}
+
 /// Defines the blocking, nonblocking and persistent exports of one collective (names in that
 /// order, each with its PMPI twin) from one argument list and one expression producing the
-/// `Prepared` job.
+/// `Prepared` job; `fast` (coll4), an expression of the arguments giving
+/// `Option<MpiResult<()>>`, is tried first by the blocking form (None: the general path).
 macro_rules! coll_forms {
-    ($cm:ident, [$name:ident $pname:ident $iname:ident $piname:ident $init:ident $pinit:ident], |$($arg:ident : $ty:ty),*| $prep:expr) => {
+    ($cm:ident, $names:tt, |$($arg:ident : $ty:ty),*| $prep:expr) => {
+        coll_forms!($cm, $names, fast = None, |$($arg: $ty),*| $prep);
+    };
+    ($cm:ident, [$name:ident $pname:ident $iname:ident $piname:ident $init:ident $pinit:ident], fast = $fast:expr, |$($arg:ident : $ty:ty),*| $prep:expr) => {
         mpi_fn!($name, $pname, |$($arg: $ty),*| errcomm = $cm, {
+            if let Some(r) = $fast {
+                return r;
+            }
             $crate::abi::coll::run($prep, $cm, $crate::abi::coll::Mode::Now)
         });
         mpi_fn!($iname, $piname, |$($arg: $ty,)* req: *mut usize| errcomm = $cm, {
@@ -702,6 +795,9 @@ macro_rules! coll_forms {
 /// `MPI_Aint`.
 macro_rules! coll_family {
     ($m:ident, $cm:ident, $names:tt, $cnames:tt, |$($arg:ident : $ty:ty),*| $prep:expr) => {
+        coll_family!($m, $cm, $names, $cnames, fast = None, |$($arg: $ty),*| $prep);
+    };
+    ($m:ident, $cm:ident, $names:tt, $cnames:tt, fast = $fast:expr, |$($arg:ident : $ty:ty),*| $prep:expr) => {
         mod $m {
             use super::*;
             mod int {
@@ -710,7 +806,7 @@ macro_rules! coll_family {
                 type Count = std::os::raw::c_int;
                 #[allow(dead_code)]
                 type Displ = std::os::raw::c_int;
-                coll_forms!($cm, $names, |$($arg: $ty),*| $prep);
+                coll_forms!($cm, $names, fast = $fast, |$($arg: $ty),*| $prep);
             }
             mod large {
                 use super::*;
@@ -718,7 +814,7 @@ macro_rules! coll_family {
                 type Count = i64;
                 #[allow(dead_code)]
                 type Displ = isize;
-                coll_forms!($cm, $cnames, |$($arg: $ty),*| $prep);
+                coll_forms!($cm, $cnames, fast = $fast, |$($arg: $ty),*| $prep);
             }
         }
     };
@@ -727,6 +823,7 @@ macro_rules! coll_family {
 coll_forms!(
     comm_h,
     [MPI_Barrier PMPI_Barrier MPI_Ibarrier PMPI_Ibarrier MPI_Barrier_init PMPI_Barrier_init],
+    fast = fast_barrier(comm_h),
     |comm_h: usize| prep_barrier(comm_h)?
 );
 
@@ -735,6 +832,7 @@ coll_family!(
     comm_h,
     [MPI_Bcast PMPI_Bcast MPI_Ibcast PMPI_Ibcast MPI_Bcast_init PMPI_Bcast_init],
     [MPI_Bcast_c PMPI_Bcast_c MPI_Ibcast_c PMPI_Ibcast_c MPI_Bcast_init_c PMPI_Bcast_init_c],
+    fast = fast_bcast(buf, wide(count), dt, root, comm_h),
     |buf: *mut c_void, count: Count, dt: usize, root: c_int, comm_h: usize| prep_bcast(buf, wide(count), dt, root, comm_h)?
 );
 
@@ -743,6 +841,7 @@ coll_family!(
     comm_h,
     [MPI_Reduce PMPI_Reduce MPI_Ireduce PMPI_Ireduce MPI_Reduce_init PMPI_Reduce_init],
     [MPI_Reduce_c PMPI_Reduce_c MPI_Ireduce_c PMPI_Ireduce_c MPI_Reduce_init_c PMPI_Reduce_init_c],
+    fast = fast_reduce(sbuf, rbuf, wide(count), dt, op, Some(root), comm_h),
     |sbuf: *const c_void, rbuf: *mut c_void, count: Count, dt: usize, op: usize, root: c_int, comm_h: usize| {
         prep_reduce(sbuf, rbuf, wide(count), dt, op, Some(root), comm_h)?
     }
@@ -753,6 +852,7 @@ coll_family!(
     comm_h,
     [MPI_Allreduce PMPI_Allreduce MPI_Iallreduce PMPI_Iallreduce MPI_Allreduce_init PMPI_Allreduce_init],
     [MPI_Allreduce_c PMPI_Allreduce_c MPI_Iallreduce_c PMPI_Iallreduce_c MPI_Allreduce_init_c PMPI_Allreduce_init_c],
+    fast = fast_reduce(sbuf, rbuf, wide(count), dt, op, None, comm_h),
     |sbuf: *const c_void, rbuf: *mut c_void, count: Count, dt: usize, op: usize, comm_h: usize| {
         prep_reduce(sbuf, rbuf, wide(count), dt, op, None, comm_h)?
     }

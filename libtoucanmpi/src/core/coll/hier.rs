@@ -243,6 +243,10 @@ fn release(key: Key, nm: &NodeMap, r: &MpiResult<()>) {
     let me = sched::current();
     let _ = state::with(|s| {
         if let Some(m) = s.meets.open.get_mut(&key) {
+            if m.released {
+                // Released early already (`reduce`: the members' operands were read).
+                return;
+            }
             m.released = true;
             m.error = r.as_ref().err().cloned();
             for t in m.members.iter().map(|x| x.task).filter(|&t| t != me) {
@@ -436,6 +440,18 @@ fn recycle(v: Vec<u8>) {
 unsafe fn combine(ms: &[Member], count: usize, dt: &DtRef, red: &Reducer) -> Vec<u8> {
     let mut acc = spare();
     red.load_into(ms[0].send, count, dt, &mut acc);
+    if let (Reducer::Builtin { op, ty, work_dt }, true) = (red, dt.is_contiguous()) {
+        if work_dt.is_contiguous() {
+            // Operands laid out like the work buffer are folded into it as they are, in rank
+            // order (acc = operand op acc, which predefined operations commute exactly), without
+            // a copy each (coll4).
+            let (nw, _) = red.work(count, dt);
+            for m in &ms[1..] {
+                crate::core::coll::op::apply(*op, *ty, m.send, acc.as_mut_ptr(), nw);
+            }
+            return acc;
+        }
+    }
     let mut x = spare();
     for m in &ms[1..] {
         red.load_into(m.send, count, dt, &mut x);
@@ -513,6 +529,11 @@ pub unsafe fn reduce(
         // SAFETY: as in allreduce; only the root's receive buffer is written.
         unsafe {
             let mut acc = Some(combine(&ms, count, dt, red));
+            // The other local members only contribute (the root, if it is here, is the
+            // representative): once their operands are combined they may go, as the non-roots
+            // of a one-process team leave once they counted in, instead of waiting for the
+            // inter-process step, which the representative carries alone (coll4).
+            release(key, &nm, &Ok(()));
             if c.real {
                 let acc0 = acc.take().expect("combined");
                 // Only the root's process receives the result (its representative is the root).

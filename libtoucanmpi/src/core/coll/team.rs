@@ -257,6 +257,8 @@ pub(super) struct Scratch {
     acc: Vec<u8>,
     x: Vec<u8>,
     wake: Vec<usize>,
+    /// The members' operands of a reduction combined in place (`reduce_direct`).
+    operands: Vec<*const u8>,
 }
 
 /// The shared-memory meeting point of a communicator's members (all in this process).
@@ -524,6 +526,7 @@ pub(super) unsafe fn combine<M: Members + ?Sized>(m: &M, me: usize, sc: &mut Scr
                     m.check(i, copy(src, each!(i, Part::Bcast { buf, .. } => buf.into())));
                 }
             }
+            Part::Reduce { red, root, .. } if reduce_direct(m, sc, red, *root) => {}
             Part::Reduce { count, dt, red, root, .. } => {
                 reduce_all(m, sc, *count, dt, red, |i| {
                     if m.staged(i) {
@@ -680,6 +683,68 @@ unsafe fn reduce_all<'a, M: Members + ?Sized>(
             }
         }
     }
+}
+
+/// A Reduce or Allreduce with a predefined operation whose buffers are all laid out like the
+/// work buffer (contiguous basic elements), combined straight into the result buffer (coll4):
+/// the root's receive buffer (Reduce), or member 0's (Allreduce, then copied to the others'),
+/// folding the operands in rank order as `reduce_all` does, without the work buffer and its
+/// two copies. False (nothing done) when it does not apply: a user operation, a buffer of
+/// another layout, or an in-place root other than rank 0 (its operand, in the result
+/// buffer, comes after the lower ranks' in the fold).
+///
+/// # Safety
+/// As `combine`.
+unsafe fn reduce_direct<M: Members + ?Sized>(m: &M, sc: &mut Scratch, red: &Reducer, root: Option<i32>) -> bool {
+    let Reducer::Builtin { op, ty, work_dt } = red else {
+        return false;
+    };
+    if !work_dt.is_contiguous() {
+        return false;
+    }
+    let n = m.count();
+    let target = root.map_or(0, |r| r as usize);
+    // SAFETY (whole body): as the caller's; every operand is read before a result buffer it
+    // may share (in place) is written: the fold writes only `target`'s receive buffer, whose
+    // own operand (in place) is the first folded, and the copies come after the fold.
+    unsafe {
+        let (dst, bytes, nw) = match m.part(target) {
+            Part::Reduce { send, recv, count, dt, .. }
+                if dt.is_contiguous() && (target == 0 || !std::ptr::eq(in_place(*send, *recv), *recv)) =>
+            {
+                (*recv, *count * dt.size, *count * dt.elements / if ty.is_pair() { 2 } else { 1 })
+            }
+            _ => return false,
+        };
+        // Every operand (a staged one, or the member's buffer laid out like the work buffer).
+        sc.operands.clear();
+        for i in 0..n {
+            sc.operands.push(if m.staged(i) {
+                m.stage(i).as_ptr()
+            } else {
+                match m.part(i) {
+                    Part::Reduce { send, recv, dt, .. } if dt.is_contiguous() => in_place(*send, *recv),
+                    _ => return false,
+                }
+            });
+        }
+        if !std::ptr::eq(sc.operands[0], dst) {
+            std::ptr::copy_nonoverlapping(sc.operands[0], dst, bytes);
+        }
+        for &p in &sc.operands[1..] {
+            op::apply(*op, *ty, p, dst, nw);
+        }
+        if root.is_none() {
+            for i in 1..n {
+                if let Part::Reduce { recv, .. } = m.part(i) {
+                    if *recv != dst {
+                        std::ptr::copy_nonoverlapping(dst, *recv, bytes);
+                    }
+                }
+            }
+        }
+    }
+    true
 }
 
 /// One member's operand of a reduction: its buffer (address, datatype) or its staged work
@@ -874,6 +939,105 @@ mod tests {
         assert_eq!(r.map_err(|e| e.class), want);
         if want.is_ok() {
             assert_eq!(&b[..from], &a[..from]);
+        }
+    }
+
+    /// The members of one reduction, for `combine` without a team (coll4): their parts, and
+    /// the staged operands of those that left early.
+    struct Held {
+        parts: Vec<Part>,
+        stages: Vec<Option<Vec<u8>>>,
+        errors: std::cell::RefCell<Vec<Option<MpiError>>>,
+    }
+
+    impl Members for Held {
+        fn count(&self) -> usize {
+            self.parts.len()
+        }
+        unsafe fn kind(&self, i: usize) -> u8 {
+            self.parts[i].kind()
+        }
+        unsafe fn part(&self, i: usize) -> &Part {
+            &self.parts[i]
+        }
+        unsafe fn staged(&self, i: usize) -> bool {
+            self.stages[i].is_some()
+        }
+        unsafe fn stage(&self, i: usize) -> &[u8] {
+            self.stages[i].as_deref().unwrap_or(&[])
+        }
+        unsafe fn fail(&self, i: usize, e: MpiError) {
+            self.errors.borrow_mut()[i] = Some(e);
+        }
+        unsafe fn take_error(&self, i: usize) -> Option<MpiError> {
+            self.errors.borrow_mut()[i].take()
+        }
+    }
+
+    /// Reduce (root Some) and Allreduce of 3 doubles over 4 members, some in place, some
+    /// staged (left early): every result buffer that MPI defines holds the sum of the
+    /// operands, whether the fold went straight into it (`reduce_direct`) or through the
+    /// work buffer (an in-place root other than 0).
+    #[rstest]
+    #[case::reduce_root0(Some(0), &[], &[1, 2, 3], true)]
+    #[case::reduce_root2(Some(2), &[], &[1, 3], true)]
+    #[case::reduce_root0_in_place(Some(0), &[0], &[1, 2, 3], true)]
+    #[case::reduce_root2_in_place(Some(2), &[2], &[0, 1, 3], false)]
+    #[case::allreduce(None, &[], &[], true)]
+    #[case::allreduce_in_place(None, &[0, 1, 3], &[], true)]
+    fn reductions_fold_in_rank_order(
+        #[case] root: Option<i32>,
+        #[case] in_place_at: &[usize],
+        #[case] staged: &[usize],
+        #[case] direct: bool,
+    ) {
+        let dbl = crate::core::datatype::lookup(c::MPI_DOUBLE).expect("MPI_DOUBLE");
+        let red = Reducer::new(c::MPI_SUM, &dbl, c::MPI_DOUBLE).expect("sum of doubles");
+        let n = 4;
+        let mut sends: Vec<[f64; 3]> = (0..n).map(|i| [i as f64, 10.0 * i as f64, 0.5]).collect();
+        let mut recvs: Vec<[f64; 3]> = (0..n)
+            .map(|i| if in_place_at.contains(&i) { sends[i] } else { [-1.0; 3] })
+            .collect();
+        let parts = (0..n)
+            .map(|i| Part::Reduce {
+                send: if in_place_at.contains(&i) {
+                    c::MPI_IN_PLACE_ADDR as *const u8
+                } else {
+                    sends[i].as_mut_ptr() as *const u8
+                },
+                recv: recvs[i].as_mut_ptr() as *mut u8,
+                count: 3,
+                dt: dbl.clone(),
+                red: red.clone(),
+                root,
+            })
+            .collect();
+        // SAFETY: the arrays hold 3 doubles each.
+        let stages = (0..n)
+            .map(|i| {
+                staged
+                    .contains(&i)
+                    .then(|| unsafe { red.load(sends[i].as_ptr() as *const u8, 3, &dbl) })
+            })
+            .collect();
+        let held = Held {
+            parts,
+            stages,
+            errors: std::cell::RefCell::new(vec![None; n]),
+        };
+        let mut sc = Scratch::default();
+        // SAFETY: every part's buffers are live locals; staged members' parts are not read.
+        assert_eq!(unsafe { reduce_direct(&held, &mut Scratch::default(), &red, root) }, direct);
+        for (i, r) in recvs.iter_mut().enumerate() {
+            *r = if in_place_at.contains(&i) { sends[i] } else { [-1.0; 3] };
+        }
+        // SAFETY: as above.
+        unsafe { combine(&held, n - 1, &mut sc) }.expect("combines");
+        let want = [6.0, 60.0, 2.0];
+        for (i, r) in recvs.iter().enumerate() {
+            if root.is_none_or(|rt| rt as usize == i) {
+                assert_eq!(*r, want, "member {i}");
+            }
         }
     }
 
