@@ -31,6 +31,11 @@ pub struct Place {
     pub addr: usize,
     /// The target's memory is reachable here by loads and stores.
     pub local: bool,
+    /// Where a real operation goes: the real window (None: the process-wide dynamic one),
+    /// the target's real rank there and the displacement (bytes).
+    pub on: crate::transport::rma::On,
+    pub rrank: usize,
+    pub rdisp: usize,
 }
 
 pub fn real_err(e: String) -> MpiError {
@@ -97,7 +102,21 @@ pub fn resolve(w: &Win, rank: i32, disp: i64, count: usize, dt: &DtRef) -> MpiRe
         }
         (t.base as i128 + disp as i128 * t.unit as i128) as usize
     };
-    Ok(Some(Place { t, addr, local }))
+    let (on, rrank, rdisp) = match &w.common.created {
+        Some(c) => {
+            let (slot, rrank, run) = c.at[rank as usize];
+            (Some(c.wins[slot]), rrank, addr.wrapping_sub(run))
+        }
+        None => (None, t.proc, addr),
+    };
+    Ok(Some(Place {
+        t,
+        addr,
+        local,
+        on,
+        rrank,
+        rdisp,
+    }))
 }
 
 /// The byte blocks of `count` elements of `dt`, adjacent ones merged.
@@ -177,7 +196,7 @@ pub unsafe fn put(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &
     with_tp(|tp| {
         let ot = tp.rma_type(Unit::Bytes, &byte_blocks(&o.dt, o.count))?;
         let tt = tp.rma_type(Unit::Bytes, &byte_blocks(tdt, tcount))?;
-        tp.rma_put(o.ptr, ot, p.t.proc, p.addr, tt)
+        tp.rma_put(p.on, o.ptr, ot, p.rrank, p.rdisp, tt)
     })
 }
 
@@ -205,7 +224,7 @@ pub unsafe fn get(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &
     with_tp(|tp| {
         let ot = tp.rma_type(Unit::Bytes, &byte_blocks(&o.dt, o.count))?;
         let tt = tp.rma_type(Unit::Bytes, &byte_blocks(tdt, tcount))?;
-        tp.rma_get(o.ptr, ot, p.t.proc, p.addr, tt)
+        tp.rma_get(p.on, o.ptr, ot, p.rrank, p.rdisp, tt)
     })
 }
 
@@ -410,7 +429,7 @@ pub unsafe fn accumulate(
         } else {
             o.ptr
         };
-        tp.rma_acc(optr, ot, res, p.t.proc, p.addr, tt, rop)
+        tp.rma_acc(p.on, optr, ot, res, p.rrank, p.rdisp, tt, rop)
     })
 }
 
@@ -482,7 +501,7 @@ pub unsafe fn compare_and_swap(
         return Ok(());
     }
     let (rty, _) = real_acc(b, OpKind::Replace)?;
-    with_tp(|tp| tp.rma_cas(origin, compare, result, rty, p.t.proc, p.addr))
+    with_tp(|tp| tp.rma_cas(p.on, origin, compare, result, rty, p.rrank, p.rdisp))
 }
 
 #[cfg(test)]
