@@ -126,7 +126,9 @@ impl Transport {
             // SAFETY: plain calls on our communicator; the groups are freed below.
             unsafe {
                 check(self.real.PMPI_Comm_group(r.comm, &mut world_g), "MPI_Comm_group")?;
-                let rc = self.real.PMPI_Group_incl(world_g, int(ranks.len(), "a group")?, ranks.as_ptr(), &mut g);
+                let rc = self
+                    .real
+                    .PMPI_Group_incl(world_g, int(ranks.len(), "a group")?, ranks.as_ptr(), &mut g);
                 self.real.PMPI_Group_free(&mut world_g);
                 check(rc, "MPI_Group_incl")?;
                 let rc = self.real.PMPI_Comm_create_group(r.comm, g, 0, &mut c);

@@ -14,14 +14,14 @@ use crate::core::p2p::SendMode;
 use crate::core::state;
 use crate::sched::lock::Lock;
 use crate::transport::shm::Segment;
-use std::sync::atomic::{fence as mfence, AtomicI64, Ordering};
+use std::sync::atomic::{fence as mfence, AtomicI64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 const TAG_POST: i32 = 1;
 const TAG_COMPLETE: i32 = 2;
 
 /// Words each member contributes at creation.
-const INFO_WORDS: usize = 7;
+const INFO_WORDS: usize = 8;
 
 /// How a window gets its memory.
 pub enum Memory {
@@ -111,6 +111,7 @@ pub fn create(
         &*lockword as *const AtomicI64 as i64,
         pid,
         host_key(),
+        LIVE_REAL.load(Ordering::Acquire) as i64,
     ];
     let mut all = vec![0i64; n * INFO_WORDS];
     let dt = datatype::lookup(c::MPI_INT64_T)?;
@@ -178,7 +179,10 @@ pub fn create(
         }
         if matches!(mem, Memory::Given(..)) && create_real() && whole_processes(&targets, per_proc) {
             let (at, runs) = slots(&targets);
-            if runs.values().map(Vec::len).max().unwrap_or(0) <= MAX_SLOTS {
+            let nslots = runs.values().map(Vec::len).max().unwrap_or(0).max(1);
+            // Every member decides alike: from the allgathered counts of live real windows.
+            let live = (0..n).map(|r| row(r)[7] as usize).max().unwrap_or(0);
+            if nslots <= MAX_SLOTS && live + nslots <= MAX_REAL {
                 created = Some(real_windows(sub, comm_h, &cm, &targets, at, runs, myproc)?);
             }
         }
@@ -221,6 +225,15 @@ pub fn create(
 /// the real MPI (MPICH has a few thousand). Beyond, the process-wide dynamic window serves it.
 const MAX_SLOTS: usize = 8;
 
+/// Most real windows a process keeps for created windows (a program may keep a thousand
+/// windows alive, as MPICH's window_creation does; beyond this the dynamic window serves them).
+const MAX_REAL: usize = 512;
+
+/// Real windows of created windows alive in this process. Changed only by whole-process
+/// windows (`whole_processes`), whose creations and frees a process makes one at a time with
+/// all its subranks inside: every member of a process reads the same count at creation.
+static LIVE_REAL: AtomicUsize = AtomicUsize::new(0);
+
 /// Whether `MPI_Win_create` windows across processes get real windows of their own
 /// (`TOUCAN_RMA_CREATE=0`: they use the process-wide dynamic window, for comparison).
 fn create_real() -> bool {
@@ -239,11 +252,14 @@ fn whole_processes(targets: &[Target], per_proc: usize) -> bool {
     count.values().all(|&n| n == per_proc)
 }
 
+/// Per process, its runs of contiguous member memory (start, length), in slot order.
+type Runs = std::collections::BTreeMap<usize, Vec<(usize, usize)>>;
+
 /// Runs of contiguous memory per process (members whose memory overlaps or touches share
 /// one) and, per window rank, (slot: index of its run in its process, its run's start).
 /// Members without memory take slot 0 at their own address.
-fn slots(targets: &[Target]) -> (Vec<(usize, usize)>, std::collections::BTreeMap<usize, Vec<(usize, usize)>>) {
-    let mut runs: std::collections::BTreeMap<usize, Vec<(usize, usize)>> = Default::default();
+fn slots(targets: &[Target]) -> (Vec<(usize, usize)>, Runs) {
+    let mut runs: Runs = Default::default();
     let mut by_proc: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
     for (r, t) in targets.iter().enumerate() {
         by_proc.entry(t.proc).or_default().push(r);
@@ -266,6 +282,18 @@ fn slots(targets: &[Target]) -> (Vec<(usize, usize)>, std::collections::BTreeMap
         }
     }
     (at, runs)
+}
+
+/// What a real window exposes of run (start, length): from the start of its page. MPICH sets
+/// a created window's base to the address UCX reports for the mapped memory (`ucp_mem_query`
+/// after `ucp_mem_map`), which may lie below the address given (seen here: 0x...70008 became
+/// 0x...70000; glibc's 16-byte aligned blocks hide it, 8-byte blocks of a small-object heap do
+/// not): its active-message accumulates then land that far below the target. From a page
+/// start the two agree; the bytes below the run are never addressed (ranges are checked
+/// against each member's own window first).
+fn exposed(run: (usize, usize)) -> (usize, usize) {
+    let lo = run.0 & !4095;
+    (lo, run.0 + run.1 - lo)
 }
 
 /// Meeting points of a window's members in this process, by (window context, phase): the
@@ -305,7 +333,7 @@ fn real_windows(
     cm: &CommRef,
     targets: &[Target],
     at: Vec<(usize, usize)>,
-    runs: std::collections::BTreeMap<usize, Vec<(usize, usize)>>,
+    runs: Runs,
     myproc: usize,
 ) -> MpiResult<Arc<Created>> {
     let procs: Vec<usize> = runs.keys().copied().collect();
@@ -314,7 +342,7 @@ fn real_windows(
     let key = cm.ctx;
     if last_of(key, 0, here) {
         let mine: Vec<(usize, usize)> = (0..nslots)
-            .map(|j| runs.get(&myproc).and_then(|l| l.get(j)).copied().unwrap_or((0, 0)))
+            .map(|j| runs.get(&myproc).and_then(|l| l.get(j)).map_or((0, 0), |&r| exposed(r)))
             .collect();
         let mut wins = Err(String::new());
         let r = with_tp(|tp| {
@@ -323,10 +351,11 @@ fn real_windows(
         });
         let made = match (r, wins) {
             (Ok(()), Ok(wins)) => {
+                LIVE_REAL.fetch_add(wins.len(), Ordering::AcqRel);
                 let at = targets
                     .iter()
                     .zip(&at)
-                    .map(|(t, &(slot, run))| (slot, procs.binary_search(&t.proc).unwrap_or(0), run))
+                    .map(|(t, &(slot, run))| (slot, procs.binary_search(&t.proc).unwrap_or(0), exposed((run, 0)).0))
                     .collect();
                 Ok(Arc::new(Created { wins, at }))
             }
@@ -963,6 +992,7 @@ pub fn free(h: usize) -> MpiResult<Arc<Win>> {
         let here = w.common.targets.iter().filter(|t| t.proc == w.common.myproc).count();
         if last_of(w.comm.ctx, 1, here) {
             with_tp(|tp| tp.rma_free(&c.wins))?;
+            LIVE_REAL.fetch_sub(c.wins.len(), Ordering::AcqRel);
         }
         coll(w.sub, &w.comm, w.comm_h)?.barrier()?;
     }
@@ -1008,8 +1038,45 @@ pub fn shared_query(w: &Win, r: i32) -> MpiResult<(usize, i32, usize)> {
 
 #[cfg(test)]
 mod tests {
-    use super::segment_layout;
+    use super::{segment_layout, slots, whole_processes, Target};
     use rstest::rstest;
+
+    fn t(proc: usize, base: usize, size: usize) -> Target {
+        Target {
+            proc,
+            base,
+            size,
+            unit: 1,
+            lock: 0,
+        }
+    }
+
+    /// Members (process, base, size) -> per member (slot, run start), per process its runs.
+    #[rstest]
+    #[case::one_each(vec![(0, 100, 8), (1, 500, 8)], vec![(0, 100), (0, 500)], vec![(0, vec![(100, 8)]), (1, vec![(500, 8)])])]
+    #[case::apart(vec![(0, 100, 8), (0, 300, 8)], vec![(0, 100), (1, 300)], vec![(0, vec![(100, 8), (300, 8)])])]
+    #[case::touching_merge(vec![(0, 108, 8), (0, 100, 8)], vec![(0, 100), (0, 100)], vec![(0, vec![(100, 16)])])]
+    #[case::overlap_merge(vec![(0, 100, 64), (0, 120, 8)], vec![(0, 100), (0, 100)], vec![(0, vec![(100, 64)])])]
+    #[case::empty_member(vec![(0, 100, 8), (0, 0, 0)], vec![(0, 100), (0, 0)], vec![(0, vec![(100, 8)])])]
+    fn slot_table(
+        #[case] members: Vec<(usize, usize, usize)>,
+        #[case] at: Vec<(usize, usize)>,
+        #[case] runs: Vec<(usize, Vec<(usize, usize)>)>,
+    ) {
+        let targets: Vec<Target> = members.iter().map(|&(p, b, s)| t(p, b, s)).collect();
+        let (got_at, got_runs) = slots(&targets);
+        assert_eq!(got_at, at);
+        assert_eq!(got_runs.into_iter().collect::<Vec<_>>(), runs);
+    }
+
+    #[rstest]
+    #[case::all(vec![0, 0, 1, 1], 2, true)]
+    #[case::missing_one(vec![0, 0, 1], 2, false)]
+    #[case::v1(vec![0, 1, 2], 1, true)]
+    fn whole(#[case] procs: Vec<usize>, #[case] per_proc: usize, #[case] want: bool) {
+        let targets: Vec<Target> = procs.iter().map(|&p| t(p, 0, 0)).collect();
+        assert_eq!(whole_processes(&targets, per_proc), want);
+    }
 
     #[rstest]
     #[case::shared_contiguous(vec![3, 5, 0, 8], 1, vec![320, 323, 328, 328], 336)]

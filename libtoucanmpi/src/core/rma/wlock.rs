@@ -197,11 +197,7 @@ pub fn retry_remote() -> bool {
     }
     let now = sched::timer::now();
     let last = LAST_TRY.load(Ordering::Relaxed);
-    if now.saturating_sub(last) < RETRY_NS
-        || LAST_TRY
-            .compare_exchange(last, now, Ordering::AcqRel, Ordering::Relaxed)
-            .is_err()
-    {
+    if now.saturating_sub(last) < RETRY_NS || LAST_TRY.compare_exchange(last, now, Ordering::AcqRel, Ordering::Relaxed).is_err() {
         return false;
     }
     // Out of the table while they are tried: the tries call the real MPI (no lock held).
