@@ -119,6 +119,16 @@ pub fn resolve(w: &Win, rank: i32, disp: i64, count: usize, dt: &DtRef) -> MpiRe
     }))
 }
 
+/// The real byte type of `count` elements of `dt`: a contiguous layout without building its
+/// block list (no allocation on the small-put path).
+fn bytes_type(tp: &Transport, dt: &DtRef, count: usize) -> Result<crate::transport::rma::RType, String> {
+    if dt.is_contiguous() {
+        let one = [(0, count * dt.size)];
+        return tp.rma_type(Unit::Bytes, if one[0].1 == 0 { &[] } else { &one });
+    }
+    tp.rma_type(Unit::Bytes, &byte_blocks(dt, count))
+}
+
 /// The byte blocks of `count` elements of `dt`, adjacent ones merged.
 fn byte_blocks(dt: &DtRef, count: usize) -> Vec<(isize, usize)> {
     if dt.is_contiguous() {
@@ -194,8 +204,8 @@ pub unsafe fn put(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &
         return Ok(());
     }
     with_tp(|tp| {
-        let ot = tp.rma_type(Unit::Bytes, &byte_blocks(&o.dt, o.count))?;
-        let tt = tp.rma_type(Unit::Bytes, &byte_blocks(tdt, tcount))?;
+        let ot = bytes_type(tp, &o.dt, o.count)?;
+        let tt = bytes_type(tp, tdt, tcount)?;
         tp.rma_put(p.on, o.ptr, ot, p.rrank, p.rdisp, tt)
     })
 }
@@ -222,8 +232,8 @@ pub unsafe fn get(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &
         return Ok(());
     }
     with_tp(|tp| {
-        let ot = tp.rma_type(Unit::Bytes, &byte_blocks(&o.dt, o.count))?;
-        let tt = tp.rma_type(Unit::Bytes, &byte_blocks(tdt, tcount))?;
+        let ot = bytes_type(tp, &o.dt, o.count)?;
+        let tt = bytes_type(tp, tdt, tcount)?;
         tp.rma_get(p.on, o.ptr, ot, p.rrank, p.rdisp, tt)
     })
 }
