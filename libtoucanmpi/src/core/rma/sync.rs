@@ -715,31 +715,6 @@ fn lock_add(t: Target, real: bool, v: i64) -> MpiResult<i64> {
     Ok(old)
 }
 
-/// Adds `v` to the lock word of target `t` without waiting for the result: releases (unlock,
-/// and a shared try undone). Through the real MPI it is an accumulate completed locally only
-/// (its operand is on this stack); the real MPI applies accumulates of one origin to one
-/// location in order, so this process's next try on the word comes after it, and the others
-/// see the word free as soon as it lands: one round trip per unlock saved (the data's flush
-/// remains). `free` flushes the dynamic window before lock words go.
-fn lock_add_nowait(t: Target, real: bool, v: i64) -> MpiResult<()> {
-    if !real {
-        // SAFETY: as in `lock_add`.
-        unsafe { super::local_lock_add(t.lock, v) };
-        return Ok(());
-    }
-    let (ty, op) = (
-        crate::transport::real::REAL_MPI_INT64_T,
-        crate::core::coll::real::real_op(crate::core::coll::op::OpKind::Sum).unwrap_or(0),
-    );
-    with_tp(|tp| {
-        let one = tp.rma_type(crate::transport::rma::Unit::Elem(ty), &[(0, 1)])?;
-        let one_t = tp.rma_type(crate::transport::rma::Unit::Elem(ty), &[(0, 1)])?;
-        // SAFETY: one int64; locally complete (flush_local) before `v` goes out of scope.
-        unsafe { tp.rma_acc(None, &v as *const i64 as *const u8, one, None, t.proc, t.lock, one_t, op)? };
-        tp.rma_flush(None, Some(t.proc), true)
-    })
-}
-
 /// Compare-and-swap on the lock word of target `t`; returns the old value.
 fn lock_cas(t: Target, real: bool, old: i64, new: i64) -> MpiResult<i64> {
     if !real {
@@ -804,7 +779,7 @@ fn try_word(t: Target, real: bool, excl: bool) -> MpiResult<bool> {
     } else if lock_add(t, real, 1)? >= 0 {
         true
     } else {
-        lock_add_nowait(t, real, -1)?;
+        lock_add(t, real, -1)?;
         false
     })
 }
@@ -816,9 +791,9 @@ fn release(w: &Win, r: i32, kind: i32) -> MpiResult<()> {
     let res = if !w.common.remote {
         Ok(())
     } else if excl {
-        lock_add_nowait(t, real, -EXCL)
+        lock_add(t, real, -EXCL).map(|_| ())
     } else {
-        lock_add_nowait(t, real, -1)
+        lock_add(t, real, -1).map(|_| ())
     };
     super::wlock::release(lock_key(w, r), excl);
     res
@@ -1009,11 +984,6 @@ pub fn free(h: usize) -> MpiResult<Arc<Win>> {
         }
     }
     flush(&w, None, false)?;
-    if w.common.created.is_some() {
-        // Lock releases (`lock_add_nowait`) went to the dynamic window: land them before
-        // the members detach their lock words.
-        with_tp(|tp| tp.rma_flush(None, None, false))?;
-    }
     coll(w.sub, &w.comm, w.comm_h)?.barrier()?;
     if let Some(c) = &w.common.created {
         // As at creation: every member of every process of the window is past the barrier
