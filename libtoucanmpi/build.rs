@@ -87,6 +87,12 @@ const REAL_FUNCS: &[&str] = &[
     "Type_commit",
     "Type_free",
     "Win_set_errhandler",
+    // rma4: a real MPI_Win_create per created window spanning processes.
+    "Win_create",
+    "Comm_group",
+    "Group_incl",
+    "Group_free",
+    "Comm_create_group",
     // end issue 18
 ];
 

@@ -1,7 +1,8 @@
 /* deadlock_rma_lock: rank 0 holds an exclusive lock on its own window memory and waits for
  * a message from rank 1, which is queued behind that lock in MPI_Win_lock (issue 18: a lock
- * waiter parks, so the deadlock detector must name it and end the job). All ranks are in
- * one process (the lock queue is per process). */
+ * waiter parks, so the deadlock detector must name it and end the job). In one process the
+ * waiter parks in the process's lock queue; across processes (layouts 2x1, 2x2) it waits on
+ * the lock word in rank 0's process, parked while the worker's hooks try for it. */
 #include <mpi.h>
 #include <stdio.h>
 int main(int argc, char **argv)

@@ -1,11 +1,22 @@
-//! One-sided communication between processes (issue 18): one real dynamic window per process
-//! over a duplicate of the real world, created at start-up and kept in a passive epoch
-//! (`MPI_Win_lock_all` with `MPI_MODE_NOCHECK`) until finalize. Every virtual window whose
-//! members span several processes attaches its members' memory to it; an operation on a
-//! target in another process is a real `MPI_Put`/`Get`/`Accumulate`/... on this window with
-//! the target's absolute address as displacement, completed by a real flush. The real MPI
-//! applies it at the target process from its own progress (the worker's polls or the
-//! background progress thread), whatever the target subranks do.
+//! One-sided communication between processes (issue 18).
+//!
+//! **The process-wide dynamic window**: one real dynamic window per process over a
+//! duplicate of the real world, created at start-up and kept in a passive epoch
+//! (`MPI_Win_lock_all` with `MPI_MODE_NOCHECK`) until finalize. Virtual windows that have no
+//! real window of their own attach their members' memory (and every window its lock words)
+//! to it; an operation on a target in another process is a real `MPI_Put`/`Get`/
+//! `Accumulate`/... on it with the target's absolute address as displacement.
+//!
+//! **Created windows** (rma4): a virtual `MPI_Win_create` window gets real windows of its own
+//! (`rma_create`, one per "slot": each process exposes one contiguous run of its members'
+//! memory in each), so the real MPI reaches the memory directly (MPICH registers a created
+//! window's memory with UCX; its dynamic windows are served by active messages applied by the
+//! target's progress). Displacements there are byte offsets from the run's start. Each is
+//! kept in a passive epoch until `rma_free`.
+//!
+//! Every operation completes at the next real flush of its window. The real MPI applies it
+//! at the target process from its own progress (the worker's polls or the background
+//! progress thread), whatever the target subranks do.
 //!
 //! Layouts cross as real datatypes: a list of (byte offset, length) blocks becomes
 //! `MPI_BYTE` (one block at offset 0) or an hindexed type of bytes; element runs of one basic
@@ -16,6 +27,13 @@ use super::engine::check;
 use super::real::{self, h, RDatatype, RealMpi};
 use super::Transport;
 use std::os::raw::{c_int, c_void};
+
+/// A real window of the real MPI (MPICH's handles are `int`).
+pub type RealWin = c_int;
+
+/// Which real window an operation goes to: the process-wide dynamic one (None), or a
+/// window made by `rma_create`.
+pub type On = Option<RealWin>;
 
 /// The process's real window and its communicator.
 pub struct RealRma {
@@ -84,6 +102,92 @@ impl Transport {
         self.rma.as_ref().ok_or_else(|| "no real window (one process only)".to_string())
     }
 
+    fn win_of(&self, on: On) -> Result<c_int, String> {
+        match on {
+            Some(w) => Ok(w),
+            None => self.rma().map(|r| r.win),
+        }
+    }
+
+    /// Creates real windows over processes `procs` (increasing process numbers; this process
+    /// among them), one per region of `regions` (this process's memory in each: address and
+    /// length, (0, 0) for none), each in a passive epoch until `rma_free`. Collective over
+    /// `procs`, in the same order everywhere, and blocking: the caller makes sure every
+    /// process of `procs` comes here without needing this one to progress meanwhile. The
+    /// displacement unit is one byte; a process's real rank is its index in `procs`.
+    pub fn rma_create(&self, procs: &[usize], regions: &[(usize, usize)]) -> Result<Vec<RealWin>, String> {
+        let r = self.rma()?;
+        let all = procs.len() == self.nproc && procs.iter().enumerate().all(|(i, &p)| i == p);
+        let mut comm = r.comm;
+        if !all {
+            let ranks = procs.iter().map(|&p| int(p, "a process")).collect::<Result<Vec<_>, _>>()?;
+            let (mut world_g, mut g) = (Default::default(), Default::default());
+            let mut c: real::RComm = h(real::REAL_MPI_COMM_NULL);
+            // SAFETY: plain calls on our communicator; the groups are freed below.
+            unsafe {
+                check(self.real.PMPI_Comm_group(r.comm, &mut world_g), "MPI_Comm_group")?;
+                let rc = self
+                    .real
+                    .PMPI_Group_incl(world_g, int(ranks.len(), "a group")?, ranks.as_ptr(), &mut g);
+                self.real.PMPI_Group_free(&mut world_g);
+                check(rc, "MPI_Group_incl")?;
+                let rc = self.real.PMPI_Comm_create_group(r.comm, g, 0, &mut c);
+                self.real.PMPI_Group_free(&mut g);
+                check(rc, "MPI_Comm_create_group")?;
+            }
+            comm = c;
+        }
+        let mut wins = Vec::with_capacity(regions.len());
+        let mut res = Ok(());
+        for &(addr, len) in regions {
+            let mut win: c_int = h(real::REAL_MPI_WIN_NULL);
+            let base = if len == 0 { std::ptr::null_mut() } else { addr as *mut c_void };
+            // SAFETY: the caller keeps the memory until `rma_free`; a zero-length region
+            // exposes nothing.
+            res = unsafe {
+                check(
+                    self.real
+                        .PMPI_Win_create(base, len as i64, 1, h(real::REAL_MPI_INFO_NULL), comm, &mut win),
+                    "MPI_Win_create",
+                )
+                .and_then(|_| {
+                    check(
+                        self.real.PMPI_Win_set_errhandler(win, h(real::REAL_MPI_ERRORS_RETURN)),
+                        "MPI_Win_set_errhandler",
+                    )
+                })
+                .and_then(|_| {
+                    check(
+                        self.real.PMPI_Win_lock_all(real::REAL_MPI_MODE_NOCHECK as c_int, win),
+                        "MPI_Win_lock_all",
+                    )
+                })
+            };
+            if res.is_err() {
+                break;
+            }
+            wins.push(win);
+        }
+        if !all {
+            // SAFETY: our communicator; the windows hold their own duplicates of it.
+            unsafe { self.real.PMPI_Comm_free(&mut comm) };
+        }
+        res.map(|_| wins)
+    }
+
+    /// Ends the epochs and frees windows made by `rma_create` (collective, as there).
+    pub fn rma_free(&self, wins: &[RealWin]) -> Result<(), String> {
+        for &w in wins {
+            let mut w = w;
+            // SAFETY: a window of `rma_create`, every operation on it flushed by the caller.
+            unsafe {
+                check(self.real.PMPI_Win_unlock_all(w), "MPI_Win_unlock_all")?;
+                check(self.real.PMPI_Win_free(&mut w), "MPI_Win_free")?;
+            }
+        }
+        Ok(())
+    }
+
     /// A real datatype for `blocks` (offset, items) of `unit`.
     pub fn rma_type(&self, unit: Unit, blocks: &[(isize, usize)]) -> Result<RType, String> {
         let base: RDatatype = match unit {
@@ -126,8 +230,8 @@ impl Transport {
 
     /// Makes one real operation, `call(window)`, then frees the datatypes built for it
     /// (the real MPI keeps them alive for the pending operation).
-    fn rma_call(&self, what: &str, types: &[&RType], call: impl FnOnce(c_int) -> c_int) -> Result<(), String> {
-        let rc = self.rma().map(|r| call(r.win));
+    fn rma_call(&self, what: &str, on: On, types: &[&RType], call: impl FnOnce(c_int) -> c_int) -> Result<(), String> {
+        let rc = self.win_of(on).map(call);
         for t in types.iter().filter(|t| t.owned) {
             let mut dt = t.dt;
             // SAFETY: a type we created, not used after this.
@@ -157,8 +261,8 @@ impl Transport {
     /// # Safety
     /// `origin` must stay valid and unchanged until the next flush of `proc`; the target
     /// memory must be attached.
-    pub unsafe fn rma_put(&self, origin: *const u8, o: RType, proc: usize, addr: usize, t: RType) -> Result<(), String> {
-        self.rma_call("MPI_Put", &[&o, &t], |win| {
+    pub unsafe fn rma_put(&self, on: On, origin: *const u8, o: RType, proc: usize, addr: usize, t: RType) -> Result<(), String> {
+        self.rma_call("MPI_Put", on, &[&o, &t], |win| {
             self.real.PMPI_Put(
                 origin as *const c_void,
                 o.count,
@@ -176,8 +280,8 @@ impl Transport {
     ///
     /// # Safety
     /// As `rma_put`, `origin` writable.
-    pub unsafe fn rma_get(&self, origin: *mut u8, o: RType, proc: usize, addr: usize, t: RType) -> Result<(), String> {
-        self.rma_call("MPI_Get", &[&o, &t], |win| {
+    pub unsafe fn rma_get(&self, on: On, origin: *mut u8, o: RType, proc: usize, addr: usize, t: RType) -> Result<(), String> {
+        self.rma_call("MPI_Get", on, &[&o, &t], |win| {
             self.real
                 .PMPI_Get(origin as *mut c_void, o.count, o.dt, proc as c_int, addr as i64, t.count, t.dt, win)
         })
@@ -190,6 +294,7 @@ impl Transport {
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn rma_acc(
         &self,
+        on: On,
         origin: *const u8,
         o: RType,
         result: Option<(*mut u8, RType)>,
@@ -201,11 +306,11 @@ impl Transport {
         let (o, t) = (&o, &t);
         let (o_ptr, proc, disp) = (origin as *const c_void, proc as c_int, addr as i64);
         match &result {
-            None => self.rma_call("MPI_Accumulate", &[o, t], |win| {
+            None => self.rma_call("MPI_Accumulate", on, &[o, t], |win| {
                 self.real
                     .PMPI_Accumulate(o_ptr, o.count, o.dt, proc, disp, t.count, t.dt, h(op), win)
             }),
-            Some((res, rt)) => self.rma_call("MPI_Get_accumulate", &[o, t, rt], |win| {
+            Some((res, rt)) => self.rma_call("MPI_Get_accumulate", on, &[o, t, rt], |win| {
                 self.real.PMPI_Get_accumulate(
                     o_ptr,
                     o.count,
@@ -230,6 +335,7 @@ impl Transport {
     /// Pointers valid for one element; `result` written at the next flush.
     pub unsafe fn rma_cas(
         &self,
+        on: On,
         origin: *const u8,
         compare: *const u8,
         result: *mut u8,
@@ -237,7 +343,7 @@ impl Transport {
         proc: usize,
         addr: usize,
     ) -> Result<(), String> {
-        self.rma_call("MPI_Compare_and_swap", &[], |win| {
+        self.rma_call("MPI_Compare_and_swap", on, &[], |win| {
             self.real.PMPI_Compare_and_swap(
                 origin as *const c_void,
                 compare as *const c_void,
@@ -256,6 +362,7 @@ impl Transport {
     /// As `rma_cas`.
     pub unsafe fn rma_fetch_op(
         &self,
+        on: On,
         origin: *const u8,
         result: *mut u8,
         ty: i64,
@@ -263,7 +370,7 @@ impl Transport {
         addr: usize,
         op: i64,
     ) -> Result<(), String> {
-        self.rma_call("MPI_Fetch_and_op", &[], |win| {
+        self.rma_call("MPI_Fetch_and_op", on, &[], |win| {
             self.real.PMPI_Fetch_and_op(
                 origin as *const c_void,
                 result as *mut c_void,
@@ -278,29 +385,29 @@ impl Transport {
 
     /// Completes every operation of this process on `proc` (None: on every process), at the
     /// target too (`local`: at the origin only).
-    pub fn rma_flush(&self, proc: Option<usize>, local: bool) -> Result<(), String> {
-        let Some(r) = self.rma.as_ref() else {
+    pub fn rma_flush(&self, on: On, proc: Option<usize>, local: bool) -> Result<(), String> {
+        let Ok(win) = self.win_of(on) else {
             return Ok(());
         };
         // SAFETY: plain calls on our window.
         let rc = unsafe {
             match (proc, local) {
-                (Some(p), false) => self.real.PMPI_Win_flush(p as c_int, r.win),
-                (Some(p), true) => self.real.PMPI_Win_flush_local(p as c_int, r.win),
-                (None, false) => self.real.PMPI_Win_flush_all(r.win),
-                (None, true) => self.real.PMPI_Win_flush_local_all(r.win),
+                (Some(p), false) => self.real.PMPI_Win_flush(p as c_int, win),
+                (Some(p), true) => self.real.PMPI_Win_flush_local(p as c_int, win),
+                (None, false) => self.real.PMPI_Win_flush_all(win),
+                (None, true) => self.real.PMPI_Win_flush_local_all(win),
             }
         };
         check(rc, "MPI_Win_flush")
     }
 
     /// `MPI_Win_sync` on the real window (memory barrier for the unified model).
-    pub fn rma_sync(&self) -> Result<(), String> {
-        let Some(r) = self.rma.as_ref() else {
+    pub fn rma_sync(&self, on: On) -> Result<(), String> {
+        let Ok(win) = self.win_of(on) else {
             return Ok(());
         };
         // SAFETY: a plain call on our window.
-        check(unsafe { self.real.PMPI_Win_sync(r.win) }, "MPI_Win_sync")
+        check(unsafe { self.real.PMPI_Win_sync(win) }, "MPI_Win_sync")
     }
 
     /// Whether the real window exists (more than one process).

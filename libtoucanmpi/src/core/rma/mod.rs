@@ -42,6 +42,17 @@ pub struct Target {
     pub lock: usize,
 }
 
+/// The real windows of a virtual `MPI_Win_create` window spanning processes (`sync::create`,
+/// `transport::rma::rma_create`): each process exposes its members' memory as contiguous
+/// runs, its j-th run in real window j ("slot" j).
+pub struct Created {
+    /// One real window per slot.
+    pub wins: Vec<crate::transport::rma::RealWin>,
+    /// Per window rank: its slot, its process's rank in the real windows, and the address of
+    /// the start of its run (displacements there are byte offsets from it).
+    pub at: Vec<(usize, usize, usize)>,
+}
+
 /// What the members of a window in this process share.
 pub struct Common {
     pub targets: Vec<Target>,
@@ -50,6 +61,9 @@ pub struct Common {
     /// A window in shared memory (`MPI_Win_allocate_shared`, or `MPI_Win_allocate` within
     /// one node): every target is in memory this process maps.
     pub shm: Option<Arc<crate::transport::shm::Segment>>,
+    /// Real windows of its own (`MPI_Win_create` windows across processes); otherwise its
+    /// operations between processes go to the process-wide dynamic window.
+    pub created: Option<Arc<Created>>,
     /// This process (targets with this `proc` are in our memory).
     pub myproc: usize,
 }

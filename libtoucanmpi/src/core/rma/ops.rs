@@ -31,6 +31,11 @@ pub struct Place {
     pub addr: usize,
     /// The target's memory is reachable here by loads and stores.
     pub local: bool,
+    /// Where a real operation goes: the real window (None: the process-wide dynamic one),
+    /// the target's real rank there and the displacement (bytes).
+    pub on: crate::transport::rma::On,
+    pub rrank: usize,
+    pub rdisp: usize,
 }
 
 pub fn real_err(e: String) -> MpiError {
@@ -97,7 +102,31 @@ pub fn resolve(w: &Win, rank: i32, disp: i64, count: usize, dt: &DtRef) -> MpiRe
         }
         (t.base as i128 + disp as i128 * t.unit as i128) as usize
     };
-    Ok(Some(Place { t, addr, local }))
+    let (on, rrank, rdisp) = match &w.common.created {
+        Some(c) => {
+            let (slot, rrank, run) = c.at[rank as usize];
+            (Some(c.wins[slot]), rrank, addr.wrapping_sub(run))
+        }
+        None => (None, t.proc, addr),
+    };
+    Ok(Some(Place {
+        t,
+        addr,
+        local,
+        on,
+        rrank,
+        rdisp,
+    }))
+}
+
+/// The real byte type of `count` elements of `dt`: a contiguous layout without building its
+/// block list (no allocation on the small-put path).
+fn bytes_type(tp: &Transport, dt: &DtRef, count: usize) -> Result<crate::transport::rma::RType, String> {
+    if dt.is_contiguous() {
+        let one = [(0, count * dt.size)];
+        return tp.rma_type(Unit::Bytes, if one[0].1 == 0 { &[] } else { &one });
+    }
+    tp.rma_type(Unit::Bytes, &byte_blocks(dt, count))
 }
 
 /// The byte blocks of `count` elements of `dt`, adjacent ones merged.
@@ -175,9 +204,9 @@ pub unsafe fn put(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &
         return Ok(());
     }
     with_tp(|tp| {
-        let ot = tp.rma_type(Unit::Bytes, &byte_blocks(&o.dt, o.count))?;
-        let tt = tp.rma_type(Unit::Bytes, &byte_blocks(tdt, tcount))?;
-        tp.rma_put(o.ptr, ot, p.t.proc, p.addr, tt)
+        let ot = bytes_type(tp, &o.dt, o.count)?;
+        let tt = bytes_type(tp, tdt, tcount)?;
+        tp.rma_put(p.on, o.ptr, ot, p.rrank, p.rdisp, tt)
     })
 }
 
@@ -203,9 +232,9 @@ pub unsafe fn get(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &
         return Ok(());
     }
     with_tp(|tp| {
-        let ot = tp.rma_type(Unit::Bytes, &byte_blocks(&o.dt, o.count))?;
-        let tt = tp.rma_type(Unit::Bytes, &byte_blocks(tdt, tcount))?;
-        tp.rma_get(o.ptr, ot, p.t.proc, p.addr, tt)
+        let ot = bytes_type(tp, &o.dt, o.count)?;
+        let tt = bytes_type(tp, tdt, tcount)?;
+        tp.rma_get(p.on, o.ptr, ot, p.rrank, p.rdisp, tt)
     })
 }
 
@@ -410,7 +439,7 @@ pub unsafe fn accumulate(
         } else {
             o.ptr
         };
-        tp.rma_acc(optr, ot, res, p.t.proc, p.addr, tt, rop)
+        tp.rma_acc(p.on, optr, ot, res, p.rrank, p.rdisp, tt, rop)
     })
 }
 
@@ -482,7 +511,7 @@ pub unsafe fn compare_and_swap(
         return Ok(());
     }
     let (rty, _) = real_acc(b, OpKind::Replace)?;
-    with_tp(|tp| tp.rma_cas(origin, compare, result, rty, p.t.proc, p.addr))
+    with_tp(|tp| tp.rma_cas(p.on, origin, compare, result, rty, p.rrank, p.rdisp))
 }
 
 #[cfg(test)]

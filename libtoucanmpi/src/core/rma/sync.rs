@@ -2,7 +2,7 @@
 //! wait, and passive target (locks, flushes). Epoch errors are `MPI_ERR_RMA_SYNC`.
 
 use super::ops::{real_err, with_tp};
-use super::{lookup, register, unregister, Common, Target, Win, WinState, EXCL};
+use super::{lookup, register, unregister, Common, Created, Target, Win, WinState, EXCL};
 use crate::consts as c;
 use crate::core::coll::{Buf, Coll};
 use crate::core::comm::CommRef;
@@ -14,14 +14,14 @@ use crate::core::p2p::SendMode;
 use crate::core::state;
 use crate::sched::lock::Lock;
 use crate::transport::shm::Segment;
-use std::sync::atomic::{fence as mfence, AtomicI64, Ordering};
+use std::sync::atomic::{fence as mfence, AtomicI64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 const TAG_POST: i32 = 1;
 const TAG_COMPLETE: i32 = 2;
 
 /// Words each member contributes at creation.
-const INFO_WORDS: usize = 7;
+const INFO_WORDS: usize = 8;
 
 /// How a window gets its memory.
 pub enum Memory {
@@ -86,7 +86,7 @@ pub fn create(
 ) -> MpiResult<(usize, usize)> {
     let n = cm.size() as usize;
     let me = cm.rank as usize;
-    let (myproc, real_ok) = state::with(|s| (s.myproc, s.tp.rma_ready()))?;
+    let (myproc, real_ok, per_proc) = state::with(|s| (s.myproc, s.tp.rma_ready(), s.cfg.local()))?;
     let lockword = Box::new(AtomicI64::new(0));
     let (mut base, size, mut owned) = match mem {
         Memory::Given(b, s) => (b, s, None),
@@ -111,6 +111,7 @@ pub fn create(
         &*lockword as *const AtomicI64 as i64,
         pid,
         host_key(),
+        LIVE_REAL.load(Ordering::Acquire) as i64,
     ];
     let mut all = vec![0i64; n * INFO_WORDS];
     let dt = datatype::lookup(c::MPI_INT64_T)?;
@@ -135,6 +136,7 @@ pub fn create(
         })
         .collect();
     let mut shm = None;
+    let mut created = None;
     let align = if matches!(mem, Memory::Allocate(_)) { 64 } else { 1 };
     let (offs, total) = segment_layout(targets.iter().map(|t| t.size), align);
     let one_node = (0..n).all(|r| row(r)[6] == row(0)[6]);
@@ -175,7 +177,16 @@ pub fn create(
         if !real_ok {
             return err(c::MPI_ERR_OTHER, "window across processes without the real window");
         }
-        if size > 0 {
+        if matches!(mem, Memory::Given(..)) && create_real() && whole_processes(&targets, per_proc) {
+            let (at, runs) = slots(&targets);
+            let nslots = runs.values().map(Vec::len).max().unwrap_or(0).max(1);
+            // Every member decides alike: from the allgathered counts of live real windows.
+            let live = (0..n).map(|r| row(r)[7] as usize).max().unwrap_or(0);
+            if nslots <= MAX_SLOTS && live + nslots <= MAX_REAL {
+                created = Some(real_windows(sub, comm_h, &cm, &targets, at, runs, myproc)?);
+            }
+        }
+        if size > 0 && created.is_none() {
             attach(base, size)?;
         }
         attach(&*lockword as *const AtomicI64 as usize, 8)?;
@@ -185,6 +196,7 @@ pub fn create(
         targets,
         remote,
         shm,
+        created,
         myproc,
     });
     let w = Win {
@@ -207,6 +219,164 @@ pub fn create(
         }),
     };
     Ok((register(w), base))
+}
+
+/// Most real windows one virtual window may get (one per slot): each takes a context id of
+/// the real MPI (MPICH has a few thousand). Beyond, the process-wide dynamic window serves it.
+const MAX_SLOTS: usize = 8;
+
+/// Most real windows a process keeps for created windows (a program may keep a thousand
+/// windows alive, as MPICH's window_creation does; beyond this the dynamic window serves them).
+const MAX_REAL: usize = 512;
+
+/// Real windows of created windows alive in this process. Changed only by whole-process
+/// windows (`whole_processes`), whose creations and frees a process makes one at a time with
+/// all its subranks inside: every member of a process reads the same count at creation.
+static LIVE_REAL: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether `MPI_Win_create` windows across processes get real windows of their own
+/// (`TOUCAN_RMA_CREATE=0`: they use the process-wide dynamic window, for comparison).
+fn create_real() -> bool {
+    std::env::var("TOUCAN_RMA_CREATE").map_or(true, |v| v != "0")
+}
+
+/// Whether every process hosting a member hosts only members (`per_proc` subranks each).
+/// Only then may the real windows be created by a blocking real collective: every subrank of
+/// those processes is inside this creation, so none is kept from running meanwhile, and their
+/// creations come in one order (a program must order collectives on shared members).
+fn whole_processes(targets: &[Target], per_proc: usize) -> bool {
+    let mut count: std::collections::BTreeMap<usize, usize> = Default::default();
+    for t in targets {
+        *count.entry(t.proc).or_default() += 1;
+    }
+    count.values().all(|&n| n == per_proc)
+}
+
+/// Per process, its runs of contiguous member memory (start, length), in slot order.
+type Runs = std::collections::BTreeMap<usize, Vec<(usize, usize)>>;
+
+/// Runs of contiguous memory per process (members whose memory overlaps or touches share
+/// one) and, per window rank, (slot: index of its run in its process, its run's start).
+/// Members without memory take slot 0 at their own address.
+fn slots(targets: &[Target]) -> (Vec<(usize, usize)>, Runs) {
+    let mut runs: Runs = Default::default();
+    let mut by_proc: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
+    for (r, t) in targets.iter().enumerate() {
+        by_proc.entry(t.proc).or_default().push(r);
+    }
+    let mut at = vec![(0usize, 0usize); targets.len()];
+    for (&p, members) in &by_proc {
+        let mut m: Vec<usize> = members.iter().copied().filter(|&r| targets[r].size > 0).collect();
+        m.sort_by_key(|&r| targets[r].base);
+        let list = runs.entry(p).or_default();
+        for r in m {
+            let (b, e) = (targets[r].base, targets[r].base + targets[r].size);
+            match list.last_mut() {
+                Some(last) if b <= last.0 + last.1 => last.1 = last.1.max(e - last.0),
+                _ => list.push((b, e - b)),
+            }
+            at[r] = (list.len() - 1, list.last().map_or(b, |l| l.0));
+        }
+        for &r in members.iter().filter(|&&r| targets[r].size == 0) {
+            at[r] = (0, targets[r].base);
+        }
+    }
+    (at, runs)
+}
+
+/// What a real window exposes of run (start, length): from the start of its page. MPICH sets
+/// a created window's base to the address UCX reports for the mapped memory (`ucp_mem_query`
+/// after `ucp_mem_map`), which may lie below the address given (seen here: 0x...70008 became
+/// 0x...70000; glibc's 16-byte aligned blocks hide it, 8-byte blocks of a small-object heap do
+/// not): its active-message accumulates then land that far below the target. From a page
+/// start the two agree; the bytes below the run are never addressed (ranges are checked
+/// against each member's own window first).
+fn exposed(run: (usize, usize)) -> (usize, usize) {
+    let lo = run.0 & !4095;
+    (lo, run.0 + run.1 - lo)
+}
+
+/// Meeting points of a window's members in this process, by (window context, phase): the
+/// number arrived so far.
+static MEET: Lock<Vec<(u64, u8, usize)>> = Lock::new(Vec::new());
+
+/// Counts an arrival at meeting (`key`, `phase`) of `n` members; true for the last one.
+fn last_of(key: u64, phase: u8, n: usize) -> bool {
+    let mut m = MEET.lock();
+    let i = match m.iter().position(|e| e.0 == key && e.1 == phase) {
+        Some(i) => i,
+        None => {
+            m.push((key, phase, 0));
+            m.len() - 1
+        }
+    };
+    m[i].2 += 1;
+    if m[i].2 == n {
+        m.remove(i);
+        true
+    } else {
+        false
+    }
+}
+
+/// Real windows being created, by window context, with how many members took them.
+type Made = (u64, Result<Arc<Created>, String>, usize);
+static MADE: Lock<Vec<Made>> = Lock::new(Vec::new());
+
+/// Makes a created window's real windows: the last of this process's members to get here
+/// (all of them have finished the creation's allgather, so nothing more is owed to the
+/// other members) calls the real, blocking `MPI_Win_create`s for the process, once per slot
+/// in slot order; then a barrier, after which every member takes them.
+fn real_windows(
+    sub: usize,
+    comm_h: usize,
+    cm: &CommRef,
+    targets: &[Target],
+    at: Vec<(usize, usize)>,
+    runs: Runs,
+    myproc: usize,
+) -> MpiResult<Arc<Created>> {
+    let procs: Vec<usize> = runs.keys().copied().collect();
+    let nslots = runs.values().map(Vec::len).max().unwrap_or(0).max(1);
+    let here = targets.iter().filter(|t| t.proc == myproc).count();
+    let key = cm.ctx;
+    if last_of(key, 0, here) {
+        let mine: Vec<(usize, usize)> = (0..nslots)
+            .map(|j| runs.get(&myproc).and_then(|l| l.get(j)).map_or((0, 0), |&r| exposed(r)))
+            .collect();
+        let mut wins = Err(String::new());
+        let r = with_tp(|tp| {
+            wins = tp.rma_create(&procs, &mine);
+            Ok(())
+        });
+        let made = match (r, wins) {
+            (Ok(()), Ok(wins)) => {
+                LIVE_REAL.fetch_add(wins.len(), Ordering::AcqRel);
+                let at = targets
+                    .iter()
+                    .zip(&at)
+                    .map(|(t, &(slot, run))| (slot, procs.binary_search(&t.proc).unwrap_or(0), exposed((run, 0)).0))
+                    .collect();
+                Ok(Arc::new(Created { wins, at }))
+            }
+            (Err(e), _) => Err(e.msg),
+            (_, Err(e)) => Err(e),
+        };
+        MADE.lock().push((key, made, 0));
+    }
+    coll(sub, cm, comm_h)?.barrier()?;
+    let mut m = MADE.lock();
+    let i = m
+        .iter()
+        .position(|e| e.0 == key)
+        .ok_or_else(|| MpiError::new(c::MPI_ERR_INTERN, "the created window's real windows are missing"))?;
+    m[i].2 += 1;
+    let made = m[i].1.clone();
+    if m[i].2 == here {
+        drop(m.remove(i));
+    }
+    drop(m);
+    made.map_err(real_err)
 }
 
 /// Whether `ok` holds at every member of the window's communicator.
@@ -363,12 +533,23 @@ pub fn flush(w: &Win, r: Option<i32>, local: bool) -> MpiResult<()> {
     if !w.common.real() {
         return Ok(());
     }
-    let proc = r.map(|r| w.common.targets[r as usize].proc);
     // The real flush blocks the worker until the operations completed at their targets: let
     // the ready siblings run first (they compute while the data moves; at V > 1 a fence's
     // first arrival then waits only for what is still in flight when they are done).
     give_way();
-    with_tp(|tp| tp.rma_flush(proc, local))
+    match &w.common.created {
+        Some(c) => match r {
+            Some(r) => {
+                let (slot, rrank, _) = c.at[r as usize];
+                with_tp(|tp| tp.rma_flush(Some(c.wins[slot]), Some(rrank), local))
+            }
+            None => with_tp(|tp| c.wins.iter().try_for_each(|&x| tp.rma_flush(Some(x), None, local))),
+        },
+        None => {
+            let proc = r.map(|r| w.common.targets[r as usize].proc);
+            with_tp(|tp| tp.rma_flush(None, proc, local))
+        }
+    }
 }
 
 /// MPI_Win_fence.
@@ -503,10 +684,10 @@ pub fn wait_post(w: &Win, block: bool) -> MpiResult<bool> {
     }
 }
 
-/// Adds `v` to window rank `r`'s lock word; returns the old value.
-fn lock_add(w: &Win, r: i32, v: i64) -> MpiResult<i64> {
-    let t = w.common.targets[r as usize];
-    if !w.common.real() {
+/// Adds `v` to the lock word of target `t` (through the real MPI when `real`); returns the
+/// old value.
+fn lock_add(t: Target, real: bool, v: i64) -> MpiResult<i64> {
+    if !real {
         // SAFETY: a live window's lock word (its member frees it only after the window's
         // last collective call, which every lock holder has left).
         return Ok(unsafe { super::local_lock_add(t.lock, v) });
@@ -520,6 +701,7 @@ fn lock_add(w: &Win, r: i32, v: i64) -> MpiResult<i64> {
         // SAFETY: one int64 each side; flushed before `old` is read.
         unsafe {
             tp.rma_fetch_op(
+                None,
                 &v as *const i64 as *const u8,
                 &mut old as *mut i64 as *mut u8,
                 ty,
@@ -528,15 +710,14 @@ fn lock_add(w: &Win, r: i32, v: i64) -> MpiResult<i64> {
                 op,
             )?
         };
-        tp.rma_flush(Some(t.proc), false)
+        tp.rma_flush(None, Some(t.proc), false)
     })?;
     Ok(old)
 }
 
-/// Compare-and-swap on window rank `r`'s lock word; returns the old value.
-fn lock_cas(w: &Win, r: i32, old: i64, new: i64) -> MpiResult<i64> {
-    let t = w.common.targets[r as usize];
-    if !w.common.real() {
+/// Compare-and-swap on the lock word of target `t`; returns the old value.
+fn lock_cas(t: Target, real: bool, old: i64, new: i64) -> MpiResult<i64> {
+    if !real {
         // SAFETY: as in `lock_add`.
         return Ok(unsafe { super::local_lock_cas(t.lock, old, new) });
     }
@@ -546,6 +727,7 @@ fn lock_cas(w: &Win, r: i32, old: i64, new: i64) -> MpiResult<i64> {
         // SAFETY: one int64 each; flushed before `res` is read.
         unsafe {
             tp.rma_cas(
+                None,
                 &new as *const i64 as *const u8,
                 &old as *const i64 as *const u8,
                 &mut res as *mut i64 as *mut u8,
@@ -554,7 +736,7 @@ fn lock_cas(w: &Win, r: i32, old: i64, new: i64) -> MpiResult<i64> {
                 t.lock,
             )?
         };
-        tp.rma_flush(Some(t.proc), false)
+        tp.rma_flush(None, Some(t.proc), false)
     })?;
     Ok(res)
 }
@@ -582,34 +764,36 @@ fn lock_key(w: &Win, r: i32) -> super::wlock::Key {
     (t.proc, t.lock)
 }
 
-/// The lock word part of `acquire`, between processes.
+/// The lock word part of `acquire`, between processes: tried until it is ours, first in
+/// place, then parked (`wlock::wait_remote`: the worker's hooks try for it, and the deadlock
+/// detector sees the rank blocked in MPI_Win_lock).
 fn acquire_word(w: &Win, r: i32, excl: bool) -> MpiResult<()> {
-    loop {
-        let got = if excl {
-            lock_cas(w, r, 0, EXCL)? == 0
-        } else if lock_add(w, r, 1)? >= 0 {
-            true
-        } else {
-            lock_add(w, r, -1)?;
-            false
-        };
-        if got {
-            return Ok(());
-        }
-        crate::sched::yield_now();
-        let _ = state::try_with(|s| s.progress());
-    }
+    let (t, real) = (w.common.targets[r as usize], w.common.real());
+    super::wlock::wait_remote(Box::new(move || try_word(t, real, excl)))
+}
+
+/// One try at target `t`'s lock word: whether it is taken.
+fn try_word(t: Target, real: bool, excl: bool) -> MpiResult<bool> {
+    Ok(if excl {
+        lock_cas(t, real, 0, EXCL)? == 0
+    } else if lock_add(t, real, 1)? >= 0 {
+        true
+    } else {
+        lock_add(t, real, -1)?;
+        false
+    })
 }
 
 fn release(w: &Win, r: i32, kind: i32) -> MpiResult<()> {
     mfence(Ordering::SeqCst);
     let excl = kind == c::MPI_LOCK_EXCLUSIVE;
+    let (t, real) = (w.common.targets[r as usize], w.common.real());
     let res = if !w.common.remote {
         Ok(())
     } else if excl {
-        lock_add(w, r, -EXCL).map(|_| ())
+        lock_add(t, real, -EXCL).map(|_| ())
     } else {
-        lock_add(w, r, -1).map(|_| ())
+        lock_add(t, real, -1).map(|_| ())
     };
     super::wlock::release(lock_key(w, r), excl);
     res
@@ -724,8 +908,10 @@ pub fn flush_call(w: &Win, r: Option<i32>, local: bool) -> MpiResult<()> {
 /// MPI_Win_sync.
 pub fn win_sync(w: &Win) -> MpiResult<()> {
     mfence(Ordering::SeqCst);
-    if w.common.real() {
-        with_tp(|tp| tp.rma_sync())?;
+    match &w.common.created {
+        Some(c) => with_tp(|tp| c.wins.iter().try_for_each(|&x| tp.rma_sync(Some(x))))?,
+        None if w.common.real() => with_tp(|tp| tp.rma_sync(None))?,
+        None => {}
     }
     give_way();
     Ok(())
@@ -799,6 +985,17 @@ pub fn free(h: usize) -> MpiResult<Arc<Win>> {
     }
     flush(&w, None, false)?;
     coll(w.sub, &w.comm, w.comm_h)?.barrier()?;
+    if let Some(c) = &w.common.created {
+        // As at creation: every member of every process of the window is past the barrier
+        // before its process's last member calls the real (blocking) MPI_Win_free; the
+        // second barrier keeps everyone's memory exposed until the real windows are gone.
+        let here = w.common.targets.iter().filter(|t| t.proc == w.common.myproc).count();
+        if last_of(w.comm.ctx, 1, here) {
+            with_tp(|tp| tp.rma_free(&c.wins))?;
+            LIVE_REAL.fetch_sub(c.wins.len(), Ordering::AcqRel);
+        }
+        coll(w.sub, &w.comm, w.comm_h)?.barrier()?;
+    }
     if w.common.real() {
         let attached: Vec<(usize, usize)> = w.st.lock().attached.drain(..).collect();
         for (a, l) in attached {
@@ -806,7 +1003,7 @@ pub fn free(h: usize) -> MpiResult<Arc<Win>> {
                 detach(a, l)?;
             }
         }
-        if w.size > 0 && w.flavor != c::MPI_WIN_FLAVOR_DYNAMIC {
+        if w.size > 0 && w.flavor != c::MPI_WIN_FLAVOR_DYNAMIC && w.common.created.is_none() {
             detach(w.base, w.size as usize)?;
         }
         detach(&*w.lockword as *const AtomicI64 as usize, 8)?;
@@ -841,8 +1038,45 @@ pub fn shared_query(w: &Win, r: i32) -> MpiResult<(usize, i32, usize)> {
 
 #[cfg(test)]
 mod tests {
-    use super::segment_layout;
+    use super::{segment_layout, slots, whole_processes, Target};
     use rstest::rstest;
+
+    fn t(proc: usize, base: usize, size: usize) -> Target {
+        Target {
+            proc,
+            base,
+            size,
+            unit: 1,
+            lock: 0,
+        }
+    }
+
+    /// Members (process, base, size) -> per member (slot, run start), per process its runs.
+    #[rstest]
+    #[case::one_each(vec![(0, 100, 8), (1, 500, 8)], vec![(0, 100), (0, 500)], vec![(0, vec![(100, 8)]), (1, vec![(500, 8)])])]
+    #[case::apart(vec![(0, 100, 8), (0, 300, 8)], vec![(0, 100), (1, 300)], vec![(0, vec![(100, 8), (300, 8)])])]
+    #[case::touching_merge(vec![(0, 108, 8), (0, 100, 8)], vec![(0, 100), (0, 100)], vec![(0, vec![(100, 16)])])]
+    #[case::overlap_merge(vec![(0, 100, 64), (0, 120, 8)], vec![(0, 100), (0, 100)], vec![(0, vec![(100, 64)])])]
+    #[case::empty_member(vec![(0, 100, 8), (0, 0, 0)], vec![(0, 100), (0, 0)], vec![(0, vec![(100, 8)])])]
+    fn slot_table(
+        #[case] members: Vec<(usize, usize, usize)>,
+        #[case] at: Vec<(usize, usize)>,
+        #[case] runs: Vec<(usize, Vec<(usize, usize)>)>,
+    ) {
+        let targets: Vec<Target> = members.iter().map(|&(p, b, s)| t(p, b, s)).collect();
+        let (got_at, got_runs) = slots(&targets);
+        assert_eq!(got_at, at);
+        assert_eq!(got_runs.into_iter().collect::<Vec<_>>(), runs);
+    }
+
+    #[rstest]
+    #[case::all(vec![0, 0, 1, 1], 2, true)]
+    #[case::missing_one(vec![0, 0, 1], 2, false)]
+    #[case::v1(vec![0, 1, 2], 1, true)]
+    fn whole(#[case] procs: Vec<usize>, #[case] per_proc: usize, #[case] want: bool) {
+        let targets: Vec<Target> = procs.iter().map(|&p| t(p, 0, 0)).collect();
+        assert_eq!(whole_processes(&targets, per_proc), want);
+    }
 
     #[rstest]
     #[case::shared_contiguous(vec![3, 5, 0, 8], 1, vec![320, 323, 328, 328], 336)]

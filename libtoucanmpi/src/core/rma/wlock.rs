@@ -9,11 +9,19 @@
 //! only those the local queue admits try the lock word.
 //!
 //! A lock is named by its target's process and the address of its lock word there.
+//!
+//! **Waiting on another process's lock word** (`wait_remote`): there is no queue at the
+//! target, so the lock word is tried again and again. A waiter first tries for a short while
+//! itself (giving way between tries), then parks, and the worker's hooks try for it
+//! (`retry_remote`: between subranks and while idle, at most every `RETRY_NS`), waking it
+//! once the lock is its own. Parked, it counts as blocked, so the deadlock detector names a
+//! rank waiting for a lock whose holder, in another process, waits for it.
 
+use crate::core::error::MpiError;
 use crate::sched;
 use crate::sched::lock::Lock;
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Holders count while one exclusive holder has the lock.
@@ -115,6 +123,105 @@ pub fn release(key: Key, excl: bool) {
     for id in woken {
         sched::wake(id);
     }
+}
+
+/// One try at a lock word in another process: Ok(true) when the lock is taken.
+pub type Try = Box<dyn FnMut() -> Result<bool, MpiError> + Send>;
+
+/// How long a waiter for another process's lock word tries by itself before it parks.
+const SPIN_NS: u64 = 2_000_000;
+/// Shortest pause between the hooks' tries for the parked waiters.
+const RETRY_NS: u64 = 50_000;
+
+/// A waiter's state: still waiting, granted, or failed (error in `err`).
+const WAITING: u8 = 0;
+const GOT: u8 = 1;
+const FAILED: u8 = 2;
+
+struct Remote {
+    task: usize,
+    attempt: Try,
+    state: Arc<AtomicU8>,
+    err: Arc<Lock<Option<MpiError>>>,
+}
+
+static REMOTE: Lock<Vec<Remote>> = Lock::new(Vec::new());
+/// Parked remote waiters (a cheap look for the hooks).
+static REMOTE_N: AtomicUsize = AtomicUsize::new(0);
+/// When the hooks last tried (CLOCK_MONOTONIC ns).
+static LAST_TRY: AtomicU64 = AtomicU64::new(0);
+
+/// Takes a lock whose word is in another process: `attempt` until it succeeds, first in
+/// place (the worker's other subranks run between tries), then parked, tried by the hooks.
+pub fn wait_remote(mut attempt: Try) -> Result<(), MpiError> {
+    let t0 = sched::timer::now();
+    loop {
+        if attempt()? {
+            return Ok(());
+        }
+        if sched::current() == usize::MAX || sched::timer::now().saturating_sub(t0) < SPIN_NS {
+            // A thread of the program cannot park: it keeps trying.
+            sched::yield_now();
+            let _ = crate::core::state::try_with(|s| s.progress());
+            continue;
+        }
+        break;
+    }
+    let state = Arc::new(AtomicU8::new(WAITING));
+    let err = Arc::new(Lock::new(None));
+    REMOTE.lock().push(Remote {
+        task: sched::current(),
+        attempt,
+        state: state.clone(),
+        err: err.clone(),
+    });
+    REMOTE_N.fetch_add(1, Ordering::Release);
+    // A wake-up between the push and the park is not lost (the park then returns at once).
+    loop {
+        match state.load(Ordering::Acquire) {
+            GOT => return Ok(()),
+            FAILED => {
+                let e = err.lock().take();
+                return Err(e.unwrap_or_else(|| MpiError::new(crate::consts::MPI_ERR_INTERN, "lock wait failed")));
+            }
+            _ => sched::park(),
+        }
+    }
+}
+
+/// Tries the lock words the parked waiters wait for (from the worker's hooks, outside any
+/// subrank; at most every `RETRY_NS`); wakes those that got theirs. Whether any woke.
+pub fn retry_remote() -> bool {
+    if REMOTE_N.load(Ordering::Acquire) == 0 {
+        return false;
+    }
+    let now = sched::timer::now();
+    let last = LAST_TRY.load(Ordering::Relaxed);
+    if now.saturating_sub(last) < RETRY_NS || LAST_TRY.compare_exchange(last, now, Ordering::AcqRel, Ordering::Relaxed).is_err() {
+        return false;
+    }
+    // Out of the table while they are tried: the tries call the real MPI (no lock held).
+    let mut list = std::mem::take(&mut *REMOTE.lock());
+    let mut woken = Vec::new();
+    list.retain_mut(|w| {
+        let done = match (w.attempt)() {
+            Ok(false) => return true,
+            Ok(true) => GOT,
+            Err(e) => {
+                *w.err.lock() = Some(e);
+                FAILED
+            }
+        };
+        w.state.store(done, Ordering::Release);
+        woken.push(w.task);
+        false
+    });
+    REMOTE_N.fetch_sub(woken.len(), Ordering::AcqRel);
+    REMOTE.lock().append(&mut list);
+    for id in &woken {
+        sched::wake(*id);
+    }
+    !woken.is_empty()
 }
 
 #[cfg(test)]
