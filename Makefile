@@ -139,12 +139,19 @@ lint:
 
 # The program-library privatization test builds shared libraries beside its program, so it
 # has its own runner (about 6 s); it runs after the others, whatever their result.
+# Point-to-point compat tests run again with point-to-point passed through to the real MPI
+# (TOUCAN_P2P_DIRECT=on, V=1; off by default, see docs/design-decisions.md).
+DIRECT_TESTS = ^(anysource|cancel|comm_basic|coll_comms|deadlock_(ring|large|coll)|get_count|halo|isendrecv|large_pairs|mprobe|nb_test|nb_wait|order|p2p_large_count|persistent|probe|proc_null|request_free|request_status|ring|send_modes|sendrecv|stress|threads_multiple|topo_cart|truncate|zero_size)$$
+
 compat-test:
 	@compat-tests/badinput-coverage.sh || echo "WARNING: exported functions missing from compat-tests/src/badinput.c (above)"
 	$(COMPAT_ENV) compat-tests/resources.sh
 	@if [ -x compat-tests/run-all.sh ]; then \
 	    echo "== compat-tests/run-all.sh"; \
 	    rc=0; $(COMPAT_ENV) compat-tests/run-all.sh || rc=$$?; \
+	    echo "== point-to-point passed through (TOUCAN_P2P_DIRECT=on, 2x1)"; \
+	    TOUCAN_P2P_DIRECT=on TOUCAN_COMPAT_CONFIGS=2x1 COMPAT_SMP=0 TOUCAN_COMPAT_FILTER='$(DIRECT_TESTS)' \
+	        $(COMPAT_ENV) compat-tests/run-all.sh || rc=$$?; \
 	    echo "== compat-tests/privatize-libs/run.sh"; \
 	    $(COMPAT_ENV) compat-tests/privatize-libs/run.sh || rc=1; \
 	    exit $$rc; \

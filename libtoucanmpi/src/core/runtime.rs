@@ -107,7 +107,7 @@ pub fn load_config() -> Result<Config, String> {
         real_nbc_min: env_usize("TOUCAN_REAL_NBC_MIN", 0, 0, usize::MAX / 2)?,
         real_multiple: real_thread_level()?,
         balance_ms: balance_period()?,
-        p2p_direct: env_switch("TOUCAN_P2P_DIRECT", true)?,
+        p2p_direct: env_switch("TOUCAN_P2P_DIRECT", false)?,
     };
     Ok(*CONFIG.get_or_init(|| cfg))
 }
@@ -180,7 +180,7 @@ pub fn config() -> Config {
         real_nbc_min: 0,
         real_multiple: false,
         balance_ms: 0,
-        p2p_direct: true,
+        p2p_direct: false,
     })
 }
 
