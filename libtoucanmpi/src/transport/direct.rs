@@ -124,16 +124,9 @@ impl Transport {
     ) -> Result<(), String> {
         let mut temp = temp;
         let dst = temp.as_mut().map_or(into, |t| t.as_mut_ptr());
-        let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
         // SAFETY: the destination stays valid until completion (caller's guarantee, or
         // `temp`, kept in the pending list).
-        check(
-            unsafe {
-                self.real
-                    .PMPI_Irecv_c(dst as *mut c_void, cap as _, h(real::REAL_MPI_BYTE), src, tag, comm, &mut req)
-            },
-            "MPI_Irecv_c",
-        )?;
+        let req = unsafe { self.direct_irecv_raw(comm, src, tag, dst, cap) }?;
         self.post_direct(req, Action::DirectRecv(token, false), temp);
         Ok(())
     }
