@@ -56,8 +56,8 @@ pub struct Config {
     /// `TOUCAN_BALANCE`, see `sched::balance`).
     pub balance_ms: usize,
     /// At one subrank per process, point-to-point on communicators with a real twin passes
-    /// through to the real MPI (`TOUCAN_P2P_DIRECT`, off by default until its nonblocking paths are as cheap as the
-    /// general path's: `p2p::direct`).
+    /// through to the real MPI (`TOUCAN_P2P_DIRECT`, off by default until its nonblocking
+    /// paths are as cheap as the general path's: `p2p::direct`).
     pub p2p_direct: bool,
 }
 
