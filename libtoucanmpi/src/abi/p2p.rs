@@ -753,8 +753,8 @@ unsafe fn direct_recv_finish(sub: usize, comm_h: usize, mut req: RRequest, pat: 
             if let Some(st) = s.direct_recv_poll(&mut req, &pat, cap) {
                 return Some(st);
             }
-            // The rest of the engine now and then (the ring, other requests).
-            if i % 16 == 0 {
+            // The rest of the engine now and then (the ring, other requests), as a wait does.
+            if i.is_multiple_of(blocking::DIRECT_FULL_POLL) {
                 s.progress();
             }
         }

@@ -221,7 +221,7 @@ pub fn wait(id: ReqId) -> MpiResult<Status> {
 }
 
 /// A wait on a direct request polls the whole progress engine once in this many polls.
-const DIRECT_FULL_POLL: u32 = 16;
+pub const DIRECT_FULL_POLL: u32 = 16;
 
 /// Waits for all of `ids`; returns their statuses in order.
 pub fn wait_all(ids: &[ReqId]) -> MpiResult<Vec<Status>> {
