@@ -152,7 +152,7 @@ pub(super) unsafe fn isend(
     mode: SendMode,
 ) -> MpiResult<ReqId> {
     if mode == SendMode::Standard {
-        if let Some(id) = isend_shared(buf, count, dt, dest, tag, comm_h) {
+        if let Some(id) = isend_quick(buf, count, dt, dest, tag, comm_h) {
             return Ok(id);
         }
     }
@@ -170,7 +170,7 @@ pub(super) unsafe fn isend(
 }
 
 pub(super) unsafe fn irecv(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize) -> MpiResult<ReqId> {
-    if let Some(id) = irecv_shared(buf, count, dt, src, tag, comm_h) {
+    if let Some(id) = irecv_quick(buf, count, dt, src, tag, comm_h) {
         return Ok(id);
     }
     let (sub, cm, d, n) = check_recv(buf, count, dt, src, tag, comm_h)?;
@@ -207,6 +207,123 @@ unsafe fn isend_shared(buf: *const c_void, count: i64, dt: usize, dest: c_int, t
         // SAFETY: forwarded from the caller.
         unsafe { shared::isend(&sh, sub, comm_h, dsub, w, env, data) }
     })?
+}
+
+/// The request-making fast paths of a standard-mode MPI_Isend: on a direct communicator
+/// (`isend_direct`) or on the read side of the state (`isend_shared`). None: the general path
+/// runs (nothing was done).
+#[inline(always)]
+unsafe fn isend_quick(buf: *const c_void, count: i64, dt: usize, dest: c_int, tag: c_int, comm_h: usize) -> Option<ReqId> {
+    if direct::on() {
+        isend_direct(buf, count, dt, dest, tag, comm_h)
+    } else {
+        isend_shared(buf, count, dt, dest, tag, comm_h)
+    }
+}
+
+/// `isend_quick` for MPI_Irecv.
+#[inline(always)]
+unsafe fn irecv_quick(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize) -> Option<ReqId> {
+    if direct::on() {
+        irecv_direct(buf, count, dt, src, tag, comm_h)
+    } else {
+        irecv_shared(buf, count, dt, src, tag, comm_h)
+    }
+}
+
+/// MPI_Isend's fast path, outside the general path's unwinding guard (`mpi_fn_fast`): the
+/// request in `*req`. Err: the general path runs (nothing was done; `isend` tries the same
+/// fast paths first, which then decline again).
+#[inline(always)]
+unsafe fn isend_fast(
+    buf: *const c_void,
+    count: i64,
+    dt: usize,
+    dest: c_int,
+    tag: c_int,
+    comm_h: usize,
+    req: *mut Req,
+) -> Result<c_int, ()> {
+    if req.is_null() {
+        return Err(());
+    }
+    let id = isend_quick(buf, count, dt, dest, tag, comm_h).ok_or(())?;
+    // SAFETY: the caller's request pointer, checked non-null.
+    unsafe { *req = id as Req };
+    Ok(c::MPI_SUCCESS)
+}
+
+/// `isend_fast` for MPI_Irecv.
+#[inline(always)]
+unsafe fn irecv_fast(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize, req: *mut Req) -> Result<c_int, ()> {
+    if req.is_null() {
+        return Err(());
+    }
+    let id = irecv_quick(buf, count, dt, src, tag, comm_h).ok_or(())?;
+    // SAFETY: the caller's request pointer, checked non-null.
+    unsafe { *req = id as Req };
+    Ok(c::MPI_SUCCESS)
+}
+
+/// MPI_Isend in standard mode of a contiguous predefined type on a direct communicator
+/// (`core::p2p::direct`, point-to-point passing through): checked and started under one lock,
+/// without the general path's copies of the communicator and datatype. None: the general path
+/// runs (nothing was done), for any error, MPI_PROC_NULL, another communicator...
+#[inline(never)]
+unsafe fn isend_direct(buf: *const c_void, count: i64, dt: usize, dest: c_int, tag: c_int, comm_h: usize) -> Option<ReqId> {
+    let size = crate::core::datatype::contiguous_size(dt)?;
+    if count < 0 || (buf.is_null() && count > 0) || !(0..=hd::tag_ub()).contains(&tag) {
+        return None;
+    }
+    let len = count as usize * size;
+    // A buffer in the program's thread-locals is copied by the general path (`tlsbuf`).
+    if len != 0 && crate::sched::swap::in_blocks(buf as usize, buf as usize + len) {
+        return None;
+    }
+    let sub = sched::rank();
+    state::with_hot(|s| {
+        let cm = fast_comm(s, sub, comm_h)?;
+        let w = fast_world_of(s.world_size(), cm, comm_h, dest)?;
+        let ctx = cm.ctx;
+        // SAFETY: the caller's buffer holds `len` bytes until the request completes.
+        unsafe { s.isend_direct(sub, comm_h, ctx, w, tag, buf as *const u8, len) }
+    })
+    .ok()
+    .flatten()
+}
+
+/// MPI_Irecv of a contiguous predefined type on a direct communicator (`isend_direct`'s
+/// counterpart). None: the general path runs (nothing was done).
+#[inline(never)]
+unsafe fn irecv_direct(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize) -> Option<ReqId> {
+    let size = crate::core::datatype::contiguous_size(dt)?;
+    if count < 0 || (buf.is_null() && count > 0) || (tag < 0 && tag != c::MPI_ANY_TAG) || tag > hd::tag_ub() {
+        return None;
+    }
+    let cap = count as usize * size;
+    // A buffer in the program's thread-locals: see recv_direct.
+    if cap != 0 && crate::sched::swap::in_blocks(buf as usize, buf as usize + cap) {
+        return None;
+    }
+    let d = crate::core::datatype::lookup(dt).ok()?;
+    let sub = sched::rank();
+    state::with_hot(|s| {
+        let cm = fast_comm(s, sub, comm_h)?;
+        if src != c::MPI_ANY_SOURCE {
+            fast_world_of(s.world_size(), cm, comm_h, src)?;
+        }
+        let pat = Pattern { ctx: cm.ctx, src, tag };
+        let t = RecvTarget {
+            buf: buf as *mut u8,
+            count: count as usize,
+            dt: d,
+        };
+        // SAFETY: the caller's buffer, valid until the request completes, outside the
+        // thread-locals (above).
+        unsafe { s.irecv_direct(sub, comm_h, pat, t) }
+    })
+    .ok()
+    .flatten()
 }
 
 /// MPI_Irecv of a contiguous predefined type on the read side of the state
@@ -893,7 +1010,16 @@ macro_rules! isend_fn {
             (dt: usize, dest: c_int, tag: c_int, comm_h: usize, req: *mut Req), errcomm = comm_h, isend_req, $mode);
     };
 }
-isend_fn!(MPI_Isend, PMPI_Isend, MPI_Isend_c, PMPI_Isend_c, SendMode::Standard);
+mpi_fn_fast!(MPI_Isend, PMPI_Isend, |buf: *const c_void, count: c_int, dt: usize, dest: c_int, tag: c_int, comm_h: usize, req: *mut Req|
+    errcomm = comm_h, fast(_no: ()) = isend_fast(buf, i64::from(count), dt, dest, tag, comm_h, req), {
+    isend_req(buf, i64::from(count), dt, dest, tag, comm_h, req, SendMode::Standard)
+});
+mpi_fn!(
+    MPI_Isend_c,
+    PMPI_Isend_c,
+    |buf: *const c_void, count: i64, dt: usize, dest: c_int, tag: c_int, comm_h: usize, req: *mut Req| errcomm = comm_h,
+    { isend_req(buf, count, dt, dest, tag, comm_h, req, SendMode::Standard) }
+);
 isend_fn!(MPI_Issend, PMPI_Issend, MPI_Issend_c, PMPI_Issend_c, SendMode::Sync);
 isend_fn!(MPI_Irsend, PMPI_Irsend, MPI_Irsend_c, PMPI_Irsend_c, SendMode::Ready);
 isend_fn!(MPI_Ibsend, PMPI_Ibsend, MPI_Ibsend_c, PMPI_Ibsend_c, SendMode::Buffered);
@@ -1057,8 +1183,16 @@ unsafe fn irecv_req(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_
     Ok(())
 }
 
-with_c!(MPI_Irecv, PMPI_Irecv, MPI_Irecv_c, PMPI_Irecv_c, (buf: *mut c_void), count,
-    (dt: usize, src: c_int, tag: c_int, comm_h: usize, req: *mut Req), errcomm = comm_h, irecv_req);
+mpi_fn_fast!(MPI_Irecv, PMPI_Irecv, |buf: *mut c_void, count: c_int, dt: usize, src: c_int, tag: c_int, comm_h: usize, req: *mut Req|
+    errcomm = comm_h, fast(_no: ()) = irecv_fast(buf, i64::from(count), dt, src, tag, comm_h, req), {
+    irecv_req(buf, i64::from(count), dt, src, tag, comm_h, req)
+});
+mpi_fn!(
+    MPI_Irecv_c,
+    PMPI_Irecv_c,
+    |buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize, req: *mut Req| errcomm = comm_h,
+    { irecv_req(buf, count, dt, src, tag, comm_h, req) }
+);
 
 fn pattern(cm: &CommRef, src: i32, tag: i32) -> Pattern {
     Pattern { ctx: cm.ctx, src, tag }
@@ -1395,19 +1529,26 @@ unsafe fn reqs<'a>(n: c_int, p: *mut Req) -> MpiResult<&'a mut [Req]> {
 unsafe fn take_done(s: &mut State, v: &mut [Req], statuses: *mut MpiStatus, only: Option<&mut Vec<usize>>) -> (usize, bool) {
     let mut n = 0;
     let mut failed = false;
-    let mut idx = Vec::new();
+    // The indices are collected only for a caller that asks (Waitsome/Testsome): Waitall's
+    // polls allocate nothing.
+    let mut only = only;
+    if let Some(o) = only.as_deref_mut() {
+        o.clear();
+    }
     for (i, h) in v.iter_mut().enumerate() {
         if live(s, *h) && is_done(s, *h as ReqId) {
             let st = take(s, h);
             failed |= st.error != c::MPI_SUCCESS;
-            let pos = if only.is_some() { idx.len() } else { i };
+            let pos = match only.as_deref_mut() {
+                Some(o) => {
+                    o.push(i);
+                    o.len() - 1
+                }
+                None => i,
+            };
             store_at(statuses, pos, &st);
-            idx.push(i);
             n += 1;
         }
-    }
-    if let Some(o) = only {
-        *o = idx;
     }
     (n, failed)
 }
@@ -1429,15 +1570,17 @@ mpi_fn!(
             };
             // What the read side did not finish (SMP mode), or everything.
             if !v.is_empty() {
-                let v = reqs(v.len() as c_int, v.as_mut_ptr())?;
-                // Requests with nothing to wait for report an empty status.
+                // Every handle checked, and those with nothing to wait for given an empty
+                // status, under one lock.
                 state::with(|s| {
+                    v.iter().try_for_each(|&h| check_req(s, h))?;
                     for (i, &h) in v.iter().enumerate() {
                         if !live(s, h) {
                             store_at(statuses, i, &Status::empty());
                         }
                     }
-                })?;
+                    Ok::<(), MpiError>(())
+                })??;
                 block_on(|s| {
                     failed |= take_done(s, v, statuses, None).1;
                     v.iter().all(|&h| !live(s, h)).then_some(())

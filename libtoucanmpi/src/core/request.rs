@@ -268,6 +268,17 @@ impl Slab {
         self.slots[i].1.take()
     }
 
+    /// Removes request `id`, dropping it where it lies (no move of the whole request out of
+    /// its slot, as `remove` makes); a generalized request's callbacks come back.
+    pub fn discard(&mut self, id: ReqId) -> Option<Greq> {
+        let i = self.locate(id)?;
+        self.free.push(i);
+        let slot = &mut self.slots[i].1;
+        let g = slot.as_mut().and_then(|r| r.greq.take());
+        *slot = None;
+        g
+    }
+
     /// Whether request `id` is complete (or not a live active request).
     pub fn is_done(&self, id: ReqId) -> bool {
         self.get(id).map(|r| r.complete || !r.active).unwrap_or(true)

@@ -135,7 +135,7 @@ impl Local {
     /// Removes request `id`; a generalized request's free callback is queued to run outside
     /// the lock.
     pub fn drop_request(&mut self, id: ReqId) {
-        if let Some(Request { greq: Some(g), .. }) = self.reqs.remove(id) {
+        if let Some(g) = self.reqs.discard(id) {
             self.greq_frees.push(g);
         }
     }

@@ -168,6 +168,9 @@ pub struct Transport {
     /// `poll_pending`'s work arrays, kept between polls.
     idx: Vec<c_int>,
     stats: Vec<RealStatus>,
+    /// `testsome`'s completed entries (pending index, status index), kept to save an
+    /// allocation per completion.
+    done: Vec<(usize, usize)>,
 }
 
 /// Outstanding real requests by kind (`Transport::pending_kinds`).
@@ -331,6 +334,7 @@ impl Transport {
             direct_pending: 0,
             idx: Vec::new(),
             stats: Vec::new(),
+            done: Vec::new(),
         };
         // Errors on the real twins (all derived from `coll`) come back as codes: a direct
         // receive's truncation is the program's, reported in its status. The real world's
@@ -869,13 +873,19 @@ impl Transport {
             return Ok(false);
         }
         // Completed entries by index, highest first (swap_remove keeps the lower ones).
-        let mut done: Vec<(usize, usize)> = self.idx[..outcount as usize]
-            .iter()
-            .enumerate()
-            .map(|(k, &i)| (i as usize, k))
-            .collect();
+        let mut done = std::mem::take(&mut self.done);
+        done.clear();
+        done.extend(self.idx[..outcount as usize].iter().enumerate().map(|(k, &i)| (i as usize, k)));
         done.sort_unstable_by_key(|&(i, _)| std::cmp::Reverse(i));
-        for (i, k) in done {
+        let r = self.finish_some(&done, np, in_status, out);
+        self.done = done;
+        r
+    }
+
+    /// `testsome`'s completed entries `done` (pending index, status index; highest index
+    /// first), `np` pending entries tested (an index of `np` is the ring's head).
+    fn finish_some(&mut self, done: &[(usize, usize)], np: usize, in_status: bool, out: &mut Vec<Event>) -> Result<bool, String> {
+        for &(i, k) in done {
             if i == np {
                 // The ring's head: Testsome freed its request (a later MPI_Wait on the null
                 // handle, at the repost, returns at once).

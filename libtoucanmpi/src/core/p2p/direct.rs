@@ -266,6 +266,79 @@ impl State {
         id
     }
 
+    /// MPI_Isend's fast path on a direct communicator: a standard-mode send of `len`
+    /// contiguous bytes to world rank `dest` in a new request of the running subrank `sub`
+    /// (handle `comm_h`). A message of at most `SMALL` bytes goes out with one blocking real
+    /// send (eager: it completes locally) and the request is complete at once; a larger one is
+    /// one real `MPI_Isend`. None: not a direct communicator, or the rank's region hints track
+    /// its requests (the general path runs; nothing was done).
+    ///
+    /// # Safety
+    /// `ptr..ptr+len` stays readable until the request completes (MPI's rule).
+    pub unsafe fn isend_direct(
+        &mut self,
+        sub: usize,
+        comm_h: usize,
+        ctx: u64,
+        dest: u32,
+        tag: i32,
+        ptr: *const u8,
+        len: usize,
+    ) -> Option<ReqId> {
+        if self.locals.get(sub)?.region.tracking {
+            return None;
+        }
+        let comm = self.direct.get(ctx)?.comm;
+        let id = self.new_request(sub, comm_h);
+        if let Some(r) = self.req_mut(id) {
+            r.is_send = true;
+            r.send_to = Some((dest, tag));
+            r.status = Status {
+                source: c::MPI_ANY_SOURCE,
+                tag: c::MPI_ANY_TAG,
+                ..Status::default()
+            };
+        }
+        if len <= crate::transport::direct::SMALL {
+            let proc = self.locate(dest).0 as i32;
+            // SAFETY: forwarded from the caller (only read during the call).
+            unsafe { self.tp.direct_send_small(comm, proc, tag, ptr, len) }.unwrap_or_else(|e| fatal_transport(e));
+            self.complete(id);
+        } else {
+            let data = SendData { ptr, len, owned: None };
+            self.send_direct(id, comm, dest, tag, data, SendMode::Standard);
+        }
+        Some(id)
+    }
+
+    /// MPI_Irecv's fast path on a direct communicator: one real receive of at most `t`'s
+    /// bytes (contiguous) in a new request of the running subrank `sub`. None: not a direct
+    /// communicator, messages taken off the real MPI wait in the rank's queue (they come
+    /// first), or the region hints track requests (the general path runs; nothing was done).
+    ///
+    /// # Safety
+    /// `t` is a contiguous receive buffer of `sub`, valid until the request completes.
+    pub unsafe fn irecv_direct(&mut self, sub: usize, comm_h: usize, pat: Pattern, t: crate::core::request::RecvTarget) -> Option<ReqId> {
+        let l = self.locals.get(sub)?;
+        if l.region.tracking || !l.unexpected.is_empty() {
+            return None;
+        }
+        let dc = self.direct.get(pat.ctx)?;
+        let (comm, src) = (dc.comm, dc.source(pat.src));
+        let (buf, cap) = (t.buf, t.count * t.dt.size);
+        let id = self.new_request(sub, comm_h);
+        if let Some(r) = self.req_mut(id) {
+            // SAFETY: forwarded from the caller.
+            unsafe { r.set_recv(t) };
+            r.is_send = false;
+            r.status = Status::empty();
+        }
+        // SAFETY: the buffer holds `cap` bytes until the request completes (caller).
+        unsafe { self.tp.direct_recv(comm, src, real_tag(pat.tag), buf, cap, None, id) }.unwrap_or_else(|e| fatal_transport(e));
+        self.locals[sub].posted.push_back(Posted { pat, req: id });
+        Some(id)
+    }
+
     /// Receives a message taken from the real MPI by a probe (`Body::Real`) into request `rid`.
     pub(super) fn deliver_real(&mut self, rid: ReqId, env: Envelope, msg: RMessage) {
         let Some(r) = self.req_mut(rid) else { return };
