@@ -221,6 +221,8 @@ pub struct State {
     pub locals: Locals,
     pub tp: TpCell,
     events: Vec<Event>,
+    /// `progress_direct`'s polls, counted to poll everything every `DIRECT_FULL_POLL`th time.
+    direct_polls: u32,
     pub real_version: String,
     pub det: super::deadlock::Detector,
     /// Meeting points of the two-level collectives.
@@ -527,6 +529,7 @@ impl State {
             locals: Locals(locals),
             tp: TpCell(Lock::new(tp)),
             events: Vec::new(),
+            direct_polls: 0,
             real_version,
             det: super::deadlock::Detector::new(),
             meets: Default::default(),
@@ -684,7 +687,11 @@ impl State {
     /// for them and the ring together, then the ring's message if one came.
     fn progress_direct(&mut self) -> bool {
         super::background::stepped();
-        let mut any = match self.tp.poll_with_ring(&mut self.events) {
+        // Every pending request and the ring now and then; in between the ring's head and one
+        // direct operation (`Transport::poll_direct`).
+        self.direct_polls = self.direct_polls.wrapping_add(1);
+        let full = self.direct_polls.is_multiple_of(super::p2p::blocking::DIRECT_FULL_POLL);
+        let mut any = match self.tp.poll_direct(&mut self.events, full) {
             Ok(a) => a,
             Err(e) => progress_failed(e),
         };
