@@ -231,35 +231,16 @@ unsafe fn irecv_quick(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: 
     }
 }
 
-/// MPI_Isend's fast path, outside the general path's unwinding guard (`mpi_fn_fast`): the
-/// request in `*req`. Err: the general path runs (nothing was done; `isend` tries the same
-/// fast paths first, which then decline again).
+/// The fast path of MPI_Isend/MPI_Irecv (`quick`: `isend_quick` or `irecv_quick`), outside
+/// the general path's unwinding guard (`mpi_fn_fast`): the request in `*req`. Err: the
+/// general path runs (nothing was done; `isend`/`irecv` try the same fast paths first, which
+/// then decline again).
 #[inline(always)]
-unsafe fn isend_fast(
-    buf: *const c_void,
-    count: i64,
-    dt: usize,
-    dest: c_int,
-    tag: c_int,
-    comm_h: usize,
-    req: *mut Req,
-) -> Result<c_int, ()> {
+unsafe fn req_fast(req: *mut Req, quick: impl FnOnce() -> Option<ReqId>) -> Result<c_int, ()> {
     if req.is_null() {
         return Err(());
     }
-    let id = isend_quick(buf, count, dt, dest, tag, comm_h).ok_or(())?;
-    // SAFETY: the caller's request pointer, checked non-null.
-    unsafe { *req = id as Req };
-    Ok(c::MPI_SUCCESS)
-}
-
-/// `isend_fast` for MPI_Irecv.
-#[inline(always)]
-unsafe fn irecv_fast(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize, req: *mut Req) -> Result<c_int, ()> {
-    if req.is_null() {
-        return Err(());
-    }
-    let id = irecv_quick(buf, count, dt, src, tag, comm_h).ok_or(())?;
+    let id = quick().ok_or(())?;
     // SAFETY: the caller's request pointer, checked non-null.
     unsafe { *req = id as Req };
     Ok(c::MPI_SUCCESS)
@@ -1011,7 +992,7 @@ macro_rules! isend_fn {
     };
 }
 mpi_fn_fast!(MPI_Isend, PMPI_Isend, |buf: *const c_void, count: c_int, dt: usize, dest: c_int, tag: c_int, comm_h: usize, req: *mut Req|
-    errcomm = comm_h, fast(_no: ()) = isend_fast(buf, i64::from(count), dt, dest, tag, comm_h, req), {
+    errcomm = comm_h, fast(_no: ()) = req_fast(req, || isend_quick(buf, i64::from(count), dt, dest, tag, comm_h)), {
     isend_req(buf, i64::from(count), dt, dest, tag, comm_h, req, SendMode::Standard)
 });
 mpi_fn!(
@@ -1184,7 +1165,7 @@ unsafe fn irecv_req(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_
 }
 
 mpi_fn_fast!(MPI_Irecv, PMPI_Irecv, |buf: *mut c_void, count: c_int, dt: usize, src: c_int, tag: c_int, comm_h: usize, req: *mut Req|
-    errcomm = comm_h, fast(_no: ()) = irecv_fast(buf, i64::from(count), dt, src, tag, comm_h, req), {
+    errcomm = comm_h, fast(_no: ()) = req_fast(req, || irecv_quick(buf, i64::from(count), dt, src, tag, comm_h)), {
     irecv_req(buf, i64::from(count), dt, src, tag, comm_h, req)
 });
 mpi_fn!(

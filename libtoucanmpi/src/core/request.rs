@@ -145,6 +145,17 @@ impl Request {
         }
     }
 
+    /// Makes it a send to world rank `dest` with `tag` (its status reports no source or tag).
+    pub fn mark_send(&mut self, dest: u32, tag: i32) {
+        self.is_send = true;
+        self.send_to = Some((dest, tag));
+        self.status = Status {
+            source: crate::consts::MPI_ANY_SOURCE,
+            tag: crate::consts::MPI_ANY_TAG,
+            ..Status::default()
+        };
+    }
+
     /// Makes `t` the receive's target (through a bounce buffer if it lies in the program's
     /// thread-locals).
     ///

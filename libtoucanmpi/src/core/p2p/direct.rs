@@ -291,13 +291,7 @@ impl State {
         let comm = self.direct.get(ctx)?.comm;
         let id = self.new_request(sub, comm_h);
         if let Some(r) = self.req_mut(id) {
-            r.is_send = true;
-            r.send_to = Some((dest, tag));
-            r.status = Status {
-                source: c::MPI_ANY_SOURCE,
-                tag: c::MPI_ANY_TAG,
-                ..Status::default()
-            };
+            r.mark_send(dest, tag);
         }
         if len <= crate::transport::direct::SMALL {
             let proc = self.locate(dest).0 as i32;

@@ -98,13 +98,7 @@ impl State {
         let env = Envelope { ctx, src: src_rank, tag };
         let (proc, dsub) = self.locate(dest);
         if let Some(r) = self.req_mut(id) {
-            r.is_send = true;
-            r.send_to = Some((dest, tag));
-            r.status = Status {
-                source: c::MPI_ANY_SOURCE,
-                tag: c::MPI_ANY_TAG,
-                ..Status::default()
-            };
+            r.mark_send(dest, tag);
         }
         if let Some(dc) = self.direct.get(ctx) {
             let comm = dc.comm;

@@ -153,14 +153,8 @@ fn send_request(sh: &Shared<'_>, sub: usize, comm_h: usize, dest: u32, tag: i32)
     }
     let mut r = Request::new(sub, comm_h);
     r.waiter = sched::current();
-    r.is_send = true;
-    r.send_to = Some((dest, tag));
+    r.mark_send(dest, tag);
     r.pending = 1;
-    r.status = Status {
-        source: c::MPI_ANY_SOURCE,
-        tag: c::MPI_ANY_TAG,
-        ..Status::default()
-    };
     Some(l.reqs.insert(r))
 }
 
