@@ -237,6 +237,25 @@ impl Slab {
     }
 
     pub fn insert(&mut self, r: Request) -> ReqId {
+        let (id, slot) = self.vacant();
+        *slot = Some(r);
+        id
+    }
+
+    /// A new request of `comm` (`Request::new`) that `waiter` waits for, built where it is
+    /// kept (a request is a few hundred bytes: `insert` of one built on the stack copies it).
+    #[inline]
+    pub fn insert_new(&mut self, comm: usize, waiter: usize) -> ReqId {
+        let owner = self.owner;
+        let (id, slot) = self.vacant();
+        let r = slot.insert(Request::new(owner, comm));
+        r.waiter = waiter;
+        id
+    }
+
+    /// A free slot, its generation advanced, and the handle it gives.
+    #[inline]
+    fn vacant(&mut self) -> (ReqId, &mut Option<Request>) {
         let idx = match self.free.pop() {
             Some(i) => i,
             None => {
@@ -246,8 +265,8 @@ impl Slab {
         };
         let slot = &mut self.slots[idx];
         slot.0 = slot.0.wrapping_add(1) & 0xffff;
-        slot.1 = Some(r);
-        (self.owner as u64) << OWNER_SHIFT | HANDLE_BASE | ((slot.0 as u64) << IDX_BITS) | idx as u64
+        let id = (self.owner as u64) << OWNER_SHIFT | HANDLE_BASE | ((slot.0 as u64) << IDX_BITS) | idx as u64;
+        (id, &mut slot.1)
     }
 
     #[inline]

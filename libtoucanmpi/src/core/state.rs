@@ -558,12 +558,9 @@ impl State {
     }
 
     pub fn new_request(&mut self, owner: usize, comm: usize) -> ReqId {
-        let mut r = Request::new(owner, comm);
         let cur = sched::current();
-        if cur != usize::MAX {
-            r.waiter = cur;
-        }
-        let id = self.locals[owner].reqs.insert(r);
+        let waiter = if cur != usize::MAX { cur } else { owner };
+        let id = self.locals[owner].reqs.insert_new(comm, waiter);
         if self.locals[owner].region.tracking {
             super::region::track(self, owner, id);
         }

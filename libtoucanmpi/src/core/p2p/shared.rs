@@ -151,11 +151,11 @@ fn send_request(sh: &Shared<'_>, sub: usize, comm_h: usize, dest: u32, tag: i32)
     if l.region.tracking {
         return None;
     }
-    let mut r = Request::new(sub, comm_h);
-    r.waiter = sched::current();
+    let id = l.reqs.insert_new(comm_h, sched::current());
+    let r = l.reqs.get_mut(id)?;
     r.mark_send(dest, tag);
     r.pending = 1;
-    Some(l.reqs.insert(r))
+    Some(id)
 }
 
 /// MPI_Isend in standard mode of an eager message to subrank `dsub` of another process
