@@ -84,6 +84,19 @@ fn plain(b: &Buf) -> bool {
 /// # Safety
 /// MPI requires the buffers of `part` to stay valid until the request completes.
 pub unsafe fn start(c: &Coll, part: &Part, id: ReqId) -> Option<MpiResult<()>> {
+    let (what, mem) = match shape(c, part)? {
+        Ok(x) => x,
+        Err(e) => return Some(Err(e)),
+    };
+    // SAFETY: the user's buffers stay valid until the request completes (the caller's
+    // contract); `CollMem::owned` memory travels with the operation.
+    Some(unsafe { real::submit(c, what, mem, id) })
+}
+
+/// The real operation of call `c` with arguments `part` straight between the user's buffers
+/// (the memory it names holds no buffer of ours: `keep` is empty); None when its buffers
+/// cannot go as they are. Also the plan of a persistent call at V=1 (`coll::persist`).
+pub fn shape(c: &Coll, part: &Part) -> Option<MpiResult<(RealColl, CollMem)>> {
     let me = c.comm.rank as usize;
     let procs = match procs(c) {
         Ok(p) => p,
@@ -233,7 +246,5 @@ pub unsafe fn start(c: &Coll, part: &Part, id: ReqId) -> Option<MpiResult<()>> {
         }
         _ => return None,
     };
-    // SAFETY: the user's buffers stay valid until the request completes (the caller's
-    // contract); `CollMem::owned` memory travels with the operation.
-    Some(unsafe { real::submit(c, what, mem, id) })
+    Some(Ok((what, mem)))
 }
