@@ -142,6 +142,16 @@ pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()
     if req.is_null() {
         return err(c::MPI_ERR_ARG, "null request pointer");
     }
+    // coll5: at one member per process on an idle twin, the whole call in one pass.
+    if !persistent {
+        if let Work::Part(p) = &work {
+            // SAFETY: MPI requires the buffers to stay valid until the request completes.
+            if let Some(id) = unsafe { nbc::fast(sub, comm_h, p, equal) } {
+                *req = id as usize;
+                return Ok(());
+            }
+        }
+    }
     // A nonblocking call at one member per process goes to the real MPI's nonblocking
     // collective without a helper task where it can (`nbc`); the choice depends only on
     // what every rank passes alike.

@@ -90,6 +90,9 @@ struct Twin {
     /// coll5: persistent calls that got a private twin so far (`coll::persist`), counted in
     /// the parent's call order like `children`.
     persistent: u32,
+    /// coll5: the process of each rank when every process holds exactly one (Some(None):
+    /// not so), found once (`start_idle`).
+    layout: Option<Option<Box<[usize]>>>,
 }
 
 impl Twin {
@@ -103,6 +106,7 @@ impl Twin {
             children: 0,
             started: 0,
             persistent: 0,
+            layout: None,
         }
     }
     /// Whether `p` was registered already (started, or still waiting).
@@ -294,6 +298,69 @@ fn pump(s: &mut State, key: CommKey) {
         }
     }
     release_if_unused(s, key);
+}
+
+/// coll5: the fast path of a nonblocking call at one member per process (`nbc::fast`), in
+/// one pass under the state lock: when communicator `comm_h` of subrank `sub` has a made twin
+/// on which nothing waits for a turn, every process holds one of its members, and `build`
+/// gives the real operation for (this rank, the process of each rank), takes the call's
+/// number, makes its request (awaiting one event, returned) and starts the operation at
+/// once, in the place the general path (`enrol`, `submit`, `pump`) would give it. None:
+/// nothing was done.
+///
+/// # Safety
+/// The memory of the operation `build` gives stays valid until the request completes.
+pub(super) unsafe fn start_idle(
+    sub: usize,
+    comm_h: usize,
+    build: impl FnOnce(usize, &[usize]) -> Option<(RealColl, CollMem)>,
+) -> Option<crate::core::request::ReqId> {
+    state::with(|s| {
+        let i = crate::core::comm::comm_index(comm_h)?;
+        let cm = s.locals.get(sub)?.comms.get(i)?.as_ref()?;
+        if cm.is_inter() {
+            return None;
+        }
+        let (key, me) = (key_of(cm.ctx, &cm.group.ranks), cm.rank as usize);
+        if s.rcoll.twins.get(&key)?.layout.is_none() {
+            let layout = one_each(s, &cm.group.ranks);
+            s.rcoll.twins.get_mut(&key)?.layout = Some(layout);
+        }
+        let t = s.rcoll.twins.get(&key)?;
+        let comm = t.comm?;
+        if !t.waiting.is_empty() || !t.ready.is_empty() {
+            return None;
+        }
+        let (what, mem) = build(me, t.layout.as_ref()?.as_ref()?)?;
+        let c = s.locals[sub].comms[i].as_mut()?;
+        c.coll_seq += 1;
+        let place = (c.coll_seq, 0);
+        let id = s.new_request(sub, comm_h);
+        if let Some(r) = s.req_mut(id) {
+            r.pending = 1;
+        }
+        let token = s.rcoll.token();
+        let t = s.rcoll.twins.get_mut(&key)?;
+        t.last = Some(place);
+        t.started += 1;
+        let number = t.started;
+        s.rcoll.running.insert(token, (key, number));
+        s.rcoll.inflight.insert(token, Inflight::Req { id });
+        // SAFETY: the caller keeps the memory valid until the request completes.
+        if let Err(e) = unsafe { s.tp.start_coll(comm, what, mem, token) } {
+            crate::core::diag::fatal(&format!("real collective: {e}"));
+        }
+        Some(id)
+    })
+    .ok()
+    .flatten()
+}
+
+/// The process of each of `ranks` (world ranks) when every process holds exactly one.
+fn one_each(s: &State, ranks: &[u32]) -> Option<Box<[usize]>> {
+    let mut seen = vec![false; s.nproc];
+    let procs: Box<[usize]> = ranks.iter().map(|&w| s.locate(w).0).collect();
+    (ranks.len() == s.nproc && procs.iter().all(|&p| !std::mem::replace(&mut seen[p], true))).then_some(procs)
 }
 
 /// Frees a twin whose virtual communicator every local member freed, once nothing waits
