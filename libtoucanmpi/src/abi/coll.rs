@@ -283,15 +283,15 @@ unsafe fn run_team(t: &Arc<team::Team>, sub: usize, cm: &CommRef, comm_h: usize,
 /// Runs `op` in a helper task that completes request `id` when it is done; a planned
 /// persistent call (`MPI_Start`, coll5) runs its plan instead.
 pub(crate) fn launch(id: ReqId, op: Rc<CollOp>) -> MpiResult<()> {
+    if let Some(plan) = &op.plan {
+        crate::core::background::wanted();
+        return persist::start(plan, id);
+    }
     state::with(|s| {
         if let Some(r) = s.req_mut(id) {
             r.pending = 1;
         }
     })?;
-    if let Some(plan) = &op.plan {
-        crate::core::background::wanted();
-        return persist::start(plan, id);
-    }
     let body = Box::new(move || {
         let res = (op.job)(&op.coll);
         let _ = state::with(|s| {

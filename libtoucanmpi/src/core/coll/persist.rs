@@ -222,10 +222,13 @@ pub unsafe fn init(c: &Coll, part: Part, id: ReqId) -> MpiResult<Result<PlanRef,
     })?
 }
 
-/// One member's `MPI_Start` of planned call `plan` (its request `id` active and awaiting one
-/// event): the round's last local start runs it.
+/// One member's `MPI_Start` of planned call `plan` (its request `id` active; made to await
+/// one event here): the round's last local start runs it.
 pub fn start(plan: &PlanRef, id: ReqId) -> MpiResult<()> {
     let job = state::with(|s| -> MpiResult<Option<Round>> {
+        if let Some(r) = s.req_mut(id) {
+            r.pending = 1;
+        }
         drain(s);
         let Some(p) = s.rcoll.plans.map.get_mut(&plan.0) else {
             return err(c::MPI_ERR_INTERN, "MPI_Start of a persistent collective without its plan");

@@ -525,17 +525,33 @@ pub(super) unsafe fn queue_private(
 ) -> MpiResult<()> {
     let place = (round, 0);
     let token = s.rcoll.token();
-    let Some(t) = s.rcoll.twins.get_mut(&key) else {
-        return err(c::MPI_ERR_INTERN, "persistent collective started without its real communicator");
-    };
-    t.waiting.insert(place);
-    t.ready.insert(place, Queued { what, mem, token });
     let done = match done {
         Ok((plan, rec)) => Inflight::Plan { plan, rec },
         Err(id) => Inflight::Req { id },
     };
     s.rcoll.inflight.insert(token, done);
-    pump(s, key);
+    let Some(t) = s.rcoll.twins.get_mut(&key) else {
+        s.rcoll.inflight.remove(&token);
+        return err(c::MPI_ERR_INTERN, "persistent collective started without its real communicator");
+    };
+    match t.comm {
+        // Made, and no earlier round waits: start it now (what `pump` would do at once).
+        Some(comm) if t.waiting.is_empty() && t.ready.is_empty() => {
+            t.last = Some(place);
+            t.started += 1;
+            let number = t.started;
+            s.rcoll.running.insert(token, (key, number));
+            // SAFETY: forwarded from the caller.
+            if let Err(e) = unsafe { s.tp.start_coll(comm, what, mem, token) } {
+                crate::core::diag::fatal(&format!("real collective: {e}"));
+            }
+        }
+        _ => {
+            t.waiting.insert(place);
+            t.ready.insert(place, Queued { what, mem, token });
+            pump(s, key);
+        }
+    }
     Ok(())
 }
 
