@@ -377,6 +377,19 @@ fn rooted_bytes(rec: &Rec) -> usize {
 /// The real collective of `rec` finished with `buf` (its memory): distributes the result to
 /// the local members and completes their requests (from the progress engine).
 pub fn finish(s: &mut State, rec: &Rec, buf: Vec<u8>) {
+    // SAFETY: every member's buffers stay valid until its request completes (below).
+    unsafe { distribute(rec, &buf, s.myproc) };
+    for (_, id) in rec.parts.iter().flatten() {
+        s.event_done(*id);
+    }
+}
+
+/// `finish`'s copies of the result `buf` into the local members' buffers (this is process
+/// `myproc`).
+///
+/// # Safety
+/// Every member's buffers are valid.
+unsafe fn distribute(rec: &Rec, buf: &[u8], myproc: usize) {
     for (j, slot) in rec.parts.iter().enumerate() {
         let Some((part, _)) = slot else { continue };
         let me = rec.local[j];
@@ -393,19 +406,19 @@ pub fn finish(s: &mut State, rec: &Rec, buf: Vec<u8>) {
                     red,
                     root,
                     ..
-                } if root.is_none_or(|r| r == me) => red.store(&buf, *recv, *count, dt),
+                } if root.is_none_or(|r| r == me) => red.store(buf, *recv, *count, dt),
                 Part::Gather { parts, root, .. } if *root == me => {
                     let bytes = rooted_bytes(rec);
                     let blk = rec.per * bytes;
                     for (i, &(p, k)) in rec.procs.iter().enumerate() {
-                        unpack_block(parts, i, &buf, p * blk + k * bytes, bytes);
+                        unpack_block(parts, i, buf, p * blk + k * bytes, bytes);
                     }
                 }
                 Part::Scatter { recv: Some(b), root, .. } => {
                     let bytes = rooted_bytes(rec);
                     // The root's process kept the whole send buffer, its own block in place.
-                    let base = if rec.procs[*root as usize].0 == s.myproc {
-                        s.myproc * rec.per * bytes
+                    let base = if rec.procs[*root as usize].0 == myproc {
+                        myproc * rec.per * bytes
                     } else {
                         0
                     };
@@ -416,7 +429,7 @@ pub fn finish(s: &mut State, rec: &Rec, buf: Vec<u8>) {
                     let bytes = block_bytes(parts);
                     let blk = rec.per * bytes;
                     for (i, &(p, k)) in rec.procs.iter().enumerate() {
-                        unpack_block(parts, i, &buf, p * blk + k * bytes, bytes);
+                        unpack_block(parts, i, buf, p * blk + k * bytes, bytes);
                     }
                 }
                 // coll5: the layout of `combine`'s Alltoall; the received half follows the sent one.
@@ -425,14 +438,80 @@ pub fn finish(s: &mut State, rec: &Rec, buf: Vec<u8>) {
                     let blk = rec.per * rec.per * bytes;
                     let half = buf.len() / 2;
                     for (i, &(q, k)) in rec.procs.iter().enumerate() {
-                        unpack_block(recvs, i, &buf, half + q * blk + (k * rec.per + j) * bytes, bytes);
+                        unpack_block(recvs, i, buf, half + q * blk + (k * rec.per + j) * bytes, bytes);
                     }
                 }
                 _ => {}
             }
         }
     }
-    for (_, id) in rec.parts.iter().flatten() {
-        s.event_done(*id);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::consts as c;
+    use rstest::rstest;
+
+    /// coll5: the per-process layout of a packed Alltoall (`combine` and `distribute`), with
+    /// the real Ialltoall played by copying block q of process p's send half into block p of
+    /// process q's receive half. Every rank sends 100 * from + to.
+    #[rstest]
+    #[case::one_per_process(2, 1)]
+    #[case::two_per_process(2, 2)]
+    #[case::three_by_two(3, 2)]
+    fn packed_alltoall_delivers_every_block(#[case] nproc: usize, #[case] per: usize) {
+        let int = crate::core::datatype::lookup(c::MPI_INT).expect("MPI_INT");
+        let n = nproc * per;
+        let procs: Vec<(usize, usize)> = (0..n).map(|r| (r / per, r % per)).collect();
+        let mut sends: Vec<Vec<i32>> = (0..n).map(|f| (0..n).map(|t| (100 * f + t) as i32).collect()).collect();
+        let mut recvs: Vec<Vec<i32>> = vec![vec![-1; n]; n];
+        let blocks = |v: &mut Vec<i32>| Blocks::Equal {
+            ptr: v.as_mut_ptr() as *mut u8,
+            count: 1,
+            dt: int.clone(),
+            n,
+        };
+        let recs: Vec<Rec> = (0..nproc)
+            .map(|p| {
+                let local: Vec<i32> = (0..per).map(|k| (p * per + k) as i32).collect();
+                let parts = local
+                    .iter()
+                    .map(|&r| {
+                        let part = Part::Alltoall {
+                            sends: Some(blocks(&mut sends[r as usize])),
+                            recvs: blocks(&mut recvs[r as usize]),
+                        };
+                        Some((part, 0))
+                    })
+                    .collect();
+                Rec {
+                    local,
+                    parts,
+                    joined: per,
+                    procs: procs.clone(),
+                    per,
+                }
+            })
+            .collect();
+        // SAFETY: the blocks point at the vectors above, alive until the end.
+        let mems: Vec<(RealColl, CollMem)> = recs.iter().map(|r| unsafe { combine(r, r.local[0]) }).collect();
+        let RealColl::Alltoall { bytes: blk } = mems[0].0 else {
+            panic!("not an alltoall")
+        };
+        let half = nproc * blk;
+        for q in 0..nproc {
+            let mut buf = mems[q].1.keep.clone();
+            for p in 0..nproc {
+                let from = &mems[p].1.keep[q * blk..(q + 1) * blk];
+                buf[half + p * blk..half + (p + 1) * blk].copy_from_slice(from);
+            }
+            // SAFETY: as above.
+            unsafe { distribute(&recs[q], &buf, q) };
+        }
+        for (to, got) in recvs.iter().enumerate() {
+            let want: Vec<i32> = (0..n).map(|f| (100 * f + to) as i32).collect();
+            assert_eq!(got, &want, "rank {to}");
+        }
     }
 }
