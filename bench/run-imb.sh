@@ -21,6 +21,8 @@
 #   ampi-pP-vpV     charmrun +pP ++local ++quiet IMB +vpV (AMPI build)        V ranks
 #   base-NxV, base-NxWxV   as toucan-..., against the --baseline library (LD_LIBRARY_PATH
 #                   overrides the Toucan build's RUNPATH): before/after a change, one run set
+#   toucan-...-mt, base-...-mt   the same with TOUCAN_REAL_THREAD=multiple (the real MPI at
+#                   MPI_THREAD_MULTIPLE), e.g. -c toucan-2x1,toucan-2x1-mt -b PingPong,Sendrecv
 # Each configuration runs every benchmark of -b (IMB-MPI1) and of -n (IMB-NBC; "none" for
 # none) on all its ranks (-npmin = ranks), message sizes -m, N times, interleaved (run 1 of
 # every configuration, then run 2, ...). IMB's own arguments: -msglen (the sizes), -npmin,
@@ -153,7 +155,11 @@ libdir="$("$TOUCANCC" -showme:libdirs)"
 declare -A cfg_impl=() cfg_ranks=() cfg_cmd=()
 need_impl=()
 for cfg in "${configs[@]}"; do
-    case "$cfg" in
+    # coll5: a -mt suffix on a toucan-/base- configuration asks the real MPI underneath for
+    # MPI_THREAD_MULTIPLE (TOUCAN_REAL_THREAD=multiple), to measure what it costs.
+    mt=""
+    [[ "$cfg" == toucan-*-mt || "$cfg" == base-*-mt ]] && mt="TOUCAN_REAL_THREAD=multiple "
+    case "${cfg%-mt}" in
     mpich-[0-9]*p)
         n=${cfg#mpich-}
         n=${n%p}
@@ -161,12 +167,14 @@ for cfg in "${configs[@]}"; do
         ;;
     toucan-[0-9]*x[0-9]*x[0-9]* | base-[0-9]*x[0-9]*x[0-9]*)
         IFS=x read -r n w v <<<"${cfg#*-}"
+        v=${v%-mt}
         cfg_impl[$cfg]=toucan cfg_ranks[$cfg]=$((n * w * v))
-        cfg_cmd[$cfg]="TOUCAN_WORKERS=$w TOUCAN_V=$v $MPIRUN -np $n"
+        cfg_cmd[$cfg]="${mt}TOUCAN_WORKERS=$w TOUCAN_V=$v $MPIRUN -np $n"
         ;;
     toucan-[0-9]*x[0-9]* | base-[0-9]*x[0-9]*)
         IFS=x read -r n v <<<"${cfg#*-}"
-        cfg_impl[$cfg]=toucan cfg_ranks[$cfg]=$((n * v)) cfg_cmd[$cfg]="TOUCAN_V=$v $MPIRUN -np $n"
+        v=${v%-mt}
+        cfg_impl[$cfg]=toucan cfg_ranks[$cfg]=$((n * v)) cfg_cmd[$cfg]="${mt}TOUCAN_V=$v $MPIRUN -np $n"
         ;;
     ampi-p[0-9]*-vp[0-9]*)
         [[ -n "$ampi_home" ]] || die "$cfg needs --ampi HOME"

@@ -11,7 +11,7 @@ use super::handles::{self as hd, comm};
 use crate::core::coll::reduce::Reducer;
 use crate::core::coll::team::{self, Blocks, Part};
 use crate::core::coll::teamcall;
-use crate::core::coll::{nbc, nbrec, real};
+use crate::core::coll::{nbc, nbrec, persist, real};
 use crate::core::coll::{Buf, Coll, CollJob, CollOp};
 use crate::core::comm::CommRef;
 use crate::core::datatype::DtRef;
@@ -142,6 +142,16 @@ pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()
     if req.is_null() {
         return err(c::MPI_ERR_ARG, "null request pointer");
     }
+    // coll5: at one member per process on an idle twin, the whole call in one pass.
+    if !persistent {
+        if let Work::Part(p) = &work {
+            // SAFETY: MPI requires the buffers to stay valid until the request completes.
+            if let Some(id) = unsafe { nbc::fast(sub, comm_h, p, equal) } {
+                *req = id as usize;
+                return Ok(());
+            }
+        }
+    }
     // A nonblocking call at one member per process goes to the real MPI's nonblocking
     // collective without a helper task where it can (`nbc`); the choice depends only on
     // what every rank passes alike.
@@ -182,11 +192,38 @@ pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()
             }
         }
     }
+    // coll5: a persistent call on a communicator with a twin is planned once (`persist`).
+    let work = match work {
+        Work::Part(p) if persistent && persist::eligible(&cm, &p, equal) => {
+            // SAFETY: MPI requires the buffers to stay valid while the request lives, and
+            // every member to initialise its collectives in the same order.
+            match unsafe { persist::init(&coll, p, id) }? {
+                Ok(plan) => {
+                    let job: CollJob = Box::new(|_: &Coll| err(c::MPI_ERR_INTERN, "a planned persistent collective has no job"));
+                    let op = Rc::new(CollOp {
+                        coll,
+                        job,
+                        plan: Some(plan),
+                    });
+                    state::with(|s| {
+                        if let Some(r) = s.req_mut(id) {
+                            r.persist = Some(Box::new(Persist::Coll(op)));
+                            r.active = false;
+                        }
+                    })?;
+                    *req = id as usize;
+                    return Ok(());
+                }
+                Err(p) => Work::Part(p),
+            }
+        }
+        w => w,
+    };
     let job = match work {
         Work::Job(j) => j,
         Work::Part(p) => job_of(p),
     };
-    let op = Rc::new(CollOp { coll, job });
+    let op = Rc::new(CollOp { coll, job, plan: None });
     if persistent {
         state::with(|s| {
             if let Some(r) = s.req_mut(id) {
@@ -243,8 +280,13 @@ unsafe fn run_team(t: &Arc<team::Team>, sub: usize, cm: &CommRef, comm_h: usize,
     }
 }
 
-/// Runs `op` in a helper task that completes request `id` when it is done.
+/// Runs `op` in a helper task that completes request `id` when it is done; a planned
+/// persistent call (`MPI_Start`, coll5) runs its plan instead.
 pub(crate) fn launch(id: ReqId, op: Rc<CollOp>) -> MpiResult<()> {
+    if let Some(plan) = &op.plan {
+        crate::core::background::wanted();
+        return persist::start(plan, id);
+    }
     state::with(|s| {
         if let Some(r) = s.req_mut(id) {
             r.pending = 1;

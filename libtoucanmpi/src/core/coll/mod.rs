@@ -11,6 +11,7 @@ pub mod inter;
 pub mod nbc;
 pub mod nbrec;
 pub mod op;
+pub mod persist;
 pub mod real;
 pub mod reduce;
 pub mod team;
@@ -99,6 +100,8 @@ pub type CollJob = Box<dyn Fn(&Coll) -> MpiResult<()>>;
 pub struct CollOp {
     pub coll: Coll,
     pub job: CollJob,
+    /// coll5: a persistent call planned once (`persist`): each start runs the plan, not `job`.
+    pub plan: Option<persist::PlanRef>,
 }
 
 /// One subrank's side of one collective call on one communicator.

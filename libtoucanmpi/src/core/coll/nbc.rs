@@ -36,7 +36,13 @@ pub fn worth(bytes: usize) -> bool {
 /// member per process, and a kind the real MPI serves with what every rank passes alike.
 /// (Gather/Scatter: equal blocks, which the caller knows from the binding, `equal`.)
 pub fn eligible(cm: &CommRef, part: &Part, equal: bool) -> bool {
-    let kind = match part {
+    kind_eligible(part, equal) && real::one_per_process(cm)
+}
+
+/// `eligible` without the layout of the communicator: a kind the real MPI serves with what
+/// every rank passes alike.
+fn kind_eligible(part: &Part, equal: bool) -> bool {
+    match part {
         Part::Barrier => true,
         Part::Bcast { buf, .. } => worth(buf.count * buf.dt.size),
         Part::Reduce { count, dt, red, .. } => real::reducible(red) && worth(count * dt.size),
@@ -54,8 +60,7 @@ pub fn eligible(cm: &CommRef, part: &Part, equal: bool) -> bool {
             Blocks::List(_) => false,
         },
         _ => false,
-    };
-    kind && real::one_per_process(cm)
+    }
 }
 
 /// Bytes per block of `parts` when they lie back to back as one buffer in process order
@@ -84,11 +89,46 @@ fn plain(b: &Buf) -> bool {
 /// # Safety
 /// MPI requires the buffers of `part` to stay valid until the request completes.
 pub unsafe fn start(c: &Coll, part: &Part, id: ReqId) -> Option<MpiResult<()>> {
-    let me = c.comm.rank as usize;
+    let (what, mem) = match shape(c, part)? {
+        Ok(x) => x,
+        Err(e) => return Some(Err(e)),
+    };
+    // SAFETY: the user's buffers stay valid until the request completes (the caller's
+    // contract); `CollMem::owned` memory travels with the operation.
+    Some(unsafe { real::submit(c, what, mem, id) })
+}
+
+/// The real operation of call `c` with arguments `part` straight between the user's buffers
+/// (the memory it names holds no buffer of ours: `keep` is empty); None when its buffers
+/// cannot go as they are. Also the plan of a persistent call at V=1 (`coll::persist`).
+pub fn shape(c: &Coll, part: &Part) -> Option<MpiResult<(RealColl, CollMem)>> {
     let procs = match procs(c) {
         Ok(p) => p,
         Err(e) => return Some(Err(e)),
     };
+    shape_at(c.comm.rank as usize, &procs, part).map(Ok)
+}
+
+/// coll5: a nonblocking call at one member per process in one pass under the state lock,
+/// when its communicator's twin is idle (nothing waits for a turn) and its buffers go as they
+/// are: the call's number, its request (returned, awaiting one event) and the real operation
+/// started at once (`real::start_idle`). None (nothing done) sends the call down the general
+/// path, which decides the same (eligibility depends only on what every rank passes alike).
+///
+/// # Safety
+/// MPI requires the buffers of `part` to stay valid until the request completes.
+pub unsafe fn fast(sub: usize, comm_h: usize, part: &Part, equal: bool) -> Option<ReqId> {
+    if !kind_eligible(part, equal) {
+        return None;
+    }
+    // SAFETY: forwarded from the caller.
+    let id = unsafe { real::start_idle(sub, comm_h, |me, procs| shape_at(me, procs, part)) }?;
+    crate::core::background::wanted();
+    Some(id)
+}
+
+/// `shape` for the rank `me` of a communicator whose rank i lives in process `procs[i]`.
+fn shape_at(me: usize, procs: &[usize], part: &Part) -> Option<(RealColl, CollMem)> {
     let ordered = procs.iter().enumerate().all(|(i, &p)| p == i);
     let (what, mem) = match part {
         Part::Barrier => (RealColl::Barrier, CollMem::owned(Vec::new())),
@@ -233,7 +273,5 @@ pub unsafe fn start(c: &Coll, part: &Part, id: ReqId) -> Option<MpiResult<()>> {
         }
         _ => return None,
     };
-    // SAFETY: the user's buffers stay valid until the request completes (the caller's
-    // contract); `CollMem::owned` memory travels with the operation.
-    Some(unsafe { real::submit(c, what, mem, id) })
+    Some((what, mem))
 }

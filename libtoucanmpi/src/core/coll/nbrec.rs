@@ -54,6 +54,20 @@ pub struct Rec {
     per: usize,
 }
 
+impl Rec {
+    /// coll5: local members of the call (`coll::persist`).
+    pub(super) fn local_count(&self) -> usize {
+        self.local.len()
+    }
+
+    /// coll5: member `me` binds its arguments and request (`coll::persist`, at initialisation).
+    pub(super) fn join(&mut self, me: i32, part: Part, id: ReqId) {
+        let i = self.local.binary_search(&me).unwrap_or(0);
+        self.parts[i] = Some((part, id));
+        self.joined += 1;
+    }
+}
+
 /// Open records of this process.
 pub type Recs = crate::core::idmap::IdMap<(CommKey, u64), Rec>;
 
@@ -128,12 +142,12 @@ pub unsafe fn join(c: &Coll, part: Part, id: ReqId) -> MpiResult<()> {
     })?;
     let Some(rec) = full else { return Ok(()) };
     // SAFETY: every member's buffers stay valid until its request completes.
-    let (what, mem) = unsafe { combine(&rec, c) };
+    let (what, mem) = unsafe { combine(&rec, c.comm.rank) };
     // SAFETY: `mem` is ours (`keep`), or points at nothing.
     unsafe { real::submit_rec(c, what, mem, Box::new(rec)) }
 }
 
-fn new_rec(s: &State, c: &Coll) -> Rec {
+pub(super) fn new_rec(s: &State, c: &Coll) -> Rec {
     let mut seen = vec![0usize; s.nproc];
     let mut local = Vec::new();
     let procs: Vec<(usize, usize)> = c
@@ -196,11 +210,11 @@ unsafe fn unpack_block(b: &Blocks, i: usize, from: &[u8], at: usize, bytes: usiz
     }
 }
 
-/// The local step: the real operation and its memory.
+/// The local step: the real operation and its memory (`me`: a local member's rank).
 ///
 /// # Safety
 /// The members' buffers are valid.
-unsafe fn combine(rec: &Rec, c: &Coll) -> (RealColl, CollMem) {
+pub(super) unsafe fn combine(rec: &Rec, me: i32) -> (RealColl, CollMem) {
     let Some(first) = members(rec).next() else {
         return (RealColl::Barrier, CollMem::owned(Vec::new()));
     };
@@ -255,8 +269,7 @@ unsafe fn combine(rec: &Rec, c: &Coll) -> (RealColl, CollMem) {
             let blk = rec.per * bytes;
             let mut all = vec![0u8; nproc * blk];
             let mut scratch = Vec::with_capacity(bytes);
-            let mine = c.comm.rank as usize;
-            let base = rec.procs[mine].0 * blk;
+            let base = rec.procs[me as usize].0 * blk;
             for (j, p) in members(rec).enumerate() {
                 if let Part::Allgather { send, parts } = p {
                     let at = base + j * bytes;
@@ -271,7 +284,7 @@ unsafe fn combine(rec: &Rec, c: &Coll) -> (RealColl, CollMem) {
         Part::Gather { root, .. } => {
             let bytes = rooted_bytes(rec);
             let blk = rec.per * bytes;
-            let me = rec.procs[c.comm.rank as usize].0;
+            let me = rec.procs[me as usize].0;
             let rp = rec.procs[*root as usize].0;
             // The root's process receives every process's block, its own in place; the
             // others send theirs from the start of the buffer.
@@ -292,7 +305,7 @@ unsafe fn combine(rec: &Rec, c: &Coll) -> (RealColl, CollMem) {
         Part::Scatter { root, .. } => {
             let bytes = rooted_bytes(rec);
             let blk = rec.per * bytes;
-            let me = rec.procs[c.comm.rank as usize].0;
+            let me = rec.procs[me as usize].0;
             let rp = rec.procs[*root as usize].0;
             if me != rp {
                 return (RealColl::Scatter { root: rp, bytes: blk }, CollMem::owned(vec![0u8; blk]));
@@ -317,6 +330,35 @@ unsafe fn combine(rec: &Rec, c: &Coll) -> (RealColl, CollMem) {
             };
             (RealColl::Scatter { root: rp, bytes: blk }, mem)
         }
+        // coll5: only for a persistent plan at one member per process (`coll::persist`), whose
+        // blocks cannot go as they are (`eligible` keeps Alltoall off this path otherwise). Per
+        // process p, one block of per x per: (local member j -> p's member k) at j*per + k.
+        Part::Alltoall { recvs, .. } => {
+            let bytes = block_bytes(recvs);
+            let blk = rec.per * rec.per * bytes;
+            let half = nproc * blk;
+            let mut keep = vec![0u8; 2 * half];
+            let mut scratch = Vec::with_capacity(bytes);
+            for (j, p) in members(rec).enumerate() {
+                if let Part::Alltoall { sends, recvs } = p {
+                    // In place the send data is the receive buffer, packed before anything arrives.
+                    let from = sends.as_ref().unwrap_or(recvs);
+                    for (i, &(q, k)) in rec.procs.iter().enumerate() {
+                        pack_block(from, i, &mut keep, q * blk + (j * rec.per + k) * bytes, &mut scratch);
+                    }
+                }
+            }
+            let send = keep.as_ptr();
+            // SAFETY: the second half of `keep`, `half` bytes long.
+            let recv = unsafe { keep.as_mut_ptr().add(half) };
+            let mem = CollMem {
+                send,
+                recv,
+                bytes: half,
+                keep,
+            };
+            (RealColl::Alltoall { bytes: blk }, mem)
+        }
         _ => (RealColl::Barrier, CollMem::owned(Vec::new())),
     }
 }
@@ -335,6 +377,19 @@ fn rooted_bytes(rec: &Rec) -> usize {
 /// The real collective of `rec` finished with `buf` (its memory): distributes the result to
 /// the local members and completes their requests (from the progress engine).
 pub fn finish(s: &mut State, rec: &Rec, buf: Vec<u8>) {
+    // SAFETY: every member's buffers stay valid until its request completes (below).
+    unsafe { distribute(rec, &buf, s.myproc) };
+    for (_, id) in rec.parts.iter().flatten() {
+        s.event_done(*id);
+    }
+}
+
+/// `finish`'s copies of the result `buf` into the local members' buffers (this is process
+/// `myproc`).
+///
+/// # Safety
+/// Every member's buffers are valid.
+unsafe fn distribute(rec: &Rec, buf: &[u8], myproc: usize) {
     for (j, slot) in rec.parts.iter().enumerate() {
         let Some((part, _)) = slot else { continue };
         let me = rec.local[j];
@@ -351,19 +406,19 @@ pub fn finish(s: &mut State, rec: &Rec, buf: Vec<u8>) {
                     red,
                     root,
                     ..
-                } if root.is_none_or(|r| r == me) => red.store(&buf, *recv, *count, dt),
+                } if root.is_none_or(|r| r == me) => red.store(buf, *recv, *count, dt),
                 Part::Gather { parts, root, .. } if *root == me => {
                     let bytes = rooted_bytes(rec);
                     let blk = rec.per * bytes;
                     for (i, &(p, k)) in rec.procs.iter().enumerate() {
-                        unpack_block(parts, i, &buf, p * blk + k * bytes, bytes);
+                        unpack_block(parts, i, buf, p * blk + k * bytes, bytes);
                     }
                 }
                 Part::Scatter { recv: Some(b), root, .. } => {
                     let bytes = rooted_bytes(rec);
                     // The root's process kept the whole send buffer, its own block in place.
-                    let base = if rec.procs[*root as usize].0 == s.myproc {
-                        s.myproc * rec.per * bytes
+                    let base = if rec.procs[*root as usize].0 == myproc {
+                        myproc * rec.per * bytes
                     } else {
                         0
                     };
@@ -374,14 +429,89 @@ pub fn finish(s: &mut State, rec: &Rec, buf: Vec<u8>) {
                     let bytes = block_bytes(parts);
                     let blk = rec.per * bytes;
                     for (i, &(p, k)) in rec.procs.iter().enumerate() {
-                        unpack_block(parts, i, &buf, p * blk + k * bytes, bytes);
+                        unpack_block(parts, i, buf, p * blk + k * bytes, bytes);
+                    }
+                }
+                // coll5: the layout of `combine`'s Alltoall; the received half follows the sent one.
+                Part::Alltoall { recvs, .. } => {
+                    let bytes = block_bytes(recvs);
+                    let blk = rec.per * rec.per * bytes;
+                    let half = buf.len() / 2;
+                    for (i, &(q, k)) in rec.procs.iter().enumerate() {
+                        unpack_block(recvs, i, buf, half + q * blk + (k * rec.per + j) * bytes, bytes);
                     }
                 }
                 _ => {}
             }
         }
     }
-    for (_, id) in rec.parts.iter().flatten() {
-        s.event_done(*id);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::consts as c;
+    use rstest::rstest;
+
+    /// coll5: the per-process layout of a packed Alltoall (`combine` and `distribute`), with
+    /// the real Ialltoall played by copying block q of process p's send half into block p of
+    /// process q's receive half. Every rank sends 100 * from + to.
+    #[rstest]
+    #[case::one_per_process(2, 1)]
+    #[case::two_per_process(2, 2)]
+    #[case::three_by_two(3, 2)]
+    fn packed_alltoall_delivers_every_block(#[case] nproc: usize, #[case] per: usize) {
+        let int = crate::core::datatype::lookup(c::MPI_INT).expect("MPI_INT");
+        let n = nproc * per;
+        let procs: Vec<(usize, usize)> = (0..n).map(|r| (r / per, r % per)).collect();
+        let mut sends: Vec<Vec<i32>> = (0..n).map(|f| (0..n).map(|t| (100 * f + t) as i32).collect()).collect();
+        let mut recvs: Vec<Vec<i32>> = vec![vec![-1; n]; n];
+        let blocks = |v: &mut Vec<i32>| Blocks::Equal {
+            ptr: v.as_mut_ptr() as *mut u8,
+            count: 1,
+            dt: int.clone(),
+            n,
+        };
+        let recs: Vec<Rec> = (0..nproc)
+            .map(|p| {
+                let local: Vec<i32> = (0..per).map(|k| (p * per + k) as i32).collect();
+                let parts = local
+                    .iter()
+                    .map(|&r| {
+                        let part = Part::Alltoall {
+                            sends: Some(blocks(&mut sends[r as usize])),
+                            recvs: blocks(&mut recvs[r as usize]),
+                        };
+                        Some((part, 0))
+                    })
+                    .collect();
+                Rec {
+                    local,
+                    parts,
+                    joined: per,
+                    procs: procs.clone(),
+                    per,
+                }
+            })
+            .collect();
+        // SAFETY: the blocks point at the vectors above, alive until the end.
+        let mems: Vec<(RealColl, CollMem)> = recs.iter().map(|r| unsafe { combine(r, r.local[0]) }).collect();
+        let RealColl::Alltoall { bytes: blk } = mems[0].0 else {
+            panic!("not an alltoall")
+        };
+        let half = nproc * blk;
+        for q in 0..nproc {
+            let mut buf = mems[q].1.keep.clone();
+            for p in 0..nproc {
+                let from = &mems[p].1.keep[q * blk..(q + 1) * blk];
+                buf[half + p * blk..half + (p + 1) * blk].copy_from_slice(from);
+            }
+            // SAFETY: as above.
+            unsafe { distribute(&recs[q], &buf, q) };
+        }
+        for (to, got) in recvs.iter().enumerate() {
+            let want: Vec<i32> = (0..n).map(|f| (100 * f + to) as i32).collect();
+            assert_eq!(got, &want, "rank {to}");
+        }
     }
 }

@@ -87,6 +87,12 @@ struct Twin {
     children: u32,
     /// Operations started on it so far (the n-th started is operation number n).
     started: u64,
+    /// coll5: persistent calls that got a private twin so far (`coll::persist`), counted in
+    /// the parent's call order like `children`.
+    persistent: u32,
+    /// coll5: the process of each rank when every process holds exactly one (Some(None):
+    /// not so), found once (`start_idle`).
+    layout: Option<Option<Box<[usize]>>>,
 }
 
 impl Twin {
@@ -99,6 +105,8 @@ impl Twin {
             handles,
             children: 0,
             started: 0,
+            persistent: 0,
+            layout: None,
         }
     }
     /// Whether `p` was registered already (started, or still waiting).
@@ -118,6 +126,11 @@ enum Inflight {
     /// A nonblocking call served without a helper task (`coll::nbc`): one of this request's
     /// events is done (its status takes the error class, if any, of the buffer's post step).
     Req { id: crate::core::request::ReqId },
+    /// coll5: a round of persistent plan `plan` (`coll::persist`) through its record.
+    Plan {
+        plan: u64,
+        rec: Box<crate::core::coll::nbrec::Rec>,
+    },
 }
 
 /// Per-process state of the real collectives.
@@ -131,6 +144,8 @@ pub struct RealComms {
     next_token: u64,
     /// Open records of two-level nonblocking calls (`coll::nbrec`).
     pub(super) recs: crate::core::coll::nbrec::Recs,
+    /// coll5: persistent collectives planned once (`coll::persist`).
+    pub(super) plans: crate::core::coll::persist::Plans,
 }
 
 impl RealComms {
@@ -285,6 +300,69 @@ fn pump(s: &mut State, key: CommKey) {
     release_if_unused(s, key);
 }
 
+/// coll5: the fast path of a nonblocking call at one member per process (`nbc::fast`), in
+/// one pass under the state lock: when communicator `comm_h` of subrank `sub` has a made twin
+/// on which nothing waits for a turn, every process holds one of its members, and `build`
+/// gives the real operation for (this rank, the process of each rank), takes the call's
+/// number, makes its request (awaiting one event, returned) and starts the operation at
+/// once, in the place the general path (`enrol`, `submit`, `pump`) would give it. None:
+/// nothing was done.
+///
+/// # Safety
+/// The memory of the operation `build` gives stays valid until the request completes.
+pub(super) unsafe fn start_idle(
+    sub: usize,
+    comm_h: usize,
+    build: impl FnOnce(usize, &[usize]) -> Option<(RealColl, CollMem)>,
+) -> Option<crate::core::request::ReqId> {
+    state::with(|s| {
+        let i = crate::core::comm::comm_index(comm_h)?;
+        let cm = s.locals.get(sub)?.comms.get(i)?.as_ref()?;
+        if cm.is_inter() {
+            return None;
+        }
+        let (key, me) = (key_of(cm.ctx, &cm.group.ranks), cm.rank as usize);
+        if s.rcoll.twins.get(&key)?.layout.is_none() {
+            let layout = one_each(s, &cm.group.ranks);
+            s.rcoll.twins.get_mut(&key)?.layout = Some(layout);
+        }
+        let t = s.rcoll.twins.get(&key)?;
+        let comm = t.comm?;
+        if !t.waiting.is_empty() || !t.ready.is_empty() {
+            return None;
+        }
+        let (what, mem) = build(me, t.layout.as_ref()?.as_ref()?)?;
+        let c = s.locals[sub].comms[i].as_mut()?;
+        c.coll_seq += 1;
+        let place = (c.coll_seq, 0);
+        let id = s.new_request(sub, comm_h);
+        if let Some(r) = s.req_mut(id) {
+            r.pending = 1;
+        }
+        let token = s.rcoll.token();
+        let t = s.rcoll.twins.get_mut(&key)?;
+        t.last = Some(place);
+        t.started += 1;
+        let number = t.started;
+        s.rcoll.running.insert(token, (key, number));
+        s.rcoll.inflight.insert(token, Inflight::Req { id });
+        // SAFETY: the caller keeps the memory valid until the request completes.
+        if let Err(e) = unsafe { s.tp.start_coll(comm, what, mem, token) } {
+            crate::core::diag::fatal(&format!("real collective: {e}"));
+        }
+        Some(id)
+    })
+    .ok()
+    .flatten()
+}
+
+/// The process of each of `ranks` (world ranks) when every process holds exactly one.
+fn one_each(s: &State, ranks: &[u32]) -> Option<Box<[usize]>> {
+    let mut seen = vec![false; s.nproc];
+    let procs: Box<[usize]> = ranks.iter().map(|&w| s.locate(w).0).collect();
+    (ranks.len() == s.nproc && procs.iter().all(|&p| !std::mem::replace(&mut seen[p], true))).then_some(procs)
+}
+
 /// Frees a twin whose virtual communicator every local member freed, once nothing waits
 /// for a turn on it (started operations finish: the real MPI frees it after them).
 fn release_if_unused(s: &mut State, key: CommKey) {
@@ -294,7 +372,10 @@ fn release_if_unused(s: &mut State, key: CommKey) {
     }
     let Some(comm) = t.comm else { return };
     s.rcoll.twins.remove(&key);
-    s.direct.remove(key.0);
+    // A persistent call's private twin (`coll::persist`) is no communicator of the program's.
+    if !crate::core::coll::persist::is_private(key) {
+        s.direct.remove(key.0);
+    }
     if let Err(e) = s.tp.free_comm(comm) {
         crate::core::diag::fatal(&format!("real collective: {e}"));
     }
@@ -315,6 +396,7 @@ pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
             drop(buf);
             s.event_done(id);
         }
+        Some(Inflight::Plan { plan, rec }) => crate::core::coll::persist::finish(s, plan, rec, buf),
         Some(Inflight::Dup { child }) => {
             if let Some(t) = s.rcoll.twins.get_mut(&child) {
                 t.comm = comm;
@@ -390,6 +472,96 @@ unsafe fn queue(c: &Coll, what: RealColl, mem: CollMem, done: Inflight) -> MpiRe
         pump(s, key);
         Ok(())
     })?
+}
+
+// coll5: private twins of persistent collectives (`coll::persist`).
+
+/// Persistent calls per parent communicator, over its lifetime, that get a private twin
+/// (later ones rerun their job in a helper task). Bounds the real MPI's context ids, as
+/// `MAX_CHILDREN` does; counted in the parent's call order, so every process agrees.
+const MAX_PERSISTENT: u32 = 512;
+
+/// Makes the private twin `child` of persistent call number `seq` on the communicator with
+/// twin `parent`: its `MPI_Comm_idup` takes the call's place in the parent's issue order.
+/// Returns false (nothing registered) when the parent has no twin or used its budget. Called
+/// once per process, by the first local member to initialise the call, before any later call.
+pub(super) fn private_twin(s: &mut State, parent: CommKey, seq: u64, child: CommKey) -> bool {
+    let place = (seq, 0);
+    let token = s.rcoll.token();
+    let Some(t) = s.rcoll.twins.get_mut(&parent) else { return false };
+    if t.persistent >= MAX_PERSISTENT || t.knows(place) {
+        return false;
+    }
+    t.persistent += 1;
+    t.waiting.insert(place);
+    t.ready.insert(
+        place,
+        Queued {
+            what: RealColl::Dup,
+            mem: CollMem::owned(Vec::new()),
+            token,
+        },
+    );
+    s.rcoll.inflight.insert(token, Inflight::Dup { child });
+    s.rcoll.twins.insert(child, Twin::new(None, 1));
+    pump(s, parent);
+    true
+}
+
+/// Queues round `round` of a persistent call on its private twin `key` (rounds go in order:
+/// a member cannot start round r+1 before its request of round r completed) with what its
+/// completion finishes (`plan` Some: the record's round, else request `id`'s event), and
+/// starts it once the twin is made.
+///
+/// # Safety
+/// The memory `mem` points to outside `mem.keep` stays valid until the round completes.
+pub(super) unsafe fn queue_private(
+    s: &mut State,
+    key: CommKey,
+    round: u64,
+    what: RealColl,
+    mem: CollMem,
+    done: Result<(u64, Box<crate::core::coll::nbrec::Rec>), crate::core::request::ReqId>,
+) -> MpiResult<()> {
+    let place = (round, 0);
+    let token = s.rcoll.token();
+    let done = match done {
+        Ok((plan, rec)) => Inflight::Plan { plan, rec },
+        Err(id) => Inflight::Req { id },
+    };
+    s.rcoll.inflight.insert(token, done);
+    let Some(t) = s.rcoll.twins.get_mut(&key) else {
+        s.rcoll.inflight.remove(&token);
+        return err(c::MPI_ERR_INTERN, "persistent collective started without its real communicator");
+    };
+    match t.comm {
+        // Made, and no earlier round waits: start it now (what `pump` would do at once).
+        Some(comm) if t.waiting.is_empty() && t.ready.is_empty() => {
+            t.last = Some(place);
+            t.started += 1;
+            let number = t.started;
+            s.rcoll.running.insert(token, (key, number));
+            // SAFETY: forwarded from the caller.
+            if let Err(e) = unsafe { s.tp.start_coll(comm, what, mem, token) } {
+                crate::core::diag::fatal(&format!("real collective: {e}"));
+            }
+        }
+        _ => {
+            t.waiting.insert(place);
+            t.ready.insert(place, Queued { what, mem, token });
+            pump(s, key);
+        }
+    }
+    Ok(())
+}
+
+/// The last request of a persistent call's private twin `key` was freed: the twin goes once
+/// nothing waits for a turn on it (started rounds finish first).
+pub(super) fn drop_private(s: &mut State, key: CommKey) {
+    if let Some(t) = s.rcoll.twins.get_mut(&key) {
+        t.handles = 0;
+        release_if_unused(s, key);
+    }
 }
 
 /// The inter-process level of a barrier.
@@ -763,6 +935,7 @@ fn direct_children(children: &[(u64, &[u32])]) -> MpiResult<()> {
 /// real MPI is finalized (a twin's `MPI_Comm_idup` can complete only in the last steps, and the
 /// operations queued behind it must still start here as they did on the other processes).
 pub fn settle(s: &mut State) {
+    crate::core::coll::persist::settle(s);
     let unsettled = |s: &State| {
         s.rcoll.inflight.values().any(|f| matches!(f, Inflight::Dup { .. })) || s.rcoll.twins.values().any(|t| !t.ready.is_empty())
     };
