@@ -645,8 +645,10 @@ impl State {
     /// Control messages are handled as they come out of the ring (an eager payload is read
     /// in place); one eager message ends the step (see `Transport::poll_ring`).
     pub fn progress(&mut self) -> bool {
-        if super::p2p::direct::on() && self.tp.direct_pending() {
-            return self.progress_direct();
+        // With real requests pending, one real progress step covers them and the ring's head
+        // (polling the ring, then testing the requests, made two).
+        if self.tp.has_pending() {
+            return self.progress_pending();
         }
         super::background::stepped();
         let mut any = false;
@@ -680,9 +682,10 @@ impl State {
         any
     }
 
-    /// `progress` while direct operations (`p2p::direct`) are pending: one real progress step
-    /// for them and the ring together, then the ring's message if one came.
-    fn progress_direct(&mut self) -> bool {
+    /// `progress` while real requests are pending (direct operations, `p2p::direct`, payloads,
+    /// real collectives): one real progress step for them and the ring together, then the
+    /// ring's message if one came.
+    fn progress_pending(&mut self) -> bool {
         super::background::stepped();
         // Every pending request and the ring now and then; in between the ring's head and one
         // direct operation (`Transport::poll_direct`).
