@@ -16,6 +16,9 @@
  *    24}, 0, 40 * size) from rank * 40: the longs overlap in memory (8 bytes each) but not
  *    in the file (4 each); get_byte_offset, get_type_extent; individual file pointers,
  *    nonblocking collective write, independent read.
+ * D: external32, etype MPI_LONG_INT (12 bytes, extent 16 in memory; 4 + 4 bytes in the file),
+ *    filetype vector(N, 1, size) of it from rank * 8: the pairs interleave 8 bytes apart;
+ *    get_type_extent of a subarray of MPI_LONG (scaled: 4-byte elements).
  * C: a user representation "wide8" storing MPI_INT as 8 big-endian bytes: filetype
  *    resized(struct {2 ints at 0, 1 int at 24}, 0, 32 * size) from rank * 32; get_type_extent
  *    of a vector (scaled) and of an hvector (as is); a view whose 8-byte items overlap in the
@@ -272,6 +275,59 @@ int main(int argc, char **argv)
         MPI_File_close(&fh);
         MPI_Type_free(&ft);
         MPI_Type_free(&hx);
+    }
+
+    /* D: a pair type under external32 */
+    {
+        struct li {
+            long v;
+            int k;
+        } out[N], in[N];
+        int sizes[2] = {4, 6}, subs[2] = {2, 3}, starts[2] = {1, 2};
+        MPI_Datatype vt, sa;
+        MPI_Type_vector(N, 1, size, MPI_LONG_INT, &vt);
+        MPI_Type_commit(&vt);
+        MPI_Type_create_subarray(2, sizes, subs, starts, MPI_ORDER_C, MPI_LONG, &sa);
+        MPI_Type_commit(&sa);
+        for (int i = 0; i < N; i++) {
+            out[i].v = lval(rank, i);
+            out[i].k = -rank - 10 * i;
+        }
+        MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh);
+        rc = MPI_File_set_view(fh, (MPI_Offset)rank * 8, MPI_LONG_INT, vt, "external32", MPI_INFO_NULL);
+        check(rc == MPI_SUCCESS, "D: set_view external32 vector of MPI_LONG_INT");
+        MPI_File_get_type_extent(fh, MPI_LONG_INT, &ext);
+        check(ext == 8, "D: get_type_extent MPI_LONG_INT");
+        MPI_File_get_type_extent(fh, sa, &ext);
+        check(ext == 24 * 4, "D: get_type_extent subarray of MPI_LONG");
+        rc = MPI_File_write_all(fh, out, N, MPI_LONG_INT, &st);
+        MPI_Get_count(&st, MPI_LONG_INT, &cnt);
+        check(rc == MPI_SUCCESS && cnt == N, "D: write_all");
+        MPI_File_sync(fh);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0) {
+            long len;
+            unsigned char *b = slurp(path, &len);
+            int bad = 0;
+            check(len == 8L * size * N, "D: file size");
+            for (int t = 0; b && len == 8L * size * N && t < N; t++)
+                for (int r = 0; r < size; r++) {
+                    unsigned char *p = b + 8 * (t * size + r);
+                    bad += be(p, 4) != lval(r, t) || be(p + 4, 4) != -r - 10 * t;
+                }
+            check(bad == 0, "D: file bytes");
+            free(b);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        memset(in, 0, sizeof in);
+        rc = MPI_File_read_at_all(fh, 0, in, N, MPI_LONG_INT, &st);
+        MPI_Get_count(&st, MPI_LONG_INT, &cnt);
+        check(rc == MPI_SUCCESS && cnt == N, "D: read_at_all");
+        for (int i = 0; i < N; i++)
+            check(in[i].v == out[i].v && in[i].k == out[i].k, "D: read_at_all values");
+        MPI_File_close(&fh);
+        MPI_Type_free(&vt);
+        MPI_Type_free(&sa);
     }
 
     /* C: a user representation with 8-byte ints */
