@@ -14,6 +14,8 @@
 #    "read_fresh" (one process reading into a new, untouched buffer: page faults included).
 # 2. Independent MPI_File_write_at of 1 MiB per rank: Toucan n=2, V=1 against MPICH -np 2
 #    (1 MiB per rank), and Toucan n=2, V=8 against MPICH -np 2 writing 8 x 1 MiB per rank.
+# 3. Nonblocking collective write (nb_coll): Toucan n=2, V=4 iwrite_all+wait against
+#    write_all, interleaved 64 B, 1 KiB and 64 KiB blocks (bench/io.c nbcoll).
 # Prints each time (best of REPS) and the ratios toucan/mpich, toucan/dd, toucan/posix (time ratios:
 # below 1 is faster). Files go to --dir (default $TMPDIR or /tmp) and are removed.
 set -euo pipefail
@@ -88,3 +90,12 @@ printf '%-11s mpich-np2 %.4fs  toucan-2x1 %.4fs  ratio %s | mpich-np2(8 x 1 MiB)
     "$(ratio "$(val indep_write <<<"$t")" "$(val indep_write <<<"$m")")" \
     "$(val indep_write <<<"$m8")" "$(val indep_write <<<"$t8")" \
     "$(ratio "$(val indep_write <<<"$t8")" "$(val indep_write <<<"$m8")")"
+# 3. (session io5) The two ways of a nonblocking collective write, Toucan n=2, V=4, 8 MiB in
+#    interleaved blocks of 64 B, 1 KiB and 64 KiB: MPI_File_iwrite_all + MPI_Wait (run as a
+#    nonblocking independent access) against MPI_File_write_all (the two-phase exchange a
+#    collective iwrite_all would run). Below 1: the independent form is faster.
+for b in 64 1024 65536; do
+    nb=$(TOUCAN_V=4 mpirun -np 2 "$out/io.toucan" nbcoll -t $((8 << 20)) -b "$b" -r "$reps" "$f")
+    printf '%-11s toucan-2x4 block %6d B  iwrite_all+wait %.4fs  write_all %.4fs  iwrite_all/write_all %s\n' \
+        nb_coll "$b" "$(val nb_iwrite_all <<<"$nb")" "$(val nb_write_all <<<"$nb")" "$(val nb_ratio_indep_over_coll <<<"$nb")"
+done

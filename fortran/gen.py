@@ -44,6 +44,10 @@ RENAMES = {}
 # Handle parameters whose requests or messages the routine frees (table line "@release
 # Routine:param ..."): the shims drop a freed handle's integer from the library's table.
 RELEASING = set()
+# Large-count forms MPI_X_c bound under their own name in all three bindings ("+X_c" lines of
+# the table), because their only difference from MPI_X is a procedure argument's interface,
+# which a Fortran generic cannot tell apart (MPI_Register_datarep_c; issue 19, session io5).
+OWN_NAME = set()
 # int parameters that are LOGICAL in Fortran.
 LOGICAL_NAMES = {"flag", "commute", "reorder", "periods", "remain_dims", "weighted"}
 
@@ -170,6 +174,9 @@ def parse_table(path):
             name, _, reason = line[1:].partition(" ")
             skip["MPI_" + name] = reason.strip()
             continue
+        if line.startswith("+"):
+            line = line[1:]
+            OWN_NAME.add("MPI_" + line.split()[0])
         words = line.split()
         d = {}
         for w in words[1:]:
@@ -257,7 +264,7 @@ class Gen:
                 decl = f"char *{a}"
             elif k in ("choice", "cptr_out", "ignore_ptr", "fn", "copyfn", "deletefn", "kvextra", "copyfn1", "deletefn1",
                        "kvextra1", "gquery", "gfree", "gcancel", "gextra", "dread", "dwrite", "dextent",
-                       "dextra") or k.startswith("attr"):
+                       "dextra", "dread_c", "dwrite_c") or k.startswith("attr"):
                 decl = f"void *{a}"
             else:
                 raise ValueError(f"{self.cname}: unknown kind {k}")
@@ -381,10 +388,12 @@ class Gen:
                 args.append(f"tf_greq_new({fns['gquery']}, {fns['gfree']}, {fns['gcancel']}, (MPI_Aint *){a})")
             elif k in ("dread", "dwrite"):
                 args.append(f"({p.base} *)TF_DCONV({a}, {k[1:]})")
+            elif k in ("dread_c", "dwrite_c"):
+                args.append(f"({p.base} *)TF_DCONV_C({a}, {k[1:]})")
             elif k == "dextent":
                 args.append("tf_dr_extent")
             elif k == "dextra":
-                fns = {q.kind: q.arg for q in self.params}
+                fns = {q.kind.removesuffix("_c"): q.arg for q in self.params}
                 args.append(f"tf_dr_new({fns['dread']}, {fns['dwrite']}, {fns['dextent']}, *(MPI_Aint *){a})")
             elif k == "attr_in":
                 args.append(f"(void *)*(MPI_Aint *){a}")
@@ -780,6 +789,7 @@ static int tf_greq_cancel(void *extra, int complete)
    reference. MPI_CONVERSION_FN_NULL is a marker (mpif.h) or a module procedure (mpi_f08,
    weak reference), passed on as C's null. */
 typedef void (*tf_dconv_f)(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Offset *, MPI_Aint *, MPI_Fint *);
+typedef void (*tf_dconv_c_f)(void *, MPI_Fint *, MPI_Count *, void *, MPI_Offset *, MPI_Aint *, MPI_Fint *);
 typedef void (*tf_dextent_f)(MPI_Fint *, MPI_Aint *, MPI_Aint *, MPI_Fint *);
 struct tf_dr {
     tf_dconv_f read, write;
@@ -824,6 +834,38 @@ static int tf_dr_read(void *userbuf, MPI_Datatype dt, int count, void *filebuf, 
 static int tf_dr_write(void *userbuf, MPI_Datatype dt, int count, void *filebuf, MPI_Offset pos, void *extra)
 {
     return tf_dr_call(((struct tf_dr *)extra)->write, userbuf, dt, count, filebuf, pos, extra);
+}
+
+/* MPI_Register_datarep_c (session io5): the same record, the procedures having the large-count
+   interface (MPI_Datarep_conversion_function_c: count is INTEGER(KIND=MPI_COUNT_KIND));
+   MPI_CONVERSION_FN_NULL_C is a marker (mpif.h) or a module procedure (mpi_f08). */
+TF_HIDDEN void mpi_conversion_fn_null_c_(void) {}
+extern void __mpi_f08_MOD_mpi_conversion_fn_null_c(void) __attribute__((weak));
+#define TF_DCONV_C(f, which)                                                                   \
+    (tf_is((void *)(f), mpi_conversion_fn_null_c_, mpi_conversion_fn_null_,                    \
+           __mpi_f08_MOD_mpi_conversion_fn_null_c)                                             \
+         ? NULL                                                                                \
+         : (void *)tf_dr_##which)
+
+static int tf_dr_call_c(tf_dconv_f f, void *userbuf, MPI_Datatype dt, MPI_Count count, void *filebuf,
+                        MPI_Offset pos, struct tf_dr *d)
+{
+    MPI_Fint fdt = MPI_Type_c2f(dt), ierr = 0;
+    MPI_Count fcount = count;
+    MPI_Offset fpos = pos;
+    MPI_Aint fx = d->extra;
+    ((tf_dconv_c_f)f)(userbuf, &fdt, &fcount, filebuf, &fpos, &fx, &ierr);
+    return ierr;
+}
+
+static int tf_dr_read_c(void *userbuf, MPI_Datatype dt, MPI_Count count, void *filebuf, MPI_Offset pos, void *extra)
+{
+    return tf_dr_call_c(((struct tf_dr *)extra)->read, userbuf, dt, count, filebuf, pos, extra);
+}
+
+static int tf_dr_write_c(void *userbuf, MPI_Datatype dt, MPI_Count count, void *filebuf, MPI_Offset pos, void *extra)
+{
+    return tf_dr_call_c(((struct tf_dr *)extra)->write, userbuf, dt, count, filebuf, pos, extra);
 }
 
 static int tf_dr_extent(MPI_Datatype dt, MPI_Aint *extent, void *extra)
@@ -1101,7 +1143,8 @@ def gen_mpif(consts, sizes, funcs_double):
         out.append(fixed_lines(f"COMMON /{block}/ {fname}"))
     for f in ("COMM_NULL_COPY_FN", "COMM_DUP_FN", "COMM_NULL_DELETE_FN", "TYPE_NULL_COPY_FN",
               "TYPE_DUP_FN", "TYPE_NULL_DELETE_FN", "WIN_NULL_COPY_FN", "WIN_DUP_FN",
-              "WIN_NULL_DELETE_FN", "NULL_COPY_FN", "DUP_FN", "NULL_DELETE_FN", "CONVERSION_FN_NULL"):
+              "WIN_NULL_DELETE_FN", "NULL_COPY_FN", "DUP_FN", "NULL_DELETE_FN", "CONVERSION_FN_NULL",
+              "CONVERSION_FN_NULL_C"):
         out.append(fixed_lines(f"EXTERNAL MPI_{f}"))
     for f in funcs_double:
         for pre in ("MPI", "PMPI"):
@@ -1172,6 +1215,16 @@ F08_ABSTRACT = """  abstract interface
       integer(kind=MPI_OFFSET_KIND) :: position
       integer(kind=MPI_ADDRESS_KIND) :: extra_state
     end subroutine
+    subroutine MPI_Datarep_conversion_function_c(userbuf, datatype, count, filebuf, position, &
+        extra_state, ierror)
+      import
+      type(c_ptr), value :: userbuf, filebuf
+      type(MPI_Datatype) :: datatype
+      integer(kind=MPI_COUNT_KIND) :: count
+      integer(kind=MPI_OFFSET_KIND) :: position
+      integer(kind=MPI_ADDRESS_KIND) :: extra_state
+      integer :: ierror
+    end subroutine
     subroutine MPI_Datarep_extent_function(datatype, extent, extra_state, ierror)
       import
       type(MPI_Datatype) :: datatype
@@ -1214,6 +1267,16 @@ F08_PREDEF_FNS = "".join(f"""  subroutine MPI_{K}_NULL_COPY_FN(old{k}, {k}_keyva
     type(c_ptr), value :: userbuf, filebuf
     type(MPI_Datatype) :: datatype
     integer :: count, ierror
+    integer(kind=MPI_OFFSET_KIND) :: position
+    integer(kind=MPI_ADDRESS_KIND) :: extra_state
+    ierror = MPI_SUCCESS
+  end subroutine
+  subroutine MPI_CONVERSION_FN_NULL_C(userbuf, datatype, count, filebuf, position, extra_state, &
+      ierror)
+    type(c_ptr), value :: userbuf, filebuf
+    type(MPI_Datatype) :: datatype
+    integer(kind=MPI_COUNT_KIND) :: count
+    integer :: ierror
     integer(kind=MPI_OFFSET_KIND) :: position
     integer(kind=MPI_ADDRESS_KIND) :: extra_state
     ierror = MPI_SUCCESS
@@ -1337,8 +1400,9 @@ def f08_decls(name, p):
         else:
             iface = f"MPI_{name.split('_')[1]}_{'copy' if k == 'copyfn' else 'delete'}_attr_function"
         return (f"procedure({iface}) :: {n}", f"type(c_funptr), value :: {n}", f"c_funloc({n})", None)
-    if k in ("dread", "dwrite", "dextent"):
+    if k in ("dread", "dwrite", "dextent", "dread_c", "dwrite_c"):
         iface = "MPI_Datarep_extent_function" if k == "dextent" else "MPI_Datarep_conversion_function"
+        iface += "_c" if k.endswith("_c") else ""
         return (f"procedure({iface}) :: {n}", f"type(c_funptr), value :: {n}", f"c_funloc({n})", None)
     if k in ("kvextra", "gextra", "dextra"):
         t = "integer(kind=MPI_ADDRESS_KIND)"
@@ -1633,8 +1697,8 @@ def main():
     bound, unbound = [], []
     for name in sorted(protos):
         ret, params = protos[name]
-        if name.endswith("_c") or conv.search(name):
-            continue  # large-count forms are mpi_f08 only; conversions are C-only
+        if (name.endswith("_c") and name not in OWN_NAME) or conv.search(name):
+            continue  # large-count forms are mpi_f08 only (but OWN_NAME's); conversions are C-only
         if name not in exports:
             unbound.append((name, "not implemented by the C side"))
             continue
@@ -1655,8 +1719,8 @@ def main():
         if not name.endswith("_c"):
             continue
         base = name[:-2]
-        if base not in names:
-            continue  # (MPI_X itself is unbound, listed with its reason)
+        if base not in names or name in names:
+            continue  # (MPI_X itself is unbound, listed with its reason; or bound by own name)
         if name not in exports:
             unbound.append((name, "not implemented by the C side"))
             continue

@@ -1,6 +1,10 @@
 ! f08_io_datarep: MPI_Register_datarep from mpi_f08 (issue 19): f_io_datarep's checks with
 ! the mpi_f08 interfaces: conversion procedures get the buffers as TYPE(C_PTR), VALUE and the
 ! datatype as TYPE(MPI_Datatype); MPI_CONVERSION_FN_NULL is mpi_f08's module procedure.
+! MPI_Register_datarep_c (session io5): "f_x5c" with MPI_Datarep_conversion_function_c
+! procedures (count INTEGER(KIND=MPI_COUNT_KIND)) stores 5*v+extra_state; "f_plainc" with
+! MPI_CONVERSION_FN_NULL_C holds memory's bytes. (MPICH 4.0.2's Fortran library has no
+! MPI_Register_datarep_c: the C half gives the MPICH build, never run, a stub that aborts.)
 ! (.expect: MPICH 4.0.2's ROMIO refuses conversion functions at registration.)
 program f08_io_datarep
   call body()
@@ -72,6 +76,42 @@ contains
     ierror = MPI_SUCCESS
   end subroutine
 
+  subroutine x5c_write(userbuf, datatype, count, filebuf, position, extra_state, ierror)
+    type(c_ptr), value :: userbuf, filebuf
+    type(MPI_Datatype) :: datatype
+    integer(kind=MPI_COUNT_KIND) :: count, i
+    integer :: ierror
+    integer(kind=MPI_OFFSET_KIND) :: position
+    integer(kind=MPI_ADDRESS_KIND) :: extra_state
+    integer, pointer :: u(:)
+    integer(kind=8), pointer :: f(:)
+    if (datatype /= MPI_INTEGER) then
+      ierror = MPI_ERR_TYPE
+      return
+    end if
+    call c_f_pointer(userbuf, u, [position + count])
+    call c_f_pointer(filebuf, f, [count])
+    do i = 1, count
+      f(i) = 5_8 * u(position + i) + extra_state
+    end do
+    ierror = MPI_SUCCESS
+  end subroutine
+  subroutine x5c_read(userbuf, datatype, count, filebuf, position, extra_state, ierror)
+    type(c_ptr), value :: userbuf, filebuf
+    type(MPI_Datatype) :: datatype
+    integer(kind=MPI_COUNT_KIND) :: count, i
+    integer :: ierror
+    integer(kind=MPI_OFFSET_KIND) :: position
+    integer(kind=MPI_ADDRESS_KIND) :: extra_state
+    integer, pointer :: u(:)
+    integer(kind=8), pointer :: f(:)
+    call c_f_pointer(userbuf, u, [position + count])
+    call c_f_pointer(filebuf, f, [count])
+    do i = 1, count
+      u(position + i) = int((f(i) - extra_state) / 5_8)
+    end do
+    ierror = MPI_SUCCESS
+  end subroutine
   subroutine native_extent(datatype, extent, extra_state, ierror)
     type(MPI_Datatype) :: datatype
     integer(kind=MPI_ADDRESS_KIND) :: extent, extra_state
@@ -217,6 +257,62 @@ subroutine body()
   do i = 1, N
     if (rbuf(i) /= wbuf(i)) then
       call fail(rank, nerr, 'f_plain does not hold memory''s bytes')
+      exit
+    end if
+  end do
+  call MPI_File_close(fh, ierr)
+
+  ! MPI_Register_datarep_c: large-count conversion procedures, then MPI_CONVERSION_FN_NULL_C
+  call MPI_Register_datarep_c('f_x5c', x5c_read, x5c_write, x3_extent, extra, ierr)
+  if (ierr /= MPI_SUCCESS) call fail(rank, nerr, 'register_c f_x5c')
+  call MPI_Register_datarep_c('f_x5c', x5c_read, x5c_write, x3_extent, extra, ierr)
+  call MPI_Error_class(ierr, cls, i)
+  if (cls /= MPI_ERR_DUP_DATAREP) call fail(rank, nerr, 'second register_c not ERR_DUP_DATAREP')
+  call MPI_Register_datarep_c('f_plainc', MPI_CONVERSION_FN_NULL_C, MPI_CONVERSION_FN_NULL_C, native_extent, &
+      extra, ierr)
+  if (ierr /= MPI_SUCCESS) call fail(rank, nerr, 'register_c f_plainc')
+  call MPI_File_open(MPI_COMM_WORLD, fa, MPI_MODE_RDWR, MPI_INFO_NULL, fh, ierr)
+  disp = 0
+  call MPI_File_set_view(fh, disp, MPI_INTEGER, MPI_INTEGER, 'f_x5c', MPI_INFO_NULL, ierr)
+  if (ierr /= MPI_SUCCESS) call fail(rank, nerr, 'set_view f_x5c')
+  disp = rank * N
+  call MPI_File_write_at_all(fh, disp, wbuf, N, MPI_INTEGER, status, ierr)
+  call MPI_Get_count(status, MPI_INTEGER, cnt, i)
+  if (ierr /= MPI_SUCCESS .or. cnt /= N) call fail(rank, nerr, 'write_at_all through f_x5c')
+  call MPI_Barrier(MPI_COMM_WORLD, ierr)
+  rbuf = -1
+  disp = mod(rank + 1, nprocs) * N
+  call MPI_File_read_at(fh, disp, rbuf, N, MPI_INTEGER, status, ierr)
+  do i = 1, N
+    if (rbuf(i) /= mod(rank + 1, nprocs) * 100 + i) then
+      call fail(rank, nerr, 'read_at through f_x5c')
+      exit
+    end if
+  end do
+  disp = 0
+  call MPI_File_set_view(fh, disp, MPI_INTEGER8, MPI_INTEGER8, 'native', MPI_INFO_NULL, ierr)
+  disp = rank * N
+  call MPI_File_read_at(fh, disp, raw, N, MPI_INTEGER8, status, ierr)
+  do i = 1, N
+    if (raw(i) /= 5_8 * wbuf(i) + 7) then
+      call fail(rank, nerr, 'the file does not hold 5*v+7')
+      exit
+    end if
+  end do
+  call MPI_Barrier(MPI_COMM_WORLD, ierr)
+  disp = 0
+  call MPI_File_set_view(fh, disp, MPI_INTEGER, MPI_INTEGER, 'f_plainc', MPI_INFO_NULL, ierr)
+  disp = rank * N
+  call MPI_File_write_at_all(fh, disp, wbuf, N, MPI_INTEGER, status, ierr)
+  call MPI_Barrier(MPI_COMM_WORLD, ierr)
+  disp = 0
+  call MPI_File_set_view(fh, disp, MPI_INTEGER, MPI_INTEGER, 'native', MPI_INFO_NULL, ierr)
+  rbuf = -1
+  disp = rank * N
+  call MPI_File_read_at(fh, disp, rbuf, N, MPI_INTEGER, status, ierr)
+  do i = 1, N
+    if (rbuf(i) /= wbuf(i)) then
+      call fail(rank, nerr, 'f_plainc does not hold memory''s bytes')
       exit
     end if
   end do

@@ -7,8 +7,13 @@
 ! back (read_at), and reads the file's 8-byte values through a native view (3*v+7). A second
 ! representation with MPI_CONVERSION_FN_NULL and native extents holds memory's bytes.
 ! Registering a name twice is MPI_ERR_DUP_DATAREP (MPI_FILE_NULL's handler: errors return);
-! a conversion that fails gives MPI_ERR_CONVERSION. (.expect: MPICH 4.0.2's ROMIO refuses
-! conversion functions at registration, so there is no MPICH reference.)
+! a conversion that fails gives MPI_ERR_CONVERSION. MPI_Register_datarep_c (session io5; an
+! extension in mpif.h, where the standard has it in mpi_f08 only): "f_x5c" with the large-count
+! conversion procedures (count INTEGER(KIND=MPI_COUNT_KIND)) stores 5*v+extra_state, written
+! collectively, read back converted and as the file's 8-byte values; twice is ERR_DUP_DATAREP.
+! (.expect: MPICH 4.0.2's ROMIO refuses conversion functions at registration, so there is no
+! MPICH reference; its Fortran library has no MPI_Register_datarep_c: the C half gives the
+! MPICH build a stub that aborts, never run.)
 program f_io_datarep
   call body()
 end program
@@ -70,6 +75,43 @@ subroutine x3_read(userbuf, datatype, count, filebuf, position, extra_state, ier
   ierror = MPI_SUCCESS
 end subroutine
 
+! f_x5c's conversions: MPI_Datarep_conversion_function_c (the count is an MPI_Count).
+subroutine x5c_write(userbuf, datatype, count, filebuf, position, extra_state, ierror)
+  use mpi
+  implicit none
+  integer :: userbuf(*), datatype, ierror
+  integer(kind=MPI_COUNT_KIND) :: count, i
+  integer(kind=8) :: filebuf(*)
+  integer(kind=MPI_OFFSET_KIND) :: position
+  integer(kind=MPI_ADDRESS_KIND) :: extra_state
+  if (datatype /= MPI_INTEGER) then
+    ierror = MPI_ERR_TYPE
+    return
+  end if
+  do i = 1, count
+    if (userbuf(position + i) < 0) then
+      ierror = MPI_ERR_OTHER
+      return
+    end if
+    filebuf(i) = 5_8 * userbuf(position + i) + extra_state
+  end do
+  ierror = MPI_SUCCESS
+end subroutine
+
+subroutine x5c_read(userbuf, datatype, count, filebuf, position, extra_state, ierror)
+  use mpi
+  implicit none
+  integer :: userbuf(*), datatype, ierror
+  integer(kind=MPI_COUNT_KIND) :: count, i
+  integer(kind=8) :: filebuf(*)
+  integer(kind=MPI_OFFSET_KIND) :: position
+  integer(kind=MPI_ADDRESS_KIND) :: extra_state
+  do i = 1, count
+    userbuf(position + i) = int((filebuf(i) - extra_state) / 5_8)
+  end do
+  ierror = MPI_SUCCESS
+end subroutine
+
 ! Native extents for the representation without conversions.
 subroutine native_extent(datatype, extent, extra_state, ierror)
   use mpi
@@ -124,7 +166,7 @@ end function
 subroutine body()
   implicit none
   include 'mpif.h'
-  external :: x3_extent, x3_write, x3_read, native_extent
+  external :: x3_extent, x3_write, x3_read, native_extent, x5c_write, x5c_read
   integer, external :: remove_dir
   integer, parameter :: N = 10
   integer :: ierr, rank, nprocs, nerr, fh, cls, i, cnt
@@ -219,6 +261,49 @@ subroutine body()
       exit
     end if
   end do
+  call MPI_File_close(fh, ierr)
+
+  ! MPI_Register_datarep_c: large-count conversion procedures
+  call MPI_Register_datarep_c('f_x5c', x5c_read, x5c_write, x3_extent, extra, ierr)
+  if (ierr /= MPI_SUCCESS) call fail(rank, nerr, 'register_c f_x5c')
+  call MPI_Register_datarep_c('f_x5c', x5c_read, x5c_write, x3_extent, extra, ierr)
+  call MPI_Error_class(ierr, cls, i)
+  if (cls /= MPI_ERR_DUP_DATAREP) call fail(rank, nerr, 'second register_c not ERR_DUP_DATAREP')
+  call MPI_File_open(MPI_COMM_WORLD, fa, MPI_MODE_RDWR, MPI_INFO_NULL, fh, ierr)
+  disp = 0
+  call MPI_File_set_view(fh, disp, MPI_INTEGER, MPI_INTEGER, 'f_x5c', MPI_INFO_NULL, ierr)
+  if (ierr /= MPI_SUCCESS) call fail(rank, nerr, 'set_view f_x5c')
+  disp = rank * N
+  call MPI_File_write_at_all(fh, disp, wbuf, N, MPI_INTEGER, status, ierr)
+  call MPI_Get_count(status, MPI_INTEGER, cnt, i)
+  if (ierr /= MPI_SUCCESS .or. cnt /= N) call fail(rank, nerr, 'write_at_all through f_x5c')
+  call MPI_Barrier(MPI_COMM_WORLD, ierr)
+  rbuf = -1
+  disp = mod(rank + 1, nprocs) * N
+  call MPI_File_read_at(fh, disp, rbuf, N, MPI_INTEGER, status, ierr)
+  do i = 1, N
+    if (rbuf(i) /= mod(rank + 1, nprocs) * 100 + i) then
+      call fail(rank, nerr, 'read_at through f_x5c')
+      exit
+    end if
+  end do
+  disp = 0
+  call MPI_File_set_view(fh, disp, MPI_INTEGER8, MPI_INTEGER8, 'native', MPI_INFO_NULL, ierr)
+  disp = rank * N
+  call MPI_File_read_at(fh, disp, raw, N, MPI_INTEGER8, status, ierr)
+  do i = 1, N
+    if (raw(i) /= 5_8 * wbuf(i) + 7) then
+      call fail(rank, nerr, 'the file does not hold 5*v+7')
+      exit
+    end if
+  end do
+  disp = 0
+  call MPI_File_set_view(fh, disp, MPI_INTEGER, MPI_INTEGER, 'f_x5c', MPI_INFO_NULL, ierr)
+  rbuf = -5
+  disp = rank * N
+  call MPI_File_write_at(fh, disp, rbuf, N, MPI_INTEGER, status, ierr)
+  call MPI_Error_class(ierr, cls, i)
+  if (cls /= MPI_ERR_CONVERSION) call fail(rank, nerr, 'failing _c conversion not ERR_CONVERSION')
   call MPI_File_close(fh, ierr)
 
   call MPI_Barrier(MPI_COMM_WORLD, ierr)

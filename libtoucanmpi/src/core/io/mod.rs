@@ -4,6 +4,7 @@
 //! that a subrank waiting for the kernel lets its siblings run (`ioq`). The exports, the file
 //! handles and the collective (two-phase) algorithms are in `abi::file`. See docs/io.md.
 pub mod datarep;
+pub mod filetype;
 pub mod ioq;
 pub mod posix;
 pub mod view;

@@ -7,7 +7,7 @@ use crate::consts as c;
 use crate::core::datatype::basic::BasicType;
 use crate::core::datatype::{external32, DtRef};
 use crate::core::error::{err, MpiResult};
-use crate::core::io::datarep;
+use crate::core::io::{datarep, filetype};
 
 /// The data representation of a view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,53 +78,26 @@ fn same_sizes(d: &crate::core::datatype::Datatype) -> bool {
     }) && (d.basic.is_none_or(|b: BasicType| external32::basic_size(b) == b.size()))
 }
 
-/// A filetype's file blocks (offset, bytes) and its tile extent.
-type Layout = (Vec<(u64, u64)>, u64);
-
-/// The file layout of a portable filetype in a representation whose sizes differ from native
-/// (MPI 4.1 section 14.5: MPI scales the displacements of portable etypes and filetypes to
-/// the file's representation): a type of one basic type whose blocks, displacements and
-/// extent are whole elements has each element's native extent replaced by its file extent.
-/// The blocks and the tile extent, or None when the type is not of that form.
-fn scaled(ft: &crate::core::datatype::Datatype, rep: Rep) -> MpiResult<Option<Layout>> {
-    let runs = ft.runs();
-    let b = match runs.first() {
-        Some(r) => r.ty,
-        None => return Ok(None),
-    };
-    let e = b.extent();
-    if e == 0 || b.size() != e || runs.iter().any(|r| r.ty != b) || ft.extent < 0 || !(ft.extent as usize).is_multiple_of(e) {
-        return Ok(None);
-    }
-    let fe = match rep {
-        Rep::External32 => external32::basic_size(b),
-        Rep::User(i) => datarep::get(i).extent(b)?,
-        _ => e,
-    } as u64;
-    let e64 = e as u64;
-    let mut blocks = Vec::with_capacity(ft.blocks.len());
-    for &(o, l) in &ft.blocks {
-        if o < 0 || !(o as usize).is_multiple_of(e) || !l.is_multiple_of(e) {
-            return Ok(None);
+/// The typemap of `d` in the file under `rep` (`core::io::filetype`): built again from its
+/// constructors with each basic type at its file size (MPI 4.1 section 14.5.1).
+pub fn file_typemap(d: &crate::core::datatype::Datatype, rep: Rep) -> MpiResult<crate::core::datatype::Datatype> {
+    let size = |b: BasicType| -> MpiResult<usize> {
+        match rep {
+            Rep::External32 => Ok(external32::basic_size(b)),
+            Rep::User(i) => datarep::get(i).extent(b),
+            _ => Ok(b.size()),
         }
-        blocks.push((o as u64 / e64 * fe, l as u64 / e64 * fe));
-    }
-    Ok(Some((blocks, ft.extent as u64 / e64 * fe)))
+    };
+    filetype::file_typemap(d, &size)
 }
 
-/// The extent of `d` in the file under `rep` (`MPI_File_get_type_extent`): its file size when
-/// contiguous, its scaled extent when portable, else its memory extent.
+/// The extent of `d` in the file under `rep` (`MPI_File_get_type_extent`): its memory extent
+/// when its basic types keep their sizes, else the extent of its file typemap.
 pub fn file_extent(d: &crate::core::datatype::Datatype, rep: Rep) -> MpiResult<u64> {
     if rep.is_native() || layout_kept(d, rep)? {
         return Ok(d.extent.max(0) as u64);
     }
-    if d.is_contiguous() {
-        return Ok(file_size(d, rep)? as u64);
-    }
-    Ok(match scaled(d, rep)? {
-        Some((_, ext)) => ext,
-        None => d.extent.max(0) as u64,
-    })
+    Ok(file_typemap(d, rep)?.extent.max(0) as u64)
 }
 
 /// The typemap of an etype or filetype: displacements non-negative and non-decreasing, no
@@ -155,6 +128,31 @@ fn check_layout(d: &crate::core::datatype::Datatype, what: &str, overlap_ok: boo
         last_end = last_end.max(off + len as i64);
     }
     Ok(())
+}
+
+/// The checks of an etype and a filetype (memory typemaps, or file typemaps with `rep` naming
+/// the representation): the filetype's size a multiple of the etype's (`MPI_ERR_ARG`, as
+/// ROMIO), layouts as [`check_layout`] wants them.
+fn check_view_types(
+    etype: &crate::core::datatype::Datatype,
+    filetype: &crate::core::datatype::Datatype,
+    rep: &str,
+    overlap_ok: bool,
+) -> MpiResult<()> {
+    if etype.size == 0 {
+        return err(c::MPI_ERR_TYPE, format!("the {rep}etype has size 0"));
+    }
+    if !filetype.size.is_multiple_of(etype.size) {
+        return err(
+            c::MPI_ERR_ARG,
+            format!(
+                "the {rep}filetype's size {} is not a multiple of the {rep}etype's {}",
+                filetype.size, etype.size
+            ),
+        );
+    }
+    check_layout(etype, &format!("{rep}etype"), overlap_ok)?;
+    check_layout(filetype, &format!("{rep}filetype"), overlap_ok)
 }
 
 #[derive(Debug)]
@@ -191,43 +189,25 @@ impl View {
         if etype.size == 0 {
             return err(c::MPI_ERR_TYPE, "the etype has size 0");
         }
-        if !filetype.size.is_multiple_of(etype.size) {
-            return err(
-                c::MPI_ERR_ARG,
-                format!(
-                    "the filetype's size {} is not a multiple of the etype's {}",
-                    filetype.size, etype.size
-                ),
-            );
-        }
-        check_layout(&etype, "etype", overlap_ok)?;
-        check_layout(&filetype, "filetype", overlap_ok)?;
-        let (blocks, tile_extent, esize) = match rep {
-            Rep::External32 | Rep::User(_) if !(layout_kept(&etype, rep)? && layout_kept(&filetype, rep)?) => {
-                if filetype.is_contiguous() && etype.is_contiguous() {
-                    let fs = file_size(&filetype, rep)? as u64;
-                    (vec![(0, fs)], fs, file_size(&etype, rep)? as u64)
-                } else {
-                    match (etype.is_contiguous(), scaled(&filetype, rep)?) {
-                        (true, Some((blocks, ext))) => (blocks, ext, file_size(&etype, rep)? as u64),
-                        _ => {
-                            return err(
-                                c::MPI_ERR_UNSUPPORTED_DATAREP,
-                                format!(
-                                    "{} view: a non-contiguous filetype whose basic types change size in the file must be portable (one basic type, displacements in whole elements)",
-                                    rep.name()
-                                ),
-                            )
-                        }
-                    }
-                }
-            }
-            _ => (
-                filetype.blocks.iter().map(|&(o, l)| (o as u64, l as u64)).collect(),
-                filetype.extent as u64,
-                etype.size as u64,
-            ),
-        };
+        let (blocks, tile_extent, esize): (Vec<(u64, u64)>, u64, u64) =
+            if rep.is_native() || (layout_kept(&etype, rep)? && layout_kept(&filetype, rep)?) {
+                check_view_types(&etype, &filetype, "", overlap_ok)?;
+                (
+                    filetype.blocks.iter().map(|&(o, l)| (o as u64, l as u64)).collect(),
+                    filetype.extent as u64,
+                    etype.size as u64,
+                )
+            } else {
+                // Basic types change size in the file: the view is the file typemap, and the
+                // checks are of it (byte displacements are the file's: they may overlap in memory).
+                let (fe, ff) = (file_typemap(&etype, rep)?, file_typemap(&filetype, rep)?);
+                check_view_types(&fe, &ff, &format!("{} ", rep.name()), overlap_ok)?;
+                (
+                    ff.blocks.iter().map(|&(o, l)| (o as u64, l as u64)).collect(),
+                    ff.extent as u64,
+                    fe.size as u64,
+                )
+            };
         let blocks: Vec<(u64, u64)> = blocks.into_iter().filter(|b| b.1 > 0).collect();
         let mut prefix = Vec::with_capacity(blocks.len());
         let mut t = 0;
@@ -361,20 +341,59 @@ mod tests {
         assert_eq!(v.segments(pos, len).unwrap(), want);
     }
 
+    /// A derived type with its constructor recorded, as `MPI_Type_*` makes it.
+    fn made(d: crate::core::datatype::Datatype, combiner: i32, ints: Vec<i32>, aints: Vec<isize>, old: &DtRef) -> DtRef {
+        let mut d = d;
+        d.contents = Some(Arc::new(crate::core::datatype::Contents {
+            combiner,
+            ints,
+            aints,
+            counts: vec![],
+            types: vec![old.clone()],
+        }));
+        d.committed = true;
+        Arc::new(d)
+    }
+
     #[test]
-    fn external32_scales_portable_filetypes() {
-        // two MPI_LONGs 24 bytes apart (extent 32): 4 bytes each in external32, 12 apart
+    fn external32_views_follow_the_file_typemap() {
         let long = lookup(c::MPI_LONG).unwrap();
-        let d = typemap::hvector(2, 1, 24, &long).unwrap();
-        let v = View::new(100, long.clone(), Arc::new(d), Rep::External32).unwrap();
-        assert_eq!(v.esize, 4);
-        assert_eq!(v.segments(0, 16).unwrap(), vec![(100, 4), (112, 8), (128, 4)]);
-        // not whole elements apart: refused
-        let odd = typemap::hvector(2, 1, 20, &long).unwrap();
-        assert_eq!(
-            View::new(0, long, Arc::new(odd), Rep::External32).unwrap_err().class,
-            c::MPI_ERR_UNSUPPORTED_DATAREP
+        // vector(2, 1, 3) of MPI_LONG (elements 0 and 3): 4 bytes each in external32, 12 apart
+        let v = made(
+            typemap::hvector(2, 1, 24, &long).unwrap(),
+            c::MPI_COMBINER_VECTOR,
+            vec![2, 1, 3],
+            vec![],
+            &long,
         );
+        let vw = View::new(100, long.clone(), v.clone(), Rep::External32).unwrap();
+        assert_eq!(vw.esize, 4);
+        assert_eq!(vw.segments(0, 16).unwrap(), vec![(100, 4), (112, 8), (128, 4)]);
+        assert_eq!(file_extent(&v, Rep::External32).unwrap(), 16);
+        // hvector(2, 1, 20 bytes): taken as file bytes, longs at 0 and 20, tile extent 24
+        let h = made(
+            typemap::hvector(2, 1, 20, &long).unwrap(),
+            c::MPI_COMBINER_HVECTOR,
+            vec![2, 1],
+            vec![20],
+            &long,
+        );
+        let hw = View::new(0, long.clone(), h.clone(), Rep::External32).unwrap();
+        assert_eq!(hw.segments(0, 12).unwrap(), vec![(0, 4), (20, 8)]);
+        assert_eq!(file_extent(&h, Rep::External32).unwrap(), 24);
+        // hvector(2, 1, 2 bytes): the 4-byte file items overlap: refused for a writable file
+        let o = made(
+            typemap::hvector(2, 1, 2, &long).unwrap(),
+            c::MPI_COMBINER_HVECTOR,
+            vec![2, 1],
+            vec![2],
+            &long,
+        );
+        assert_eq!(
+            View::new(0, long.clone(), o.clone(), Rep::External32).unwrap_err().class,
+            c::MPI_ERR_IO
+        );
+        assert!(View::checked(0, long, o, Rep::External32, true).is_ok());
     }
 
     #[test]
