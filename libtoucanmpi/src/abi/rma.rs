@@ -250,7 +250,8 @@ unsafe fn do_put(
 ) -> MpiResult<()> {
     let wn = win(w)?;
     let os = side(o, oc, odt)?;
-    let t = hd::dtype(tdt)?;
+    // Mostly one type on both sides: one lookup.
+    let t = if tdt == odt { os.dt.clone() } else { hd::dtype(tdt)? };
     let tc = hd::count(tc)?;
     if get {
         ops::get(&wn, &os, rank, target_disp(disp), tc, &t)

@@ -84,6 +84,18 @@ pub struct RType {
     owned: bool,
 }
 
+impl RType {
+    /// `n` contiguous bytes (`MPI_BYTE`, nothing to free).
+    #[inline]
+    pub fn bytes(n: usize) -> Result<RType, String> {
+        Ok(RType {
+            dt: h(real::REAL_MPI_BYTE),
+            count: int(n, "a block")?,
+            owned: false,
+        })
+    }
+}
+
 /// The kind of items a layout is made of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unit {

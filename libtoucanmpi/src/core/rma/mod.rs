@@ -17,7 +17,7 @@ use crate::core::comm::CommRef;
 use crate::core::error::{err, MpiError, MpiResult};
 use crate::sched::lock::Lock;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Handles of windows start here.
@@ -129,7 +129,16 @@ pub struct Win {
     /// This member's lock word (windows not in shared memory).
     pub lockword: Box<AtomicI64>,
     pub st: Lock<WinState>,
+    /// What `st.ep` says about access to every target at once (`OPEN_FENCE`, `OPEN_ALL`),
+    /// kept beside it for the communication calls' checks without the lock. Only the owning
+    /// subrank reads and changes its window's epochs.
+    pub open: AtomicU8,
 }
+
+/// `Win::open`: a fence epoch is open (every target accessible).
+pub const OPEN_FENCE: u8 = 1;
+/// `Win::open`: `MPI_Win_lock_all` holds (every target accessible, flushes allowed).
+pub const OPEN_ALL: u8 = 2;
 
 impl Win {
     pub fn rank(&self) -> i32 {
@@ -138,6 +147,15 @@ impl Win {
 
     pub fn size_of_group(&self) -> i32 {
         self.comm.size()
+    }
+
+    /// Sets (`on`) or clears `bit` of `open`.
+    pub fn set_open(&self, bit: u8, on: bool) {
+        if on {
+            self.open.fetch_or(bit, Ordering::Relaxed);
+        } else {
+            self.open.fetch_and(!bit, Ordering::Relaxed);
+        }
     }
 }
 
