@@ -177,7 +177,9 @@ pub fn create(
         if !real_ok {
             return err(c::MPI_ERR_OTHER, "window across processes without the real window");
         }
-        if matches!(mem, Memory::Given(..)) && create_real() && whole_processes(&targets, per_proc) {
+        // Memory the program gave, or that we allocated for MPI_Win_allocate when the members
+        // are not all on one node (or could not share a segment): real windows of its own.
+        if matches!(mem, Memory::Given(..) | Memory::Allocate(_)) && create_real() && whole_processes(&targets, per_proc) {
             let (at, runs) = slots(&targets);
             let nslots = runs.values().map(Vec::len).max().unwrap_or(0).max(1);
             // Every member decides alike: from the allgathered counts of live real windows.
