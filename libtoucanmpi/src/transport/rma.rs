@@ -88,9 +88,12 @@ impl RType {
     /// `n` contiguous bytes (`MPI_BYTE`, nothing to free).
     #[inline]
     pub fn bytes(n: usize) -> Result<RType, String> {
+        if n > c_int::MAX as usize {
+            return Err(int(n, "a block").err().unwrap_or_default());
+        }
         Ok(RType {
             dt: h(real::REAL_MPI_BYTE),
-            count: int(n, "a block")?,
+            count: n as c_int,
             owned: false,
         })
     }

@@ -49,6 +49,7 @@ pub fn real_err(e: String) -> MpiError {
 /// readers; a writer (a general path on another worker) waits for it. Elsewhere (a thread of
 /// the program) under the state lock. The real MPI runs at `MPI_THREAD_SERIALIZED`: one
 /// thread in it at a time either way. `f`'s error becomes `MPI_ERR_OTHER`.
+#[inline]
 pub fn with_tp(f: impl FnOnce(&Transport) -> Result<(), String>) -> MpiResult<()> {
     let mut f = Some(f);
     let done = state::shared(|sh| f.take().map(|f| f(&sh.transport()))).flatten();
@@ -64,6 +65,7 @@ pub fn with_tp(f: impl FnOnce(&Transport) -> Result<(), String>) -> MpiResult<()
 
 /// Checks rank, epoch and range of an access to `count` elements of `dt` at displacement
 /// `disp` of window rank `rank`; None for MPI_PROC_NULL.
+#[inline]
 pub fn resolve(w: &Win, rank: i32, disp: i64, count: usize, dt: &DtRef) -> MpiResult<Option<Place>> {
     if rank == c::MPI_PROC_NULL {
         return Ok(None);
@@ -134,6 +136,7 @@ fn bytes_type(tp: &Transport, dt: &DtRef, count: usize) -> Result<RType, String>
 ///
 /// # Safety
 /// As `put`/`get`.
+#[inline]
 unsafe fn real_put_get(p: &Place, o: &Side, tcount: usize, tdt: &DtRef, get: bool) -> MpiResult<()> {
     if o.dt.is_contiguous() && tdt.is_contiguous() {
         let n = o.count * o.dt.size;
@@ -192,6 +195,7 @@ fn elem_runs(dt: &DtRef, count: usize, b: BasicType) -> Vec<(isize, usize)> {
     out
 }
 
+#[inline]
 fn same_size(o: &Side, tcount: usize, tdt: &DtRef) -> MpiResult<()> {
     if o.count * o.dt.size != tcount * tdt.size {
         return err(
@@ -214,6 +218,7 @@ fn same_size(o: &Side, tcount: usize, tdt: &DtRef) -> MpiResult<()> {
 ///
 /// # Safety
 /// `o` must describe a valid buffer, kept until the operation completes.
+#[inline]
 pub unsafe fn put(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &DtRef) -> MpiResult<()> {
     same_size(o, tcount, tdt)?;
     let Some(p) = resolve(w, rank, disp, tcount, tdt)? else {
@@ -238,6 +243,7 @@ pub unsafe fn put(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &
 ///
 /// # Safety
 /// As `put`, the origin buffer writable.
+#[inline]
 pub unsafe fn get(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &DtRef) -> MpiResult<()> {
     same_size(o, tcount, tdt)?;
     let Some(p) = resolve(w, rank, disp, tcount, tdt)? else {

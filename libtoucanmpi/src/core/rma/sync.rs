@@ -519,6 +519,7 @@ fn shared_segment(
 /// linked-list benchmarks chase a list tail with lock/get/unlock and no other call, shared
 /// memory waits spin on MPI_Win_sync) must not keep a sibling, maybe the one it waits for,
 /// from running, as separate processes would not.
+#[inline]
 fn give_way() {
     if crate::sched::others_ready() {
         crate::sched::yield_now();
@@ -531,6 +532,7 @@ fn sync_err(msg: String) -> MpiError {
 
 /// Completes this rank's operations on window rank `r` (None: all ranks), at the target
 /// (`local`: at the origin only).
+#[inline]
 pub fn flush(w: &Win, r: Option<i32>, local: bool) -> MpiResult<()> {
     // Copies to targets in memory we reach are complete; a fence makes them visible. A
     // flush of one target in another process is the real MPI's (its completion orders).
@@ -893,6 +895,7 @@ pub fn unlock_all(w: &Win) -> MpiResult<()> {
 }
 
 /// The flush calls: need a passive-target epoch on the target (`r`) or on every target.
+#[inline]
 pub fn flush_call(w: &Win, r: Option<i32>, local: bool) -> MpiResult<()> {
     if w.open.load(Ordering::Relaxed) & super::OPEN_ALL != 0 {
         // Inside MPI_Win_lock_all every target may be flushed.
