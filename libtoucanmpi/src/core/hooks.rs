@@ -39,19 +39,9 @@ impl Hooks for Progress {
         // With point-to-point passing through (`p2p::direct`), what completes is the real
         // MPI's requests and probes: the write side's step.
         if !crate::core::p2p::direct::on() {
-            // A read-side poll drives the real MPI's progress too: counted as a step, so the
-            // background progress thread leaves an idle worker that polls to itself (rma5:
-            // it took the state lock every interval to drain the transport again, beside the
-            // worker serving other processes' one-sided operations).
             match state::shared_idle(worker, |sh| crate::core::p2p::shared::poll(&sh)) {
-                Some(Polled::Delivered) => {
-                    super::background::stepped();
-                    return true;
-                }
-                Some(Polled::Nothing) => {
-                    super::background::stepped();
-                    return false;
-                }
+                Some(Polled::Delivered) => return true,
+                Some(Polled::Nothing) => return false,
                 Some(Polled::General) | None => {}
             }
         }
