@@ -438,7 +438,9 @@ fn work(w: usize, mut swap: Option<&mut Swap>, poll_every: usize, hooks: &dyn Ho
                 continue;
             }
             let since = *idle_since.get_or_insert_with(Instant::now);
-            spins += 1;
+            // Wraps (an idle worker that keeps polling counts millions a second): the tests of
+            // `spins` below only need it to keep cycling.
+            spins = spins.wrapping_add(1);
             // Spin briefly, then give the core away, then (when another process may need this
             // core) sleep in short steps.
             if spins > 200 && (spins.is_multiple_of(HOT_YIELD_EVERY) || !hooks.keep_polling()) {
