@@ -73,7 +73,8 @@ v = max(vs) if vs else None
 if v is not None:
     two, put = hidden("jacobi3d", med("jacobi3d", "toucan", v, "original")), hidden("jacobiput", med("jacobiput", "toucan", v, "original"))
     if two is None or put is None:
-        print(f"\nV={v}: cannot compare (missing runs)")
+        print(f"\nV={v}: shares hidden undefined (missing runs, or MPICH's nocomm not faster than its original: "
+              "a noisy set); compare the time ratios above")
     else:
         verdict = "holds" if put >= two - 0.10 else "does not hold"
         print(f"\nV={v}, unannotated programs: the put exchange hides {pct(put)} of MPICH's communication, "
