@@ -9,7 +9,9 @@
  * - a window on the communicator of even ranks only (at V > 1 it leaves subranks of a process
  *   out) and one on a duplicate of MPI_COMM_WORLD, alive at the same time;
  * - 40 windows alive at once, each written by a ring of puts under lock_all, then freed in
- *   reverse order. */
+ *   reverse order;
+ * - (rma5) an MPI_Win_allocate window whose members do not share memory (real windows of its
+ *   own, as for MPI_Win_create). */
 #include "ct.h"
 
 #define NWIN 40
@@ -164,6 +166,41 @@ int main(int argc, char **argv)
         MPI_Win_free(&ws[k]);
         free(ms[k]);
     }
+
+    /* 5. (rma5) MPI_Win_allocate windows whose members do not share memory: Toucan gives them
+     * real windows of their own too (members on several nodes; here TOUCAN_RMA_SHM=0 stands
+     * in for that, a Toucan knob other MPIs ignore). Ring of puts, accumulate, fetch-and-op
+     * under a lock, and a get. */
+    setenv("TOUCAN_RMA_SHM", "0", 1);
+    int *am;
+    MPI_Win aw;
+    MPI_Win_allocate(8 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &am, &aw);
+    for (int i = 0; i < 8; i++)
+        am[i] = 0;
+    ring(aw, am, 6, rank, size, 5, &errs);
+    MPI_Win_fence(0, aw);
+    int three = 3;
+    MPI_Accumulate(&three, 1, MPI_INT, 0, 7, 1, MPI_INT, MPI_SUM, aw);
+    MPI_Win_fence(0, aw);
+    if (rank == 0)
+        CHECK(am[7] == 3 * size, "allocate accumulate: %d, want %d", am[7], 3 * size);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int one = 1, old = -1, far = size - 1 - rank, seen = -1;
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, far, 0, aw);
+    MPI_Fetch_and_op(&one, &old, MPI_INT, far, 6, MPI_SUM, aw);
+    MPI_Win_unlock(far, aw);
+    CHECK(old == 0, "allocate fetch_and_op: fetched %d, want 0", old);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, aw);
+    CHECK(am[6] == 1, "allocate fetch_and_op: own counter %d, want 1", am[6]);
+    MPI_Win_unlock(rank, aw);
+    MPI_Win_lock(MPI_LOCK_SHARED, far, 0, aw);
+    MPI_Get(&seen, 1, MPI_INT, far, 0, 1, MPI_INT, aw);
+    MPI_Win_unlock(far, aw);
+    int far_left = (far + size - 1) % size;
+    CHECK(seen == 5000 + far_left * 10, "allocate get: %d, want %d", seen, 5000 + far_left * 10);
+    MPI_Win_free(&aw);
+    unsetenv("TOUCAN_RMA_SHM");
 
     ct_say(rank, errs ? "FAILED" : "OK");
     MPI_Finalize();

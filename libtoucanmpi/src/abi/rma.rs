@@ -10,7 +10,6 @@ use crate::core::rma::sync::{self, Memory};
 use crate::core::rma::{self, Win};
 use crate::core::state::AttrKind;
 use std::os::raw::{c_char, c_int, c_void};
-use std::sync::Arc;
 
 /// Like `mpi_fn!`, with errors raised on window `$w`.
 macro_rules! win_fn {
@@ -48,9 +47,10 @@ fn raise_win(win: usize, call: &str, e: MpiError) -> c_int {
     }
 }
 
-/// The running subrank's window `h`.
-fn win(h: usize) -> MpiResult<Arc<Win>> {
-    rma::lookup(me()?, h)
+/// The running subrank's window `h`, for the length of this call (the window it named last is
+/// found without the table's lock).
+fn win(h: usize) -> MpiResult<rma::WinRef> {
+    rma::lookup_fast(me()?, h)
 }
 
 fn info_ok(info: usize) -> MpiResult<()> {
@@ -226,6 +226,7 @@ fn target_disp(d: isize) -> i64 {
     d as i64
 }
 
+#[inline]
 unsafe fn side(ptr: *const c_void, count: i64, dt: usize) -> MpiResult<Side> {
     let d = hd::dtype(dt)?;
     let n = hd::count(count)?;
@@ -237,6 +238,7 @@ unsafe fn side(ptr: *const c_void, count: i64, dt: usize) -> MpiResult<Side> {
 }
 
 #[allow(clippy::too_many_arguments)]
+#[inline]
 unsafe fn do_put(
     o: *const c_void,
     oc: i64,
@@ -250,12 +252,19 @@ unsafe fn do_put(
 ) -> MpiResult<()> {
     let wn = win(w)?;
     let os = side(o, oc, odt)?;
-    let t = hd::dtype(tdt)?;
+    // Mostly one type on both sides: one lookup (and one reference count taken).
+    let other;
+    let t = if tdt == odt {
+        &os.dt
+    } else {
+        other = hd::dtype(tdt)?;
+        &other
+    };
     let tc = hd::count(tc)?;
     if get {
-        ops::get(&wn, &os, rank, target_disp(disp), tc, &t)
+        ops::get(&wn, &os, rank, target_disp(disp), tc, t)
     } else {
-        ops::put(&wn, &os, rank, target_disp(disp), tc, &t)
+        ops::put(&wn, &os, rank, target_disp(disp), tc, t)
     }
 }
 

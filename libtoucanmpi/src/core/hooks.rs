@@ -70,6 +70,14 @@ impl Hooks for Progress {
         crate::transport::node::shares_core()
     }
 
+    /// Windows spanning processes are alive (issue 18): other processes' one-sided
+    /// operations on our memory (a put's fragments, an accumulate, a lock word) are applied
+    /// only when we poll the real MPI, so an idle worker with a core of its own keeps polling
+    /// as the real MPI's own progress loop would, instead of yielding between polls.
+    fn keep_polling(&self) -> bool {
+        crate::core::rma::LIVE_REMOTE.load(std::sync::atomic::Ordering::Relaxed) > 0 && !self.shares_core()
+    }
+
     fn started(&self, worker: usize) {
         if let Err(e) = crate::sched::bind::bind_current_thread(super::runtime::plan(), worker) {
             crate::core::diag::say(&format!("toucan: {e}\n"));

@@ -264,6 +264,13 @@ pub trait Hooks: Sync {
     fn shares_core(&self) -> bool {
         true
     }
+    /// Whether an idle worker should keep polling rather than give its core away between
+    /// polls (it then yields only every `HOT_YIELD_EVERY` polls): another process may be
+    /// waiting for this one's progress, as the target of its one-sided operations is
+    /// (issue 18), and the core is ours alone.
+    fn keep_polling(&self) -> bool {
+        false
+    }
     /// Called by each worker thread other than 0 when it starts (binding it to its core).
     fn started(&self, _worker: usize) {}
 }
@@ -293,6 +300,11 @@ impl Layout {
         }
     }
 }
+
+/// An idle worker that keeps polling (`Hooks::keep_polling`) yields its core once per this
+/// many polls (a thread of its process bound to the same core, the background progress
+/// thread say, still gets it; under a real-time policy nothing else would).
+const HOT_YIELD_EVERY: u32 = 64;
 
 /// Workers that found nothing to run (every one of them: all tasks are parked).
 static IDLE: AtomicUsize = AtomicUsize::new(0);
@@ -426,10 +438,12 @@ fn work(w: usize, mut swap: Option<&mut Swap>, poll_every: usize, hooks: &dyn Ho
                 continue;
             }
             let since = *idle_since.get_or_insert_with(Instant::now);
-            spins += 1;
+            // Wraps (an idle worker that keeps polling counts millions a second): the tests of
+            // `spins` below only need it to keep cycling.
+            spins = spins.wrapping_add(1);
             // Spin briefly, then give the core away, then (when another process may need this
             // core) sleep in short steps.
-            if spins > 200 {
+            if spins > 200 && (spins.is_multiple_of(HOT_YIELD_EVERY) || !hooks.keep_polling()) {
                 let idle = since.elapsed();
                 if idle > Duration::from_millis(20) && hooks.shares_core() {
                     super::timer::os_sleep(Duration::from_micros(50));

@@ -84,6 +84,21 @@ pub struct RType {
     owned: bool,
 }
 
+impl RType {
+    /// `n` contiguous bytes (`MPI_BYTE`, nothing to free).
+    #[inline]
+    pub fn bytes(n: usize) -> Result<RType, String> {
+        if n > c_int::MAX as usize {
+            return Err(int(n, "a block").err().unwrap_or_default());
+        }
+        Ok(RType {
+            dt: h(real::REAL_MPI_BYTE),
+            count: n as c_int,
+            owned: false,
+        })
+    }
+}
+
 /// The kind of items a layout is made of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unit {

@@ -17,7 +17,7 @@ use crate::core::comm::CommRef;
 use crate::core::error::{err, MpiError, MpiResult};
 use crate::sched::lock::Lock;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Handles of windows start here.
@@ -129,7 +129,16 @@ pub struct Win {
     /// This member's lock word (windows not in shared memory).
     pub lockword: Box<AtomicI64>,
     pub st: Lock<WinState>,
+    /// What `st.ep` says about access to every target at once (`OPEN_FENCE`, `OPEN_ALL`),
+    /// kept beside it for the communication calls' checks without the lock. Only the owning
+    /// subrank reads and changes its window's epochs.
+    pub open: AtomicU8,
 }
+
+/// `Win::open`: a fence epoch is open (every target accessible).
+pub const OPEN_FENCE: u8 = 1;
+/// `Win::open`: `MPI_Win_lock_all` holds (every target accessible, flushes allowed).
+pub const OPEN_ALL: u8 = 2;
 
 impl Win {
     pub fn rank(&self) -> i32 {
@@ -138,6 +147,15 @@ impl Win {
 
     pub fn size_of_group(&self) -> i32 {
         self.comm.size()
+    }
+
+    /// Sets (`on`) or clears `bit` of `open`.
+    pub fn set_open(&self, bit: u8, on: bool) {
+        if on {
+            self.open.fetch_or(bit, Ordering::Relaxed);
+        } else {
+            self.open.fetch_and(!bit, Ordering::Relaxed);
+        }
     }
 }
 
@@ -157,6 +175,10 @@ pub fn unregister(h: usize) {
     let mut t = WINS.lock();
     if let Some(slot) = h.checked_sub(WIN_BASE).and_then(|i| t.get_mut(i)) {
         if let Some(w) = slot.take() {
+            if w.sub < CACHED && LAST_H[w.sub].load(Ordering::Relaxed) == h {
+                LAST_H[w.sub].store(0, Ordering::Relaxed);
+                LAST_W[w.sub].store(std::ptr::null_mut(), Ordering::Relaxed);
+            }
             if w.common.remote {
                 LIVE_REMOTE.fetch_sub(1, Ordering::Relaxed);
             }
@@ -180,6 +202,51 @@ pub fn lookup(sub: usize, h: usize) -> MpiResult<Arc<Win>> {
             format!("invalid window handle {h:#x} (freed, or not a window)"),
         )),
     }
+}
+
+/// Per subrank (its index in the process, below `CACHED`), the window handle it named last
+/// and that window: the communication and flush calls find their window here without the
+/// table's lock and without a reference count (`lookup_fast`). Only the subrank itself reads
+/// and writes its entry (a subrank runs on one thread at a time).
+const CACHED: usize = 1 << 12;
+static LAST_H: [AtomicUsize; CACHED] = [const { AtomicUsize::new(0) }; CACHED];
+static LAST_W: [AtomicPtr<Win>; CACHED] = [const { AtomicPtr::new(std::ptr::null_mut()) }; CACHED];
+
+/// A window of the running subrank for the length of one MPI call: borrowed from the table
+/// (its last window, `lookup_fast`) or a reference of its own.
+pub enum WinRef {
+    Cached(*const Win),
+    Owned(Arc<Win>),
+}
+
+impl std::ops::Deref for WinRef {
+    type Target = Win;
+    fn deref(&self) -> &Win {
+        match self {
+            // SAFETY: the table holds a reference to this window from `register` until
+            // `unregister`, which clears the owner's cache entry. Only the owner caches it, and
+            // only the owner unregisters it (`sync::free`, MPI_Win_free, which looks the window
+            // up with `lookup`): a subrank cannot be inside MPI_Win_free while a WinRef of one
+            // of its other calls is alive (a WinRef lives within one call).
+            WinRef::Cached(p) => unsafe { &**p },
+            WinRef::Owned(w) => w,
+        }
+    }
+}
+
+/// `lookup`, for the calls that only use the window during the call (not MPI_Win_free): the
+/// subrank's last window comes from its cache entry.
+#[inline]
+pub fn lookup_fast(sub: usize, h: usize) -> MpiResult<WinRef> {
+    if sub < CACHED && h != 0 && LAST_H[sub].load(Ordering::Relaxed) == h {
+        return Ok(WinRef::Cached(LAST_W[sub].load(Ordering::Relaxed)));
+    }
+    let w = lookup(sub, h)?;
+    if sub < CACHED {
+        LAST_W[sub].store(Arc::as_ptr(&w) as *mut Win, Ordering::Relaxed);
+        LAST_H[sub].store(h, Ordering::Relaxed);
+    }
+    Ok(WinRef::Owned(w))
 }
 
 /// The error handler of window `h` (for raising an error on it), if it is a live window.

@@ -12,7 +12,7 @@ use crate::core::datatype::basic::{BasicType, TypeClass};
 use crate::core::datatype::DtRef;
 use crate::core::error::{err, MpiError, MpiResult};
 use crate::core::state;
-use crate::transport::rma::Unit;
+use crate::transport::rma::{RType, Unit};
 use crate::transport::Transport;
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -49,6 +49,7 @@ pub fn real_err(e: String) -> MpiError {
 /// readers; a writer (a general path on another worker) waits for it. Elsewhere (a thread of
 /// the program) under the state lock. The real MPI runs at `MPI_THREAD_SERIALIZED`: one
 /// thread in it at a time either way. `f`'s error becomes `MPI_ERR_OTHER`.
+#[inline]
 pub fn with_tp(f: impl FnOnce(&Transport) -> Result<(), String>) -> MpiResult<()> {
     let mut f = Some(f);
     let done = state::shared(|sh| f.take().map(|f| f(&sh.transport()))).flatten();
@@ -64,6 +65,7 @@ pub fn with_tp(f: impl FnOnce(&Transport) -> Result<(), String>) -> MpiResult<()
 
 /// Checks rank, epoch and range of an access to `count` elements of `dt` at displacement
 /// `disp` of window rank `rank`; None for MPI_PROC_NULL.
+#[inline]
 pub fn resolve(w: &Win, rank: i32, disp: i64, count: usize, dt: &DtRef) -> MpiResult<Option<Place>> {
     if rank == c::MPI_PROC_NULL {
         return Ok(None);
@@ -72,7 +74,7 @@ pub fn resolve(w: &Win, rank: i32, disp: i64, count: usize, dt: &DtRef) -> MpiRe
     if !(0..n).contains(&rank) {
         return err(c::MPI_ERR_RANK, format!("invalid target rank {rank} (window group size {n})"));
     }
-    if !w.st.lock().ep.may_access(rank) {
+    if w.open.load(Ordering::Relaxed) == 0 && !w.st.lock().ep.may_access(rank) {
         return err(
             c::MPI_ERR_RMA_SYNC,
             format!("no access epoch is open for target rank {rank} (call MPI_Win_fence, MPI_Win_start, MPI_Win_lock or MPI_Win_lock_all first)"),
@@ -121,12 +123,41 @@ pub fn resolve(w: &Win, rank: i32, disp: i64, count: usize, dt: &DtRef) -> MpiRe
 
 /// The real byte type of `count` elements of `dt`: a contiguous layout without building its
 /// block list (no allocation on the small-put path).
-fn bytes_type(tp: &Transport, dt: &DtRef, count: usize) -> Result<crate::transport::rma::RType, String> {
+fn bytes_type(tp: &Transport, dt: &DtRef, count: usize) -> Result<RType, String> {
     if dt.is_contiguous() {
-        let one = [(0, count * dt.size)];
-        return tp.rma_type(Unit::Bytes, if one[0].1 == 0 { &[] } else { &one });
+        return RType::bytes(count * dt.size);
     }
     tp.rma_type(Unit::Bytes, &byte_blocks(dt, count))
+}
+
+/// A put or get between processes (`get`: from the target into the origin). Both sides
+/// contiguous (the common case: a buffer of a predefined type) go as plain bytes, with no
+/// real datatype built.
+///
+/// # Safety
+/// As `put`/`get`.
+#[inline]
+unsafe fn real_put_get(p: &Place, o: &Side, tcount: usize, tdt: &DtRef, get: bool) -> MpiResult<()> {
+    if o.dt.is_contiguous() && tdt.is_contiguous() {
+        let n = o.count * o.dt.size;
+        let (ot, tt) = (RType::bytes(n).map_err(real_err)?, RType::bytes(n).map_err(real_err)?);
+        return with_tp(|tp| {
+            if get {
+                tp.rma_get(p.on, o.ptr, ot, p.rrank, p.rdisp, tt)
+            } else {
+                tp.rma_put(p.on, o.ptr, ot, p.rrank, p.rdisp, tt)
+            }
+        });
+    }
+    with_tp(|tp| {
+        let ot = bytes_type(tp, &o.dt, o.count)?;
+        let tt = bytes_type(tp, tdt, tcount)?;
+        if get {
+            tp.rma_get(p.on, o.ptr, ot, p.rrank, p.rdisp, tt)
+        } else {
+            tp.rma_put(p.on, o.ptr, ot, p.rrank, p.rdisp, tt)
+        }
+    })
 }
 
 /// The byte blocks of `count` elements of `dt`, adjacent ones merged.
@@ -164,6 +195,7 @@ fn elem_runs(dt: &DtRef, count: usize, b: BasicType) -> Vec<(isize, usize)> {
     out
 }
 
+#[inline]
 fn same_size(o: &Side, tcount: usize, tdt: &DtRef) -> MpiResult<()> {
     if o.count * o.dt.size != tcount * tdt.size {
         return err(
@@ -186,6 +218,7 @@ fn same_size(o: &Side, tcount: usize, tdt: &DtRef) -> MpiResult<()> {
 ///
 /// # Safety
 /// `o` must describe a valid buffer, kept until the operation completes.
+#[inline]
 pub unsafe fn put(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &DtRef) -> MpiResult<()> {
     same_size(o, tcount, tdt)?;
     let Some(p) = resolve(w, rank, disp, tcount, tdt)? else {
@@ -203,17 +236,14 @@ pub unsafe fn put(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &
         }
         return Ok(());
     }
-    with_tp(|tp| {
-        let ot = bytes_type(tp, &o.dt, o.count)?;
-        let tt = bytes_type(tp, tdt, tcount)?;
-        tp.rma_put(p.on, o.ptr, ot, p.rrank, p.rdisp, tt)
-    })
+    real_put_get(&p, o, tcount, tdt, false)
 }
 
 /// MPI_Get.
 ///
 /// # Safety
 /// As `put`, the origin buffer writable.
+#[inline]
 pub unsafe fn get(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &DtRef) -> MpiResult<()> {
     same_size(o, tcount, tdt)?;
     let Some(p) = resolve(w, rank, disp, tcount, tdt)? else {
@@ -231,11 +261,7 @@ pub unsafe fn get(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &
         }
         return Ok(());
     }
-    with_tp(|tp| {
-        let ot = bytes_type(tp, &o.dt, o.count)?;
-        let tt = bytes_type(tp, tdt, tcount)?;
-        tp.rma_get(p.on, o.ptr, ot, p.rrank, p.rdisp, tt)
-    })
+    real_put_get(&p, o, tcount, tdt, true)
 }
 
 /// The operation of an accumulate (predefined, REPLACE or NO_OP).

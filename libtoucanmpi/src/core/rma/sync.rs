@@ -14,7 +14,7 @@ use crate::core::p2p::SendMode;
 use crate::core::state;
 use crate::sched::lock::Lock;
 use crate::transport::shm::Segment;
-use std::sync::atomic::{fence as mfence, AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{fence as mfence, AtomicI64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 const TAG_POST: i32 = 1;
@@ -177,7 +177,9 @@ pub fn create(
         if !real_ok {
             return err(c::MPI_ERR_OTHER, "window across processes without the real window");
         }
-        if matches!(mem, Memory::Given(..)) && create_real() && whole_processes(&targets, per_proc) {
+        // Memory the program gave, or that we allocated for MPI_Win_allocate when the members
+        // are not all on one node (or could not share a segment): real windows of its own.
+        if matches!(mem, Memory::Given(..) | Memory::Allocate(_)) && create_real() && whole_processes(&targets, per_proc) {
             let (at, runs) = slots(&targets);
             let nslots = runs.values().map(Vec::len).max().unwrap_or(0).max(1);
             // Every member decides alike: from the allgathered counts of live real windows.
@@ -217,6 +219,7 @@ pub fn create(
             info: Vec::new(),
             ..Default::default()
         }),
+        open: AtomicU8::new(0),
     };
     Ok((register(w), base))
 }
@@ -516,6 +519,7 @@ fn shared_segment(
 /// linked-list benchmarks chase a list tail with lock/get/unlock and no other call, shared
 /// memory waits spin on MPI_Win_sync) must not keep a sibling, maybe the one it waits for,
 /// from running, as separate processes would not.
+#[inline]
 fn give_way() {
     if crate::sched::others_ready() {
         crate::sched::yield_now();
@@ -528,8 +532,13 @@ fn sync_err(msg: String) -> MpiError {
 
 /// Completes this rank's operations on window rank `r` (None: all ranks), at the target
 /// (`local`: at the origin only).
+#[inline]
 pub fn flush(w: &Win, r: Option<i32>, local: bool) -> MpiResult<()> {
-    mfence(Ordering::SeqCst);
+    // Copies to targets in memory we reach are complete; a fence makes them visible. A
+    // flush of one target in another process is the real MPI's (its completion orders).
+    if r.is_none_or(|r| w.common.shm.is_some() || w.common.targets[r as usize].proc == w.common.myproc) {
+        mfence(Ordering::SeqCst);
+    }
     if !w.common.real() {
         return Ok(());
     }
@@ -565,7 +574,9 @@ pub fn fence(w: &Win, assert: i32) -> MpiResult<()> {
     flush(w, None, false)?;
     coll(w.sub, &w.comm, w.comm_h)?.barrier()?;
     mfence(Ordering::SeqCst);
-    w.st.lock().ep.fence = assert & c::MPI_MODE_NOSUCCEED == 0;
+    let open = assert & c::MPI_MODE_NOSUCCEED == 0;
+    w.st.lock().ep.fence = open;
+    w.set_open(super::OPEN_FENCE, open);
     Ok(())
 }
 
@@ -863,6 +874,7 @@ pub fn lock_all(w: &Win, assert: i32) -> MpiResult<()> {
         }
     }
     w.st.lock().ep.lock_all = Some(assert);
+    w.set_open(super::OPEN_ALL, true);
     Ok(())
 }
 
@@ -871,6 +883,7 @@ pub fn unlock_all(w: &Win) -> MpiResult<()> {
     let Some(assert) = w.st.lock().ep.lock_all.take() else {
         return Err(sync_err("MPI_Win_unlock_all without MPI_Win_lock_all".into()));
     };
+    w.set_open(super::OPEN_ALL, false);
     flush(w, None, false)?;
     if assert & c::MPI_MODE_NOCHECK == 0 {
         for r in 0..w.size_of_group() {
@@ -882,8 +895,17 @@ pub fn unlock_all(w: &Win) -> MpiResult<()> {
 }
 
 /// The flush calls: need a passive-target epoch on the target (`r`) or on every target.
+#[inline]
 pub fn flush_call(w: &Win, r: Option<i32>, local: bool) -> MpiResult<()> {
-    {
+    if w.open.load(Ordering::Relaxed) & super::OPEN_ALL != 0 {
+        // Inside MPI_Win_lock_all every target may be flushed.
+        if let Some(r) = r {
+            if r == c::MPI_PROC_NULL {
+                return Ok(());
+            }
+            check_rank(w, r)?;
+        }
+    } else {
         let st = w.st.lock();
         match r {
             Some(c::MPI_PROC_NULL) => return Ok(()),
