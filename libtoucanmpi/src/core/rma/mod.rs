@@ -206,8 +206,9 @@ pub fn lookup(sub: usize, h: usize) -> MpiResult<Arc<Win>> {
 
 /// Per subrank (its index in the process, below `CACHED`), the window handle it named last
 /// and that window: the communication and flush calls find their window here without the
-/// table's lock and without a reference count (`lookup_fast`). Only the subrank itself reads
-/// and writes its entry (a subrank runs on one thread at a time).
+/// table's lock and without a reference count (`lookup_fast`). Only the subrank's coroutine
+/// reads and writes its entry (it runs on one thread at a time); the program's own threads
+/// of the rank take a reference from the table.
 const CACHED: usize = 1 << 12;
 static LAST_H: [AtomicUsize; CACHED] = [const { AtomicUsize::new(0) }; CACHED];
 static LAST_W: [AtomicPtr<Win>; CACHED] = [const { AtomicPtr::new(std::ptr::null_mut()) }; CACHED];
@@ -227,7 +228,11 @@ impl std::ops::Deref for WinRef {
             // `unregister`, which clears the owner's cache entry. Only the owner caches it, and
             // only the owner unregisters it (`sync::free`, MPI_Win_free, which looks the window
             // up with `lookup`): a subrank cannot be inside MPI_Win_free while a WinRef of one
-            // of its other calls is alive (a WinRef lives within one call).
+            // of its other calls is alive (a WinRef lives within one call). Only the coroutine
+            // caches (`lookup_fast`); a thread of the program freeing the window while the
+            // coroutine is inside a call on it would break MPI's rule that a window is freed
+            // only when no operation on it is pending (MPI_Win_free is collective and
+            // synchronizing).
             WinRef::Cached(p) => unsafe { &**p },
             WinRef::Owned(w) => w,
         }
@@ -238,11 +243,14 @@ impl std::ops::Deref for WinRef {
 /// subrank's last window comes from its cache entry.
 #[inline]
 pub fn lookup_fast(sub: usize, h: usize) -> MpiResult<WinRef> {
-    if sub < CACHED && h != 0 && LAST_H[sub].load(Ordering::Relaxed) == h {
+    // Only the subrank's coroutine uses its entry: the program's own threads of the rank
+    // (MPI_THREAD_MULTIPLE) may call concurrently and take the table's reference.
+    let cached = sub < CACHED && crate::sched::in_coroutine();
+    if cached && h != 0 && LAST_H[sub].load(Ordering::Relaxed) == h {
         return Ok(WinRef::Cached(LAST_W[sub].load(Ordering::Relaxed)));
     }
     let w = lookup(sub, h)?;
-    if sub < CACHED {
+    if cached {
         LAST_W[sub].store(Arc::as_ptr(&w) as *mut Win, Ordering::Relaxed);
         LAST_H[sub].store(h, Ordering::Relaxed);
     }
