@@ -221,7 +221,7 @@ pub struct State {
     pub locals: Locals,
     pub tp: TpCell,
     events: Vec<Event>,
-    /// `progress_direct`'s polls, counted to poll everything every `DIRECT_FULL_POLL`th time.
+    /// `progress_pending`'s polls, counted to poll everything every `DIRECT_FULL_POLL`th time.
     direct_polls: u32,
     pub real_version: String,
     pub det: super::deadlock::Detector,
