@@ -246,17 +246,41 @@ unsafe fn req_fast(req: *mut Req, quick: impl FnOnce() -> Option<ReqId>) -> Resu
     Ok(c::MPI_SUCCESS)
 }
 
+/// The bytes of a send of `count` items of `dt` with `tag` that a direct fast path may take
+/// (`core::p2p::direct`): a contiguous predefined type, valid arguments, a user tag the real
+/// MPI accepts. None: the general path decides (and reports any error).
+#[inline(always)]
+fn direct_send_len(buf: *const c_void, count: i64, dt: usize, tag: c_int) -> Option<usize> {
+    let size = crate::core::datatype::contiguous_size(dt)?;
+    if count < 0 || (buf.is_null() && count > 0) || !(0..=hd::tag_ub()).contains(&tag) {
+        return None;
+    }
+    Some(count as usize * size)
+}
+
+/// `direct_send_len` for a receive into `buf` (tag or MPI_ANY_TAG): its capacity in bytes and
+/// its datatype, when the buffer also lies outside the program's thread-locals (a direct
+/// receive writes there while other subranks' values may be in place: see `recv_direct`).
+#[inline(always)]
+fn direct_recv_cap(buf: *mut c_void, count: i64, dt: usize, tag: c_int) -> Option<(usize, DtRef)> {
+    let size = crate::core::datatype::contiguous_size(dt)?;
+    if count < 0 || (buf.is_null() && count > 0) || (tag < 0 && tag != c::MPI_ANY_TAG) || tag > hd::tag_ub() {
+        return None;
+    }
+    let cap = count as usize * size;
+    if cap != 0 && crate::sched::swap::in_blocks(buf as usize, buf as usize + cap) {
+        return None;
+    }
+    Some((cap, crate::core::datatype::lookup(dt).ok()?))
+}
+
 /// MPI_Isend in standard mode of a contiguous predefined type on a direct communicator
 /// (`core::p2p::direct`, point-to-point passing through): checked and started under one lock,
 /// without the general path's copies of the communicator and datatype. None: the general path
 /// runs (nothing was done), for any error, MPI_PROC_NULL, another communicator...
 #[inline(never)]
 unsafe fn isend_direct(buf: *const c_void, count: i64, dt: usize, dest: c_int, tag: c_int, comm_h: usize) -> Option<ReqId> {
-    let size = crate::core::datatype::contiguous_size(dt)?;
-    if count < 0 || (buf.is_null() && count > 0) || !(0..=hd::tag_ub()).contains(&tag) {
-        return None;
-    }
-    let len = count as usize * size;
+    let len = direct_send_len(buf, count, dt, tag)?;
     // A buffer in the program's thread-locals is copied by the general path (`tlsbuf`).
     if len != 0 && crate::sched::swap::in_blocks(buf as usize, buf as usize + len) {
         return None;
@@ -277,16 +301,7 @@ unsafe fn isend_direct(buf: *const c_void, count: i64, dt: usize, dest: c_int, t
 /// counterpart). None: the general path runs (nothing was done).
 #[inline(never)]
 unsafe fn irecv_direct(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize) -> Option<ReqId> {
-    let size = crate::core::datatype::contiguous_size(dt)?;
-    if count < 0 || (buf.is_null() && count > 0) || (tag < 0 && tag != c::MPI_ANY_TAG) || tag > hd::tag_ub() {
-        return None;
-    }
-    let cap = count as usize * size;
-    // A buffer in the program's thread-locals: see recv_direct.
-    if cap != 0 && crate::sched::swap::in_blocks(buf as usize, buf as usize + cap) {
-        return None;
-    }
-    let d = crate::core::datatype::lookup(dt).ok()?;
+    let (_, d) = direct_recv_cap(buf, count, dt, tag)?;
     let sub = sched::rank();
     state::with_hot(|s| {
         let cm = fast_comm(s, sub, comm_h)?;
@@ -753,11 +768,7 @@ unsafe fn send_fast(buf: *const c_void, count: c_int, dt: usize, dest: c_int, ta
 #[inline(never)]
 unsafe fn send_fast_direct(buf: *const c_void, count: c_int, dt: usize, dest: c_int, tag: c_int, comm_h: usize) -> Result<c_int, ()> {
     let sub = sched::rank();
-    let size = crate::core::datatype::contiguous_size(dt).ok_or(())?;
-    if count < 0 || (buf.is_null() && count > 0) || !(0..=hd::tag_ub()).contains(&tag) {
-        return Err(());
-    }
-    let len = count as usize * size;
+    let len = direct_send_len(buf, i64::from(count), dt, tag).ok_or(())?;
     if len > crate::transport::direct::SMALL {
         return Err(());
     }
@@ -788,22 +799,11 @@ unsafe fn recv_fast_direct(
     status: *mut MpiStatus,
 ) -> Result<c_int, bool> {
     let sub = sched::rank();
-    let size = crate::core::datatype::contiguous_size(dt).ok_or(false)?;
-    if count < 0 || (buf.is_null() && count > 0) || (tag < 0 && tag != c::MPI_ANY_TAG) || tag > hd::tag_ub() {
-        return Err(false);
-    }
     // Its other threads (MPI_THREAD_MULTIPLE) take the general path.
     if !sched::in_coroutine() {
         return Err(false);
     }
-    let cap = count as usize * size;
-    // A buffer in the program's thread-locals: see recv_direct.
-    if cap != 0 && crate::sched::swap::in_blocks(buf as usize, buf as usize + cap) {
-        return Err(false);
-    }
-    let Ok(d) = crate::core::datatype::lookup(dt) else {
-        return Err(false);
-    };
+    let (cap, d) = direct_recv_cap(buf, i64::from(count), dt, tag).ok_or(false)?;
     let started = {
         let mut g = state::lock();
         let Some(s) = g.as_mut() else { return Err(false) };
@@ -891,20 +891,11 @@ pub(super) unsafe fn sendrecv_direct(
         return None;
     }
     let sub = sched::rank();
-    let ssize = crate::core::datatype::contiguous_size(sdt)?;
-    let rsize = crate::core::datatype::contiguous_size(rdt)?;
-    let ub = hd::tag_ub();
-    if scount < 0 || rcount < 0 || (sbuf.is_null() && scount > 0) || (rbuf.is_null() && rcount > 0) {
+    let len = direct_send_len(sbuf, scount, sdt, stag)?;
+    if len > crate::transport::direct::SMALL {
         return None;
     }
-    if !(0..=ub).contains(&stag) || (rtag != c::MPI_ANY_TAG && !(0..=ub).contains(&rtag)) {
-        return None;
-    }
-    let (len, cap) = (scount as usize * ssize, rcount as usize * rsize);
-    if len > crate::transport::direct::SMALL || (cap != 0 && crate::sched::swap::in_blocks(rbuf as usize, rbuf as usize + cap)) {
-        return None;
-    }
-    let d = crate::core::datatype::lookup(rdt).ok()?;
+    let (cap, d) = direct_recv_cap(rbuf, rcount, rdt, rtag)?;
     let (req, pat) = {
         let mut g = state::lock();
         let s = g.as_mut()?;

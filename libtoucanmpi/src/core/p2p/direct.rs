@@ -255,11 +255,10 @@ impl State {
         t: crate::core::request::RecvTarget,
     ) -> ReqId {
         let id = self.new_request(sub, comm_h);
+        // A new request is a receive with an empty status until told otherwise.
         if let Some(r) = self.req_mut(id) {
             // SAFETY: forwarded from the caller (a buffer outside the thread-locals: no bounce).
             unsafe { r.set_recv(t) };
-            r.is_send = false;
-            r.status = Status::empty();
         }
         self.tp.direct_adopt(req, id);
         self.locals[sub].posted.push_back(Posted { pat, req: id });
@@ -321,11 +320,10 @@ impl State {
         let (comm, src) = (dc.comm, dc.source(pat.src));
         let (buf, cap) = (t.buf, t.count * t.dt.size);
         let id = self.new_request(sub, comm_h);
+        // A new request is a receive with an empty status until told otherwise.
         if let Some(r) = self.req_mut(id) {
             // SAFETY: forwarded from the caller.
             unsafe { r.set_recv(t) };
-            r.is_send = false;
-            r.status = Status::empty();
         }
         // SAFETY: the buffer holds `cap` bytes until the request completes (caller).
         unsafe { self.tp.direct_recv(comm, src, real_tag(pat.tag), buf, cap, None, id) }.unwrap_or_else(|e| fatal_transport(e));
