@@ -11,7 +11,7 @@ use super::handles::{self as hd, comm};
 use crate::core::coll::reduce::Reducer;
 use crate::core::coll::team::{self, Blocks, Part};
 use crate::core::coll::teamcall;
-use crate::core::coll::{nbc, nbrec, persist, real};
+use crate::core::coll::{nbc, nbrec, persist, real, solo};
 use crate::core::coll::{Buf, Coll, CollJob, CollOp};
 use crate::core::comm::CommRef;
 use crate::core::datatype::DtRef;
@@ -127,11 +127,15 @@ pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()
     };
     let (req, persistent) = match mode {
         Mode::Now => {
+            // Session 15: at one subrank per process, the real MPI's blocking collective.
+            let solo = solo::on() && matches!(&work, Work::Part(p) if solo_fits(&cm, p, equal));
             let job = match work {
                 Work::Job(j) => j,
                 Work::Part(p) => job_of(p),
             };
-            return job(&real::enrol(Coll::new(sub, &cm, comm_h)?, real)?);
+            let mut coll = real::enrol(Coll::new(sub, &cm, comm_h)?, real || solo)?;
+            coll.solo = solo && coll.real;
+            return job(&coll);
         }
         Mode::Start(req) => (req, false),
         Mode::Init(info, req) => {
@@ -236,6 +240,25 @@ pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()
     }
     *req = id as usize;
     Ok(())
+}
+
+/// Whether a blocking call with arguments `p` runs as the real MPI's blocking collective at
+/// one subrank per process (`core::coll::solo`): the kinds whose inter-process level the real
+/// MPI can run as a whole (reductions with a predefined operation on a C type it knows, equal
+/// blocks), on an intra-communicator holding one member per process. Decided from what every
+/// rank passes alike (the real collective of the calls on other processes must match).
+fn solo_fits(cm: &CommRef, p: &Part, equal: bool) -> bool {
+    if cm.is_inter() {
+        return false;
+    }
+    match p {
+        Part::Barrier | Part::Bcast { .. } => true,
+        Part::Reduce { red, .. } | Part::ReduceScatter { red, .. } => real::reducible(red),
+        // `equal` is not set for Allgatherv: its blocks say.
+        Part::Allgather { parts, .. } => matches!(parts, Blocks::Equal { .. }) && real::one_per_process(cm),
+        Part::Alltoall { .. } | Part::Gather { .. } | Part::Scatter { .. } => equal && real::one_per_process(cm),
+        _ => false,
+    }
 }
 
 /// Runs a collective among the subranks of one process (`team`) in shared memory: the
@@ -865,7 +888,7 @@ macro_rules! coll_family {
 coll_forms!(
     comm_h,
     [MPI_Barrier PMPI_Barrier MPI_Ibarrier PMPI_Ibarrier MPI_Barrier_init PMPI_Barrier_init],
-    fast = fast_barrier(comm_h),
+    fast = crate::abi::collsolo::barrier(comm_h).or_else(|| fast_barrier(comm_h)),
     |comm_h: usize| prep_barrier(comm_h)?
 );
 
@@ -874,7 +897,7 @@ coll_family!(
     comm_h,
     [MPI_Bcast PMPI_Bcast MPI_Ibcast PMPI_Ibcast MPI_Bcast_init PMPI_Bcast_init],
     [MPI_Bcast_c PMPI_Bcast_c MPI_Ibcast_c PMPI_Ibcast_c MPI_Bcast_init_c PMPI_Bcast_init_c],
-    fast = fast_bcast(buf, wide(count), dt, root, comm_h),
+    fast = crate::abi::collsolo::bcast(buf, wide(count), dt, root, comm_h).or_else(|| fast_bcast(buf, wide(count), dt, root, comm_h)),
     |buf: *mut c_void, count: Count, dt: usize, root: c_int, comm_h: usize| prep_bcast(buf, wide(count), dt, root, comm_h)?
 );
 
@@ -883,7 +906,8 @@ coll_family!(
     comm_h,
     [MPI_Reduce PMPI_Reduce MPI_Ireduce PMPI_Ireduce MPI_Reduce_init PMPI_Reduce_init],
     [MPI_Reduce_c PMPI_Reduce_c MPI_Ireduce_c PMPI_Ireduce_c MPI_Reduce_init_c PMPI_Reduce_init_c],
-    fast = fast_reduce(sbuf, rbuf, wide(count), dt, op, Some(root), comm_h),
+    fast = crate::abi::collsolo::reduce(sbuf, rbuf, wide(count), dt, op, Some(root), comm_h)
+        .or_else(|| fast_reduce(sbuf, rbuf, wide(count), dt, op, Some(root), comm_h)),
     |sbuf: *const c_void, rbuf: *mut c_void, count: Count, dt: usize, op: usize, root: c_int, comm_h: usize| {
         prep_reduce(sbuf, rbuf, wide(count), dt, op, Some(root), comm_h)?
     }
@@ -894,7 +918,8 @@ coll_family!(
     comm_h,
     [MPI_Allreduce PMPI_Allreduce MPI_Iallreduce PMPI_Iallreduce MPI_Allreduce_init PMPI_Allreduce_init],
     [MPI_Allreduce_c PMPI_Allreduce_c MPI_Iallreduce_c PMPI_Iallreduce_c MPI_Allreduce_init_c PMPI_Allreduce_init_c],
-    fast = fast_reduce(sbuf, rbuf, wide(count), dt, op, None, comm_h),
+    fast = crate::abi::collsolo::reduce(sbuf, rbuf, wide(count), dt, op, None, comm_h)
+        .or_else(|| fast_reduce(sbuf, rbuf, wide(count), dt, op, None, comm_h)),
     |sbuf: *const c_void, rbuf: *mut c_void, count: Count, dt: usize, op: usize, comm_h: usize| {
         prep_reduce(sbuf, rbuf, wide(count), dt, op, None, comm_h)?
     }
@@ -963,6 +988,7 @@ coll_family!(
     comm_h,
     [MPI_Allgather PMPI_Allgather MPI_Iallgather PMPI_Iallgather MPI_Allgather_init PMPI_Allgather_init],
     [MPI_Allgather_c PMPI_Allgather_c MPI_Iallgather_c PMPI_Iallgather_c MPI_Allgather_init_c PMPI_Allgather_init_c],
+    fast = crate::abi::collsolo::exchange(sbuf, wide(scount), sdt, rbuf, wide(rcount), rdt, comm_h, true),
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, comm_h: usize| {
         prep_allgather(sbuf, wide(scount), sdt, rbuf, Layout::Equal(wide(rcount), rdt), comm_h)?
     }
@@ -991,6 +1017,7 @@ coll_family!(
     comm_h,
     [MPI_Alltoall PMPI_Alltoall MPI_Ialltoall PMPI_Ialltoall MPI_Alltoall_init PMPI_Alltoall_init],
     [MPI_Alltoall_c PMPI_Alltoall_c MPI_Ialltoall_c PMPI_Ialltoall_c MPI_Alltoall_init_c PMPI_Alltoall_init_c],
+    fast = crate::abi::collsolo::exchange(sbuf, wide(scount), sdt, rbuf, wide(rcount), rdt, comm_h, false),
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, comm_h: usize| {
         let (sl, rl) = (Layout::Equal(wide(scount), sdt), Layout::Equal(wide(rcount), rdt));
         prep_alltoall(sbuf, sl, rbuf, rl, comm_h)?

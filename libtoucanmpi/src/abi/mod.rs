@@ -11,6 +11,8 @@ mod export;
 mod attr;
 #[macro_use]
 mod coll;
+// Session 15: blocking collectives at V=1 as the real MPI's (`core::coll::solo`).
+mod collsolo;
 mod comm;
 mod convert;
 mod datatype;

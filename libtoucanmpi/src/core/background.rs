@@ -160,6 +160,7 @@ fn next_pause(look: &Look, pause: Duration, interval: Duration) -> Duration {
 
 fn look_once() -> Look {
     state::try_with(|s| {
+        super::coll::solo::watch(s);
         if !awaits_transport(s) {
             return Look::Quiet;
         }
@@ -181,7 +182,15 @@ fn look_once() -> Look {
 /// for their siblings (a barrier's local meeting, say) do not: polling for them would only
 /// take the core from the computing subrank. Runs under the state lock: with more than
 /// `SCAN_MAX` live requests it does not look at each one, it polls.
-fn awaits_transport(s: &state::State) -> bool {
+/// Makes sure the thread serves the transport from now on (started on demand, or brought
+/// back to its interval) while the caller blocks elsewhere (`coll::solo`). False when no
+/// thread may run (`TOUCAN_PROGRESS=0` at V = 1).
+pub fn serve() -> bool {
+    wanted();
+    THREAD.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+}
+
+pub(crate) fn awaits_transport(s: &state::State) -> bool {
     s.tp.has_pending()
         // issue 18: other processes' one-sided operations on our windows need our polls.
         || super::rma::LIVE_REMOTE.load(std::sync::atomic::Ordering::Relaxed) > 0

@@ -52,7 +52,8 @@ impl Snapshot {
             recvd: (s.tp.ctrl_recvd + s.tp.direct_recvd) as i64,
             payloads: k.payloads as i64,
             unmatched: unmatched_headers(s) as i64,
-            colls: k.colls as i64,
+            // Blocking real collectives made outside the transport count too (`coll::solo`).
+            colls: (k.colls + crate::core::coll::solo::calls()) as i64,
             twins: super::coll::real::detector_view(s),
         }
     }

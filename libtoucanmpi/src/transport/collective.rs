@@ -5,7 +5,8 @@
 //! MPI_COMM_WORLD and duplicates of it), so a process's real rank is its process number.
 
 use super::engine::{check, Action, Pending, Transport};
-use super::real::{self, h, RComm, RRequest};
+use super::real::{self, h, RComm, RDatatype, ROp, RRequest};
+use std::os::raw::c_int;
 use std::os::raw::c_void;
 
 /// A real collective, with real datatype and operation handles where it reduces.
@@ -104,119 +105,37 @@ impl Transport {
     pub unsafe fn start_coll(&mut self, comm: RComm, what: RealColl, mem: CollMem, token: u64) -> Result<(), String> {
         let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
         let mut newcomm: Option<Box<RComm>> = None;
-        let recv = mem.recv as *mut c_void;
-        let send = if mem.send.is_null() {
-            real::REAL_MPI_IN_PLACE as *const c_void
-        } else {
-            mem.send as *const c_void
-        };
-        let me = self.myproc;
+        let (s, r, len) = operands(self.myproc, what, &mem);
+        let byte: RDatatype = h(real::REAL_MPI_BYTE);
         // SAFETY: the memory stays valid until completion (the caller's contract, or `keep`,
         // kept in the pending entry below); the newly made communicator is written into a box
         // that also lives in the pending entry. `comm` is a live real communicator of ours.
         let (rc, name) = unsafe {
+            let m = &self.real;
             match what {
-                RealColl::Barrier => (self.real.PMPI_Ibarrier(comm, &mut req), "MPI_Ibarrier"),
-                RealColl::Bcast { root } => (
-                    self.real
-                        .PMPI_Ibcast_c(recv, mem.bytes as _, h(real::REAL_MPI_BYTE), root as _, comm, &mut req),
-                    "MPI_Ibcast_c",
+                RealColl::Barrier => (m.PMPI_Ibarrier(comm, &mut req), "MPI_Ibarrier"),
+                RealColl::Bcast { root } => (m.PMPI_Ibcast_c(r, len, byte, root as _, comm, &mut req), "MPI_Ibcast_c"),
+                RealColl::Reduce { root, op, ty, count } => (
+                    m.PMPI_Ireduce_c(s, r, count as _, h(ty), h(op), root as _, comm, &mut req),
+                    "MPI_Ireduce_c",
                 ),
-                RealColl::Reduce { root, op, ty, count } => {
-                    // Away from the root the operand is read from wherever it is.
-                    let (s, r) = match (root == me, mem.send.is_null()) {
-                        (true, _) => (send, recv),
-                        (false, true) => (recv as *const c_void, std::ptr::null_mut()),
-                        (false, false) => (send, std::ptr::null_mut()),
-                    };
-                    (
-                        self.real.PMPI_Ireduce_c(s, r, count as _, h(ty), h(op), root as _, comm, &mut req),
-                        "MPI_Ireduce_c",
-                    )
-                }
                 RealColl::Allreduce { op, ty, count } => (
-                    self.real.PMPI_Iallreduce_c(send, recv, count as _, h(ty), h(op), comm, &mut req),
+                    m.PMPI_Iallreduce_c(s, r, count as _, h(ty), h(op), comm, &mut req),
                     "MPI_Iallreduce_c",
                 ),
-                RealColl::Allgather { bytes } => (
-                    self.real.PMPI_Iallgather_c(
-                        send,
-                        bytes as _,
-                        h(real::REAL_MPI_BYTE),
-                        recv,
-                        bytes as _,
-                        h(real::REAL_MPI_BYTE),
-                        comm,
-                        &mut req,
-                    ),
-                    "MPI_Iallgather_c",
+                RealColl::Allgather { .. } => (m.PMPI_Iallgather_c(s, len, byte, r, len, byte, comm, &mut req), "MPI_Iallgather_c"),
+                RealColl::Alltoall { .. } => (m.PMPI_Ialltoall_c(s, len, byte, r, len, byte, comm, &mut req), "MPI_Ialltoall_c"),
+                RealColl::Gather { root, .. } => (
+                    m.PMPI_Igather_c(s, len, byte, r, len, byte, root as _, comm, &mut req),
+                    "MPI_Igather_c",
                 ),
-                RealColl::Alltoall { bytes } => (
-                    self.real.PMPI_Ialltoall_c(
-                        send,
-                        bytes as _,
-                        h(real::REAL_MPI_BYTE),
-                        recv,
-                        bytes as _,
-                        h(real::REAL_MPI_BYTE),
-                        comm,
-                        &mut req,
-                    ),
-                    "MPI_Ialltoall_c",
+                RealColl::Scatter { root, .. } => (
+                    m.PMPI_Iscatter_c(s, len, byte, r, len, byte, root as _, comm, &mut req),
+                    "MPI_Iscatter_c",
                 ),
-                RealColl::Gather { root, bytes } => {
-                    // Away from the root only the operand matters; the root's may be in place.
-                    let s = if root != me && mem.send.is_null() {
-                        recv as *const c_void
-                    } else {
-                        send
-                    };
-                    let r = if root == me { recv } else { std::ptr::null_mut() };
-                    (
-                        self.real.PMPI_Igather_c(
-                            s,
-                            bytes as _,
-                            h(real::REAL_MPI_BYTE),
-                            r,
-                            bytes as _,
-                            h(real::REAL_MPI_BYTE),
-                            root as _,
-                            comm,
-                            &mut req,
-                        ),
-                        "MPI_Igather_c",
-                    )
-                }
-                RealColl::Scatter { root, bytes } => {
-                    // At the root `send` holds every block; `recv` null there: in place.
-                    let (s, r) = if root == me {
-                        let r = if mem.recv.is_null() {
-                            real::REAL_MPI_IN_PLACE as *mut c_void
-                        } else {
-                            recv
-                        };
-                        (mem.send as *const c_void, r)
-                    } else {
-                        (std::ptr::null(), recv)
-                    };
-                    (
-                        self.real.PMPI_Iscatter_c(
-                            s,
-                            bytes as _,
-                            h(real::REAL_MPI_BYTE),
-                            r,
-                            bytes as _,
-                            h(real::REAL_MPI_BYTE),
-                            root as _,
-                            comm,
-                            &mut req,
-                        ),
-                        "MPI_Iscatter_c",
-                    )
-                }
                 RealColl::Dup => {
                     let mut b = Box::new(h::<RComm>(real::REAL_MPI_COMM_NULL));
-                    let rc = self.real.PMPI_Comm_idup(comm, &mut *b, &mut req);
+                    let rc = m.PMPI_Comm_idup(comm, &mut *b, &mut req);
                     newcomm = Some(b);
                     (rc, "MPI_Comm_idup")
                 }
@@ -232,10 +151,171 @@ impl Transport {
         Ok(())
     }
 
+    /// The real MPI's blocking collectives, for a call made without the state lock
+    /// (`Blocking::run`).
+    pub fn blocking(&self) -> Blocking {
+        let m = &self.real;
+        Blocking {
+            me: self.myproc,
+            barrier: m.PMPI_Barrier,
+            bcast: m.PMPI_Bcast_c,
+            reduce: m.PMPI_Reduce_c,
+            allreduce: m.PMPI_Allreduce_c,
+            allgather: m.PMPI_Allgather_c,
+            alltoall: m.PMPI_Alltoall_c,
+            gather: m.PMPI_Gather_c,
+            scatter: m.PMPI_Scatter_c,
+        }
+    }
+
     /// Frees a real communicator made by `RealColl::Dup` (collectives still running on it
     /// finish: the real MPI frees it after them).
     pub fn free_comm(&mut self, mut comm: RComm) -> Result<(), String> {
         // SAFETY: `comm` is a live real communicator of ours, freed once.
         check(unsafe { self.real.PMPI_Comm_free(&mut comm) }, "MPI_Comm_free")
+    }
+}
+
+/// The real operands of `what` over `mem` at process `me`: (send, receive, count), as both
+/// the nonblocking (`Transport::start_coll`) and the blocking (`Blocking::run`) forms take
+/// them. The count is in bytes (`MPI_BYTE`) where the collective moves bytes, else unused.
+fn operands(me: usize, what: RealColl, mem: &CollMem) -> (*const c_void, *mut c_void, MpiCount) {
+    let recv = mem.recv as *mut c_void;
+    let send = if mem.send.is_null() {
+        real::REAL_MPI_IN_PLACE as *const c_void
+    } else {
+        mem.send as *const c_void
+    };
+    let none = std::ptr::null_mut();
+    match what {
+        RealColl::Barrier | RealColl::Dup => (std::ptr::null(), none, 0),
+        RealColl::Bcast { .. } => (std::ptr::null(), recv, mem.bytes as _),
+        // Away from the root the operand is read from wherever it is.
+        RealColl::Reduce { root, .. } => match (root == me, mem.send.is_null()) {
+            (true, _) => (send, recv, 0),
+            (false, true) => (recv as *const c_void, none, 0),
+            (false, false) => (send, none, 0),
+        },
+        RealColl::Allreduce { .. } => (send, recv, 0),
+        RealColl::Allgather { bytes } | RealColl::Alltoall { bytes } => (send, recv, bytes as _),
+        // Away from the root only the operand matters; the root's may be in place.
+        RealColl::Gather { root, bytes } => {
+            let s = if root != me && mem.send.is_null() {
+                recv as *const c_void
+            } else {
+                send
+            };
+            (s, if root == me { recv } else { none }, bytes as _)
+        }
+        // At the root `send` holds every block; `recv` null there: in place.
+        RealColl::Scatter { root, bytes } => {
+            if root == me {
+                let r = if mem.recv.is_null() {
+                    real::REAL_MPI_IN_PLACE as *mut c_void
+                } else {
+                    recv
+                };
+                (mem.send as *const c_void, r, bytes as _)
+            } else {
+                (std::ptr::null(), recv, bytes as _)
+            }
+        }
+    }
+}
+
+/// The real MPI's count type of the large-count (`_c`) functions.
+type MpiCount = real::RCount;
+
+type Fn0 = unsafe extern "C" fn(RComm) -> c_int;
+type FnBcast = unsafe extern "C" fn(*mut c_void, MpiCount, RDatatype, c_int, RComm) -> c_int;
+type FnReduce = unsafe extern "C" fn(*const c_void, *mut c_void, MpiCount, RDatatype, ROp, c_int, RComm) -> c_int;
+type FnAllreduce = unsafe extern "C" fn(*const c_void, *mut c_void, MpiCount, RDatatype, ROp, RComm) -> c_int;
+type FnAll = unsafe extern "C" fn(*const c_void, MpiCount, RDatatype, *mut c_void, MpiCount, RDatatype, RComm) -> c_int;
+type FnRooted = unsafe extern "C" fn(*const c_void, MpiCount, RDatatype, *mut c_void, MpiCount, RDatatype, c_int, RComm) -> c_int;
+
+/// The real MPI's blocking collectives, copied out of the function table under the state lock
+/// (`Transport::blocking`) so that a caller can block in one without holding it: the real MPI
+/// must then run at `MPI_THREAD_MULTIPLE` when anybody else may call it meanwhile (see
+/// `core::coll::solo`). The library stays loaded until the process exits.
+#[derive(Clone, Copy)]
+pub struct Blocking {
+    me: usize,
+    barrier: Fn0,
+    bcast: FnBcast,
+    reduce: FnReduce,
+    allreduce: FnAllreduce,
+    allgather: FnAll,
+    alltoall: FnAll,
+    gather: FnRooted,
+    scatter: FnRooted,
+}
+
+impl Blocking {
+    /// Runs `what` over `mem` on real communicator `comm` as the real MPI's blocking
+    /// collective; returns when it completed locally.
+    ///
+    /// # Safety
+    /// As `Transport::start_coll`, for the duration of the call; `comm` is a live real
+    /// communicator on which every process makes the same collective calls in the same order.
+    pub unsafe fn run(&self, comm: RComm, what: RealColl, mem: &CollMem) -> Result<(), String> {
+        let (s, r, len) = operands(self.me, what, mem);
+        let byte: RDatatype = h(real::REAL_MPI_BYTE);
+        // SAFETY: the caller's contract: the memory is valid for the call and `comm` is live.
+        let (rc, name) = unsafe {
+            match what {
+                RealColl::Barrier => ((self.barrier)(comm), "MPI_Barrier"),
+                RealColl::Bcast { root } => ((self.bcast)(r, len, byte, root as _, comm), "MPI_Bcast_c"),
+                RealColl::Reduce { root, op, ty, count } => {
+                    ((self.reduce)(s, r, count as _, h(ty), h(op), root as _, comm), "MPI_Reduce_c")
+                }
+                RealColl::Allreduce { op, ty, count } => ((self.allreduce)(s, r, count as _, h(ty), h(op), comm), "MPI_Allreduce_c"),
+                RealColl::Allgather { .. } => ((self.allgather)(s, len, byte, r, len, byte, comm), "MPI_Allgather_c"),
+                RealColl::Alltoall { .. } => ((self.alltoall)(s, len, byte, r, len, byte, comm), "MPI_Alltoall_c"),
+                RealColl::Gather { root, .. } => ((self.gather)(s, len, byte, r, len, byte, root as _, comm), "MPI_Gather_c"),
+                RealColl::Scatter { root, .. } => ((self.scatter)(s, len, byte, r, len, byte, root as _, comm), "MPI_Scatter_c"),
+                RealColl::Dup => return Err("a communicator duplication has no blocking form here".into()),
+            }
+        };
+        check(rc, name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    const S: usize = 0x1000;
+    const R: usize = 0x2000;
+    const NUL: usize = 0;
+    const IN_PLACE: usize = usize::MAX;
+
+    fn addr(p: usize) -> usize {
+        if p == IN_PLACE {
+            real::REAL_MPI_IN_PLACE
+        } else {
+            p
+        }
+    }
+
+    /// Operands at process 0 (send, receive, count) for a call with buffers `send`/`recv`
+    /// (`send == recv`: in place).
+    #[rstest]
+    #[case::bcast(RealColl::Bcast { root: 1 }, S, R, (NUL, R, 16))]
+    #[case::reduce_root(RealColl::Reduce { root: 0, op: 0, ty: 0, count: 2 }, S, R, (S, R, 0))]
+    #[case::reduce_root_in_place(RealColl::Reduce { root: 0, op: 0, ty: 0, count: 2 }, R, R, (IN_PLACE, R, 0))]
+    #[case::reduce_leaf(RealColl::Reduce { root: 1, op: 0, ty: 0, count: 2 }, S, NUL, (S, NUL, 0))]
+    #[case::reduce_leaf_own_buffer(RealColl::Reduce { root: 1, op: 0, ty: 0, count: 2 }, R, R, (R, NUL, 0))]
+    #[case::allreduce_in_place(RealColl::Allreduce { op: 0, ty: 0, count: 2 }, R, R, (IN_PLACE, R, 0))]
+    #[case::allgather(RealColl::Allgather { bytes: 8 }, S, R, (S, R, 8))]
+    #[case::alltoall_in_place(RealColl::Alltoall { bytes: 8 }, R, R, (IN_PLACE, R, 8))]
+    #[case::gather_root_in_place(RealColl::Gather { root: 0, bytes: 4 }, R, R, (IN_PLACE, R, 4))]
+    #[case::gather_leaf(RealColl::Gather { root: 1, bytes: 4 }, S, R, (S, NUL, 4))]
+    #[case::scatter_root(RealColl::Scatter { root: 0, bytes: 4 }, S, R, (S, R, 4))]
+    #[case::scatter_leaf(RealColl::Scatter { root: 1, bytes: 4 }, S, R, (NUL, R, 4))]
+    fn operands_at_process_0(#[case] what: RealColl, #[case] send: usize, #[case] recv: usize, #[case] want: (usize, usize, usize)) {
+        let mem = CollMem::at(send as *const u8, recv as *mut u8, 16);
+        let (s, r, n) = operands(0, what, &mem);
+        assert_eq!((s as usize, r as usize, n as usize), (addr(want.0), addr(want.1), want.2));
     }
 }

@@ -25,6 +25,8 @@ pub type RComm = ffi::MPI_Comm;
 pub type RRequest = ffi::MPI_Request;
 pub type RMessage = ffi::MPI_Message;
 pub type RDatatype = ffi::MPI_Datatype;
+pub type ROp = ffi::MPI_Op;
+pub type RCount = ffi::MPI_Count;
 
 /// Casts a real-MPI constant recorded by the build probe to the real handle type.
 pub fn h<T: TryFrom<i64>>(v: i64) -> T {

@@ -14,6 +14,7 @@ pub mod op;
 pub mod persist;
 pub mod real;
 pub mod reduce;
+pub mod solo;
 pub mod team;
 pub mod teamcall;
 
@@ -121,6 +122,8 @@ pub struct Coll {
     steps: Rc<Cell<u32>>,
     /// This call's inter-process level runs as one real collective (`real::enrol`).
     pub real: bool,
+    /// That real collective is the real MPI's blocking one (`solo`).
+    pub solo: bool,
 }
 
 impl Coll {
@@ -143,6 +146,7 @@ impl Coll {
             view: None,
             steps: Default::default(),
             real: false,
+            solo: false,
         })
     }
 
@@ -166,6 +170,7 @@ impl Coll {
             view: Some((ranks, me)),
             steps: self.steps.clone(),
             real: false,
+            solo: false,
         }
     }
 
@@ -197,6 +202,7 @@ impl Coll {
             view: None,
             steps: self.steps.clone(),
             real: false,
+            solo: false,
         }
     }
 

@@ -72,21 +72,27 @@ struct Queued {
 }
 
 /// The twin of one virtual communicator, as seen from this process.
-struct Twin {
+pub(super) struct Twin {
     /// None while the `MPI_Comm_idup` making it runs.
-    comm: Option<RComm>,
+    pub(super) comm: Option<RComm>,
     /// The last place started.
-    last: Option<Place>,
+    pub(super) last: Option<Place>,
     /// Places registered and not started yet.
-    waiting: BTreeSet<Place>,
+    pub(super) waiting: BTreeSet<Place>,
     /// Operations submitted and not started yet.
     ready: BTreeMap<Place, Queued>,
+    /// A blocking real call (`coll::solo`) runs on the side thread: nothing after it starts
+    /// until it returned (`solo::release`).
+    pub(super) hold: bool,
+    /// A task waiting for its blocking real call's turn (`solo::run`): woken whenever
+    /// operations start here (`pump`).
+    pub(super) solo_waiter: Option<usize>,
     /// Handles of the virtual communicator still open on this process (freed at 0).
     handles: usize,
     /// Children that got a twin so far.
     children: u32,
     /// Operations started on it so far (the n-th started is operation number n).
-    started: u64,
+    pub(super) started: u64,
     /// coll5: persistent calls that got a private twin so far (`coll::persist`), counted in
     /// the parent's call order like `children`.
     persistent: u32,
@@ -102,6 +108,8 @@ impl Twin {
             last: None,
             waiting: BTreeSet::new(),
             ready: BTreeMap::new(),
+            hold: false,
+            solo_waiter: None,
             handles,
             children: 0,
             started: 0,
@@ -136,20 +144,23 @@ enum Inflight {
 /// Per-process state of the real collectives.
 #[derive(Default)]
 pub struct RealComms {
-    twins: IdMap<CommKey, Twin>,
+    pub(super) twins: IdMap<CommKey, Twin>,
     inflight: IdMap<u64, Inflight>,
     results: IdMap<u64, Vec<u8>>,
     /// Started operations not finished yet, by token: their twin and number.
-    running: IdMap<u64, (CommKey, u64)>,
+    pub(super) running: IdMap<u64, (CommKey, u64)>,
     next_token: u64,
     /// Open records of two-level nonblocking calls (`coll::nbrec`).
     pub(super) recs: crate::core::coll::nbrec::Recs,
     /// coll5: persistent collectives planned once (`coll::persist`).
     pub(super) plans: crate::core::coll::persist::Plans,
+    /// The blocking real call made in place (`coll::solo`), while `solo::inline_busy`: its
+    /// twin and operation number, for the deadlock detector.
+    pub(super) inline: Option<(CommKey, u64)>,
 }
 
 impl RealComms {
-    fn token(&mut self) -> u64 {
+    pub(super) fn token(&mut self) -> u64 {
         self.next_token += 1;
         self.next_token
     }
@@ -284,6 +295,14 @@ fn pump(s: &mut State, key: CommKey) {
     loop {
         let Some(t) = s.rcoll.twins.get_mut(&key) else { return };
         let Some(comm) = t.comm else { return };
+        if let Some(w) = t.solo_waiter.take() {
+            if w != sched::current() {
+                sched::wake(w);
+            }
+        }
+        if t.hold {
+            return;
+        }
         let Some(&first) = t.waiting.first() else { break };
         let Some(q) = t.ready.remove(&first) else { break };
         t.waiting.remove(&first);
@@ -363,6 +382,33 @@ fn one_each(s: &State, ranks: &[u32]) -> Option<Box<[usize]>> {
     (ranks.len() == s.nproc && procs.iter().all(|&p| !std::mem::replace(&mut seen[p], true))).then_some(procs)
 }
 
+/// Whether twin `key`'s communicator (world ranks `ranks`) holds one member per process, in
+/// process order (rank i on process i): the real collective's blocks are the call's as they
+/// are. Found once per twin.
+pub(super) fn in_order(s: &mut State, key: CommKey, ranks: &[u32]) -> bool {
+    if s.rcoll.twins.get(&key).is_some_and(|t| t.layout.is_none()) {
+        let layout = one_each(s, ranks);
+        if let Some(t) = s.rcoll.twins.get_mut(&key) {
+            t.layout = Some(layout);
+        }
+    }
+    s.rcoll
+        .twins
+        .get(&key)
+        .and_then(|t| t.layout.as_ref()?.as_ref())
+        .is_some_and(|p| p.iter().enumerate().all(|(i, &q)| i == q))
+}
+
+/// A blocking real call on the side thread (`token` in `running`) held twin `key`
+/// (`Twin::hold`): it returned, start what waits.
+pub(super) fn release(s: &mut State, key: CommKey, token: u64) {
+    s.rcoll.running.remove(&token);
+    if let Some(t) = s.rcoll.twins.get_mut(&key) {
+        t.hold = false;
+    }
+    pump(s, key);
+}
+
 /// Frees a twin whose virtual communicator every local member freed, once nothing waits
 /// for a turn on it (started operations finish: the real MPI frees it after them).
 fn release_if_unused(s: &mut State, key: CommKey) {
@@ -418,6 +464,10 @@ pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
 /// The memory `mem` points to outside `mem.keep` is valid for the operation (it is used only
 /// until this returns: it does not before the operation completed).
 unsafe fn run(c: &Coll, what: RealColl, mem: CollMem) -> MpiResult<Vec<u8>> {
+    if c.solo {
+        // SAFETY: forwarded from the caller.
+        return unsafe { crate::core::coll::solo::run(c, what, mem) };
+    }
     let key = key_of(c.comm.ctx, &c.comm.group.ranks);
     let place = (c.seq, 0);
     let token = state::with(|s| {
@@ -957,7 +1007,8 @@ pub fn detector_view(s: &State) -> Option<Vec<(u64, u64, u64)>> {
     for (key, t) in s.rcoll.twins.iter() {
         view.insert(*key, (t.started, 0));
     }
-    for (key, number) in s.rcoll.running.values() {
+    let inline = s.rcoll.inline.filter(|_| crate::core::coll::solo::inline_busy().is_some());
+    for (key, number) in s.rcoll.running.values().chain(inline.as_ref()) {
         let e = view.entry(*key).or_insert((u64::MAX, 0));
         if e.1 == 0 || *number < e.1 {
             e.1 = *number;

@@ -1,0 +1,174 @@
+//! The blocking collectives' fast path at one subrank per process (`core::coll::solo`): a
+//! call whose buffers are predefined contiguous types outside the program's thread-locals,
+//! on a communicator whose twin is made and idle with its ranks in process order, is checked,
+//! numbered and handed to the real MPI's blocking collective under one state lock, with the
+//! user's buffers as they are. Every None sends the call down the general path, which makes
+//! the same real call (packing where it must) or reports the error: so the choice of the real
+//! collective never depends on what only one process sees.
+
+use super::consts as c;
+use crate::core::coll::op::{self, OpKind};
+use crate::core::coll::real::{real_op, real_type};
+use crate::core::coll::solo::{self, Turn};
+use crate::core::comm::CommRef;
+use crate::core::error::MpiResult;
+use crate::core::state;
+use crate::sched;
+use crate::transport::{CollMem, RealColl};
+use std::os::raw::{c_int, c_void};
+
+/// Bytes of `count` items of the predefined contiguous type `dt` at `buf` when they may go to
+/// the real MPI as they are (valid arguments, outside the swapped thread-locals, which hold
+/// the running subrank's values only while it runs). None: the general path.
+#[inline(always)]
+fn as_bytes(buf: *const c_void, count: i64, dt: usize) -> Option<usize> {
+    let size = crate::core::datatype::contiguous_size(dt)?;
+    if count < 0 || (buf.is_null() && count > 0) {
+        return None;
+    }
+    let len = count as usize * size;
+    if len != 0 && sched::swap::in_blocks(buf as usize, buf as usize + len) {
+        return None;
+    }
+    Some(len)
+}
+
+/// Bytes of `count` items of the predefined contiguous type `dt`.
+#[inline(always)]
+fn type_bytes(count: i64, dt: usize) -> Option<usize> {
+    Some(usize::try_from(count).ok()? * crate::core::datatype::contiguous_size(dt)?)
+}
+
+fn in_place(p: *const c_void) -> bool {
+    p as usize == c::MPI_IN_PLACE_ADDR
+}
+
+/// The call's turn (`solo::begin`) when `check` accepts the caller's view of the
+/// communicator.
+#[inline(always)]
+fn turn(comm_h: usize, check: impl FnOnce(&CommRef) -> bool) -> Option<Turn> {
+    let sub = sched::rank();
+    state::with_hot(|s| {
+        let l = s.locals.get(sub)?;
+        if !l.initialized || l.finalized {
+            return None;
+        }
+        let cm = l.comms.get(super::handles::comm_index(comm_h)?)?.as_ref()?;
+        if !check(cm) {
+            return None;
+        }
+        solo::begin(s, sub, comm_h)
+    })
+    .ok()
+    .flatten()
+}
+
+/// Makes the turn's real call.
+fn call(t: Turn, what: RealColl, mem: CollMem) -> Option<MpiResult<()>> {
+    // SAFETY: the memory is the caller's buffers, which MPI requires to stay valid until the
+    // blocking call returns; the sizes were checked against the arguments.
+    Some(unsafe { solo::call(t, what, &mem) })
+}
+
+/// MPI_Barrier.
+pub(super) fn barrier(comm_h: usize) -> Option<MpiResult<()>> {
+    if !solo::on() {
+        return None;
+    }
+    let t = turn(comm_h, |_| true)?;
+    call(t, RealColl::Barrier, CollMem::at(std::ptr::null(), std::ptr::null_mut(), 0))
+}
+
+/// MPI_Bcast.
+pub(super) fn bcast(buf: *mut c_void, count: i64, dt: usize, root: c_int, comm_h: usize) -> Option<MpiResult<()>> {
+    if !solo::on() {
+        return None;
+    }
+    let len = as_bytes(buf, count, dt)?;
+    let t = turn(comm_h, |cm| (0..cm.size()).contains(&root))?;
+    let p = buf as *mut u8;
+    call(t, RealColl::Bcast { root: root as usize }, CollMem::at(p, p, len))
+}
+
+/// MPI_Reduce (`root` Some) or MPI_Allreduce with a predefined operation on a predefined
+/// type the standard allows it on.
+pub(super) fn reduce(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: i64,
+    dt: usize,
+    op_h: usize,
+    root: Option<c_int>,
+    comm_h: usize,
+) -> Option<MpiResult<()>> {
+    if !solo::on() {
+        return None;
+    }
+    let o = OpKind::from_handle(op_h)?;
+    let b = crate::core::datatype::lookup(dt).ok()?.basic?;
+    if b.handle() != dt || !op::valid_strict(o, b) {
+        return None;
+    }
+    let (rop, rty) = (real_op(o)?, real_type(b)?);
+    if !in_place(sbuf) {
+        as_bytes(sbuf, count, dt)?;
+    }
+    let mut at_root = true;
+    let t = turn(comm_h, |cm| {
+        if let Some(r) = root {
+            at_root = r == cm.rank;
+            if !(0..cm.size()).contains(&r) || (!at_root && in_place(sbuf)) {
+                return false;
+            }
+        }
+        // The receive buffer matters at the root (everywhere for an allreduce).
+        !at_root || as_bytes(rbuf, count, dt).is_some()
+    })?;
+    let send = if in_place(sbuf) { rbuf as *const u8 } else { sbuf as *const u8 };
+    let recv = if at_root { rbuf as *mut u8 } else { std::ptr::null_mut() };
+    let count = count as usize;
+    let what = match root {
+        Some(r) => RealColl::Reduce {
+            root: r as usize,
+            op: rop,
+            ty: rty,
+            count,
+        },
+        None => RealColl::Allreduce { op: rop, ty: rty, count },
+    };
+    call(t, what, CollMem::at(send, recv, 0))
+}
+
+/// MPI_Allgather (`all`) or MPI_Alltoall with blocks of the same bytes on both sides.
+pub(super) fn exchange(
+    sbuf: *const c_void,
+    scount: i64,
+    sdt: usize,
+    rbuf: *mut c_void,
+    rcount: i64,
+    rdt: usize,
+    comm_h: usize,
+    all: bool,
+) -> Option<MpiResult<()>> {
+    if !solo::on() {
+        return None;
+    }
+    let bytes = type_bytes(rcount, rdt)?;
+    if !in_place(sbuf) && type_bytes(scount, sdt)? != bytes {
+        return None;
+    }
+    let mut n = 0usize;
+    let t = turn(comm_h, |cm| {
+        n = cm.size() as usize;
+        // The whole receive buffer (and an alltoall's send buffer) as one block.
+        as_bytes(rbuf, rcount * n as i64, rdt).is_some()
+            && (in_place(sbuf) || as_bytes(sbuf, scount * if all { 1 } else { n as i64 }, sdt).is_some())
+    })?;
+    let send = if in_place(sbuf) { rbuf as *const u8 } else { sbuf as *const u8 };
+    let what = if all {
+        RealColl::Allgather { bytes }
+    } else {
+        RealColl::Alltoall { bytes }
+    };
+    call(t, what, CollMem::at(send, rbuf as *mut u8, n * bytes))
+}
