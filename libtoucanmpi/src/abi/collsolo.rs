@@ -172,3 +172,74 @@ pub(super) fn exchange(
     };
     call(t, what, CollMem::at(send, rbuf as *mut u8, n * bytes))
 }
+
+/// MPI_Gather (`gather`) or MPI_Scatter with blocks of the same bytes on both sides.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn rooted(
+    sbuf: *const c_void,
+    scount: i64,
+    sdt: usize,
+    rbuf: *mut c_void,
+    rcount: i64,
+    rdt: usize,
+    root: c_int,
+    comm_h: usize,
+    gather: bool,
+) -> Option<MpiResult<()>> {
+    if !solo::on() {
+        return None;
+    }
+    // The side with the blocks, the side with one block (MPI_IN_PLACE is the root's only).
+    let (many, mcount, mdt, one, ocount, odt) = if gather {
+        (rbuf as *const c_void, rcount, rdt, sbuf, scount, sdt)
+    } else {
+        (sbuf, scount, sdt, rbuf as *const c_void, rcount, rdt)
+    };
+    let (mut at_root, mut n) = (false, 0usize);
+    let mut bytes = 0usize;
+    let t = turn(comm_h, |cm| {
+        if !(0..cm.size()).contains(&root) {
+            return false;
+        }
+        at_root = root == cm.rank;
+        n = cm.size() as usize;
+        if !at_root {
+            // Only the own block matters away from the root.
+            return !in_place(one)
+                && as_bytes(one, ocount, odt).is_some_and(|b| {
+                    bytes = b;
+                    true
+                });
+        }
+        let Some(b) = type_bytes(mcount, mdt) else { return false };
+        bytes = b;
+        as_bytes(many, mcount * n as i64, mdt).is_some() && (in_place(one) || as_bytes(one, ocount, odt) == Some(b))
+    })?;
+    let root = root as usize;
+    let mem = if gather {
+        let send = if at_root && in_place(sbuf) {
+            rbuf as *const u8
+        } else {
+            sbuf as *const u8
+        };
+        CollMem::at(send, if at_root { rbuf as *mut u8 } else { std::ptr::null_mut() }, n * bytes)
+    } else {
+        let recv = if at_root && in_place(rbuf) {
+            std::ptr::null_mut()
+        } else {
+            rbuf as *mut u8
+        };
+        CollMem {
+            send: if at_root { sbuf as *const u8 } else { std::ptr::null() },
+            recv,
+            bytes: n * bytes,
+            keep: Vec::new(),
+        }
+    };
+    let what = if gather {
+        RealColl::Gather { root, bytes }
+    } else {
+        RealColl::Scatter { root, bytes }
+    };
+    call(t, what, mem)
+}

@@ -213,7 +213,28 @@ struct Job {
 // parked in `side` until the job's `done` is set: nothing else touches it meanwhile.
 unsafe impl Send for Job {}
 
-static SIDE: Mutex<Option<Sender<Job>>> = Mutex::new(None);
+/// Side threads waiting for a call. A blocked call holds its thread, and calls on different
+/// communicators may be blocked at once (threads of the program): so one thread per call in
+/// progress, kept for the next one when it returns.
+static IDLE_SIDE: Mutex<Vec<Sender<Job>>> = Mutex::new(Vec::new());
+
+/// A side thread: runs the calls it is given, and offers itself again after each.
+fn side_thread() -> std::io::Result<Sender<Job>> {
+    let (tx, rx) = channel::<Job>();
+    let me = tx.clone();
+    std::thread::Builder::new().name("toucan-coll".into()).spawn(move || {
+        for j in rx {
+            // SAFETY: the job's memory stays valid until `done` is set (see `Job`).
+            let r = unsafe { j.turn.fns.run(j.turn.comm, j.what, &*j.mem) };
+            *j.out.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+            IDLE_SIDE.lock().unwrap_or_else(|e| e.into_inner()).push(me.clone());
+            j.done.store(true, Ordering::Release);
+            SIDE_CALLS.fetch_sub(1, Ordering::AcqRel);
+            crate::sched::wake(j.task);
+        }
+    })?;
+    Ok(tx)
+}
 
 /// Real calls on the side thread now (the deadlock detector counts them as real collectives
 /// outstanding: `quiescence::Snapshot`).
@@ -259,7 +280,7 @@ pub fn watch(s: &mut State) {
     crate::core::deadlock::tick(s, since.elapsed());
 }
 
-/// Runs the real call on the side thread (made at the first use) and parks until it returned.
+/// Runs the real call on a side thread (an idle one, or a new one) and parks until it returned.
 ///
 /// # Safety
 /// As `call`.
@@ -274,30 +295,15 @@ unsafe fn side(turn: Turn, what: RealColl, mem: &CollMem) -> MpiResult<Result<()
         done: done.clone(),
         out: out.clone(),
     };
-    {
-        let mut g = SIDE.lock().unwrap_or_else(|e| e.into_inner());
-        if g.is_none() {
-            let (tx, rx) = channel::<Job>();
-            std::thread::Builder::new()
-                .name("toucan-coll".into())
-                .spawn(move || {
-                    for j in rx {
-                        // SAFETY: the job's memory stays valid until `done` is set (see `Job`).
-                        let r = unsafe { j.turn.fns.run(j.turn.comm, j.what, &*j.mem) };
-                        *j.out.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-                        j.done.store(true, Ordering::Release);
-                        SIDE_CALLS.fetch_sub(1, Ordering::AcqRel);
-                        crate::sched::wake(j.task);
-                    }
-                })
-                .map_err(|e| crate::core::error::MpiError::new(c::MPI_ERR_OTHER, format!("cannot start a thread: {e}")))?;
-            *g = Some(tx);
-        }
-        SIDE_CALLS.fetch_add(1, Ordering::AcqRel);
-        if g.as_ref().is_some_and(|tx| tx.send(job).is_err()) {
-            SIDE_CALLS.fetch_sub(1, Ordering::AcqRel);
-            return err(c::MPI_ERR_INTERN, "the collectives' side thread is gone");
-        }
+    let idle = IDLE_SIDE.lock().unwrap_or_else(|e| e.into_inner()).pop();
+    let tx = match idle {
+        Some(tx) => tx,
+        None => side_thread().map_err(|e| crate::core::error::MpiError::new(c::MPI_ERR_OTHER, format!("cannot start a thread: {e}")))?,
+    };
+    SIDE_CALLS.fetch_add(1, Ordering::AcqRel);
+    if tx.send(job).is_err() {
+        SIDE_CALLS.fetch_sub(1, Ordering::AcqRel);
+        return err(c::MPI_ERR_INTERN, "a side thread of the collectives is gone");
     }
     block_on(|_| done.load(Ordering::Acquire).then_some(()))?;
     let r = out.lock().unwrap_or_else(|e| e.into_inner()).take();
