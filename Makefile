@@ -143,6 +143,10 @@ lint:
 # (TOUCAN_P2P_DIRECT=on, V=1; off by default, see docs/design-decisions.md).
 DIRECT_TESTS = ^(anysource|cancel|comm_basic|coll_comms|deadlock_(ring|large|coll)|get_count|halo|isendrecv|large_pairs|mprobe|nb_test|nb_wait|order|p2p_large_count|persistent|probe|proc_null|request_free|request_status|ring|send_modes|sendrecv|stress|threads_multiple|topo_cart|truncate|zero_size)$$
 
+# Blocking collectives at V=1 as the real MPI's own (core/coll/solo.rs): on when the real MPI runs
+# at MPI_THREAD_MULTIPLE; these compat tests run again in that mode (docs/collectives.md).
+SOLO_TESTS = ^(barrier|bcast|coll_(alltoall|alltoallv_c|comm_order|gather|hier|large_count|nbreal|persistent|pplan|redscat|solo|team)|deadlock_(coll|rma|rma_lock)|info_comm|io_(basic|collread|nbcoll)|reduce_(arith|minmax)|threads_(multiple|openmp)|topo_cart)$$
+
 compat-test:
 	@compat-tests/badinput-coverage.sh || echo "WARNING: exported functions missing from compat-tests/src/badinput.c (above)"
 	$(COMPAT_ENV) compat-tests/resources.sh
@@ -151,6 +155,9 @@ compat-test:
 	    rc=0; $(COMPAT_ENV) compat-tests/run-all.sh || rc=$$?; \
 	    echo "== point-to-point passed through (TOUCAN_P2P_DIRECT=on, 2x1)"; \
 	    TOUCAN_P2P_DIRECT=on TOUCAN_COMPAT_CONFIGS=2x1 COMPAT_SMP=0 TOUCAN_COMPAT_FILTER='$(DIRECT_TESTS)' \
+	        $(COMPAT_ENV) compat-tests/run-all.sh || rc=$$?; \
+	    echo "== blocking collectives through the real MPI (TOUCAN_REAL_THREAD=multiple, 2x1)"; \
+	    TOUCAN_REAL_THREAD=multiple TOUCAN_COMPAT_CONFIGS=2x1 COMPAT_SMP=0 TOUCAN_COMPAT_FILTER='$(SOLO_TESTS)' \
 	        $(COMPAT_ENV) compat-tests/run-all.sh || rc=$$?; \
 	    echo "== compat-tests/privatize-libs/run.sh"; \
 	    $(COMPAT_ENV) compat-tests/privatize-libs/run.sh || rc=1; \
