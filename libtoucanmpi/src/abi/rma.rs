@@ -27,7 +27,18 @@ macro_rules! win_fn {
     };
 }
 
+#[inline(always)]
 fn outcome(r: std::thread::Result<MpiResult<()>>, win: usize, call: &str) -> c_int {
+    match r {
+        Ok(Ok(())) => 0,
+        r => failed(r, win, call),
+    }
+}
+
+/// `outcome` of a call that failed or panicked.
+#[cold]
+#[inline(never)]
+fn failed(r: std::thread::Result<MpiResult<()>>, win: usize, call: &str) -> c_int {
     match r {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => raise_win(win, call, e),
@@ -251,6 +262,20 @@ unsafe fn do_put(
     get: bool,
 ) -> MpiResult<()> {
     let wn = win(w)?;
+    // Both sides contiguous predefined types (a buffer of bytes, ints, doubles...) of one
+    // size: plain bytes, no datatype reference taken (the small-put path).
+    if let (Some(os), Some(ts), Ok(on), Ok(tn)) = (
+        crate::core::datatype::contiguous_size(odt),
+        crate::core::datatype::contiguous_size(tdt),
+        hd::count(oc),
+        hd::count(tc),
+    ) {
+        if let (Some(ob), Some(tb)) = (on.checked_mul(os), tn.checked_mul(ts)) {
+            if ob == tb {
+                return ops::put_get_bytes(&wn, o as *mut u8, ob, rank, target_disp(disp), get);
+            }
+        }
+    }
     let os = side(o, oc, odt)?;
     // Mostly one type on both sides: one lookup (and one reference count taken).
     let other;

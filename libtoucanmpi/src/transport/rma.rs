@@ -291,6 +291,31 @@ impl Transport {
         })
     }
 
+    /// Starts a put (or a get, `get`) of `n` contiguous bytes between `origin` and process
+    /// `proc` at displacement `addr`: `rma_put`/`rma_get` with `MPI_BYTE` on both sides, the
+    /// small-operation path (no `RType`s).
+    ///
+    /// # Safety
+    /// As `rma_put` (`get`: `origin` writable).
+    #[inline]
+    pub unsafe fn rma_put_get_bytes(&self, on: On, origin: *mut u8, n: usize, proc: usize, addr: usize, get: bool) -> Result<(), String> {
+        let n = int(n, "a block")?;
+        let win = self.win_of(on)?;
+        let byte = h(real::REAL_MPI_BYTE);
+        let (rc, what) = if get {
+            let rc = self
+                .real
+                .PMPI_Get(origin as *mut c_void, n, byte, proc as c_int, addr as i64, n, byte, win);
+            (rc, "MPI_Get")
+        } else {
+            let rc = self
+                .real
+                .PMPI_Put(origin as *const c_void, n, byte, proc as c_int, addr as i64, n, byte, win);
+            (rc, "MPI_Put")
+        };
+        check(rc, what)
+    }
+
     /// Starts a get into `origin`.
     ///
     /// # Safety

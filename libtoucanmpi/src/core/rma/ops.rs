@@ -264,6 +264,69 @@ pub unsafe fn get(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &
     real_put_get(&p, o, tcount, tdt, true)
 }
 
+/// MPI_Put (or MPI_Get, `get`) of `n` bytes at `ptr` when both sides are contiguous
+/// predefined types of the same total size (`abi` checked that): the small-put path, with
+/// no datatype reference, no layout and no real datatype. The same checks, in the same
+/// order, as `resolve` makes for such types.
+///
+/// # Safety
+/// As `put` (`get`: the origin writable).
+#[inline]
+pub unsafe fn put_get_bytes(w: &Win, ptr: *mut u8, n: usize, rank: i32, disp: i64, get: bool) -> MpiResult<()> {
+    if rank == c::MPI_PROC_NULL {
+        return Ok(());
+    }
+    let targets = &w.common.targets;
+    let Some(t) = usize::try_from(rank).ok().and_then(|r| targets.get(r)) else {
+        return err(
+            c::MPI_ERR_RANK,
+            format!("invalid target rank {rank} (window group size {})", targets.len()),
+        );
+    };
+    if w.open.load(Ordering::Relaxed) == 0 && !w.st.lock().ep.may_access(rank) {
+        return err(
+            c::MPI_ERR_RMA_SYNC,
+            format!("no access epoch is open for target rank {rank} (call MPI_Win_fence, MPI_Win_start, MPI_Win_lock or MPI_Win_lock_all first)"),
+        );
+    }
+    let addr = if w.flavor == c::MPI_WIN_FLAVOR_DYNAMIC {
+        disp as usize
+    } else {
+        if disp < 0 {
+            return err(c::MPI_ERR_DISP, format!("negative target displacement {disp}"));
+        }
+        let off = (disp as u64 as u128) * t.unit as u128;
+        if n > 0 && off + n as u128 > t.size as u128 {
+            return err(
+                c::MPI_ERR_RMA_RANGE,
+                format!(
+                    "access to bytes {off}..{} of target rank {rank}, whose window has {} bytes (displacement {disp}, unit {})",
+                    off + n as u128,
+                    t.size,
+                    t.unit
+                ),
+            );
+        }
+        t.base.wrapping_add(off as usize)
+    };
+    if w.common.shm.is_some() || t.proc == w.common.myproc {
+        if get {
+            std::ptr::copy(addr as *const u8, ptr, n);
+        } else {
+            std::ptr::copy(ptr as *const u8, addr as *mut u8, n);
+        }
+        return Ok(());
+    }
+    let (on, rrank, rdisp) = match &w.common.created {
+        Some(c) => {
+            let (slot, rrank, run) = c.at[rank as usize];
+            (Some(c.wins[slot]), rrank, addr.wrapping_sub(run))
+        }
+        None => (None, t.proc, addr),
+    };
+    with_tp(|tp| tp.rma_put_get_bytes(on, ptr, n, rrank, rdisp, get))
+}
+
 /// The operation of an accumulate (predefined, REPLACE or NO_OP).
 pub fn acc_op(h: usize) -> MpiResult<OpKind> {
     if h == c::MPI_OP_NULL {
