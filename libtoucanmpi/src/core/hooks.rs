@@ -25,10 +25,6 @@ impl Hooks for Progress {
     /// driving the transport or will poll soon), so idle workers do not queue up behind each
     /// other on it.
     fn poll(&self, worker: usize) -> bool {
-        // Parked waiters for window locks in other processes (issue 18, rma4).
-        if crate::core::rma::wlock::retry_remote() {
-            return true;
-        }
         let drain = |s: &mut state::State| {
             let mut any = false;
             for _ in 0..DRAIN {
@@ -78,11 +74,6 @@ impl Hooks for Progress {
         // A thread of the program that is not waiting in MPI may still send what the parked
         // subranks wait for: not idle (no deadlock) until it waits too.
         if crate::sched::foreign::busy() > 0 {
-            return;
-        }
-        // Parked waiters for window locks in other processes (issue 18, rma4): a lock freed
-        // meanwhile wakes its waiter before the deadlock detector looks.
-        if crate::core::rma::wlock::retry_remote() {
             return;
         }
         let _ = state::with(|s| super::deadlock::tick(s, idle));

@@ -455,3 +455,53 @@ impl Transport {
         self.rma.is_some()
     }
 }
+
+/// A window-lock message between processes (issue 18, rma6: the lock queue at the target):
+/// a request for or a release of the lock named `key` in the receiving process, or the grant
+/// of the request `token` of the receiving process. It travels as a header-only control
+/// message of kind `wire::KIND_RMA` (`op` in `flags`, `key` in `ctx`, `token`), so the
+/// target's progress engine, whoever drives it (an idle worker, the background progress
+/// thread), serves it without the target subrank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Note {
+    pub op: u32,
+    pub key: usize,
+    pub token: u64,
+}
+
+/// `Note::op`: an exclusive lock request (answered by `GRANT` with its token).
+pub const NOTE_LOCK_EXCL: u32 = 1;
+/// `Note::op`: a shared lock request.
+pub const NOTE_LOCK_SHARED: u32 = 2;
+/// `Note::op`: the release of an exclusive lock.
+pub const NOTE_UNLOCK_EXCL: u32 = 3;
+/// `Note::op`: the release of a shared lock.
+pub const NOTE_UNLOCK_SHARED: u32 = 4;
+/// `Note::op`: the lock asked for by request `token` is the receiver's.
+pub const NOTE_GRANT: u32 = 5;
+
+impl Note {
+    /// The note a `KIND_RMA` header carries.
+    pub fn of(hdr: &super::wire::Header) -> Note {
+        Note {
+            op: hdr.flags,
+            key: hdr.ctx as usize,
+            token: hdr.token,
+        }
+    }
+}
+
+impl Transport {
+    /// Sends `note` to process `proc` (never this one): a tiny control message, complete
+    /// when this returns (the real MPI's eager protocol).
+    pub fn rma_note(&mut self, proc: usize, note: Note) -> Result<(), String> {
+        let hdr = super::wire::Header {
+            kind: super::wire::KIND_RMA,
+            flags: note.op,
+            ctx: note.key as u64,
+            token: note.token,
+            ..Default::default()
+        };
+        self.send_eager(proc, 0, 0, &hdr, &[])
+    }
+}

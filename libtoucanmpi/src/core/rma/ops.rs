@@ -63,6 +63,20 @@ pub fn with_tp(f: impl FnOnce(&Transport) -> Result<(), String>) -> MpiResult<()
     r.map_err(real_err)
 }
 
+/// `with_tp` for a step that changes the transport (sending a window-lock message).
+pub fn with_tp_mut(f: impl FnOnce(&mut Transport) -> Result<(), String>) -> MpiResult<()> {
+    let mut f = Some(f);
+    let done = state::shared(|sh| f.take().map(|f| f(&mut sh.transport()))).flatten();
+    let r = match done {
+        Some(r) => r,
+        None => match state::with(|s| f.take().map(|f| f(&mut s.tp)))? {
+            Some(r) => r,
+            None => return err(c::MPI_ERR_INTERN, "the real-MPI step ran neither side"),
+        },
+    };
+    r.map_err(real_err)
+}
+
 /// Checks rank, epoch and range of an access to `count` elements of `dt` at displacement
 /// `disp` of window rank `rank`; None for MPI_PROC_NULL.
 #[inline]
