@@ -854,15 +854,6 @@ pub fn win_sync(w: &Win) -> MpiResult<()> {
     Ok(())
 }
 
-/// Completes an operation started by a request-based call on rank `r` (its request is
-/// returned complete): a flush of that target.
-pub fn complete_request_op(w: &Win, r: i32) -> MpiResult<()> {
-    if r == c::MPI_PROC_NULL {
-        return Ok(());
-    }
-    flush(w, Some(r), false)
-}
-
 /// MPI_Win_attach.
 pub fn win_attach(w: &Win, addr: usize, size: usize) -> MpiResult<()> {
     if w.flavor != c::MPI_WIN_FLAVOR_DYNAMIC {
