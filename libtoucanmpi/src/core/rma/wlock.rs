@@ -188,8 +188,11 @@ fn wait_for(granted: &AtomicBool, remote: bool) {
     }
 }
 
+/// A request to another process waiting for its grant: the task to wake and its flag.
+type Asked = (usize, Arc<AtomicBool>);
+
 /// This process's requests to other processes waiting for their grant, by token.
-static PENDING: Lock<Option<HashMap<u64, (usize, Arc<AtomicBool>)>>> = Lock::new(None);
+static PENDING: Lock<Option<HashMap<u64, Asked>>> = Lock::new(None);
 static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
 
 /// Takes lock `key` of process `proc` (another one): sends the request, parks until the
@@ -275,7 +278,7 @@ mod tests {
 
     fn waiter(task: usize, excl: bool) -> Waiter {
         Waiter {
-            who: if task % 2 == 0 {
+            who: if task.is_multiple_of(2) {
                 Who::Local {
                     task,
                     granted: Arc::new(AtomicBool::new(false)),
