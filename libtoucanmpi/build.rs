@@ -101,6 +101,11 @@ const REAL_FUNCS: &[&str] = &[
     "Group_incl",
     "Group_free",
     "Comm_create_group",
+    // rma6: request-based operations completing at MPI_Wait/MPI_Test.
+    "Rput",
+    "Rget",
+    "Raccumulate",
+    "Rget_accumulate",
     // end issue 18
 ];
 

@@ -27,7 +27,18 @@ macro_rules! win_fn {
     };
 }
 
+#[inline(always)]
 fn outcome(r: std::thread::Result<MpiResult<()>>, win: usize, call: &str) -> c_int {
+    match r {
+        Ok(Ok(())) => 0,
+        r => failed(r, win, call),
+    }
+}
+
+/// `outcome` of a call that failed or panicked.
+#[cold]
+#[inline(never)]
+fn failed(r: std::thread::Result<MpiResult<()>>, win: usize, call: &str) -> c_int {
     match r {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => raise_win(win, call, e),
@@ -249,8 +260,23 @@ unsafe fn do_put(
     tdt: usize,
     w: usize,
     get: bool,
-) -> MpiResult<()> {
+    token: ops::Token,
+) -> MpiResult<bool> {
     let wn = win(w)?;
+    // Both sides contiguous predefined types (a buffer of bytes, ints, doubles...) of one
+    // size: plain bytes, no datatype reference taken (the small-put path).
+    if let (Some(os), Some(ts), Ok(on), Ok(tn)) = (
+        crate::core::datatype::contiguous_size(odt),
+        crate::core::datatype::contiguous_size(tdt),
+        hd::count(oc),
+        hd::count(tc),
+    ) {
+        if let (Some(ob), Some(tb)) = (on.checked_mul(os), tn.checked_mul(ts)) {
+            if ob == tb {
+                return ops::put_get_bytes(&wn, o as *mut u8, ob, rank, target_disp(disp), get, token);
+            }
+        }
+    }
     let os = side(o, oc, odt)?;
     // Mostly one type on both sides: one lookup (and one reference count taken).
     let other;
@@ -262,9 +288,9 @@ unsafe fn do_put(
     };
     let tc = hd::count(tc)?;
     if get {
-        ops::get(&wn, &os, rank, target_disp(disp), tc, t)
+        ops::get(&wn, &os, rank, target_disp(disp), tc, t, token)
     } else {
-        ops::put(&wn, &os, rank, target_disp(disp), tc, t)
+        ops::put(&wn, &os, rank, target_disp(disp), tc, t, token)
     }
 }
 
@@ -273,11 +299,29 @@ fn cnt(n: impl Into<i64>) -> i64 {
     n.into()
 }
 
-/// Completes the operation just started on `rank` and writes a complete request.
-unsafe fn request_for(w: usize, rank: c_int, req: *mut usize) -> MpiResult<()> {
-    let wn = win(w)?;
-    sync::complete_request_op(&wn, rank)?;
-    put(req, super::p2p::completed_request(c::MPI_COMM_WORLD)?, "request")
+/// A request-based operation (MPI_Rput, ...): `op` starts it with the token of a new request,
+/// which is written to `req`. It completes at MPI_Wait/MPI_Test when the real MPI has
+/// completed the operation locally (`op` returned true: the origin buffer may be reused, a
+/// get's data is in), or is complete at once (false: a copy, done in the call).
+unsafe fn with_request(req: *mut usize, op: impl FnOnce(ops::Token) -> MpiResult<bool>) -> MpiResult<()> {
+    hd::out(req, "request")?;
+    let sub = me()?;
+    let id = crate::core::state::with(|s| {
+        let id = s.new_request(sub, c::MPI_COMM_WORLD);
+        if let Some(r) = s.req_mut(id) {
+            r.pending = 1;
+        }
+        id
+    })?;
+    match op(Some(id as u64)) {
+        Ok(true) => {}
+        Ok(false) => crate::core::state::with(|s| s.complete(id))?,
+        Err(e) => {
+            let _ = crate::core::state::with(|s| s.drop_request(id));
+            return Err(e);
+        }
+    }
+    put(req, id as usize, "request")
 }
 
 /// MPI_Put/Get (`get`) and their request-based forms (Rput/Rget), for one count type.
@@ -287,17 +331,13 @@ macro_rules! put_get_fns {
             $name,
             $pname,
             |o: $optr, oc: $cnt, odt: usize, rank: c_int, disp: isize, tc: $cnt, tdt: usize, w: usize| win = w,
-            { do_put(o, cnt(oc), odt, rank, disp, cnt(tc), tdt, w, $get) }
+            { do_put(o, cnt(oc), odt, rank, disp, cnt(tc), tdt, w, $get, None).map(|_| ()) }
         );
         win_fn!(
             $rname,
             $rpname,
             |o: $optr, oc: $cnt, odt: usize, rank: c_int, disp: isize, tc: $cnt, tdt: usize, w: usize, req: *mut usize| win = w,
-            {
-                hd::out(req, "request")?;
-                do_put(o, cnt(oc), odt, rank, disp, cnt(tc), tdt, w, $get)?;
-                request_for(w, rank, req)
-            }
+            { with_request(req, |t| do_put(o, cnt(oc), odt, rank, disp, cnt(tc), tdt, w, $get, t)) }
         );
     };
 }
@@ -319,7 +359,8 @@ unsafe fn do_acc(
     tdt: usize,
     op: usize,
     w: usize,
-) -> MpiResult<()> {
+    token: ops::Token,
+) -> MpiResult<bool> {
     let wn = win(w)?;
     let opk = ops::acc_op(op)?;
     let os = if opk == crate::core::coll::op::OpKind::NoOp && (odt == c::MPI_DATATYPE_NULL || oc == 0) {
@@ -337,7 +378,7 @@ unsafe fn do_acc(
     };
     let t = hd::dtype(tdt)?;
     let tc = hd::count(tc)?;
-    ops::accumulate(&wn, &os, rs.as_ref(), rank, target_disp(disp), tc, &t, opk)
+    ops::accumulate(&wn, &os, rs.as_ref(), rank, target_disp(disp), tc, &t, opk, token)
 }
 
 /// MPI_Accumulate and MPI_Raccumulate, for one count type.
@@ -347,7 +388,7 @@ macro_rules! acc_fns {
             $name,
             $pname,
             |o: *const c_void, oc: $cnt, odt: usize, rank: c_int, disp: isize, tc: $cnt, tdt: usize, op: usize, w: usize| win = w,
-            { do_acc(o, cnt(oc), odt, None, rank, disp, cnt(tc), tdt, op, w) }
+            { do_acc(o, cnt(oc), odt, None, rank, disp, cnt(tc), tdt, op, w, None).map(|_| ()) }
         );
         win_fn!(
             $rname,
@@ -362,11 +403,7 @@ macro_rules! acc_fns {
              op: usize,
              w: usize,
              req: *mut usize| win = w,
-            {
-                hd::out(req, "request")?;
-                do_acc(o, cnt(oc), odt, None, rank, disp, cnt(tc), tdt, op, w)?;
-                request_for(w, rank, req)
-            }
+            { with_request(req, |t| do_acc(o, cnt(oc), odt, None, rank, disp, cnt(tc), tdt, op, w, t)) }
         );
     };
 }
@@ -389,7 +426,22 @@ macro_rules! get_acc_fns {
              tdt: usize,
              op: usize,
              w: usize| win = w,
-            { do_acc(o, cnt(oc), odt, Some((r, cnt(rc), rdt)), rank, disp, cnt(tc), tdt, op, w) }
+            {
+                do_acc(
+                    o,
+                    cnt(oc),
+                    odt,
+                    Some((r, cnt(rc), rdt)),
+                    rank,
+                    disp,
+                    cnt(tc),
+                    tdt,
+                    op,
+                    w,
+                    None,
+                )
+                .map(|_| ())
+            }
         );
         win_fn!(
             $rname,
@@ -408,9 +460,9 @@ macro_rules! get_acc_fns {
              w: usize,
              req: *mut usize| win = w,
             {
-                hd::out(req, "request")?;
-                do_acc(o, cnt(oc), odt, Some((r, cnt(rc), rdt)), rank, disp, cnt(tc), tdt, op, w)?;
-                request_for(w, rank, req)
+                with_request(req, |t| {
+                    do_acc(o, cnt(oc), odt, Some((r, cnt(rc), rdt)), rank, disp, cnt(tc), tdt, op, w, t)
+                })
             }
         );
     };

@@ -9,6 +9,11 @@ pub struct Progress;
 /// Most transport polls per worker poll.
 const DRAIN: usize = 32;
 
+/// Most read-side polls in one worker poll of an idle worker that keeps polling
+/// (`Hooks::keep_polling`); the worker's loop (timers, stealing, deadlock checks, its
+/// periodic yield) runs between such groups.
+const HOT_POLLS: u32 = 16;
+
 impl Hooks for Progress {
     /// Takes in what arrived (a transport poll takes one control message at a time), so
     /// that every sibling it concerns is woken before the next one runs.
@@ -20,10 +25,6 @@ impl Hooks for Progress {
     /// driving the transport or will poll soon), so idle workers do not queue up behind each
     /// other on it.
     fn poll(&self, worker: usize) -> bool {
-        // Parked waiters for window locks in other processes (issue 18, rma4).
-        if crate::core::rma::wlock::retry_remote() {
-            return true;
-        }
         let drain = |s: &mut state::State| {
             let mut any = false;
             for _ in 0..DRAIN {
@@ -39,10 +40,27 @@ impl Hooks for Progress {
         // With point-to-point passing through (`p2p::direct`), what completes is the real
         // MPI's requests and probes: the write side's step.
         if !crate::core::p2p::direct::on() {
-            match state::shared_idle(worker, |sh| crate::core::p2p::shared::poll(&sh)) {
-                Some(Polled::Delivered) => return true,
-                Some(Polled::Nothing) => return false,
-                Some(Polled::General) | None => {}
+            // An idle worker that keeps polling (issue 18: another process's one-sided
+            // operations wait for our progress) polls again here while nothing arrives and
+            // no task may run, up to `HOT_POLLS` times: one real progress step per pass and
+            // little else, as the real MPI's own progress loop (the worker's loop around a
+            // poll costs about as much as the real step; rma6).
+            let mut hot = if crate::sched::queue::any_for(worker) || !self.keep_polling() {
+                1
+            } else {
+                HOT_POLLS
+            };
+            loop {
+                match state::shared_idle(worker, |sh| crate::core::p2p::shared::poll(&sh)) {
+                    Some(Polled::Delivered) => return true,
+                    Some(Polled::Nothing) => {
+                        hot -= 1;
+                        if hot == 0 || crate::sched::queue::any_for(worker) {
+                            return false;
+                        }
+                    }
+                    Some(Polled::General) | None => break,
+                }
             }
         }
         if worker == 0 {
@@ -56,11 +74,6 @@ impl Hooks for Progress {
         // A thread of the program that is not waiting in MPI may still send what the parked
         // subranks wait for: not idle (no deadlock) until it waits too.
         if crate::sched::foreign::busy() > 0 {
-            return;
-        }
-        // Parked waiters for window locks in other processes (issue 18, rma4): a lock freed
-        // meanwhile wakes its waiter before the deadlock detector looks.
-        if crate::core::rma::wlock::retry_remote() {
             return;
         }
         let _ = state::with(|s| super::deadlock::tick(s, idle));

@@ -714,6 +714,8 @@ impl State {
     #[inline(always)]
     pub(super) fn dispatch(&mut self, e: Event) {
         match e {
+            // issue 18 (rma6): window-lock messages are the process's, not a subrank's.
+            Event::Msg { src_proc, hdr, .. } if hdr.kind == wire::KIND_RMA => super::rma::wlock::on_note(self, src_proc, &hdr),
             Event::Msg {
                 dst_sub,
                 src_proc,

@@ -451,7 +451,7 @@ impl Transport {
         &self.real
     }
 
-    fn post(&mut self, req: RRequest, action: Action, buf: Option<Vec<u8>>) {
+    pub(super) fn post(&mut self, req: RRequest, action: Action, buf: Option<Vec<u8>>) {
         self.pending.push(Pending {
             req,
             action,

@@ -291,6 +291,31 @@ impl Transport {
         })
     }
 
+    /// Starts a put (or a get, `get`) of `n` contiguous bytes between `origin` and process
+    /// `proc` at displacement `addr`: `rma_put`/`rma_get` with `MPI_BYTE` on both sides, the
+    /// small-operation path (no `RType`s).
+    ///
+    /// # Safety
+    /// As `rma_put` (`get`: `origin` writable).
+    #[inline]
+    pub unsafe fn rma_put_get_bytes(&self, on: On, origin: *mut u8, n: usize, proc: usize, addr: usize, get: bool) -> Result<(), String> {
+        let n = int(n, "a block")?;
+        let win = self.win_of(on)?;
+        let byte = h(real::REAL_MPI_BYTE);
+        let (rc, what) = if get {
+            let rc = self
+                .real
+                .PMPI_Get(origin as *mut c_void, n, byte, proc as c_int, addr as i64, n, byte, win);
+            (rc, "MPI_Get")
+        } else {
+            let rc = self
+                .real
+                .PMPI_Put(origin as *const c_void, n, byte, proc as c_int, addr as i64, n, byte, win);
+            (rc, "MPI_Put")
+        };
+        check(rc, what)
+    }
+
     /// Starts a get into `origin`.
     ///
     /// # Safety
@@ -428,5 +453,189 @@ impl Transport {
     /// Whether the real window exists (more than one process).
     pub fn rma_ready(&self) -> bool {
         self.rma.is_some()
+    }
+}
+
+/// A window-lock message between processes (issue 18, rma6: the lock queue at the target):
+/// a request for or a release of the lock named `key` in the receiving process, or the grant
+/// of the request `token` of the receiving process. It travels as a header-only control
+/// message of kind `wire::KIND_RMA` (`op` in `flags`, `key` in `ctx`, `token`), so the
+/// target's progress engine, whoever drives it (an idle worker, the background progress
+/// thread), serves it without the target subrank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Note {
+    pub op: u32,
+    pub key: usize,
+    pub token: u64,
+}
+
+/// `Note::op`: an exclusive lock request (answered by `GRANT` with its token).
+pub const NOTE_LOCK_EXCL: u32 = 1;
+/// `Note::op`: a shared lock request.
+pub const NOTE_LOCK_SHARED: u32 = 2;
+/// `Note::op`: the release of an exclusive lock.
+pub const NOTE_UNLOCK_EXCL: u32 = 3;
+/// `Note::op`: the release of a shared lock.
+pub const NOTE_UNLOCK_SHARED: u32 = 4;
+/// `Note::op`: the lock asked for by request `token` is the receiver's.
+pub const NOTE_GRANT: u32 = 5;
+
+impl Note {
+    /// The note a `KIND_RMA` header carries.
+    pub fn of(hdr: &super::wire::Header) -> Note {
+        Note {
+            op: hdr.flags,
+            key: hdr.ctx as usize,
+            token: hdr.token,
+        }
+    }
+}
+
+impl Transport {
+    /// Sends `note` to process `proc` (never this one): a tiny control message, complete
+    /// when this returns (the real MPI's eager protocol).
+    pub fn rma_note(&mut self, proc: usize, note: Note) -> Result<(), String> {
+        let hdr = super::wire::Header {
+            kind: super::wire::KIND_RMA,
+            flags: note.op,
+            ctx: note.key as u64,
+            token: note.token,
+            ..Default::default()
+        };
+        self.send_eager(proc, 0, 0, &hdr, &[])
+    }
+}
+
+/// Request-based operations (rma6): the real MPI's `MPI_Rput`/`Rget`/`Raccumulate`/
+/// `Rget_accumulate` on the same windows. The real request joins the transport's pending
+/// ones; when it completes (locally: the origin buffer may be reused, a get's or a fetch's
+/// data is in) the progress engine reports `Event::SendDone { token }`.
+impl Transport {
+    /// Frees the real datatypes built for one operation (the real MPI keeps them alive for
+    /// the pending operation), then keeps its request (`rc` its return code).
+    fn r_call(&mut self, what: &str, types: &[&RType], rc: c_int, req: super::real::RRequest, token: u64) -> Result<(), String> {
+        for t in types.iter().filter(|t| t.owned) {
+            let mut dt = t.dt;
+            // SAFETY: a type we created, not used after this.
+            unsafe { self.real.PMPI_Type_free(&mut dt) };
+        }
+        check(rc, what)?;
+        self.post(req, super::engine::Action::Sent(token), None);
+        Ok(())
+    }
+
+    /// `rma_put_get_bytes` as a request-based operation completing with `token`.
+    ///
+    /// # Safety
+    /// As `rma_put_get_bytes`, until the request completes.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn rma_r_bytes(
+        &mut self,
+        on: On,
+        origin: *mut u8,
+        n: usize,
+        proc: usize,
+        addr: usize,
+        get: bool,
+        token: u64,
+    ) -> Result<(), String> {
+        let b = RType::bytes(n)?;
+        self.rma_r_put_get(on, origin, b, proc, addr, RType::bytes(n)?, get, token)
+    }
+
+    /// `rma_put`/`rma_get` as a request-based operation completing with `token`.
+    ///
+    /// # Safety
+    /// As `rma_put` (`get`: `origin` writable), until the request completes.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn rma_r_put_get(
+        &mut self,
+        on: On,
+        origin: *mut u8,
+        o: RType,
+        proc: usize,
+        addr: usize,
+        t: RType,
+        get: bool,
+        token: u64,
+    ) -> Result<(), String> {
+        let win = self.win_of(on)?;
+        let mut req: super::real::RRequest = h(real::REAL_MPI_REQUEST_NULL);
+        let (rc, what) = if get {
+            let rc = self.real.PMPI_Rget(
+                origin as *mut c_void,
+                o.count,
+                o.dt,
+                proc as c_int,
+                addr as i64,
+                t.count,
+                t.dt,
+                win,
+                &mut req,
+            );
+            (rc, "MPI_Rget")
+        } else {
+            let rc = self.real.PMPI_Rput(
+                origin as *const c_void,
+                o.count,
+                o.dt,
+                proc as c_int,
+                addr as i64,
+                t.count,
+                t.dt,
+                win,
+                &mut req,
+            );
+            (rc, "MPI_Rput")
+        };
+        self.r_call(what, &[&o, &t], rc, req, token)
+    }
+
+    /// `rma_acc` as a request-based operation completing with `token`.
+    ///
+    /// # Safety
+    /// As `rma_acc`, until the request completes.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn rma_r_acc(
+        &mut self,
+        on: On,
+        origin: *const u8,
+        o: RType,
+        result: Option<(*mut u8, RType)>,
+        proc: usize,
+        addr: usize,
+        t: RType,
+        op: i64,
+        token: u64,
+    ) -> Result<(), String> {
+        let win = self.win_of(on)?;
+        let mut req: super::real::RRequest = h(real::REAL_MPI_REQUEST_NULL);
+        let (o_ptr, rproc, disp) = (origin as *const c_void, proc as c_int, addr as i64);
+        match result {
+            None => {
+                let rc = self
+                    .real
+                    .PMPI_Raccumulate(o_ptr, o.count, o.dt, rproc, disp, t.count, t.dt, h(op), win, &mut req);
+                self.r_call("MPI_Raccumulate", &[&o, &t], rc, req, token)
+            }
+            Some((res, rt)) => {
+                let rc = self.real.PMPI_Rget_accumulate(
+                    o_ptr,
+                    o.count,
+                    o.dt,
+                    res as *mut c_void,
+                    rt.count,
+                    rt.dt,
+                    rproc,
+                    disp,
+                    t.count,
+                    t.dt,
+                    h(op),
+                    win,
+                    &mut req,
+                );
+                self.r_call("MPI_Rget_accumulate", &[&o, &t, &rt], rc, req, token)
+            }
+        }
     }
 }

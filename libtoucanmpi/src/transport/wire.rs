@@ -15,6 +15,10 @@ pub const KIND_EAGER: u32 = 1;
 pub const KIND_RNDV: u32 = 2;
 /// Acknowledgement of a synchronous-mode send (`token` names the sender's request).
 pub const KIND_ACK: u32 = 3;
+// issue 18 (RMA, rma6): window-lock traffic between processes
+/// A window-lock message (`transport::rma::Note`: request, release or grant), header only,
+/// handled by the receiving process's progress engine (`core::rma::wlock::on_note`).
+pub const KIND_RMA: u32 = 4;
 
 /// The sender waits for the receiver to match (Ssend).
 pub const FLAG_SYNC: u32 = 1;

@@ -40,6 +40,9 @@ pub struct Target {
     pub unit: usize,
     /// Address of its lock word (in its process; ours for a shared window).
     pub lock: usize,
+    /// Its lock word's address in its own process: the name of its window lock there
+    /// (`wlock`).
+    pub key: usize,
 }
 
 /// The real windows of a virtual `MPI_Win_create` window spanning processes (`sync::create`,
@@ -275,25 +278,4 @@ static ACC: [Lock<()>; 64] = [const { Lock::new(()) }; 64];
 /// The accumulate lock of the target whose lock word is at `lock`.
 pub fn acc_lock(lock: usize) -> &'static Lock<()> {
     &ACC[(lock >> 6) % ACC.len()]
-}
-
-/// The lock word's value while an exclusive lock holds it (shared holders add 1 each).
-pub const EXCL: i64 = i64::MIN / 2;
-
-/// Adds `v` to the lock word at `addr` (in this process) and returns the old value.
-///
-/// # Safety
-/// `addr` must be a live lock word (an `AtomicI64`) of a window.
-pub unsafe fn local_lock_add(addr: usize, v: i64) -> i64 {
-    (*(addr as *const AtomicI64)).fetch_add(v, Ordering::AcqRel)
-}
-
-/// Compare-and-swap on the lock word at `addr`; returns the old value.
-///
-/// # Safety
-/// As `local_lock_add`.
-pub unsafe fn local_lock_cas(addr: usize, old: i64, new: i64) -> i64 {
-    match (*(addr as *const AtomicI64)).compare_exchange(old, new, Ordering::AcqRel, Ordering::Acquire) {
-        Ok(v) | Err(v) => v,
-    }
 }

@@ -16,6 +16,11 @@ use crate::transport::rma::{RType, Unit};
 use crate::transport::Transport;
 use std::sync::atomic::{AtomicI64, Ordering};
 
+/// A request-based operation's request (`abi::rma`): the token whose event completes it when
+/// the operation goes to the real MPI (`Transport::rma_r_*`). The communication calls return
+/// whether they did so (otherwise the operation is complete at the call: a copy).
+pub type Token = Option<u64>;
+
 /// One side of an operation: `count` elements of `dt` at `ptr`.
 #[derive(Clone)]
 pub struct Side {
@@ -56,6 +61,20 @@ pub fn with_tp(f: impl FnOnce(&Transport) -> Result<(), String>) -> MpiResult<()
     let r = match done {
         Some(r) => r,
         None => match state::with(|s| f.take().map(|f| f(&s.tp)))? {
+            Some(r) => r,
+            None => return err(c::MPI_ERR_INTERN, "the real-MPI step ran neither side"),
+        },
+    };
+    r.map_err(real_err)
+}
+
+/// `with_tp` for a step that changes the transport (sending a window-lock message).
+pub fn with_tp_mut(f: impl FnOnce(&mut Transport) -> Result<(), String>) -> MpiResult<()> {
+    let mut f = Some(f);
+    let done = state::shared(|sh| f.take().map(|f| f(&mut sh.transport()))).flatten();
+    let r = match done {
+        Some(r) => r,
+        None => match state::with(|s| f.take().map(|f| f(&mut s.tp)))? {
             Some(r) => r,
             None => return err(c::MPI_ERR_INTERN, "the real-MPI step ran neither side"),
         },
@@ -137,7 +156,15 @@ fn bytes_type(tp: &Transport, dt: &DtRef, count: usize) -> Result<RType, String>
 /// # Safety
 /// As `put`/`get`.
 #[inline]
-unsafe fn real_put_get(p: &Place, o: &Side, tcount: usize, tdt: &DtRef, get: bool) -> MpiResult<()> {
+unsafe fn real_put_get(p: &Place, o: &Side, tcount: usize, tdt: &DtRef, get: bool, token: Token) -> MpiResult<bool> {
+    if let Some(token) = token {
+        return with_tp_mut(|tp| {
+            let ot = bytes_type(tp, &o.dt, o.count)?;
+            let tt = bytes_type(tp, tdt, tcount)?;
+            tp.rma_r_put_get(p.on, o.ptr, ot, p.rrank, p.rdisp, tt, get, token)
+        })
+        .map(|_| true);
+    }
     if o.dt.is_contiguous() && tdt.is_contiguous() {
         let n = o.count * o.dt.size;
         let (ot, tt) = (RType::bytes(n).map_err(real_err)?, RType::bytes(n).map_err(real_err)?);
@@ -147,7 +174,8 @@ unsafe fn real_put_get(p: &Place, o: &Side, tcount: usize, tdt: &DtRef, get: boo
             } else {
                 tp.rma_put(p.on, o.ptr, ot, p.rrank, p.rdisp, tt)
             }
-        });
+        })
+        .map(|_| false);
     }
     with_tp(|tp| {
         let ot = bytes_type(tp, &o.dt, o.count)?;
@@ -158,6 +186,7 @@ unsafe fn real_put_get(p: &Place, o: &Side, tcount: usize, tdt: &DtRef, get: boo
             tp.rma_put(p.on, o.ptr, ot, p.rrank, p.rdisp, tt)
         }
     })
+    .map(|_| false)
 }
 
 /// The byte blocks of `count` elements of `dt`, adjacent ones merged.
@@ -219,10 +248,10 @@ fn same_size(o: &Side, tcount: usize, tdt: &DtRef) -> MpiResult<()> {
 /// # Safety
 /// `o` must describe a valid buffer, kept until the operation completes.
 #[inline]
-pub unsafe fn put(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &DtRef) -> MpiResult<()> {
+pub unsafe fn put(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &DtRef, token: Token) -> MpiResult<bool> {
     same_size(o, tcount, tdt)?;
     let Some(p) = resolve(w, rank, disp, tcount, tdt)? else {
-        return Ok(());
+        return Ok(false);
     };
     if p.local {
         if o.dt.is_contiguous() {
@@ -234,9 +263,9 @@ pub unsafe fn put(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &
             o.dt.pack(o.ptr, o.count, &mut v);
             tdt.unpack(&v, p.addr as *mut u8, tcount);
         }
-        return Ok(());
+        return Ok(false);
     }
-    real_put_get(&p, o, tcount, tdt, false)
+    real_put_get(&p, o, tcount, tdt, false, token)
 }
 
 /// MPI_Get.
@@ -244,10 +273,10 @@ pub unsafe fn put(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &
 /// # Safety
 /// As `put`, the origin buffer writable.
 #[inline]
-pub unsafe fn get(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &DtRef) -> MpiResult<()> {
+pub unsafe fn get(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &DtRef, token: Token) -> MpiResult<bool> {
     same_size(o, tcount, tdt)?;
     let Some(p) = resolve(w, rank, disp, tcount, tdt)? else {
-        return Ok(());
+        return Ok(false);
     };
     if p.local {
         if tdt.is_contiguous() {
@@ -259,9 +288,75 @@ pub unsafe fn get(w: &Win, o: &Side, rank: i32, disp: i64, tcount: usize, tdt: &
             tdt.pack(p.addr as *const u8, tcount, &mut v);
             o.dt.unpack(&v, o.ptr, o.count);
         }
-        return Ok(());
+        return Ok(false);
     }
-    real_put_get(&p, o, tcount, tdt, true)
+    real_put_get(&p, o, tcount, tdt, true, token)
+}
+
+/// MPI_Put (or MPI_Get, `get`) of `n` bytes at `ptr` when both sides are contiguous
+/// predefined types of the same total size (`abi` checked that): the small-put path, with
+/// no datatype reference, no layout and no real datatype. The same checks, in the same
+/// order, as `resolve` makes for such types.
+///
+/// # Safety
+/// As `put` (`get`: the origin writable).
+#[inline]
+pub unsafe fn put_get_bytes(w: &Win, ptr: *mut u8, n: usize, rank: i32, disp: i64, get: bool, token: Token) -> MpiResult<bool> {
+    if rank == c::MPI_PROC_NULL {
+        return Ok(false);
+    }
+    let targets = &w.common.targets;
+    let Some(t) = usize::try_from(rank).ok().and_then(|r| targets.get(r)) else {
+        return err(
+            c::MPI_ERR_RANK,
+            format!("invalid target rank {rank} (window group size {})", targets.len()),
+        );
+    };
+    if w.open.load(Ordering::Relaxed) == 0 && !w.st.lock().ep.may_access(rank) {
+        return err(
+            c::MPI_ERR_RMA_SYNC,
+            format!("no access epoch is open for target rank {rank} (call MPI_Win_fence, MPI_Win_start, MPI_Win_lock or MPI_Win_lock_all first)"),
+        );
+    }
+    let addr = if w.flavor == c::MPI_WIN_FLAVOR_DYNAMIC {
+        disp as usize
+    } else {
+        if disp < 0 {
+            return err(c::MPI_ERR_DISP, format!("negative target displacement {disp}"));
+        }
+        let off = (disp as u64 as u128) * t.unit as u128;
+        if n > 0 && off + n as u128 > t.size as u128 {
+            return err(
+                c::MPI_ERR_RMA_RANGE,
+                format!(
+                    "access to bytes {off}..{} of target rank {rank}, whose window has {} bytes (displacement {disp}, unit {})",
+                    off + n as u128,
+                    t.size,
+                    t.unit
+                ),
+            );
+        }
+        t.base.wrapping_add(off as usize)
+    };
+    if w.common.shm.is_some() || t.proc == w.common.myproc {
+        if get {
+            std::ptr::copy(addr as *const u8, ptr, n);
+        } else {
+            std::ptr::copy(ptr as *const u8, addr as *mut u8, n);
+        }
+        return Ok(false);
+    }
+    let (on, rrank, rdisp) = match &w.common.created {
+        Some(c) => {
+            let (slot, rrank, run) = c.at[rank as usize];
+            (Some(c.wins[slot]), rrank, addr.wrapping_sub(run))
+        }
+        None => (None, t.proc, addr),
+    };
+    match token {
+        None => with_tp(|tp| tp.rma_put_get_bytes(on, ptr, n, rrank, rdisp, get)).map(|_| false),
+        Some(t) => with_tp_mut(|tp| tp.rma_r_bytes(on, ptr, n, rrank, rdisp, get, t)).map(|_| true),
+    }
 }
 
 /// The operation of an accumulate (predefined, REPLACE or NO_OP).
@@ -405,7 +500,8 @@ pub unsafe fn accumulate(
     tcount: usize,
     tdt: &DtRef,
     op: OpKind,
-) -> MpiResult<()> {
+    token: Token,
+) -> MpiResult<bool> {
     let mut sides = vec![tdt];
     if op != OpKind::NoOp {
         sides.push(&o.dt);
@@ -419,11 +515,11 @@ pub unsafe fn accumulate(
         // Nothing moves (and the sides' sizes agree): no type or operation to check, as
         // under MPICH (its badrma test accumulates zero counts of mismatched types).
         resolve(w, rank, disp, tcount, tdt)?;
-        return Ok(());
+        return Ok(false);
     }
     let b = acc_basic(&sides, op)?;
     let Some(p) = resolve(w, rank, disp, tcount, tdt)? else {
-        return Ok(());
+        return Ok(false);
     };
     let ext = b.extent();
     let truns = elem_runs(tdt, tcount, b);
@@ -444,7 +540,7 @@ pub unsafe fn accumulate(
                 });
             }
         });
-        return Ok(());
+        return Ok(false);
     }
     let (rty, rop) = real_acc(b, op)?;
     let oruns = if op == OpKind::NoOp {
@@ -452,21 +548,33 @@ pub unsafe fn accumulate(
     } else {
         elem_runs(&o.dt, o.count, b)
     };
-    with_tp(|tp| {
+    // With MPI_NO_OP the origin is not read: any valid address of the right layout.
+    let optr = if op == OpKind::NoOp && o.ptr.is_null() {
+        result.map_or(std::ptr::null_mut(), |r| r.ptr)
+    } else {
+        o.ptr
+    };
+    let types = |tp: &Transport| -> Result<_, String> {
         let ot = tp.rma_type(Unit::Elem(rty), &oruns)?;
         let tt = tp.rma_type(Unit::Elem(rty), &truns)?;
         let res = match result {
             Some(r) => Some((r.ptr, tp.rma_type(Unit::Elem(rty), &elem_runs(&r.dt, r.count, b))?)),
             None => None,
         };
-        // With MPI_NO_OP the origin is not read: any valid address of the right layout.
-        let optr = if op == OpKind::NoOp && o.ptr.is_null() {
-            result.map_or(std::ptr::null_mut(), |r| r.ptr)
-        } else {
-            o.ptr
-        };
-        tp.rma_acc(p.on, optr, ot, res, p.rrank, p.rdisp, tt, rop)
-    })
+        Ok((ot, tt, res))
+    };
+    match token {
+        None => with_tp(|tp| {
+            let (ot, tt, res) = types(tp)?;
+            tp.rma_acc(p.on, optr, ot, res, p.rrank, p.rdisp, tt, rop)
+        })
+        .map(|_| false),
+        Some(t) => with_tp_mut(|tp| {
+            let (ot, tt, res) = types(tp)?;
+            tp.rma_r_acc(p.on, optr, ot, res, p.rrank, p.rdisp, tt, rop, t)
+        })
+        .map(|_| true),
+    }
 }
 
 /// MPI_Fetch_and_op: one element.
@@ -490,7 +598,7 @@ pub unsafe fn fetch_and_op(w: &Win, origin: *const u8, result: *mut u8, dt: &DtR
         count: 1,
         dt: dt.clone(),
     };
-    accumulate(w, &o, Some(&r), rank, disp, 1, dt, op)
+    accumulate(w, &o, Some(&r), rank, disp, 1, dt, op, None).map(|_| ())
 }
 
 /// MPI_Compare_and_swap: one element of an integer-like type.

@@ -2,7 +2,7 @@
 //! wait, and passive target (locks, flushes). Epoch errors are `MPI_ERR_RMA_SYNC`.
 
 use super::ops::{real_err, with_tp};
-use super::{lookup, register, unregister, Common, Created, Target, Win, WinState, EXCL};
+use super::{lookup, register, unregister, Common, Created, Target, Win, WinState};
 use crate::consts as c;
 use crate::core::coll::{Buf, Coll};
 use crate::core::comm::CommRef;
@@ -133,6 +133,7 @@ pub fn create(
             size: row(r)[2] as usize,
             unit: row(r)[3] as usize,
             lock: row(r)[4] as usize,
+            key: row(r)[4] as usize,
         })
         .collect();
     let mut shm = None;
@@ -191,7 +192,10 @@ pub fn create(
         if size > 0 && created.is_none() {
             attach(base, size)?;
         }
-        attach(&*lockword as *const AtomicI64 as usize, 8)?;
+    }
+    if remote {
+        // Other processes' lock requests (and, off shared memory, their operations) are
+        // served by this process's progress, also while its subranks compute.
         start_progress()?;
     }
     let common = Arc::new(Common {
@@ -695,119 +699,30 @@ pub fn wait_post(w: &Win, block: bool) -> MpiResult<bool> {
     }
 }
 
-/// Adds `v` to the lock word of target `t` (through the real MPI when `real`); returns the
-/// old value.
-fn lock_add(t: Target, real: bool, v: i64) -> MpiResult<i64> {
-    if !real {
-        // SAFETY: a live window's lock word (its member frees it only after the window's
-        // last collective call, which every lock holder has left).
-        return Ok(unsafe { super::local_lock_add(t.lock, v) });
-    }
-    let mut old = 0i64;
-    let (ty, op) = (
-        crate::transport::real::REAL_MPI_INT64_T,
-        crate::core::coll::real::real_op(crate::core::coll::op::OpKind::Sum).unwrap_or(0),
-    );
-    with_tp(|tp| {
-        // SAFETY: one int64 each side; flushed before `old` is read.
-        unsafe {
-            tp.rma_fetch_op(
-                None,
-                &v as *const i64 as *const u8,
-                &mut old as *mut i64 as *mut u8,
-                ty,
-                t.proc,
-                t.lock,
-                op,
-            )?
-        };
-        tp.rma_flush(None, Some(t.proc), false)
-    })?;
-    Ok(old)
-}
-
-/// Compare-and-swap on the lock word of target `t`; returns the old value.
-fn lock_cas(t: Target, real: bool, old: i64, new: i64) -> MpiResult<i64> {
-    if !real {
-        // SAFETY: as in `lock_add`.
-        return Ok(unsafe { super::local_lock_cas(t.lock, old, new) });
-    }
-    let mut res = 0i64;
-    let ty = crate::transport::real::REAL_MPI_INT64_T;
-    with_tp(|tp| {
-        // SAFETY: one int64 each; flushed before `res` is read.
-        unsafe {
-            tp.rma_cas(
-                None,
-                &new as *const i64 as *const u8,
-                &old as *const i64 as *const u8,
-                &mut res as *mut i64 as *mut u8,
-                ty,
-                t.proc,
-                t.lock,
-            )?
-        };
-        tp.rma_flush(None, Some(t.proc), false)
-    })?;
-    Ok(res)
-}
-
-/// Takes the lock of window rank `r`: first among this process's subranks (parking in the
-/// queue of `wlock`), then, for a window spanning processes, on the target's lock word,
-/// trying again (the other subranks run between tries) while another process holds it.
+/// Takes the lock of window rank `r`: in this process's table when its process is ours
+/// (parking in the queue), otherwise by a request to its process, which queues it and
+/// answers with a grant (`wlock`; parked meanwhile).
 fn acquire(w: &Win, r: i32, kind: i32) -> MpiResult<()> {
     let excl = kind == c::MPI_LOCK_EXCLUSIVE;
-    let key = lock_key(w, r);
-    super::wlock::acquire(key, excl);
-    if w.common.remote {
-        if let Err(e) = acquire_word(w, r, excl) {
-            super::wlock::release(key, excl);
-            return Err(e);
-        }
+    let t = w.common.targets[r as usize];
+    if t.proc == w.common.myproc {
+        super::wlock::acquire(t.key, excl);
+    } else {
+        super::wlock::acquire_remote(t.proc, t.key, excl)?;
     }
     mfence(Ordering::SeqCst);
     Ok(())
 }
 
-/// The name of window rank `r`'s lock in this process's queue.
-fn lock_key(w: &Win, r: i32) -> super::wlock::Key {
-    let t = w.common.targets[r as usize];
-    (t.proc, t.lock)
-}
-
-/// The lock word part of `acquire`, between processes: tried until it is ours, first in
-/// place, then parked (`wlock::wait_remote`: the worker's hooks try for it, and the deadlock
-/// detector sees the rank blocked in MPI_Win_lock).
-fn acquire_word(w: &Win, r: i32, excl: bool) -> MpiResult<()> {
-    let (t, real) = (w.common.targets[r as usize], w.common.real());
-    super::wlock::wait_remote(Box::new(move || try_word(t, real, excl)))
-}
-
-/// One try at target `t`'s lock word: whether it is taken.
-fn try_word(t: Target, real: bool, excl: bool) -> MpiResult<bool> {
-    Ok(if excl {
-        lock_cas(t, real, 0, EXCL)? == 0
-    } else if lock_add(t, real, 1)? >= 0 {
-        true
-    } else {
-        lock_add(t, real, -1)?;
-        false
-    })
-}
-
 fn release(w: &Win, r: i32, kind: i32) -> MpiResult<()> {
     mfence(Ordering::SeqCst);
     let excl = kind == c::MPI_LOCK_EXCLUSIVE;
-    let (t, real) = (w.common.targets[r as usize], w.common.real());
-    let res = if !w.common.remote {
-        Ok(())
-    } else if excl {
-        lock_add(t, real, -EXCL).map(|_| ())
+    let t = w.common.targets[r as usize];
+    if t.proc == w.common.myproc {
+        super::wlock::release(t.key, excl)
     } else {
-        lock_add(t, real, -1).map(|_| ())
-    };
-    super::wlock::release(lock_key(w, r), excl);
-    res
+        super::wlock::release_remote(t.proc, t.key, excl)
+    }
 }
 
 fn check_rank(w: &Win, r: i32) -> MpiResult<()> {
@@ -939,15 +854,6 @@ pub fn win_sync(w: &Win) -> MpiResult<()> {
     Ok(())
 }
 
-/// Completes an operation started by a request-based call on rank `r` (its request is
-/// returned complete): a flush of that target.
-pub fn complete_request_op(w: &Win, r: i32) -> MpiResult<()> {
-    if r == c::MPI_PROC_NULL {
-        return Ok(());
-    }
-    flush(w, Some(r), false)
-}
-
 /// MPI_Win_attach.
 pub fn win_attach(w: &Win, addr: usize, size: usize) -> MpiResult<()> {
     if w.flavor != c::MPI_WIN_FLAVOR_DYNAMIC {
@@ -1028,7 +934,6 @@ pub fn free(h: usize) -> MpiResult<Arc<Win>> {
         if w.size > 0 && w.flavor != c::MPI_WIN_FLAVOR_DYNAMIC && w.common.created.is_none() {
             detach(w.base, w.size as usize)?;
         }
-        detach(&*w.lockword as *const AtomicI64 as usize, 8)?;
     }
     unregister(h);
     if let Some(p) = w.owned {
@@ -1070,6 +975,7 @@ mod tests {
             size,
             unit: 1,
             lock: 0,
+            key: 0,
         }
     }
 

@@ -1,39 +1,52 @@
-//! Window locks among the subranks of one process, with a wait queue: a subrank asking for a
-//! lock held in a conflicting mode parks (its worker runs the others; the deadlock detector
-//! sees it blocked in `MPI_Win_lock`) and is granted the lock in arrival order when a holder
-//! unlocks, consecutive shared requests at the head of the queue together.
+//! Window locks (`MPI_Win_lock`, `lock_all`), queued at the target's process (issue 18;
+//! rma6 for the part between processes).
 //!
-//! For a window whose members are all in this process this queue is the lock. For a window
-//! spanning processes it is the process-local part: a subrank first takes the target's lock
-//! here, then the window's lock word (which orders processes), so of this process's subranks
-//! only those the local queue admits try the lock word.
+//! Every process serves the locks of the window members it hosts: a table of those locks,
+//! each with its holders (free, exclusive, or n shared) and one FIFO queue of waiters. A
+//! request that conflicts with the holders, or finds others already queued, waits in the
+//! queue; a release grants the lock to the head of the queue, all consecutive shared
+//! requests at the head together. So requests are served in arrival order, from every
+//! process alike (a writer does not starve behind a stream of readers).
 //!
-//! A lock is named by its target's process and the address of its lock word there.
+//! - A subrank of the target's own process takes the lock in the table; while it waits it is
+//!   **parked** (its worker runs the others; the deadlock detector sees it blocked in
+//!   `MPI_Win_lock`).
+//! - A subrank of another process sends a request (`transport::rma::Note`, a header-only
+//!   control message) to the target's process and parks. That process's progress engine
+//!   (its idle worker, the background progress thread: not the target subrank, which may be
+//!   computing) puts the request in the queue (`on_note`) and, when the lock is the
+//!   requester's, answers with a grant, which wakes it. A release is one message; nothing is
+//!   tried again and again.
 //!
-//! **Waiting on another process's lock word** (`wait_remote`): there is no queue at the
-//! target, so the lock word is tried again and again. A waiter first tries for a short while
-//! itself (giving way between tries), then parks, and the worker's hooks try for it
-//! (`retry_remote`: between subranks and while idle, at most every `RETRY_NS`), waking it
-//! once the lock is its own. Parked, it counts as blocked, so the deadlock detector names a
-//! rank waiting for a lock whose holder, in another process, waits for it.
+//! A lock is named in its process by its member's lock word address there (`Target::key`).
 
-use crate::core::error::MpiError;
+use crate::core::error::MpiResult;
+use crate::core::state::State;
 use crate::sched;
 use crate::sched::lock::Lock;
+use crate::transport::rma::{Note, NOTE_GRANT, NOTE_LOCK_EXCL, NOTE_LOCK_SHARED, NOTE_UNLOCK_EXCL, NOTE_UNLOCK_SHARED};
+use crate::transport::Transport;
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Holders count while one exclusive holder has the lock.
 const EXCL: i64 = -1;
 
-/// A target's lock (process, lock word address).
-pub type Key = (usize, usize);
+/// A lock of this process's table: its member's lock word address.
+pub type Key = usize;
+
+/// Who waits in a queue.
+enum Who {
+    /// A task of this process, woken when `granted` is set.
+    Local { task: usize, granted: Arc<AtomicBool> },
+    /// A request of process `proc`, answered by a grant of `token`.
+    Remote { proc: usize, token: u64 },
+}
 
 struct Waiter {
-    task: usize,
+    who: Who,
     excl: bool,
-    granted: Arc<AtomicBool>,
 }
 
 #[derive(Default)]
@@ -56,26 +69,70 @@ impl Entry {
         self.holders = if excl { EXCL } else { self.holders + 1 };
     }
 
+    fn release(&mut self, excl: bool) {
+        self.holders = if excl { 0 } else { (self.holders - 1).max(0) };
+    }
+
     /// Grants the lock to the head of the queue while it fits (FIFO; shared requests at
-    /// the head go together); returns the tasks to wake.
-    fn grant(&mut self) -> Vec<usize> {
-        let mut woken = Vec::new();
+    /// the head go together); returns who got it.
+    fn grant(&mut self) -> Vec<Who> {
+        let mut granted = Vec::new();
         while let Some(w) = self.queue.front() {
             if !self.admits(w.excl) {
                 break;
             }
             let w = self.queue.pop_front().expect("front exists");
             self.take(w.excl);
-            w.granted.store(true, Ordering::Release);
-            woken.push(w.task);
+            granted.push(w.who);
         }
-        woken
+        granted
     }
 }
 
 static LOCKS: Lock<Option<HashMap<Key, Entry>>> = Lock::new(None);
 
-/// Takes lock `key` (exclusive or shared), parking the calling subrank until it is granted.
+/// Releases `key` held in mode `excl`; who the lock goes to next.
+fn release_entry(key: Key, excl: bool) -> Vec<Who> {
+    let mut t = LOCKS.lock();
+    let Some(map) = t.as_mut() else { return Vec::new() };
+    let Some(e) = map.get_mut(&key) else { return Vec::new() };
+    e.release(excl);
+    let granted = e.grant();
+    if e.holders == 0 && e.queue.is_empty() {
+        map.remove(&key);
+    }
+    granted
+}
+
+/// Tells everyone in `granted` that the lock of `key` is theirs: wakes this process's tasks,
+/// sends a grant to the others' processes through `tp`. Called without the table's lock.
+fn hand_over(tp: &mut Transport, key: Key, granted: Vec<Who>) -> Result<(), String> {
+    for w in granted {
+        match w {
+            Who::Local { task, granted } => {
+                granted.store(true, Ordering::Release);
+                sched::wake(task);
+            }
+            Who::Remote { proc, token } => tp.rma_note(
+                proc,
+                Note {
+                    op: NOTE_GRANT,
+                    key,
+                    token,
+                },
+            )?,
+        }
+    }
+    Ok(())
+}
+
+/// Whether `granted` holds only tasks of this process (no message to send).
+fn all_local(granted: &[Who]) -> bool {
+    granted.iter().all(|w| matches!(w, Who::Local { .. }))
+}
+
+/// Takes lock `key` of this process's table (exclusive or shared), parking the calling
+/// subrank until it is granted.
 pub fn acquire(key: Key, excl: bool) {
     let granted = {
         let mut t = LOCKS.lock();
@@ -86,16 +143,44 @@ pub fn acquire(key: Key, excl: bool) {
         }
         let granted = Arc::new(AtomicBool::new(false));
         e.queue.push_back(Waiter {
-            task: sched::current(),
+            who: Who::Local {
+                task: sched::current(),
+                granted: granted.clone(),
+            },
             excl,
-            granted: granted.clone(),
         });
         granted
     };
-    // A wake-up between the push and the park is not lost (the park then returns at once);
-    // other wake-ups (none are expected) only cost one more look.
+    wait_for(&granted, false);
+}
+
+/// Releases lock `key` of this process's table, held in mode `excl`, and hands it to the
+/// waiters it now admits (sending grants to other processes' requesters).
+pub fn release(key: Key, excl: bool) -> MpiResult<()> {
+    let granted = release_entry(key, excl);
+    if all_local(&granted) {
+        // No message: no transport needed (windows within one process).
+        for w in granted {
+            if let Who::Local { task, granted } = w {
+                granted.store(true, Ordering::Release);
+                sched::wake(task);
+            }
+        }
+        return Ok(());
+    }
+    super::ops::with_tp_mut(|tp| hand_over(tp, key, granted))
+}
+
+/// Parks the caller until `granted` is set (a wake-up between the queueing and the park is
+/// not lost: the park then returns at once). A thread that is no task (none can park) keeps
+/// looking, and drives the progress itself when the grant comes from another process
+/// (`remote`).
+fn wait_for(granted: &AtomicBool, remote: bool) {
     while !granted.load(Ordering::Acquire) {
         if sched::current() == usize::MAX {
+            if remote {
+                let _ = crate::core::state::try_with(|s| s.progress());
+            }
             crate::sched::timer::os_yield();
         } else {
             sched::park();
@@ -103,125 +188,87 @@ pub fn acquire(key: Key, excl: bool) {
     }
 }
 
-/// Releases lock `key` held in mode `excl` and grants it to the waiters it now admits.
-pub fn release(key: Key, excl: bool) {
-    let woken = {
-        let mut t = LOCKS.lock();
-        let Some(map) = t.as_mut() else { return };
-        let Some(e) = map.get_mut(&key) else { return };
-        if excl {
-            e.holders = 0;
-        } else {
-            e.holders = (e.holders - 1).max(0);
+/// A request to another process waiting for its grant: the task to wake and its flag.
+type Asked = (usize, Arc<AtomicBool>);
+
+/// This process's requests to other processes waiting for their grant, by token.
+static PENDING: Lock<Option<HashMap<u64, Asked>>> = Lock::new(None);
+static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
+
+/// Takes lock `key` of process `proc` (another one): sends the request, parks until the
+/// grant arrives.
+pub fn acquire_remote(proc: usize, key: Key, excl: bool) -> MpiResult<()> {
+    let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
+    let granted = Arc::new(AtomicBool::new(false));
+    PENDING
+        .lock()
+        .get_or_insert_with(HashMap::new)
+        .insert(token, (sched::current(), granted.clone()));
+    let op = if excl { NOTE_LOCK_EXCL } else { NOTE_LOCK_SHARED };
+    if let Err(e) = super::ops::with_tp_mut(|tp| tp.rma_note(proc, Note { op, key, token })) {
+        if let Some(p) = PENDING.lock().as_mut() {
+            p.remove(&token);
         }
-        let woken = e.grant();
-        if e.holders == 0 && e.queue.is_empty() {
-            map.remove(&key);
+        return Err(e);
+    }
+    wait_for(&granted, true);
+    Ok(())
+}
+
+/// Releases lock `key` of process `proc` (another one), held in mode `excl`.
+pub fn release_remote(proc: usize, key: Key, excl: bool) -> MpiResult<()> {
+    let op = if excl { NOTE_UNLOCK_EXCL } else { NOTE_UNLOCK_SHARED };
+    super::ops::with_tp_mut(|tp| tp.rma_note(proc, Note { op, key, token: 0 }))
+}
+
+/// A lock message from process `src` (the progress engine's dispatch, under the state lock).
+pub fn on_note(s: &mut State, src: usize, hdr: &crate::transport::wire::Header) {
+    let n = Note::of(hdr);
+    let r = match n.op {
+        NOTE_LOCK_EXCL | NOTE_LOCK_SHARED => {
+            let excl = n.op == NOTE_LOCK_EXCL;
+            let now = {
+                let mut t = LOCKS.lock();
+                let e = t.get_or_insert_with(HashMap::new).entry(n.key).or_default();
+                if e.queue.is_empty() && e.admits(excl) {
+                    e.take(excl);
+                    true
+                } else {
+                    e.queue.push_back(Waiter {
+                        who: Who::Remote { proc: src, token: n.token },
+                        excl,
+                    });
+                    false
+                }
+            };
+            if now {
+                hand_over(&mut s.tp, n.key, vec![Who::Remote { proc: src, token: n.token }])
+            } else {
+                Ok(())
+            }
         }
-        woken
+        NOTE_UNLOCK_EXCL | NOTE_UNLOCK_SHARED => {
+            let granted = release_entry(n.key, n.op == NOTE_UNLOCK_EXCL);
+            hand_over(&mut s.tp, n.key, granted)
+        }
+        NOTE_GRANT => {
+            let w = PENDING.lock().as_mut().and_then(|p| p.remove(&n.token));
+            match w {
+                Some((task, granted)) => {
+                    granted.store(true, Ordering::Release);
+                    if task != usize::MAX {
+                        sched::wake(task);
+                    }
+                    Ok(())
+                }
+                None => Err(format!("a window lock grant for unknown request {} from process {src}", n.token)),
+            }
+        }
+        op => Err(format!("a window lock message of unknown kind {op} from process {src}")),
     };
-    for id in woken {
-        sched::wake(id);
+    if let Err(e) = r {
+        crate::core::diag::fatal(&format!("window locks: {e}"));
     }
-}
-
-/// One try at a lock word in another process: Ok(true) when the lock is taken.
-pub type Try = Box<dyn FnMut() -> Result<bool, MpiError> + Send>;
-
-/// How long a waiter for another process's lock word tries by itself before it parks.
-const SPIN_NS: u64 = 2_000_000;
-/// Shortest pause between the hooks' tries for the parked waiters.
-const RETRY_NS: u64 = 50_000;
-
-/// A waiter's state: still waiting, granted, or failed (error in `err`).
-const WAITING: u8 = 0;
-const GOT: u8 = 1;
-const FAILED: u8 = 2;
-
-struct Remote {
-    task: usize,
-    attempt: Try,
-    state: Arc<AtomicU8>,
-    err: Arc<Lock<Option<MpiError>>>,
-}
-
-static REMOTE: Lock<Vec<Remote>> = Lock::new(Vec::new());
-/// Parked remote waiters (a cheap look for the hooks).
-static REMOTE_N: AtomicUsize = AtomicUsize::new(0);
-/// When the hooks last tried (CLOCK_MONOTONIC ns).
-static LAST_TRY: AtomicU64 = AtomicU64::new(0);
-
-/// Takes a lock whose word is in another process: `attempt` until it succeeds, first in
-/// place (the worker's other subranks run between tries), then parked, tried by the hooks.
-pub fn wait_remote(mut attempt: Try) -> Result<(), MpiError> {
-    let t0 = sched::timer::now();
-    loop {
-        if attempt()? {
-            return Ok(());
-        }
-        if sched::current() == usize::MAX || sched::timer::now().saturating_sub(t0) < SPIN_NS {
-            // A thread of the program cannot park: it keeps trying.
-            sched::yield_now();
-            let _ = crate::core::state::try_with(|s| s.progress());
-            continue;
-        }
-        break;
-    }
-    let state = Arc::new(AtomicU8::new(WAITING));
-    let err = Arc::new(Lock::new(None));
-    REMOTE.lock().push(Remote {
-        task: sched::current(),
-        attempt,
-        state: state.clone(),
-        err: err.clone(),
-    });
-    REMOTE_N.fetch_add(1, Ordering::Release);
-    // A wake-up between the push and the park is not lost (the park then returns at once).
-    loop {
-        match state.load(Ordering::Acquire) {
-            GOT => return Ok(()),
-            FAILED => {
-                let e = err.lock().take();
-                return Err(e.unwrap_or_else(|| MpiError::new(crate::consts::MPI_ERR_INTERN, "lock wait failed")));
-            }
-            _ => sched::park(),
-        }
-    }
-}
-
-/// Tries the lock words the parked waiters wait for (from the worker's hooks, outside any
-/// subrank; at most every `RETRY_NS`); wakes those that got theirs. Whether any woke.
-pub fn retry_remote() -> bool {
-    if REMOTE_N.load(Ordering::Acquire) == 0 {
-        return false;
-    }
-    let now = sched::timer::now();
-    let last = LAST_TRY.load(Ordering::Relaxed);
-    if now.saturating_sub(last) < RETRY_NS || LAST_TRY.compare_exchange(last, now, Ordering::AcqRel, Ordering::Relaxed).is_err() {
-        return false;
-    }
-    // Out of the table while they are tried: the tries call the real MPI (no lock held).
-    let mut list = std::mem::take(&mut *REMOTE.lock());
-    let mut woken = Vec::new();
-    list.retain_mut(|w| {
-        let done = match (w.attempt)() {
-            Ok(false) => return true,
-            Ok(true) => GOT,
-            Err(e) => {
-                *w.err.lock() = Some(e);
-                FAILED
-            }
-        };
-        w.state.store(done, Ordering::Release);
-        woken.push(w.task);
-        false
-    });
-    REMOTE_N.fetch_sub(woken.len(), Ordering::AcqRel);
-    REMOTE.lock().append(&mut list);
-    for id in &woken {
-        sched::wake(*id);
-    }
-    !woken.is_empty()
 }
 
 #[cfg(test)]
@@ -231,13 +278,30 @@ mod tests {
 
     fn waiter(task: usize, excl: bool) -> Waiter {
         Waiter {
-            task,
+            who: if task.is_multiple_of(2) {
+                Who::Local {
+                    task,
+                    granted: Arc::new(AtomicBool::new(false)),
+                }
+            } else {
+                Who::Remote {
+                    proc: 1,
+                    token: task as u64,
+                }
+            },
             excl,
-            granted: Arc::new(AtomicBool::new(false)),
         }
     }
 
-    /// Holders before, the queue's modes (true: exclusive) -> tasks granted, holders after.
+    fn id(w: &Who) -> usize {
+        match w {
+            Who::Local { task, .. } => *task,
+            Who::Remote { token, .. } => *token as usize,
+        }
+    }
+
+    /// Holders before, the queue's modes (true: exclusive; odd places are other processes'
+    /// requests) -> places granted, holders after.
     #[rstest]
     #[case(0, &[true, false], &[0], EXCL)]
     #[case(0, &[false, false, true, false], &[0, 1], 2)]
@@ -245,13 +309,29 @@ mod tests {
     #[case(2, &[true, false], &[], 2)]
     #[case(EXCL, &[false], &[], EXCL)]
     #[case(0, &[], &[], 0)]
+    #[case(0, &[false, false, false], &[0, 1, 2], 3)]
     fn grants_in_order_shared_together(#[case] holders: i64, #[case] q: &[bool], #[case] want: &[usize], #[case] after: i64) {
         let mut e = Entry {
             holders,
             queue: q.iter().enumerate().map(|(i, &x)| waiter(i, x)).collect(),
         };
-        assert_eq!(e.grant(), want);
+        let got: Vec<usize> = e.grant().iter().map(id).collect();
+        assert_eq!(got, want);
         assert_eq!(e.holders, after);
         assert_eq!(e.queue.len(), q.len() - want.len());
+    }
+
+    /// Holders before, the release's mode -> holders after.
+    #[rstest]
+    #[case(EXCL, true, 0)]
+    #[case(3, false, 2)]
+    #[case(1, false, 0)]
+    fn release_counts(#[case] holders: i64, #[case] excl: bool, #[case] after: i64) {
+        let mut e = Entry {
+            holders,
+            queue: VecDeque::new(),
+        };
+        e.release(excl);
+        assert_eq!(e.holders, after);
     }
 }
