@@ -625,7 +625,7 @@ fn fast_comm(s: &State, sub: usize, comm_h: usize) -> Option<&CommRef> {
 
 /// `fast_comm` on the subrank's `Local`.
 #[inline(always)]
-fn local_comm(l: &Local, comm_h: usize) -> Option<&CommRef> {
+pub(super) fn local_comm(l: &Local, comm_h: usize) -> Option<&CommRef> {
     if !l.initialized || l.finalized {
         return None;
     }
@@ -635,7 +635,7 @@ fn local_comm(l: &Local, comm_h: usize) -> Option<&CommRef> {
 /// World rank of `rank` of `cm` (handle `comm_h`) when it is a valid rank (not
 /// MPI_PROC_NULL) of a world of `world` ranks: in MPI_COMM_WORLD it is the rank itself.
 #[inline(always)]
-fn fast_world_of(world: usize, cm: &CommRef, comm_h: usize, rank: c_int) -> Option<u32> {
+pub(super) fn fast_world_of(world: usize, cm: &CommRef, comm_h: usize, rank: c_int) -> Option<u32> {
     if comm_h == c::MPI_COMM_WORLD {
         return ((rank as u32 as usize) < world).then_some(rank as u32);
     }
@@ -647,7 +647,7 @@ fn fast_world_of(world: usize, cm: &CommRef, comm_h: usize, rank: c_int) -> Opti
 /// # Safety
 /// `ptr..ptr+len` must be readable for the returned lifetime.
 #[inline(always)]
-unsafe fn core_bytes<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
+pub(super) unsafe fn core_bytes<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
     if len == 0 || ptr.is_null() {
         &[]
     } else {
@@ -712,7 +712,7 @@ unsafe fn recv_shared(sub: usize, comm_h: usize, src: c_int, tag: c_int, buf: *m
 
 /// Waits for the direct receive `recv_shared` registered.
 #[inline(never)]
-fn recv_shared_wait(sub: usize) -> Option<Status> {
+pub(super) fn recv_shared_wait(sub: usize) -> Option<Status> {
     loop {
         // A ready sibling runs at once; otherwise wait in place a little, for a cousin.
         if sched::others_ready() || !blocking::spin_unlocked() {

@@ -72,7 +72,7 @@ fn wake(task: usize) {
 }
 
 /// How a send to a sibling or cousin went (`deliver_send`).
-enum Sent {
+pub enum Sent {
     /// The bytes are where they go (or in a queued copy): the send is complete.
     Done,
     /// The receiver copies them from the sender's buffer later (`Body::Intra`).
@@ -85,7 +85,7 @@ enum Sent {
 /// receive, or its parked direct receive, or a queued copy when at most `eager_max` bytes;
 /// with `sreq` (the sender's request) larger ones wait in the queue for the receiver to copy
 /// them. Wakes the receiver.
-fn deliver_send(sh: &Shared<'_>, dsub: usize, env: Envelope, data: &[u8], eager_max: usize, sreq: Option<ReqId>) -> Sent {
+pub fn deliver_send(sh: &Shared<'_>, dsub: usize, env: Envelope, data: &[u8], eager_max: usize, sreq: Option<ReqId>) -> Sent {
     let Some(mut l) = sh.local(dsub) else {
         return Sent::General;
     };
@@ -147,7 +147,11 @@ pub fn send_remote(sh: &Shared<'_>, proc: usize, dsub: usize, sub: usize, env: E
 /// A new send request of the running subrank `sub` (in its slab) to world rank `dest`, with
 /// one event pending; None when its region hints track requests (the general path does).
 fn send_request(sh: &Shared<'_>, sub: usize, comm_h: usize, dest: u32, tag: i32) -> Option<ReqId> {
-    let mut l = sh.local(sub)?;
+    send_request_in(&mut *sh.local(sub)?, comm_h, dest, tag)
+}
+
+/// `send_request` in the running subrank's `Local`, locked by the caller.
+fn send_request_in(l: &mut Local, comm_h: usize, dest: u32, tag: i32) -> Option<ReqId> {
     if l.region.tracking {
         return None;
     }
@@ -198,6 +202,87 @@ pub unsafe fn isend(sh: &Shared<'_>, sub: usize, comm_h: usize, dsub: usize, des
         }
     }
     Some(id)
+}
+
+/// Where a blocking send-receive goes (`sendrecv`), resolved by the caller from the
+/// communicator: the send's envelope and destination (world rank, process, subrank), the
+/// receive's pattern.
+#[derive(Clone, Copy)]
+pub struct SendRecvTo {
+    pub env: Envelope,
+    pub dest: u32,
+    pub proc: usize,
+    pub dsub: usize,
+    pub pat: Pattern,
+}
+
+/// What the read side did of a blocking send-receive (`sendrecv`).
+pub struct SendRecv {
+    /// The receive: `Done`, or `Waiting` on a direct receive (`recv_check`); never `General`.
+    pub recv: Take,
+    /// The send: `Done`; `Rendezvous` (the receiver copies from the send buffer: wait for
+    /// `sreq`); or `General` (nothing was sent: the caller sends through the general path).
+    pub send: Sent,
+    /// The send's request, for a rendezvous.
+    pub sreq: Option<ReqId>,
+}
+
+/// MPI_Sendrecv of contiguous bytes by the running subrank `sub` (its `Local` is `l`, locked
+/// by the caller), on the read side, as MPI says: the receive first (a queued copy taken into
+/// `rbuf`, or a direct receive registered there, as MPI_Recv's `recv_start`), then the send
+/// (`deliver_send` to a subrank of this process, with a request for a rendezvous when larger
+/// than a queued copy may be; an eager message to another process), each under one lock.
+/// None, having done nothing: the receive needs the general path (receives posted before,
+/// a rendezvous or synchronous message queued...), or the send does (a rendezvous to another
+/// process, region hints tracking requests).
+///
+/// # Safety
+/// `rbuf..rbuf+cap` is writable, outside the swapped thread-locals, until the receive ends
+/// (the caller waits for it); `data` stays readable until the send ends.
+pub unsafe fn sendrecv(
+    sh: &Shared<'_>,
+    sub: usize,
+    mut l: crate::sched::lock::Guard<'_, Local>,
+    comm_h: usize,
+    to: SendRecvTo,
+    data: &[u8],
+    rbuf: *mut u8,
+    cap: usize,
+) -> Option<SendRecv> {
+    let remote = to.proc != sh.myproc();
+    if remote && data.len() > sh.cfg().eager_max {
+        return None;
+    }
+    let rndv = !remote && data.len() > sh.cfg().intra_eager_max;
+    if rndv && l.region.tracking {
+        return None;
+    }
+    // SAFETY: forwarded from the caller.
+    let recv = unsafe { recv_start(&mut l, &to.pat, rbuf, cap) };
+    if matches!(recv, Take::General) {
+        return None;
+    }
+    let sreq = if rndv {
+        send_request_in(&mut l, comm_h, to.dest, to.env.tag)
+    } else {
+        None
+    };
+    drop(l);
+    let send = if remote {
+        send_remote(sh, to.proc, to.dsub, sub, to.env, data);
+        Sent::Done
+    } else {
+        deliver_send(sh, to.dsub, to.env, data, sh.cfg().intra_eager_max, sreq)
+    };
+    let sreq = match (&send, sreq) {
+        (Sent::Rendezvous, s) => s,
+        (_, Some(id)) => {
+            sh.local(sub)?.reqs.remove(id);
+            None
+        }
+        (_, None) => None,
+    };
+    Some(SendRecv { recv, send, sreq })
 }
 
 /// MPI_Irecv by the running subrank `sub`: a queued copy or a sibling's rendezvous that
@@ -339,6 +424,15 @@ pub fn recv_check(l: &mut Local) -> Take {
         Some(_) => Take::Waiting,
         None => Take::General,
     }
+}
+
+/// Gives up the direct receive `recv_start` registered (its call failed otherwise): its
+/// status when a message was copied in already, else None, and no message goes there any
+/// more.
+pub fn recv_abandon(l: &mut Local) -> Option<Status> {
+    let d = l.direct.take();
+    l.waiting = None;
+    d.and_then(|d| d.done)
 }
 
 /// Whether every one of `ids` is MPI_REQUEST_NULL (`null`) or a plain request of `l` (not
