@@ -452,11 +452,15 @@ pub fn all_own(l: &Local, ids: &[usize], null: usize) -> bool {
 pub enum Polled {
     /// Nothing arrived, or another reader is polling now.
     Nothing,
-    /// Messages arrived and were delivered.
+    /// Messages arrived and were delivered (and something may need the write side too: the
+    /// next poll says so). Delivered takes precedence over `General` because a message
+    /// delivered to the polling task itself woke nobody: a task waiting in place must look
+    /// at what it got before it parks (answering `General` here lost that wake-up in
+    /// `stress` at 2x2x1 when the in-place wait first polled on the read side).
     Delivered,
-    /// Something needs the write side (`State::progress`): a message other than a plain
-    /// eager one (handed back to the transport, first in line), or real requests whose
-    /// completion is an event.
+    /// Nothing was delivered, and something needs the write side (`State::progress`): a
+    /// message other than a plain eager one (handed back to the transport, first in line),
+    /// or real requests whose completion is an event.
     General,
 }
 
@@ -487,7 +491,7 @@ pub fn poll(sh: &Shared<'_>) -> Polled {
             hdr.kind == crate::transport::wire::KIND_EAGER && hdr.flags & crate::transport::wire::FLAG_SYNC == 0,
         ) else {
             tp.hold(a);
-            return Polled::General;
+            return if did { Polled::Delivered } else { Polled::General };
         };
         let env = Envelope {
             ctx: hdr.ctx,
@@ -509,7 +513,7 @@ pub fn poll(sh: &Shared<'_>) -> Polled {
     }
     if tp.has_pending() {
         if tp.pending_events() {
-            return Polled::General;
+            return if did { Polled::Delivered } else { Polled::General };
         }
         let mut none = Vec::new();
         if let Err(e) = tp.poll_pending(&mut none) {
