@@ -534,7 +534,7 @@ unsafe fn recv_direct(
             };
             // An arrival may have been copied in already while this rank was parked.
             let l = &s.locals[sub];
-            let done = l.direct.and_then(|d| d.done);
+            let done = l.direct.filter(|d| !d.copying).and_then(|d| d.done);
             let r = match done {
                 Some(st) => Some(Some(st)),
                 // Nothing queued: nothing to scan.
@@ -558,6 +558,7 @@ unsafe fn recv_direct(
                         buf: buf as *mut u8,
                         cap,
                         done: None,
+                        copying: false,
                     });
                 }
             }
@@ -694,14 +695,14 @@ fn send_shared(sub: usize, comm_h: usize, dest: c_int, tag: c_int, data: &[u8]) 
 #[inline(always)]
 unsafe fn recv_shared(sub: usize, comm_h: usize, src: c_int, tag: c_int, buf: *mut u8, cap: usize) -> Option<Status> {
     let first = state::shared(|sh| {
-        let mut l = sh.local(sub)?;
+        let l = sh.local(sub)?;
         let cm = local_comm(&l, comm_h)?;
         if src != c::MPI_ANY_SOURCE {
             fast_world_of(sh.world_size(), cm, comm_h, src)?;
         }
         let pat = Pattern { ctx: cm.ctx, src, tag };
         // SAFETY: forwarded from the caller; `l` is the running subrank's.
-        Some(unsafe { shared::recv_start(&mut l, &pat, buf, cap) })
+        Some(unsafe { shared::recv_start(l, &pat, buf, cap) })
     })??;
     match first {
         Take::Done(st) => Some(st),

@@ -335,7 +335,7 @@ unsafe fn sendrecv_finish(
             Ok(id) => Some(id),
             Err(e) => {
                 // No receive may write into the buffer after the call returned.
-                let _ = state::shared(|sh| sh.local(sub).map(|mut l| shared::recv_abandon(&mut l)));
+                abandon(sub);
                 return Err(e);
             }
         },
@@ -358,7 +358,7 @@ unsafe fn sendrecv_finish(
         None => {
             // The registration was given up (an earlier matching message was queued):
             // nothing was received, the general receive takes it.
-            let _ = state::shared(|sh| sh.local(sub).map(|mut l| shared::recv_abandon(&mut l)));
+            abandon(sub);
             let id = irecv(rbuf, rcount, rdt, src, rtag, comm_h)?;
             blocking::wait(id)?
         }
@@ -371,6 +371,14 @@ unsafe fn sendrecv_finish(
         got.error = sent.error;
     }
     Ok(got)
+}
+
+/// Gives up the running subrank `sub`'s direct receive (`shared::recv_abandon`), waiting for
+/// a sender that is copying into it.
+fn abandon(sub: usize) {
+    while let Some(Some(Err(()))) = state::shared(|sh| sh.local(sub).map(|mut l| shared::recv_abandon(&mut l))) {
+        std::hint::spin_loop();
+    }
 }
 
 /// The nonblocking forms have none.
@@ -409,6 +417,29 @@ unsafe fn sendrecv_replace(
     comm_h: usize,
     status: *mut MpiStatus,
 ) -> MpiResult<()> {
+    // The read side's path (`sendrecv_shared`), the send going from a copy of `buf`.
+    if let Some(size) = crate::core::datatype::contiguous_size(dt).filter(|_| count >= 0 && state::readable()) {
+        let len = count as usize * size;
+        let copy = if len == 0 || buf.is_null() {
+            Vec::new()
+        } else {
+            // SAFETY: the caller's buffer holds `count` elements of the contiguous `dt`.
+            unsafe { std::slice::from_raw_parts(buf as *const u8, len) }.to_vec()
+        };
+        let sbuf = if len == 0 {
+            buf as *const c_void
+        } else {
+            copy.as_ptr() as *const c_void
+        };
+        // The copy is a byte buffer of `len` bytes: sent as `count` elements of `dt`, which is
+        // contiguous, it is the same bytes.
+        if let Some(r) = sendrecv_shared(sbuf, count, dt, dest, stag, buf, count, dt, src, rtag, comm_h) {
+            drop(copy);
+            let got = r?;
+            store(status, &got);
+            return status_result(got, "MPI_Sendrecv_replace").map(|_| ());
+        }
+    }
     let st = start_replace(buf, count, dt, dest, stag, src, rtag, comm_h)?;
     complete(st, status, "MPI_Sendrecv_replace")
 }

@@ -65,6 +65,18 @@ pub fn copy_into(l: &mut Local, rid: ReqId, env: Envelope, src: &[u8], len: usiz
     r.status.error = if len > cap { c::MPI_ERR_TRUNCATE } else { c::MPI_SUCCESS };
 }
 
+/// Receive `rid` of `l` got `len` bytes with envelope `env` into `cap` contiguous bytes
+/// (copied by the caller): its status.
+fn set_received(l: &mut Local, rid: ReqId, env: &Envelope, len: usize, cap: usize) {
+    if let Some(r) = l.reqs.get_mut(rid) {
+        let st = received(env, len, cap);
+        r.status.source = st.source;
+        r.status.tag = st.tag;
+        r.status.bytes = st.bytes;
+        r.status.error = st.error;
+    }
+}
+
 fn wake(task: usize) {
     if task != sched::current() {
         sched::wake(task);
@@ -81,30 +93,102 @@ pub enum Sent {
     General,
 }
 
+/// Messages from this size on are copied outside the receiver's lock (`deliver_send`): the
+/// lock is then held for a few steps only, never for a long copy that the receiver (polling
+/// its requests) or its other senders would wait for.
+pub const COPY_UNLOCKED: usize = 16 << 10;
+
 /// A standard-mode send of `data` (at `ptr`) to subrank `dsub`: into a matching posted
 /// receive, or its parked direct receive, or a queued copy when at most `eager_max` bytes;
 /// with `sreq` (the sender's request) larger ones wait in the queue for the receiver to copy
 /// them. Wakes the receiver.
+///
+/// From `COPY_UNLOCKED` bytes on the copy is made without the receiver's lock: a posted
+/// receive is taken out of the queue first (only this sender reaches it then, until it
+/// completes it), a direct receive is marked served and `copying` (its owner waits on),
+/// and a queued copy is made before the lock is taken again (and the queues looked at
+/// again). The read side is held throughout, so no writer sees the receive half done.
 pub fn deliver_send(sh: &Shared<'_>, dsub: usize, env: Envelope, data: &[u8], eager_max: usize, sreq: Option<ReqId>) -> Sent {
     let Some(mut l) = sh.local(dsub) else {
         return Sent::General;
     };
-    let mut out = Sent::Done;
-    let mut woken = dsub;
-    if let Some(i) = find_posted(l.posted.iter(), &env) {
-        let rid = l.posted[i].req;
-        if owner_of(rid) != Some(dsub) {
-            return Sent::General;
+    let big = data.len() >= COPY_UNLOCKED;
+    let mut copied: Option<Payload> = None;
+    loop {
+        if let Some(i) = find_posted(l.posted.iter(), &env) {
+            let rid = l.posted[i].req;
+            if owner_of(rid) != Some(dsub) {
+                return Sent::General;
+            }
+            l.posted.remove(i);
+            let target = l
+                .reqs
+                .get(rid)
+                .and_then(|r| r.recv.as_ref())
+                .filter(|t| big && t.dt.is_contiguous())
+                .map(|t| (t.buf, t.count * t.dt.size));
+            let waiter = match target {
+                Some((buf, cap)) => {
+                    drop(l);
+                    let n = data.len().min(cap);
+                    if n > 0 {
+                        // SAFETY: the receive's buffer holds `cap` contiguous bytes until its
+                        // request completes, which only this sender does now (below); `data`
+                        // holds `n`.
+                        unsafe { crate::transport::copy::bytes(data.as_ptr(), buf, n) };
+                    }
+                    let Some(mut l) = sh.local(dsub) else {
+                        return Sent::Done;
+                    };
+                    set_received(&mut l, rid, &env, data.len(), cap);
+                    l.complete(rid)
+                }
+                None => {
+                    copy_into(&mut l, rid, env, data, data.len());
+                    let w = l.complete(rid);
+                    drop(l);
+                    w
+                }
+            };
+            if let Some(w) = waiter {
+                wake(w);
+            }
+            return Sent::Done;
         }
-        l.posted.remove(i);
-        copy_into(&mut l, rid, env, data, data.len());
-        match l.complete(rid) {
-            Some(w) => woken = w,
-            None => return Sent::Done,
+        if big {
+            if let Some(d) = l.direct.as_mut().filter(|d| d.done.is_none() && d.pat.matches(&env)) {
+                d.done = Some(received(&env, data.len(), d.cap));
+                d.copying = true;
+                let (buf, n) = (d.buf, data.len().min(d.cap));
+                drop(l);
+                // SAFETY: the receiver registered `buf` with room for `cap >= n` bytes and
+                // stays in its receive until it has taken `done`, which it does not while
+                // `copying` is set.
+                unsafe { crate::transport::copy::bytes(data.as_ptr(), buf, n) };
+                if let Some(d) = sh.local(dsub).as_mut().and_then(|l| l.direct.as_mut()) {
+                    d.copying = false;
+                }
+                wake(dsub);
+                return Sent::Done;
+            }
+        } else if direct_into(&mut l, &env, data) {
+            drop(l);
+            wake(dsub);
+            return Sent::Done;
         }
-    } else if !direct_into(&mut l, &env, data) {
+        let mut out = Sent::Done;
         let body = if data.len() <= eager_max {
-            Body::Eager(Payload::copy_of(data))
+            if big && copied.is_none() {
+                // Copy without the lock, then look again: a receive may come meanwhile.
+                drop(l);
+                copied = Some(Payload::copy_of(data));
+                let Some(g) = sh.local(dsub) else {
+                    return Sent::General;
+                };
+                l = g;
+                continue;
+            }
+            Body::Eager(copied.take().unwrap_or_else(|| Payload::copy_of(data)))
         } else if let Some(sreq) = sreq {
             out = Sent::Rendezvous;
             Body::Intra { sreq, ptr: data.as_ptr() }
@@ -118,10 +202,10 @@ pub fn deliver_send(sh: &Shared<'_>, dsub: usize, env: Envelope, data: &[u8], ea
             sync: SyncAck::None,
         };
         queue_into(&mut l, u);
+        drop(l);
+        wake(dsub);
+        return out;
     }
-    drop(l);
-    wake(woken);
-    out
 }
 
 /// A standard-mode send of `data` to subrank `dsub` of this process, needing no request:
@@ -242,7 +326,7 @@ pub struct SendRecv {
 pub unsafe fn sendrecv(
     sh: &Shared<'_>,
     sub: usize,
-    mut l: crate::sched::lock::Guard<'_, Local>,
+    l: crate::sched::lock::Guard<'_, Local>,
     comm_h: usize,
     to: SendRecvTo,
     data: &[u8],
@@ -258,16 +342,16 @@ pub unsafe fn sendrecv(
         return None;
     }
     // SAFETY: forwarded from the caller.
-    let recv = unsafe { recv_start(&mut l, &to.pat, rbuf, cap) };
+    let recv = unsafe { recv_start(l, &to.pat, rbuf, cap) };
     if matches!(recv, Take::General) {
         return None;
     }
+    // The region hints do not track this rank's requests (above): a request is made.
     let sreq = if rndv {
-        send_request_in(&mut l, comm_h, to.dest, to.env.tag)
+        send_request(sh, sub, comm_h, to.dest, to.env.tag)
     } else {
         None
     };
-    drop(l);
     let send = if remote {
         send_remote(sh, to.proc, to.dsub, sub, to.env, data);
         Sent::Done
@@ -318,20 +402,35 @@ pub unsafe fn irecv(sh: &Shared<'_>, sub: usize, comm_h: usize, pat: Pattern, t:
         return Some(id);
     };
     let u = l.unexpected.remove(i).expect("index from find_unexpected");
-    let sender = match u.body {
-        Body::Eager(p) => {
-            copy_into(&mut l, id, u.env, p.as_slice(), u.len);
-            None
-        }
-        Body::Intra { sreq, ptr } => {
-            // SAFETY: the sender's buffer stays valid until its request completes, which
-            // happens below, after the copy.
-            let src = unsafe { std::slice::from_raw_parts(ptr, u.len) };
-            copy_into(&mut l, id, u.env, src, u.len);
-            Some(sreq)
-        }
+    let (src, sender) = match &u.body {
+        Body::Eager(p) => (p.as_slice(), None),
+        // SAFETY: the sender's buffer stays valid until its request completes, which
+        // happens below, after the copy.
+        Body::Intra { sreq, ptr } => (unsafe { std::slice::from_raw_parts(*ptr, u.len) }, Some(*sreq)),
         Body::Inter { .. } | Body::Real { .. } => unreachable!("checked above"),
     };
+    // A large contiguous copy is made without the lock (the new request is this rank's
+    // alone until it returns it), so that its senders do not wait for it.
+    let target = l
+        .reqs
+        .get(id)
+        .and_then(|r| r.recv.as_ref())
+        .filter(|t| u.len >= COPY_UNLOCKED && t.dt.is_contiguous())
+        .map(|t| (t.buf, t.count * t.dt.size));
+    match target {
+        Some((buf, cap)) => {
+            drop(l);
+            let n = u.len.min(cap);
+            if n > 0 {
+                // SAFETY: the receive buffer holds `cap` contiguous bytes (the caller's), the
+                // message `u.len >= n`.
+                unsafe { crate::transport::copy::bytes(src.as_ptr(), buf, n) };
+            }
+            l = sh.local(sub)?;
+            set_received(&mut l, id, &u.env, u.len, cap);
+        }
+        None => copy_into(&mut l, id, u.env, src, u.len),
+    }
     l.complete(id);
     drop(l);
     if let Some(sreq) = sender {
@@ -381,9 +480,12 @@ pub fn finish_own(l: &mut Local, id: ReqId) -> Finish {
 /// when the matching message needs more than a copy (a sibling's rendezvous, a synchronous
 /// or inter-process message).
 ///
+/// The copy out of a queued message is made after `l` (the running subrank's `Local`,
+/// locked) is released, so that senders to this rank never wait for it.
+///
 /// # Safety
 /// `buf..buf+cap` must be writable until the receive ends, and `l` is the running subrank's.
-pub unsafe fn recv_start(l: &mut Local, pat: &Pattern, buf: *mut u8, cap: usize) -> Take {
+pub unsafe fn recv_start(mut l: crate::sched::lock::Guard<'_, Local>, pat: &Pattern, buf: *mut u8, cap: usize) -> Take {
     if !l.posted.is_empty() || l.direct.is_some() || !l.greq_ready.is_empty() {
         return Take::General;
     }
@@ -393,6 +495,7 @@ pub unsafe fn recv_start(l: &mut Local, pat: &Pattern, buf: *mut u8, cap: usize)
             return Take::General;
         }
         let u = l.unexpected.remove(i).expect("index from find_unexpected");
+        drop(l);
         let Body::Eager(p) = &u.body else { unreachable!("checked above") };
         let data = p.as_slice();
         let n = data.len().min(cap);
@@ -408,6 +511,7 @@ pub unsafe fn recv_start(l: &mut Local, pat: &Pattern, buf: *mut u8, cap: usize)
         buf,
         cap,
         done: None,
+        copying: false,
     });
     Take::Waiting
 }
@@ -416,7 +520,11 @@ pub unsafe fn recv_start(l: &mut Local, pat: &Pattern, buf: *mut u8, cap: usize)
 /// registration was given up (an earlier matching message was queued instead).
 pub fn recv_check(l: &mut Local) -> Take {
     match l.direct {
-        Some(Direct { done: Some(st), .. }) => {
+        Some(Direct {
+            done: Some(st),
+            copying: false,
+            ..
+        }) => {
             l.direct = None;
             l.waiting = None;
             Take::Done(st)
@@ -428,11 +536,14 @@ pub fn recv_check(l: &mut Local) -> Take {
 
 /// Gives up the direct receive `recv_start` registered (its call failed otherwise): its
 /// status when a message was copied in already, else None, and no message goes there any
-/// more.
-pub fn recv_abandon(l: &mut Local) -> Option<Status> {
+/// more. Err while a sender is still copying a message in (look again).
+pub fn recv_abandon(l: &mut Local) -> Result<Option<Status>, ()> {
+    if l.direct.is_some_and(|d| d.copying) {
+        return Err(());
+    }
     let d = l.direct.take();
     l.waiting = None;
-    d.and_then(|d| d.done)
+    Ok(d.and_then(|d| d.done))
 }
 
 /// Whether every one of `ids` is MPI_REQUEST_NULL (`null`) or a plain request of `l` (not
