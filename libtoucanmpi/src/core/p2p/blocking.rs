@@ -141,7 +141,7 @@ pub fn spin_unlocked() -> bool {
 /// requests wait for events (and the write side is free: a waiting rank never waits for it).
 /// Whether anything moved: what it delivered to the rank itself woke nobody (it runs), so it
 /// must look again.
-fn poll_unlocked() -> bool {
+pub fn poll_unlocked() -> bool {
     match state::shared(|sh| super::shared::poll(&sh)) {
         Some(super::shared::Polled::Delivered) => true,
         Some(super::shared::Polled::Nothing) => false,

@@ -546,6 +546,19 @@ pub fn recv_abandon(l: &mut Local) -> Result<Option<Status>, ()> {
     Ok(d.and_then(|d| d.done))
 }
 
+/// The status of the first message in `l`'s queue that matches `pat` (MPI_Probe, MPI_Iprobe).
+pub fn probe(l: &Local, pat: &Pattern) -> Option<Status> {
+    let i = find_unexpected(l.unexpected.iter(), pat)?;
+    let u = &l.unexpected[i];
+    Some(Status {
+        source: u.env.src,
+        tag: u.env.tag,
+        error: c::MPI_SUCCESS,
+        bytes: u.len as u64,
+        cancelled: false,
+    })
+}
+
 /// Whether every one of `ids` is MPI_REQUEST_NULL (`null`) or a plain request of `l` (not
 /// persistent, not generalized) that `finish_own` can take.
 pub fn all_own(l: &Local, ids: &[usize], null: usize) -> bool {
