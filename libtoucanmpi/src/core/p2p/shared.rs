@@ -109,10 +109,53 @@ pub const COPY_UNLOCKED: usize = 16 << 10;
 /// and a queued copy is made before the lock is taken again (and the queues looked at
 /// again). The read side is held throughout, so no writer sees the receive half done.
 pub fn deliver_send(sh: &Shared<'_>, dsub: usize, env: Envelope, data: &[u8], eager_max: usize, sreq: Option<ReqId>) -> Sent {
+    if data.len() >= COPY_UNLOCKED {
+        return deliver_big(sh, dsub, env, data, eager_max, sreq);
+    }
     let Some(mut l) = sh.local(dsub) else {
         return Sent::General;
     };
-    let big = data.len() >= COPY_UNLOCKED;
+    let mut out = Sent::Done;
+    let mut woken = dsub;
+    if let Some(i) = find_posted(l.posted.iter(), &env) {
+        let rid = l.posted[i].req;
+        if owner_of(rid) != Some(dsub) {
+            return Sent::General;
+        }
+        l.posted.remove(i);
+        copy_into(&mut l, rid, env, data, data.len());
+        match l.complete(rid) {
+            Some(w) => woken = w,
+            None => return Sent::Done,
+        }
+    } else if !direct_into(&mut l, &env, data) {
+        let body = if data.len() <= eager_max {
+            Body::Eager(Payload::copy_of(data))
+        } else if let Some(sreq) = sreq {
+            out = Sent::Rendezvous;
+            Body::Intra { sreq, ptr: data.as_ptr() }
+        } else {
+            return Sent::General;
+        };
+        let u = Unexp {
+            env,
+            len: data.len(),
+            body,
+            sync: SyncAck::None,
+        };
+        queue_into(&mut l, u);
+    }
+    drop(l);
+    wake(woken);
+    out
+}
+
+/// `deliver_send` of `COPY_UNLOCKED` bytes or more: the copy without the receiver's lock.
+#[inline(never)]
+fn deliver_big(sh: &Shared<'_>, dsub: usize, env: Envelope, data: &[u8], eager_max: usize, sreq: Option<ReqId>) -> Sent {
+    let Some(mut l) = sh.local(dsub) else {
+        return Sent::General;
+    };
     let mut copied: Option<Payload> = None;
     loop {
         if let Some(i) = find_posted(l.posted.iter(), &env) {
@@ -125,7 +168,7 @@ pub fn deliver_send(sh: &Shared<'_>, dsub: usize, env: Envelope, data: &[u8], ea
                 .reqs
                 .get(rid)
                 .and_then(|r| r.recv.as_ref())
-                .filter(|t| big && t.dt.is_contiguous())
+                .filter(|t| t.dt.is_contiguous())
                 .map(|t| (t.buf, t.count * t.dt.size));
             let waiter = match target {
                 Some((buf, cap)) => {
@@ -155,30 +198,24 @@ pub fn deliver_send(sh: &Shared<'_>, dsub: usize, env: Envelope, data: &[u8], ea
             }
             return Sent::Done;
         }
-        if big {
-            if let Some(d) = l.direct.as_mut().filter(|d| d.done.is_none() && d.pat.matches(&env)) {
-                d.done = Some(received(&env, data.len(), d.cap));
-                d.copying = true;
-                let (buf, n) = (d.buf, data.len().min(d.cap));
-                drop(l);
-                // SAFETY: the receiver registered `buf` with room for `cap >= n` bytes and
-                // stays in its receive until it has taken `done`, which it does not while
-                // `copying` is set.
-                unsafe { crate::transport::copy::bytes(data.as_ptr(), buf, n) };
-                if let Some(d) = sh.local(dsub).as_mut().and_then(|l| l.direct.as_mut()) {
-                    d.copying = false;
-                }
-                wake(dsub);
-                return Sent::Done;
-            }
-        } else if direct_into(&mut l, &env, data) {
+        if let Some(d) = l.direct.as_mut().filter(|d| d.done.is_none() && d.pat.matches(&env)) {
+            d.done = Some(received(&env, data.len(), d.cap));
+            d.copying = true;
+            let (buf, n) = (d.buf, data.len().min(d.cap));
             drop(l);
+            // SAFETY: the receiver registered `buf` with room for `cap >= n` bytes and stays
+            // in its receive until it has taken `done`, which it does not while `copying` is
+            // set.
+            unsafe { crate::transport::copy::bytes(data.as_ptr(), buf, n) };
+            if let Some(d) = sh.local(dsub).as_mut().and_then(|l| l.direct.as_mut()) {
+                d.copying = false;
+            }
             wake(dsub);
             return Sent::Done;
         }
         let mut out = Sent::Done;
         let body = if data.len() <= eager_max {
-            if big && copied.is_none() {
+            let Some(p) = copied.take() else {
                 // Copy without the lock, then look again: a receive may come meanwhile.
                 drop(l);
                 copied = Some(Payload::copy_of(data));
@@ -187,8 +224,8 @@ pub fn deliver_send(sh: &Shared<'_>, dsub: usize, env: Envelope, data: &[u8], ea
                 };
                 l = g;
                 continue;
-            }
-            Body::Eager(copied.take().unwrap_or_else(|| Payload::copy_of(data)))
+            };
+            Body::Eager(p)
         } else if let Some(sreq) = sreq {
             out = Sent::Rendezvous;
             Body::Intra { sreq, ptr: data.as_ptr() }
@@ -411,11 +448,10 @@ pub unsafe fn irecv(sh: &Shared<'_>, sub: usize, comm_h: usize, pat: Pattern, t:
     };
     // A large contiguous copy is made without the lock (the new request is this rank's
     // alone until it returns it), so that its senders do not wait for it.
-    let target = l
-        .reqs
-        .get(id)
-        .and_then(|r| r.recv.as_ref())
-        .filter(|t| u.len >= COPY_UNLOCKED && t.dt.is_contiguous())
+    let target = (u.len >= COPY_UNLOCKED)
+        .then(|| l.reqs.get(id).and_then(|r| r.recv.as_ref()))
+        .flatten()
+        .filter(|t| t.dt.is_contiguous())
         .map(|t| (t.buf, t.count * t.dt.size));
     match target {
         Some((buf, cap)) => {
