@@ -376,7 +376,7 @@ unsafe fn sendrecv_finish(
 /// Gives up the running subrank `sub`'s direct receive (`shared::recv_abandon`), waiting for
 /// a sender that is copying into it.
 fn abandon(sub: usize) {
-    while let Some(Some(Err(()))) = state::shared(|sh| sh.local(sub).map(|mut l| shared::recv_abandon(&mut l))) {
+    while let Some(Some(None)) = state::shared(|sh| sh.local(sub).map(|mut l| shared::recv_abandon(&mut l))) {
         std::hint::spin_loop();
     }
 }

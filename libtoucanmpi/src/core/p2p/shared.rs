@@ -572,14 +572,14 @@ pub fn recv_check(l: &mut Local) -> Take {
 
 /// Gives up the direct receive `recv_start` registered (its call failed otherwise): its
 /// status when a message was copied in already, else None, and no message goes there any
-/// more. Err while a sender is still copying a message in (look again).
-pub fn recv_abandon(l: &mut Local) -> Result<Option<Status>, ()> {
+/// more. None while a sender is still copying a message in (look again).
+pub fn recv_abandon(l: &mut Local) -> Option<Option<Status>> {
     if l.direct.is_some_and(|d| d.copying) {
-        return Err(());
+        return None;
     }
     let d = l.direct.take();
     l.waiting = None;
-    Ok(d.and_then(|d| d.done))
+    Some(d.and_then(|d| d.done))
 }
 
 /// The status of the first message in `l`'s queue that matches `pat` (MPI_Probe, MPI_Iprobe).
