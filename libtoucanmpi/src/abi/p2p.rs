@@ -534,7 +534,7 @@ unsafe fn recv_direct(
             };
             // An arrival may have been copied in already while this rank was parked.
             let l = &s.locals[sub];
-            let done = l.direct.and_then(|d| d.done);
+            let done = l.direct.filter(|d| !d.copying).and_then(|d| d.done);
             let r = match done {
                 Some(st) => Some(Some(st)),
                 // Nothing queued: nothing to scan.
@@ -558,6 +558,7 @@ unsafe fn recv_direct(
                         buf: buf as *mut u8,
                         cap,
                         done: None,
+                        copying: false,
                     });
                 }
             }
@@ -625,7 +626,7 @@ fn fast_comm(s: &State, sub: usize, comm_h: usize) -> Option<&CommRef> {
 
 /// `fast_comm` on the subrank's `Local`.
 #[inline(always)]
-fn local_comm(l: &Local, comm_h: usize) -> Option<&CommRef> {
+pub(super) fn local_comm(l: &Local, comm_h: usize) -> Option<&CommRef> {
     if !l.initialized || l.finalized {
         return None;
     }
@@ -635,7 +636,7 @@ fn local_comm(l: &Local, comm_h: usize) -> Option<&CommRef> {
 /// World rank of `rank` of `cm` (handle `comm_h`) when it is a valid rank (not
 /// MPI_PROC_NULL) of a world of `world` ranks: in MPI_COMM_WORLD it is the rank itself.
 #[inline(always)]
-fn fast_world_of(world: usize, cm: &CommRef, comm_h: usize, rank: c_int) -> Option<u32> {
+pub(super) fn fast_world_of(world: usize, cm: &CommRef, comm_h: usize, rank: c_int) -> Option<u32> {
     if comm_h == c::MPI_COMM_WORLD {
         return ((rank as u32 as usize) < world).then_some(rank as u32);
     }
@@ -647,7 +648,7 @@ fn fast_world_of(world: usize, cm: &CommRef, comm_h: usize, rank: c_int) -> Opti
 /// # Safety
 /// `ptr..ptr+len` must be readable for the returned lifetime.
 #[inline(always)]
-unsafe fn core_bytes<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
+pub(super) unsafe fn core_bytes<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
     if len == 0 || ptr.is_null() {
         &[]
     } else {
@@ -694,14 +695,14 @@ fn send_shared(sub: usize, comm_h: usize, dest: c_int, tag: c_int, data: &[u8]) 
 #[inline(always)]
 unsafe fn recv_shared(sub: usize, comm_h: usize, src: c_int, tag: c_int, buf: *mut u8, cap: usize) -> Option<Status> {
     let first = state::shared(|sh| {
-        let mut l = sh.local(sub)?;
+        let l = sh.local(sub)?;
         let cm = local_comm(&l, comm_h)?;
         if src != c::MPI_ANY_SOURCE {
             fast_world_of(sh.world_size(), cm, comm_h, src)?;
         }
         let pat = Pattern { ctx: cm.ctx, src, tag };
         // SAFETY: forwarded from the caller; `l` is the running subrank's.
-        Some(unsafe { shared::recv_start(&mut l, &pat, buf, cap) })
+        Some(unsafe { shared::recv_start(l, &pat, buf, cap) })
     })??;
     match first {
         Take::Done(st) => Some(st),
@@ -712,7 +713,7 @@ unsafe fn recv_shared(sub: usize, comm_h: usize, src: c_int, tag: c_int, buf: *m
 
 /// Waits for the direct receive `recv_shared` registered.
 #[inline(never)]
-fn recv_shared_wait(sub: usize) -> Option<Status> {
+pub(super) fn recv_shared_wait(sub: usize) -> Option<Status> {
     loop {
         // A ready sibling runs at once; otherwise wait in place a little, for a cousin.
         if sched::others_ready() || !blocking::spin_unlocked() {
@@ -1177,11 +1178,80 @@ fn check_probe(src: i32, tag: i32, comm_h: usize) -> MpiResult<(usize, CommRef)>
     Ok((sub, cm))
 }
 
+/// The pattern of a probe by the running subrank `sub` of `l` (its `Local`) on `comm_h`, when
+/// the read side may serve it: a valid communicator and source rank (or MPI_ANY_SOURCE; not
+/// MPI_PROC_NULL) and a valid tag. None: the general path decides.
+#[inline]
+fn probe_pattern(sh: &state::Shared<'_>, l: &Local, comm_h: usize, src: c_int, tag: c_int) -> Option<Pattern> {
+    if tag < 0 && tag != c::MPI_ANY_TAG {
+        return None;
+    }
+    let cm = local_comm(l, comm_h)?;
+    if src != c::MPI_ANY_SOURCE {
+        fast_world_of(sh.world_size(), cm, comm_h, src)?;
+    }
+    Some(Pattern { ctx: cm.ctx, src, tag })
+}
+
+/// MPI_Iprobe on the read side of the state: the running subrank's queue, then (when nothing
+/// matched) one poll of the transport and a second look. Some(None): nothing matches. None:
+/// the general path runs (nothing was done).
+fn iprobe_shared(src: c_int, tag: c_int, comm_h: usize) -> Option<Option<Status>> {
+    if direct::on() || !state::readable() {
+        return None;
+    }
+    let sub = sched::rank();
+    let look = || {
+        state::shared(|sh| {
+            let l = sh.local(sub)?;
+            let pat = probe_pattern(&sh, &l, comm_h, src, tag)?;
+            Some(shared::probe(&l, &pat))
+        })
+        .flatten()
+    };
+    let found = look()?;
+    if found.is_none() && blocking::poll_unlocked() {
+        return look();
+    }
+    Some(found)
+}
+
+/// MPI_Probe on the read side of the state: the running subrank looks at its queue, and
+/// waits as a blocked receive does (in place for a cousin, then parked) until a matching
+/// message is queued; whoever queues one wakes it. None: the general path runs (nothing
+/// was done).
+fn probe_shared(src: c_int, tag: c_int, comm_h: usize) -> Option<Status> {
+    if direct::on() || !state::readable() {
+        return None;
+    }
+    let sub = sched::rank();
+    loop {
+        // What it waits for, for the deadlock report, while nothing matches.
+        let found = state::shared(|sh| {
+            let mut l = sh.local(sub)?;
+            let pat = probe_pattern(&sh, &l, comm_h, src, tag)?;
+            let st = shared::probe(&l, &pat);
+            l.waiting = st.is_none().then_some(pat);
+            Some(st)
+        })??;
+        if found.is_some() {
+            return found;
+        }
+        if sched::others_ready() || !blocking::spin_unlocked() {
+            sched::park();
+        }
+    }
+}
+
 mpi_fn!(
     MPI_Probe,
     PMPI_Probe,
     |src: c_int, tag: c_int, comm_h: usize, status: *mut MpiStatus| errcomm = comm_h,
     {
+        if let Some(st) = probe_shared(src, tag, comm_h) {
+            store(status, &st);
+            return Ok(());
+        }
         let (sub, cm) = check_probe(src, tag, comm_h)?;
         if src == c::MPI_PROC_NULL {
             store(status, &blocking::proc_null_status());
@@ -1198,6 +1268,21 @@ mpi_fn!(
     PMPI_Iprobe,
     |src: c_int, tag: c_int, comm_h: usize, flag: *mut c_int, status: *mut MpiStatus| errcomm = comm_h,
     {
+        if !flag.is_null() {
+            match iprobe_shared(src, tag, comm_h) {
+                Some(Some(st)) => {
+                    *flag = 1;
+                    store(status, &st);
+                    return Ok(());
+                }
+                Some(None) => {
+                    *flag = 0;
+                    sched::yield_now();
+                    return Ok(());
+                }
+                None => {}
+            }
+        }
         let (sub, cm) = check_probe(src, tag, comm_h)?;
         hd::out(flag, "flag")?;
         if src == c::MPI_PROC_NULL {

@@ -11,6 +11,8 @@ use super::p2p::{check_send, irecv, isend};
 use super::status::{store, MpiStatus};
 use crate::core::error::{err, MpiResult};
 use crate::core::p2p::blocking::{self, status_result};
+use crate::core::p2p::matching::{Envelope, Pattern};
+use crate::core::p2p::shared::{self, Take};
 use crate::core::p2p::SendMode;
 use crate::core::request::{ReqId, Status};
 use crate::core::state;
@@ -198,8 +200,8 @@ macro_rules! sendrecv_fn {
     };
 }
 
-/// The blocking forms' fast path (`p2p::sendrecv_direct`, point-to-point passing through):
-/// None when the general path must run.
+/// The blocking forms' fast paths (`p2p::sendrecv_direct`, point-to-point passing through;
+/// `sendrecv_shared`, the read side of the state): None when the general path must run.
 #[allow(clippy::too_many_arguments)]
 unsafe fn blocking_fast(
     sbuf: *const c_void,
@@ -216,12 +218,167 @@ unsafe fn blocking_fast(
     status: *mut MpiStatus,
     what: &str,
 ) -> Option<MpiResult<()>> {
-    let got = match super::p2p::sendrecv_direct(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm_h)? {
+    let r = match super::p2p::sendrecv_direct(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm_h) {
+        Some(r) => r,
+        None => sendrecv_shared(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm_h)?,
+    };
+    let got = match r {
         Ok(st) => st,
         Err(e) => return Some(Err(e)),
     };
     store(status, &got);
     Some(status_result(got, what).map(|_| ()))
+}
+
+/// Whether `len` bytes at `p` lie outside the program's swapped thread-locals (a buffer there
+/// holds the running subrank's values only while it runs: the general path bounces it).
+fn outside_tls(p: *const c_void, len: usize) -> bool {
+    len == 0 || !crate::sched::swap::in_blocks(p as usize, p as usize + len)
+}
+
+/// MPI_Sendrecv of contiguous predefined types on the read side of the state
+/// (`shared::sendrecv`): no request for the receive (a queued copy, or a direct receive the
+/// sender copies into, as MPI_Recv's fast path) nor for a send that completes at once, one
+/// subrank's lock at a time, and no write side, so that cousins on two workers exchange
+/// without stopping each other. A send that must wait for its receiver (a rendezvous) has a
+/// request of the running subrank. None: the general path runs (nothing was done).
+///
+/// # Safety
+/// As MPI_Sendrecv's arguments.
+#[allow(clippy::too_many_arguments)]
+unsafe fn sendrecv_shared(
+    sbuf: *const c_void,
+    scount: i64,
+    sdt: usize,
+    dest: c_int,
+    stag: c_int,
+    rbuf: *mut c_void,
+    rcount: i64,
+    rdt: usize,
+    src: c_int,
+    rtag: c_int,
+    comm_h: usize,
+) -> Option<MpiResult<Status>> {
+    if crate::core::p2p::direct::on() || !state::readable() {
+        return None;
+    }
+    let ssize = crate::core::datatype::contiguous_size(sdt)?;
+    let rsize = crate::core::datatype::contiguous_size(rdt)?;
+    if scount < 0 || rcount < 0 || (sbuf.is_null() && scount > 0) || (rbuf.is_null() && rcount > 0) {
+        return None;
+    }
+    if stag < 0 || (rtag < 0 && rtag != c::MPI_ANY_TAG) {
+        return None;
+    }
+    let (len, cap) = (scount as usize * ssize, rcount as usize * rsize);
+    if !outside_tls(sbuf, len) || !outside_tls(rbuf, cap) {
+        return None;
+    }
+    let sub = crate::sched::rank();
+    // SAFETY: the caller's send buffer holds `len` bytes until this call returns, which is
+    // not before the send completed.
+    let data = unsafe { super::p2p::core_bytes(sbuf as *const u8, len) };
+    let sr = state::shared(|sh| {
+        let l = sh.local(sub)?;
+        let cm = super::p2p::local_comm(&l, comm_h)?;
+        let w = super::p2p::fast_world_of(sh.world_size(), cm, comm_h, dest)?;
+        if src != c::MPI_ANY_SOURCE {
+            super::p2p::fast_world_of(sh.world_size(), cm, comm_h, src)?;
+        }
+        let (proc, dsub) = sh.locate(w);
+        let to = shared::SendRecvTo {
+            env: Envelope {
+                ctx: cm.ctx,
+                src: cm.rank,
+                tag: stag,
+            },
+            dest: w,
+            proc,
+            dsub,
+            pat: Pattern {
+                ctx: cm.ctx,
+                src,
+                tag: rtag,
+            },
+        };
+        // SAFETY: the receive buffer holds `cap` bytes outside the thread-locals (above) until
+        // this call returns, after the receive ended; the send buffer, `len` until the send did.
+        unsafe { shared::sendrecv(&sh, sub, l, comm_h, to, data, rbuf as *mut u8, cap) }
+    })??;
+    Some(sendrecv_finish(
+        sr, sub, sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm_h,
+    ))
+}
+
+/// Waits for what `sendrecv_shared` started: a send the read side could not make goes
+/// through the general path first (before this rank waits: its peer may wait for it), then
+/// the receive (a direct receive given up for an earlier queued message is received through
+/// the general path), then a rendezvous send.
+#[allow(clippy::too_many_arguments)]
+unsafe fn sendrecv_finish(
+    sr: shared::SendRecv,
+    sub: usize,
+    sbuf: *const c_void,
+    scount: i64,
+    sdt: usize,
+    dest: c_int,
+    stag: c_int,
+    rbuf: *mut c_void,
+    rcount: i64,
+    rdt: usize,
+    src: c_int,
+    rtag: c_int,
+    comm_h: usize,
+) -> MpiResult<Status> {
+    let general_send = match sr.send {
+        shared::Sent::General => match isend(sbuf, scount, sdt, dest, stag, comm_h, SendMode::Standard) {
+            Ok(id) => Some(id),
+            Err(e) => {
+                // No receive may write into the buffer after the call returned.
+                abandon(sub);
+                return Err(e);
+            }
+        },
+        _ => None,
+    };
+    // A send to itself may have served the receive already: look before waiting.
+    let recv = match sr.recv {
+        Take::Waiting => state::shared(|sh| sh.local(sub).map(|mut l| shared::recv_check(&mut l)))
+            .flatten()
+            .unwrap_or(Take::General),
+        r => r,
+    };
+    let waited = match recv {
+        Take::Done(st) => Some(st),
+        Take::Waiting => super::p2p::recv_shared_wait(sub),
+        Take::General => None,
+    };
+    let mut got = match waited {
+        Some(st) => st,
+        None => {
+            // The registration was given up (an earlier matching message was queued):
+            // nothing was received, the general receive takes it.
+            abandon(sub);
+            let id = irecv(rbuf, rcount, rdt, src, rtag, comm_h)?;
+            blocking::wait(id)?
+        }
+    };
+    let sent = match general_send.or(sr.sreq) {
+        Some(id) => wait(id)?,
+        None => Status::empty(),
+    };
+    if got.error == c::MPI_SUCCESS {
+        got.error = sent.error;
+    }
+    Ok(got)
+}
+
+/// Gives up the running subrank `sub`'s direct receive (`shared::recv_abandon`), waiting for
+/// a sender that is copying into it.
+fn abandon(sub: usize) {
+    while let Some(Some(None)) = state::shared(|sh| sh.local(sub).map(|mut l| shared::recv_abandon(&mut l))) {
+        std::hint::spin_loop();
+    }
 }
 
 /// The nonblocking forms have none.
@@ -260,6 +417,29 @@ unsafe fn sendrecv_replace(
     comm_h: usize,
     status: *mut MpiStatus,
 ) -> MpiResult<()> {
+    // The read side's path (`sendrecv_shared`), the send going from a copy of `buf`.
+    if let Some(size) = crate::core::datatype::contiguous_size(dt).filter(|_| count >= 0 && state::readable()) {
+        let len = count as usize * size;
+        let copy = if len == 0 || buf.is_null() {
+            Vec::new()
+        } else {
+            // SAFETY: the caller's buffer holds `count` elements of the contiguous `dt`.
+            unsafe { std::slice::from_raw_parts(buf as *const u8, len) }.to_vec()
+        };
+        let sbuf = if len == 0 {
+            buf as *const c_void
+        } else {
+            copy.as_ptr() as *const c_void
+        };
+        // The copy is a byte buffer of `len` bytes: sent as `count` elements of `dt`, which is
+        // contiguous, it is the same bytes.
+        if let Some(r) = sendrecv_shared(sbuf, count, dt, dest, stag, buf, count, dt, src, rtag, comm_h) {
+            drop(copy);
+            let got = r?;
+            store(status, &got);
+            return status_result(got, "MPI_Sendrecv_replace").map(|_| ());
+        }
+    }
     let st = start_replace(buf, count, dt, dest, stag, src, rtag, comm_h)?;
     complete(st, status, "MPI_Sendrecv_replace")
 }

@@ -121,7 +121,7 @@ pub fn spin_unlocked() -> bool {
             break;
         }
         if i % UNLOCKED_POLL_EVERY == 0 {
-            if state::try_with(|s| s.progress()).unwrap_or(false) {
+            if poll_unlocked() {
                 again = true;
                 break;
             }
@@ -133,6 +133,20 @@ pub fn spin_unlocked() -> bool {
     }
     sched::metrics::spin_end(me);
     again
+}
+
+/// One poll of the transport by a rank waiting in place: on the read side
+/// (`shared::poll`: plain eager arrivals go to their receivers under the transport's lock and
+/// one `Local`'s), and through the write side only when something else arrived or real
+/// requests wait for events (and the write side is free: a waiting rank never waits for it).
+/// Whether anything moved: what it delivered to the rank itself woke nobody (it runs), so it
+/// must look again.
+pub fn poll_unlocked() -> bool {
+    match state::shared(|sh| super::shared::poll(&sh)) {
+        Some(super::shared::Polled::Delivered) => true,
+        Some(super::shared::Polled::Nothing) => false,
+        Some(super::shared::Polled::General) | None => state::try_with(|s| s.progress()).unwrap_or(false),
+    }
 }
 
 /// `spin_unlocked` with one worker: nobody else can wake this rank while it runs, only what

@@ -42,6 +42,9 @@ pub struct Direct {
     pub buf: *mut u8,
     pub cap: usize,
     pub done: Option<Status>,
+    /// A sender on the read side is copying the message in, outside the receiver's lock
+    /// (`shared::deliver_send`): `done` is set, but the bytes are not all there yet.
+    pub copying: bool,
 }
 
 /// Where an unmatched message's bytes are.

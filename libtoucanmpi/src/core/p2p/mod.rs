@@ -540,15 +540,7 @@ impl State {
 
     /// Status of the first unexpected message matching `pat`, if any (MPI_Iprobe).
     pub fn probe(&self, sub: usize, pat: &Pattern) -> Option<Status> {
-        let i = find_unexpected(self.locals[sub].unexpected.iter(), pat)?;
-        let u = &self.locals[sub].unexpected[i];
-        Some(Status {
-            source: u.env.src,
-            tag: u.env.tag,
-            error: c::MPI_SUCCESS,
-            bytes: u.len as u64,
-            cancelled: false,
-        })
+        shared::probe(&self.locals[sub], pat)
     }
 
     /// Takes the first matching message out of the queue (MPI_Improbe); returns its id.

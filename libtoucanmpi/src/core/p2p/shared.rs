@@ -65,6 +65,18 @@ pub fn copy_into(l: &mut Local, rid: ReqId, env: Envelope, src: &[u8], len: usiz
     r.status.error = if len > cap { c::MPI_ERR_TRUNCATE } else { c::MPI_SUCCESS };
 }
 
+/// Receive `rid` of `l` got `len` bytes with envelope `env` into `cap` contiguous bytes
+/// (copied by the caller): its status.
+fn set_received(l: &mut Local, rid: ReqId, env: &Envelope, len: usize, cap: usize) {
+    if let Some(r) = l.reqs.get_mut(rid) {
+        let st = received(env, len, cap);
+        r.status.source = st.source;
+        r.status.tag = st.tag;
+        r.status.bytes = st.bytes;
+        r.status.error = st.error;
+    }
+}
+
 fn wake(task: usize) {
     if task != sched::current() {
         sched::wake(task);
@@ -72,7 +84,7 @@ fn wake(task: usize) {
 }
 
 /// How a send to a sibling or cousin went (`deliver_send`).
-enum Sent {
+pub enum Sent {
     /// The bytes are where they go (or in a queued copy): the send is complete.
     Done,
     /// The receiver copies them from the sender's buffer later (`Body::Intra`).
@@ -81,11 +93,25 @@ enum Sent {
     General,
 }
 
+/// Messages from this size on are copied outside the receiver's lock (`deliver_send`): the
+/// lock is then held for a few steps only, never for a long copy that the receiver (polling
+/// its requests) or its other senders would wait for.
+pub const COPY_UNLOCKED: usize = 16 << 10;
+
 /// A standard-mode send of `data` (at `ptr`) to subrank `dsub`: into a matching posted
 /// receive, or its parked direct receive, or a queued copy when at most `eager_max` bytes;
 /// with `sreq` (the sender's request) larger ones wait in the queue for the receiver to copy
 /// them. Wakes the receiver.
-fn deliver_send(sh: &Shared<'_>, dsub: usize, env: Envelope, data: &[u8], eager_max: usize, sreq: Option<ReqId>) -> Sent {
+///
+/// From `COPY_UNLOCKED` bytes on the copy is made without the receiver's lock: a posted
+/// receive is taken out of the queue first (only this sender reaches it then, until it
+/// completes it), a direct receive is marked served and `copying` (its owner waits on),
+/// and a queued copy is made before the lock is taken again (and the queues looked at
+/// again). The read side is held throughout, so no writer sees the receive half done.
+pub fn deliver_send(sh: &Shared<'_>, dsub: usize, env: Envelope, data: &[u8], eager_max: usize, sreq: Option<ReqId>) -> Sent {
+    if data.len() >= COPY_UNLOCKED {
+        return deliver_big(sh, dsub, env, data, eager_max, sreq);
+    }
     let Some(mut l) = sh.local(dsub) else {
         return Sent::General;
     };
@@ -124,6 +150,101 @@ fn deliver_send(sh: &Shared<'_>, dsub: usize, env: Envelope, data: &[u8], eager_
     out
 }
 
+/// `deliver_send` of `COPY_UNLOCKED` bytes or more: the copy without the receiver's lock.
+#[inline(never)]
+fn deliver_big(sh: &Shared<'_>, dsub: usize, env: Envelope, data: &[u8], eager_max: usize, sreq: Option<ReqId>) -> Sent {
+    let Some(mut l) = sh.local(dsub) else {
+        return Sent::General;
+    };
+    let mut copied: Option<Payload> = None;
+    loop {
+        if let Some(i) = find_posted(l.posted.iter(), &env) {
+            let rid = l.posted[i].req;
+            if owner_of(rid) != Some(dsub) {
+                return Sent::General;
+            }
+            l.posted.remove(i);
+            let target = l
+                .reqs
+                .get(rid)
+                .and_then(|r| r.recv.as_ref())
+                .filter(|t| t.dt.is_contiguous())
+                .map(|t| (t.buf, t.count * t.dt.size));
+            let waiter = match target {
+                Some((buf, cap)) => {
+                    drop(l);
+                    let n = data.len().min(cap);
+                    if n > 0 {
+                        // SAFETY: the receive's buffer holds `cap` contiguous bytes until its
+                        // request completes, which only this sender does now (below); `data`
+                        // holds `n`.
+                        unsafe { crate::transport::copy::bytes(data.as_ptr(), buf, n) };
+                    }
+                    let Some(mut l) = sh.local(dsub) else {
+                        return Sent::Done;
+                    };
+                    set_received(&mut l, rid, &env, data.len(), cap);
+                    l.complete(rid)
+                }
+                None => {
+                    copy_into(&mut l, rid, env, data, data.len());
+                    let w = l.complete(rid);
+                    drop(l);
+                    w
+                }
+            };
+            if let Some(w) = waiter {
+                wake(w);
+            }
+            return Sent::Done;
+        }
+        if let Some(d) = l.direct.as_mut().filter(|d| d.done.is_none() && d.pat.matches(&env)) {
+            d.done = Some(received(&env, data.len(), d.cap));
+            d.copying = true;
+            let (buf, n) = (d.buf, data.len().min(d.cap));
+            drop(l);
+            // SAFETY: the receiver registered `buf` with room for `cap >= n` bytes and stays
+            // in its receive until it has taken `done`, which it does not while `copying` is
+            // set.
+            unsafe { crate::transport::copy::bytes(data.as_ptr(), buf, n) };
+            if let Some(d) = sh.local(dsub).as_mut().and_then(|l| l.direct.as_mut()) {
+                d.copying = false;
+            }
+            wake(dsub);
+            return Sent::Done;
+        }
+        let mut out = Sent::Done;
+        let body = if data.len() <= eager_max {
+            let Some(p) = copied.take() else {
+                // Copy without the lock, then look again: a receive may come meanwhile.
+                drop(l);
+                copied = Some(Payload::copy_of(data));
+                let Some(g) = sh.local(dsub) else {
+                    return Sent::General;
+                };
+                l = g;
+                continue;
+            };
+            Body::Eager(p)
+        } else if let Some(sreq) = sreq {
+            out = Sent::Rendezvous;
+            Body::Intra { sreq, ptr: data.as_ptr() }
+        } else {
+            return Sent::General;
+        };
+        let u = Unexp {
+            env,
+            len: data.len(),
+            body,
+            sync: SyncAck::None,
+        };
+        queue_into(&mut l, u);
+        drop(l);
+        wake(dsub);
+        return out;
+    }
+}
+
 /// A standard-mode send of `data` to subrank `dsub` of this process, needing no request:
 /// into a matching posted receive or its parked direct receive, or queued as a copy when at
 /// most `eager_max` bytes. False (nothing done) otherwise.
@@ -147,7 +268,11 @@ pub fn send_remote(sh: &Shared<'_>, proc: usize, dsub: usize, sub: usize, env: E
 /// A new send request of the running subrank `sub` (in its slab) to world rank `dest`, with
 /// one event pending; None when its region hints track requests (the general path does).
 fn send_request(sh: &Shared<'_>, sub: usize, comm_h: usize, dest: u32, tag: i32) -> Option<ReqId> {
-    let mut l = sh.local(sub)?;
+    send_request_in(&mut *sh.local(sub)?, comm_h, dest, tag)
+}
+
+/// `send_request` in the running subrank's `Local`, locked by the caller.
+fn send_request_in(l: &mut Local, comm_h: usize, dest: u32, tag: i32) -> Option<ReqId> {
     if l.region.tracking {
         return None;
     }
@@ -200,6 +325,87 @@ pub unsafe fn isend(sh: &Shared<'_>, sub: usize, comm_h: usize, dsub: usize, des
     Some(id)
 }
 
+/// Where a blocking send-receive goes (`sendrecv`), resolved by the caller from the
+/// communicator: the send's envelope and destination (world rank, process, subrank), the
+/// receive's pattern.
+#[derive(Clone, Copy)]
+pub struct SendRecvTo {
+    pub env: Envelope,
+    pub dest: u32,
+    pub proc: usize,
+    pub dsub: usize,
+    pub pat: Pattern,
+}
+
+/// What the read side did of a blocking send-receive (`sendrecv`).
+pub struct SendRecv {
+    /// The receive: `Done`, or `Waiting` on a direct receive (`recv_check`); never `General`.
+    pub recv: Take,
+    /// The send: `Done`; `Rendezvous` (the receiver copies from the send buffer: wait for
+    /// `sreq`); or `General` (nothing was sent: the caller sends through the general path).
+    pub send: Sent,
+    /// The send's request, for a rendezvous.
+    pub sreq: Option<ReqId>,
+}
+
+/// MPI_Sendrecv of contiguous bytes by the running subrank `sub` (its `Local` is `l`, locked
+/// by the caller), on the read side, as MPI says: the receive first (a queued copy taken into
+/// `rbuf`, or a direct receive registered there, as MPI_Recv's `recv_start`), then the send
+/// (`deliver_send` to a subrank of this process, with a request for a rendezvous when larger
+/// than a queued copy may be; an eager message to another process), each under one lock.
+/// None, having done nothing: the receive needs the general path (receives posted before,
+/// a rendezvous or synchronous message queued...), or the send does (a rendezvous to another
+/// process, region hints tracking requests).
+///
+/// # Safety
+/// `rbuf..rbuf+cap` is writable, outside the swapped thread-locals, until the receive ends
+/// (the caller waits for it); `data` stays readable until the send ends.
+pub unsafe fn sendrecv(
+    sh: &Shared<'_>,
+    sub: usize,
+    l: crate::sched::lock::Guard<'_, Local>,
+    comm_h: usize,
+    to: SendRecvTo,
+    data: &[u8],
+    rbuf: *mut u8,
+    cap: usize,
+) -> Option<SendRecv> {
+    let remote = to.proc != sh.myproc();
+    if remote && data.len() > sh.cfg().eager_max {
+        return None;
+    }
+    let rndv = !remote && data.len() > sh.cfg().intra_eager_max;
+    if rndv && l.region.tracking {
+        return None;
+    }
+    // SAFETY: forwarded from the caller.
+    let recv = unsafe { recv_start(l, &to.pat, rbuf, cap) };
+    if matches!(recv, Take::General) {
+        return None;
+    }
+    // The region hints do not track this rank's requests (above): a request is made.
+    let sreq = if rndv {
+        send_request(sh, sub, comm_h, to.dest, to.env.tag)
+    } else {
+        None
+    };
+    let send = if remote {
+        send_remote(sh, to.proc, to.dsub, sub, to.env, data);
+        Sent::Done
+    } else {
+        deliver_send(sh, to.dsub, to.env, data, sh.cfg().intra_eager_max, sreq)
+    };
+    let sreq = match (&send, sreq) {
+        (Sent::Rendezvous, s) => s,
+        (_, Some(id)) => {
+            sh.local(sub)?.reqs.remove(id);
+            None
+        }
+        (_, None) => None,
+    };
+    Some(SendRecv { recv, send, sreq })
+}
+
 /// MPI_Irecv by the running subrank `sub`: a queued copy or a sibling's rendezvous that
 /// matches is taken at once, else the receive is posted. None: nothing was done (the region
 /// hints track requests, or the match needs the transport).
@@ -233,20 +439,34 @@ pub unsafe fn irecv(sh: &Shared<'_>, sub: usize, comm_h: usize, pat: Pattern, t:
         return Some(id);
     };
     let u = l.unexpected.remove(i).expect("index from find_unexpected");
-    let sender = match u.body {
-        Body::Eager(p) => {
-            copy_into(&mut l, id, u.env, p.as_slice(), u.len);
-            None
-        }
-        Body::Intra { sreq, ptr } => {
-            // SAFETY: the sender's buffer stays valid until its request completes, which
-            // happens below, after the copy.
-            let src = unsafe { std::slice::from_raw_parts(ptr, u.len) };
-            copy_into(&mut l, id, u.env, src, u.len);
-            Some(sreq)
-        }
+    let (src, sender) = match &u.body {
+        Body::Eager(p) => (p.as_slice(), None),
+        // SAFETY: the sender's buffer stays valid until its request completes, which
+        // happens below, after the copy.
+        Body::Intra { sreq, ptr } => (unsafe { std::slice::from_raw_parts(*ptr, u.len) }, Some(*sreq)),
         Body::Inter { .. } | Body::Real { .. } => unreachable!("checked above"),
     };
+    // A large contiguous copy is made without the lock (the new request is this rank's
+    // alone until it returns it), so that its senders do not wait for it.
+    let target = (u.len >= COPY_UNLOCKED)
+        .then(|| l.reqs.get(id).and_then(|r| r.recv.as_ref()))
+        .flatten()
+        .filter(|t| t.dt.is_contiguous())
+        .map(|t| (t.buf, t.count * t.dt.size));
+    match target {
+        Some((buf, cap)) => {
+            drop(l);
+            let n = u.len.min(cap);
+            if n > 0 {
+                // SAFETY: the receive buffer holds `cap` contiguous bytes (the caller's), the
+                // message `u.len >= n`.
+                unsafe { crate::transport::copy::bytes(src.as_ptr(), buf, n) };
+            }
+            l = sh.local(sub)?;
+            set_received(&mut l, id, &u.env, u.len, cap);
+        }
+        None => copy_into(&mut l, id, u.env, src, u.len),
+    }
     l.complete(id);
     drop(l);
     if let Some(sreq) = sender {
@@ -296,9 +516,12 @@ pub fn finish_own(l: &mut Local, id: ReqId) -> Finish {
 /// when the matching message needs more than a copy (a sibling's rendezvous, a synchronous
 /// or inter-process message).
 ///
+/// The copy out of a queued message is made after `l` (the running subrank's `Local`,
+/// locked) is released, so that senders to this rank never wait for it.
+///
 /// # Safety
 /// `buf..buf+cap` must be writable until the receive ends, and `l` is the running subrank's.
-pub unsafe fn recv_start(l: &mut Local, pat: &Pattern, buf: *mut u8, cap: usize) -> Take {
+pub unsafe fn recv_start(mut l: crate::sched::lock::Guard<'_, Local>, pat: &Pattern, buf: *mut u8, cap: usize) -> Take {
     if !l.posted.is_empty() || l.direct.is_some() || !l.greq_ready.is_empty() {
         return Take::General;
     }
@@ -308,6 +531,7 @@ pub unsafe fn recv_start(l: &mut Local, pat: &Pattern, buf: *mut u8, cap: usize)
             return Take::General;
         }
         let u = l.unexpected.remove(i).expect("index from find_unexpected");
+        drop(l);
         let Body::Eager(p) = &u.body else { unreachable!("checked above") };
         let data = p.as_slice();
         let n = data.len().min(cap);
@@ -323,6 +547,7 @@ pub unsafe fn recv_start(l: &mut Local, pat: &Pattern, buf: *mut u8, cap: usize)
         buf,
         cap,
         done: None,
+        copying: false,
     });
     Take::Waiting
 }
@@ -331,7 +556,11 @@ pub unsafe fn recv_start(l: &mut Local, pat: &Pattern, buf: *mut u8, cap: usize)
 /// registration was given up (an earlier matching message was queued instead).
 pub fn recv_check(l: &mut Local) -> Take {
     match l.direct {
-        Some(Direct { done: Some(st), .. }) => {
+        Some(Direct {
+            done: Some(st),
+            copying: false,
+            ..
+        }) => {
             l.direct = None;
             l.waiting = None;
             Take::Done(st)
@@ -339,6 +568,31 @@ pub fn recv_check(l: &mut Local) -> Take {
         Some(_) => Take::Waiting,
         None => Take::General,
     }
+}
+
+/// Gives up the direct receive `recv_start` registered (its call failed otherwise): its
+/// status when a message was copied in already, else None, and no message goes there any
+/// more. None while a sender is still copying a message in (look again).
+pub fn recv_abandon(l: &mut Local) -> Option<Option<Status>> {
+    if l.direct.is_some_and(|d| d.copying) {
+        return None;
+    }
+    let d = l.direct.take();
+    l.waiting = None;
+    Some(d.and_then(|d| d.done))
+}
+
+/// The status of the first message in `l`'s queue that matches `pat` (MPI_Probe, MPI_Iprobe).
+pub fn probe(l: &Local, pat: &Pattern) -> Option<Status> {
+    let i = find_unexpected(l.unexpected.iter(), pat)?;
+    let u = &l.unexpected[i];
+    Some(Status {
+        source: u.env.src,
+        tag: u.env.tag,
+        error: c::MPI_SUCCESS,
+        bytes: u.len as u64,
+        cancelled: false,
+    })
 }
 
 /// Whether every one of `ids` is MPI_REQUEST_NULL (`null`) or a plain request of `l` (not
@@ -358,11 +612,15 @@ pub fn all_own(l: &Local, ids: &[usize], null: usize) -> bool {
 pub enum Polled {
     /// Nothing arrived, or another reader is polling now.
     Nothing,
-    /// Messages arrived and were delivered.
+    /// Messages arrived and were delivered (and something may need the write side too: the
+    /// next poll says so). Delivered takes precedence over `General` because a message
+    /// delivered to the polling task itself woke nobody: a task waiting in place must look
+    /// at what it got before it parks (answering `General` here lost that wake-up in
+    /// `stress` at 2x2x1 when the in-place wait first polled on the read side).
     Delivered,
-    /// Something needs the write side (`State::progress`): a message other than a plain
-    /// eager one (handed back to the transport, first in line), or real requests whose
-    /// completion is an event.
+    /// Nothing was delivered, and something needs the write side (`State::progress`): a
+    /// message other than a plain eager one (handed back to the transport, first in line),
+    /// or real requests whose completion is an event.
     General,
 }
 
@@ -393,7 +651,7 @@ pub fn poll(sh: &Shared<'_>) -> Polled {
             hdr.kind == crate::transport::wire::KIND_EAGER && hdr.flags & crate::transport::wire::FLAG_SYNC == 0,
         ) else {
             tp.hold(a);
-            return Polled::General;
+            return if did { Polled::Delivered } else { Polled::General };
         };
         let env = Envelope {
             ctx: hdr.ctx,
@@ -415,7 +673,7 @@ pub fn poll(sh: &Shared<'_>) -> Polled {
     }
     if tp.has_pending() {
         if tp.pending_events() {
-            return Polled::General;
+            return if did { Polled::Delivered } else { Polled::General };
         }
         let mut none = Vec::new();
         if let Err(e) = tp.poll_pending(&mut none) {
