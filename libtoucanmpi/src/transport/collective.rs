@@ -53,6 +53,13 @@ pub enum RealColl {
     },
     /// A new real communicator with the same processes (`MPI_Comm_idup`).
     Dup,
+    /// coll6: `CollMem::bytes` (at most `collp2p::TREE_MAX`) bytes at `recv` from process
+    /// `root` as a tree of real point-to-point messages with `tag` (`start_tree_bcast`; the
+    /// place's tag is filled in when it starts).
+    TreeBcast {
+        root: usize,
+        tag: i32,
+    },
 }
 
 /// The memory of a real collective: the operand at `send` (null: in place, at `recv`), the
@@ -214,6 +221,7 @@ impl Transport {
                         "MPI_Iscatter_c",
                     )
                 }
+                RealColl::TreeBcast { .. } => return Err("a tree broadcast starts with start_tree_bcast".into()),
                 RealColl::Dup => {
                     let mut b = Box::new(h::<RComm>(real::REAL_MPI_COMM_NULL));
                     let rc = self.real.PMPI_Comm_idup(comm, &mut *b, &mut req);

@@ -23,8 +23,16 @@ use crate::core::coll::team::{Blocks, Part};
 use crate::core::coll::{in_place, Buf, Coll};
 use crate::core::comm::CommRef;
 use crate::core::error::MpiResult;
+use crate::core::idmap::IdMap;
+use crate::core::p2p::blocking::{block_on_with, finish, is_done};
 use crate::core::request::ReqId;
+use crate::core::request::Status;
+use crate::core::state::{self, State};
+use crate::sched;
+use crate::transport::collp2p::{tree_children, TREE_MAX};
+use crate::transport::real::RComm;
 use crate::transport::{CollMem, RealColl};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Whether a nonblocking call of `bytes` bytes per rank goes to the real MPI without a helper
 /// (`TOUCAN_REAL_NBC_MIN`, default 0: always).
@@ -137,7 +145,14 @@ fn shape_at(me: usize, procs: &[usize], part: &Part) -> Option<(RealColl, CollMe
                 return None;
             }
             let root = procs[*root as usize];
-            (RealColl::Bcast { root }, CollMem::at(buf.ptr, buf.ptr, buf.count * buf.dt.size))
+            let bytes = buf.count * buf.dt.size;
+            // coll6: small, as a tree of real messages (the same choice on every process).
+            let what = if tree_bcast(bytes) {
+                RealColl::TreeBcast { root, tag: 0 }
+            } else {
+                RealColl::Bcast { root }
+            };
+            (what, CollMem::at(buf.ptr, buf.ptr, bytes))
         }
         Part::Reduce {
             send,
@@ -274,4 +289,168 @@ fn shape_at(me: usize, procs: &[usize], part: &Part) -> Option<(RealColl, CollMe
         _ => return None,
     };
     Some((what, mem))
+}
+
+// coll6 (issue 16, session 15): small broadcasts as real point-to-point messages, and the
+// wait of a request whose only outstanding work is one real operation.
+
+/// Whether a broadcast of `bytes` bytes (a nonblocking call, or a round of a persistent one,
+/// at one member per process) goes as a tree of real point-to-point messages on the twin
+/// (`transport::collp2p`) rather than the real MPI's `MPI_Ibcast`: from 1 byte up to
+/// `TOUCAN_NBC_TREE_MAX` (default and cap `collp2p::TREE_MAX`; 0: never), and not when
+/// point-to-point passes through (`p2p::direct`), whose messages share the twins. Depends only
+/// on what every process has alike (the size, the environment).
+fn tree_bcast(bytes: usize) -> bool {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let max = *MAX.get_or_init(|| {
+        std::env::var("TOUCAN_NBC_TREE_MAX")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .map_or(TREE_MAX, |v| v.min(TREE_MAX))
+    });
+    bytes > 0 && bytes <= max && !crate::core::p2p::direct::on()
+}
+
+/// A tree broadcast's forward: what this process sends on to its children when its receive
+/// completes.
+struct Forward {
+    comm: RComm,
+    root: usize,
+    tag: i32,
+    ptr: usize,
+    len: usize,
+}
+
+/// coll6's per-process state (in `real::RealComms`): forwards of tree broadcasts by token,
+/// and the one real operation of each nonblocking collective request (for its wait).
+#[derive(Default)]
+pub struct Tracked {
+    forwards: IdMap<u64, Forward>,
+    tokens: IdMap<ReqId, u64>,
+}
+
+/// Requests with one real operation noted (`track`): while there are none, `wait` costs
+/// MPI_Wait one load.
+static TRACKED: AtomicUsize = AtomicUsize::new(0);
+
+/// Notes that request `id`'s only outstanding work is real operation `token`.
+pub(super) fn track(s: &mut State, id: ReqId, token: u64) {
+    if s.rcoll.tree.tokens.insert(id, token).is_none() {
+        TRACKED.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Request `id`'s real operation finished.
+pub(super) fn untrack(s: &mut State, id: ReqId) {
+    if s.rcoll.tree.tokens.remove(&id).is_some() {
+        TRACKED.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The tag of the real messages of the operation at `place`: its call number (or round), so
+/// that messages of different calls never match (a process may send call k+1's data before
+/// forwarding call k's).
+fn tree_tag(s: &State, place: real::Place) -> i32 {
+    let span = (s.tp.tag_ub as u64).min(1 << 30) + 1;
+    (place.0 % span) as i32
+}
+
+/// Starts this process's part of tree broadcast `token` at `place` of twin `comm` (see
+/// `Transport::start_tree_bcast`); a process with children forwards when its receive
+/// completes (`forward`). True: done at once (the root).
+///
+/// # Safety
+/// `mem.recv` holds `mem.bytes` bytes until the operation completes.
+pub(super) unsafe fn start_tree(
+    s: &mut State,
+    comm: RComm,
+    root: usize,
+    place: real::Place,
+    mem: CollMem,
+    token: u64,
+) -> Result<bool, String> {
+    let tag = tree_tag(s, place);
+    let (ptr, len) = (mem.recv, mem.bytes);
+    // SAFETY: forwarded from the caller.
+    let done = unsafe { s.tp.start_tree_bcast(comm, root, tag, ptr, len, token) }?;
+    if !done && tree_children(s.tp.myproc, root, s.tp.nproc).next().is_some() {
+        let f = Forward {
+            comm,
+            root,
+            tag,
+            ptr: ptr as usize,
+            len,
+        };
+        s.rcoll.tree.forwards.insert(token, f);
+    }
+    Ok(done)
+}
+
+/// Operation `token` finished: a tree broadcast's data goes on to this process's children.
+pub(super) fn forward(s: &mut State, token: u64) {
+    if s.rcoll.tree.forwards.is_empty() {
+        return;
+    }
+    let Some(f) = s.rcoll.tree.forwards.remove(&token) else { return };
+    // SAFETY: the request's buffer holds the received bytes until the request completes,
+    // which happens after this.
+    if let Err(e) = unsafe { s.tp.tree_forward(f.comm, f.root, f.tag, f.ptr as *const u8, f.len) } {
+        crate::core::diag::fatal(&format!("real collective: {e}"));
+    }
+}
+
+/// One poll of real operation `token` alone; true when it finished (its completion handled).
+fn coll_test(s: &mut State, token: u64) -> bool {
+    match s.tp.coll_test(token) {
+        Ok(Some(e)) => {
+            s.dispatch(e);
+            true
+        }
+        Ok(None) => false,
+        Err(e) => crate::core::diag::fatal(&format!("real collective: {e}")),
+    }
+}
+
+/// Polls of a collective request's wait between two full progress steps.
+const FULL_POLL: u32 = crate::core::p2p::blocking::DIRECT_FULL_POLL;
+
+/// MPI_Wait of request `h` when it is a nonblocking collective of this subrank whose only
+/// outstanding work is one real operation (`track`): polls that operation alone (one
+/// `MPI_Test`, as the real `MPI_Wait` makes), and the whole progress engine every
+/// `FULL_POLL` polls (the ring, other requests), then parks as any wait. Returns the status,
+/// the request's communicator (for the error handler) and whether it is persistent (its
+/// handle stays); None: not such a request (nothing done).
+pub fn wait(h: usize) -> Option<MpiResult<(Status, usize, bool)>> {
+    if TRACKED.load(Ordering::Relaxed) == 0 {
+        return None;
+    }
+    let id = h as ReqId;
+    let me = sched::current();
+    let sub = sched::rank();
+    let mine = state::with(|s| s.rcoll.tree.tokens.contains_key(&id) && s.req(id).is_some_and(|r| r.owner == sub && r.active)).ok()?;
+    if !mine {
+        return None;
+    }
+    let mut n = 0u32;
+    Some(block_on_with(
+        |s| {
+            if is_done(s, id) {
+                let (comm, persistent) = s.req(id).map_or((0, false), |r| (r.comm, r.persist.is_some()));
+                return Some((finish(s, id), comm, persistent));
+            }
+            if let Some(r) = s.req_mut(id) {
+                r.waiter = me;
+            }
+            None
+        },
+        |s| {
+            n = n.wrapping_add(1);
+            if !n.is_multiple_of(FULL_POLL) {
+                if let Some(&token) = s.rcoll.tree.tokens.get(&id) {
+                    return (coll_test(s, token), None);
+                }
+            }
+            (s.progress(), None)
+        },
+    ))
 }

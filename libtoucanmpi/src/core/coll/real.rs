@@ -146,6 +146,8 @@ pub struct RealComms {
     pub(super) recs: crate::core::coll::nbrec::Recs,
     /// coll5: persistent collectives planned once (`coll::persist`).
     pub(super) plans: crate::core::coll::persist::Plans,
+    /// coll6: tree broadcasts' forwards and the real operation of each request (`coll::nbc`).
+    pub(super) tree: crate::core::coll::nbc::Tracked,
 }
 
 impl RealComms {
@@ -293,9 +295,7 @@ fn pump(s: &mut State, key: CommKey) {
         s.rcoll.running.insert(q.token, (key, number));
         // SAFETY: memory not owned by `q.mem` belongs to the submitter, parked in `run` until
         // this operation completes.
-        if let Err(e) = unsafe { s.tp.start_coll(comm, q.what, q.mem, q.token) } {
-            crate::core::diag::fatal(&format!("real collective: {e}"));
-        }
+        unsafe { start_real(s, comm, q.what, q.mem, q.token, first) };
     }
     release_if_unused(s, key);
 }
@@ -347,9 +347,7 @@ pub(super) unsafe fn start_idle(
         s.rcoll.running.insert(token, (key, number));
         s.rcoll.inflight.insert(token, Inflight::Req { id });
         // SAFETY: the caller keeps the memory valid until the request completes.
-        if let Err(e) = unsafe { s.tp.start_coll(comm, what, mem, token) } {
-            crate::core::diag::fatal(&format!("real collective: {e}"));
-        }
+        unsafe { start_real(s, comm, what, mem, token, place) };
         Some(id)
     })
     .ok()
@@ -381,9 +379,35 @@ fn release_if_unused(s: &mut State, key: CommKey) {
     }
 }
 
+/// coll6: starts operation `token` at `place` on real communicator `comm`; one done at once
+/// (the root of a tree broadcast, `nbc::start_tree`) completes here. A request's one real
+/// operation is noted for its wait (`nbc::track`).
+///
+/// # Safety
+/// As `Transport::start_coll`.
+unsafe fn start_real(s: &mut State, comm: RComm, what: RealColl, mem: CollMem, token: u64, place: Place) {
+    if let Some(Inflight::Req { id }) = s.rcoll.inflight.get(&token) {
+        crate::core::coll::nbc::track(s, *id, token);
+    }
+    let started = match what {
+        // SAFETY: forwarded from the caller.
+        RealColl::TreeBcast { root, .. } => unsafe { crate::core::coll::nbc::start_tree(s, comm, root, place, mem, token) },
+        // SAFETY: forwarded from the caller.
+        _ => unsafe { s.tp.start_coll(comm, what, mem, token) }.map(|()| false),
+    };
+    match started {
+        Ok(true) => on_done(s, token, Vec::new(), None),
+        Ok(false) => {}
+        Err(e) => crate::core::diag::fatal(&format!("real collective: {e}")),
+    }
+}
+
 /// A real collective finished (from the progress engine).
 pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
     s.rcoll.running.remove(&token);
+    // coll6: a tree broadcast's data goes on to this process's children before its request
+    // completes (the program may reuse the buffer then).
+    crate::core::coll::nbc::forward(s, token);
     match s.rcoll.inflight.remove(&token) {
         Some(Inflight::Op { task }) => {
             s.rcoll.results.insert(token, buf);
@@ -394,6 +418,7 @@ pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
         Some(Inflight::Rec { rec }) => crate::core::coll::nbrec::finish(s, &rec, buf),
         Some(Inflight::Req { id }) => {
             drop(buf);
+            crate::core::coll::nbc::untrack(s, id);
             s.event_done(id);
         }
         Some(Inflight::Plan { plan, rec }) => crate::core::coll::persist::finish(s, plan, rec, buf),
@@ -542,9 +567,7 @@ pub(super) unsafe fn queue_private(
             let number = t.started;
             s.rcoll.running.insert(token, (key, number));
             // SAFETY: forwarded from the caller.
-            if let Err(e) = unsafe { s.tp.start_coll(comm, what, mem, token) } {
-                crate::core::diag::fatal(&format!("real collective: {e}"));
-            }
+            unsafe { start_real(s, comm, what, mem, token, place) };
         }
         _ => {
             t.waiting.insert(place);
