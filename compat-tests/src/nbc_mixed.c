@@ -6,7 +6,8 @@
  * reversed: broadcasts of 1, 8, 64 and 256 bytes and of 257 bytes and 4 KiB
  * (the sizes on both sides of where an implementation may change algorithm),
  * from roots that change with every call, so several broadcasts with
- * different roots are in flight at once; an Iallreduce, an Ibarrier, an
+ * different roots are in flight at once; two Iallreduces (double sum, int
+ * max), an Ibarrier, an
  * Igather, an Iallgather; a persistent MPI_Bcast_init of 16 bytes started
  * once per round; and a point-to-point ring on the world with MPI_ANY_SOURCE
  * and MPI_ANY_TAG receives posted before the collectives start and completed
@@ -17,7 +18,7 @@
 #define ROUNDS 12
 #define NB 6 /* broadcasts per communicator and round */
 #define NCOMM 3
-#define PER (NB + 4) /* requests per communicator and round */
+#define PER (NB + 5) /* requests per communicator and round */
 
 static int sizes[NB] = {1, 8, 64, 256, 257, 4096};
 
@@ -72,6 +73,7 @@ int main(int argc, char **argv)
     MPI_Request rq[NCOMM * PER], pr, ring[2];
     unsigned char *bc[NCOMM][NB], pbuf[16];
     double red[NCOMM][2], redin[NCOMM][2];
+    int imax[NCOMM][4], imaxin[NCOMM][4];
     int *gat[NCOMM], *ag[NCOMM], mine[NCOMM];
     int sendv, recvv;
 
@@ -110,6 +112,9 @@ int main(int argc, char **argv)
             redin[c][0] = me + 0.25 * r;
             redin[c][1] = -me;
             MPI_Iallreduce(redin[c], red[c], 2, MPI_DOUBLE, MPI_SUM, comms[c], &rq[n++]);
+            for (i = 0; i < 4; i++)
+                imaxin[c][i] = (me * 7 + i * 3 + r) % 5 - 2;
+            MPI_Iallreduce(imaxin[c], imax[c], 4, MPI_INT, MPI_MAX, comms[c], &rq[n++]);
             MPI_Ibarrier(comms[c], &rq[n++]);
             mine[c] = me * 100 + r;
             MPI_Igather(&mine[c], 1, MPI_INT, gat[c], 1, MPI_INT, r % csize, comms[c], &rq[n++]);
@@ -152,6 +157,12 @@ int main(int argc, char **argv)
                 want1 += -i;
             }
             CHECK(red[c][0] == want0 && red[c][1] == want1, "round %d comm %d: allreduce %g %g", r, c, red[c][0], red[c][1]);
+            for (k = 0; k < 4; k++) {
+                int m = -100;
+                for (i = 0; i < csize; i++)
+                    m = (i * 7 + k * 3 + r) % 5 - 2 > m ? (i * 7 + k * 3 + r) % 5 - 2 : m;
+                CHECK(imax[c][k] == m, "round %d comm %d: max[%d] = %d, not %d", r, c, k, imax[c][k], m);
+            }
             if (me == r % csize)
                 for (i = 0; i < csize; i++)
                     CHECK(gat[c][i] == i * 100 + r, "round %d comm %d: gather[%d] = %d", r, c, i, gat[c][i]);

@@ -131,6 +131,53 @@ impl Transport {
         Ok(false)
     }
 
+    /// One step of a recursive-doubling exchange with process `partner` on twin `comm`:
+    /// the receive of `rlen` bytes into `recv` (its completion comes back as
+    /// `Event::CollDone { token, .. }`), then the blocking eager send of `slen` (at most
+    /// `TREE_MAX`) bytes at `send`.
+    ///
+    /// # Safety
+    /// `recv..recv+rlen` stays valid until the completion is reported; `send..send+slen` is
+    /// readable for the call.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn start_exchange(
+        &mut self,
+        comm: RComm,
+        partner: usize,
+        tag: i32,
+        send: *const u8,
+        slen: usize,
+        recv: *mut u8,
+        rlen: usize,
+        token: u64,
+    ) -> Result<(), String> {
+        debug_assert!(slen <= TREE_MAX);
+        let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
+        let byte = h(real::REAL_MPI_BYTE);
+        // SAFETY: the receive buffer stays valid until completion (the caller's contract).
+        check(
+            unsafe {
+                self.real
+                    .PMPI_Irecv(recv as *mut c_void, rlen as c_int, byte, partner as c_int, tag, comm, &mut req)
+            },
+            "MPI_Irecv",
+        )?;
+        self.pending.push(Pending {
+            req,
+            action: Action::Coll(token),
+            buf: None,
+            comm: None,
+        });
+        // SAFETY: the caller's bytes, for the duration of the call.
+        check(
+            unsafe {
+                self.real
+                    .PMPI_Send(send as *const c_void, slen as c_int, byte, partner as c_int, tag, comm)
+            },
+            "MPI_Send",
+        )
+    }
+
     /// Tests the real request of collective operation `token` alone (a wait's poll: one
     /// progress step of the real MPI, as its own `MPI_Wait` makes): its completion event when
     /// it finished; None when it has not, or when it is not pending here.

@@ -18,10 +18,12 @@
 //! returns None) keeps its place and runs in a helper task as before (`abi::coll::launch`),
 //! which submits the same real operation through a packed buffer.
 
+use crate::core::coll::op::OpKind;
 use crate::core::coll::real::{self, as_is, one_buffer, procs, real_reduction};
 use crate::core::coll::team::{Blocks, Part};
 use crate::core::coll::{in_place, Buf, Coll};
 use crate::core::comm::CommRef;
+use crate::core::datatype::basic::BasicType;
 use crate::core::error::MpiResult;
 use crate::core::idmap::IdMap;
 use crate::core::p2p::blocking::{block_on_with, finish, is_done};
@@ -327,6 +329,7 @@ struct Forward {
 pub struct Tracked {
     forwards: IdMap<u64, Forward>,
     tokens: IdMap<ReqId, u64>,
+    rd: IdMap<u64, Rd>,
 }
 
 /// Requests with one real operation noted (`track`): while there are none, `wait` costs
@@ -453,4 +456,213 @@ pub fn wait(h: usize) -> Option<MpiResult<(Status, usize, bool)>> {
             (s.progress(), None)
         },
     ))
+}
+
+// coll6: small Allreduce and Allgather by recursive doubling over real point-to-point
+// messages, at a power-of-two number of processes.
+
+/// What a recursive-doubling operation combines.
+enum RdKind {
+    /// `count` elements of `ty` reduced with `op`, lower process's operand first.
+    Allreduce { op: OpKind, ty: BasicType, count: usize },
+    /// Blocks of `bytes` bytes, block p from process p.
+    Allgather { bytes: usize },
+}
+
+/// A recursive-doubling operation under way (`Tracked::rd`, by token).
+struct Rd {
+    comm: RComm,
+    tag: i32,
+    /// The distance to this step's partner (a power of two below the process count).
+    mask: usize,
+    kind: RdKind,
+    /// The result buffer is `mem.recv` (the user's, or `mem.keep` when it is ours).
+    mem: CollMem,
+    /// The partner's partial result of an Allreduce step.
+    temp: Vec<u8>,
+}
+
+/// Operations and types whose local reduction is bitwise the same on every process when
+/// combined in the same order (no pair types: they stay with the real MPI).
+const RD_OPS: [OpKind; 10] = [
+    OpKind::Sum,
+    OpKind::Prod,
+    OpKind::Max,
+    OpKind::Min,
+    OpKind::Land,
+    OpKind::Lor,
+    OpKind::Lxor,
+    OpKind::Band,
+    OpKind::Bor,
+    OpKind::Bxor,
+];
+const RD_TYPES: [BasicType; 20] = [
+    BasicType::SignedChar,
+    BasicType::UnsignedChar,
+    BasicType::Byte,
+    BasicType::Short,
+    BasicType::UnsignedShort,
+    BasicType::Int,
+    BasicType::Unsigned,
+    BasicType::Long,
+    BasicType::UnsignedLong,
+    BasicType::LongLong,
+    BasicType::UnsignedLongLong,
+    BasicType::Float,
+    BasicType::Double,
+    BasicType::CBool,
+    BasicType::Int8,
+    BasicType::Int16,
+    BasicType::Int32,
+    BasicType::Int64,
+    BasicType::Uint32,
+    BasicType::Uint64,
+];
+
+/// Whether `TOUCAN_NBC_RD` (default on; `0`/`off`: never) lets small Allreduce/Allgather
+/// run by recursive doubling (the same on every process: the environment).
+fn rd_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| !matches!(std::env::var("TOUCAN_NBC_RD").as_deref(), Ok("0") | Ok("off")))
+}
+
+/// The recursive-doubling form of real operation `what` over `mem`, when it has one: a
+/// small Allreduce (at most `TREE_MAX` bytes, a predefined operation on a type of
+/// `RD_TYPES`) or Allgather (at most `TREE_MAX` bytes per step) among a power-of-two number
+/// of processes, without the pass-through. Decided from `what` and the process count only,
+/// which every process has alike for the operation at one place.
+fn rd_kind(s: &State, what: &RealColl) -> Option<RdKind> {
+    let n = s.tp.nproc;
+    if n < 2 || !n.is_power_of_two() || !rd_enabled() || crate::core::p2p::direct::on() {
+        return None;
+    }
+    match *what {
+        RealColl::Allreduce { op, ty, count } => {
+            let op = RD_OPS.into_iter().find(|&o| real::real_op(o) == Some(op))?;
+            let ty = RD_TYPES.into_iter().find(|&t| real::real_type(t) == Some(ty))?;
+            let bytes = count.checked_mul(ty.size())?;
+            (bytes > 0 && bytes <= TREE_MAX && crate::core::coll::op::valid_strict(op, ty)).then_some(RdKind::Allreduce { op, ty, count })
+        }
+        RealColl::Allgather { bytes } => (bytes > 0 && bytes.checked_mul(n / 2)? <= TREE_MAX).then_some(RdKind::Allgather { bytes }),
+        _ => None,
+    }
+}
+
+/// Starts real operation `token` (`what` over `mem`, at `place` of twin `comm`) by recursive
+/// doubling when it has that form (`rd_kind`); gives `mem` back otherwise (nothing done).
+///
+/// # Safety
+/// As `Transport::start_coll`.
+pub(super) unsafe fn start_rd(
+    s: &mut State,
+    comm: RComm,
+    what: &RealColl,
+    mem: CollMem,
+    token: u64,
+    place: real::Place,
+) -> Result<Result<(), String>, CollMem> {
+    let Some(kind) = rd_kind(s, what) else { return Err(mem) };
+    let me = s.tp.myproc;
+    // The own operand or block into the result buffer first (not in place).
+    let at = match kind {
+        RdKind::Allreduce { ty, count, .. } => (0, count * ty.size()),
+        RdKind::Allgather { bytes } => (me * bytes, bytes),
+    };
+    if !mem.send.is_null() {
+        // SAFETY: the operand holds `at.1` bytes and the result buffer has room for the
+        // whole result (the caller's contract); they do not overlap (not in place).
+        unsafe { std::ptr::copy_nonoverlapping(mem.send, mem.recv.add(at.0), at.1) };
+    }
+    let temp = match kind {
+        RdKind::Allreduce { .. } => vec![0u8; at.1],
+        RdKind::Allgather { .. } => Vec::new(),
+    };
+    let rd = Rd {
+        comm,
+        tag: tree_tag(s, place),
+        mask: 1,
+        kind,
+        mem,
+        temp,
+    };
+    // SAFETY: forwarded from the caller; the buffers live in `rd` until the end.
+    let r = unsafe { rd_exchange(s, &rd, token) };
+    s.rcoll.tree.rd.insert(token, rd);
+    Ok(r)
+}
+
+/// Starts `rd`'s exchange at its current distance.
+///
+/// # Safety
+/// `rd.mem.recv` (and `rd.temp`) stay valid until the step completes.
+unsafe fn rd_exchange(s: &mut State, rd: &Rd, token: u64) -> Result<(), String> {
+    let me = s.tp.myproc;
+    let partner = me ^ rd.mask;
+    match rd.kind {
+        RdKind::Allreduce { ty, count, .. } => {
+            let len = count * ty.size();
+            let temp = rd.temp.as_ptr() as *mut u8;
+            // SAFETY: forwarded from the caller; `temp` is a heap block that does not move.
+            unsafe { s.tp.start_exchange(rd.comm, partner, rd.tag, rd.mem.recv, len, temp, len, token) }
+        }
+        RdKind::Allgather { bytes } => {
+            // This process holds the blocks of its group of `mask` processes; the partner's
+            // group's go beside them.
+            let mine = (me & !(rd.mask - 1)) * bytes;
+            let theirs = (partner & !(rd.mask - 1)) * bytes;
+            let len = rd.mask * bytes;
+            // SAFETY: both ranges lie inside the result buffer of nproc blocks.
+            unsafe {
+                s.tp.start_exchange(
+                    rd.comm,
+                    partner,
+                    rd.tag,
+                    rd.mem.recv.add(mine),
+                    len,
+                    rd.mem.recv.add(theirs),
+                    len,
+                    token,
+                )
+            }
+        }
+    }
+}
+
+/// A real request of operation `token` finished: for a recursive-doubling operation, combines
+/// the step and starts the next one (None: not done yet), or gives its buffer back when it
+/// is done; any other operation's `buf` passes through.
+pub(super) fn rd_step(s: &mut State, token: u64, buf: Vec<u8>) -> Option<Vec<u8>> {
+    if s.rcoll.tree.rd.is_empty() {
+        return Some(buf);
+    }
+    let Some(mut rd) = s.rcoll.tree.rd.remove(&token) else {
+        return Some(buf);
+    };
+    let me = s.tp.myproc;
+    let partner = me ^ rd.mask;
+    if let RdKind::Allreduce { op, ty, count } = rd.kind {
+        let len = count * ty.size();
+        // SAFETY: `recv` holds the `len`-byte partial result (the caller's buffer, valid until
+        // the request completes, or ours in `mem.keep`); `temp` the partner's. Every process
+        // computes lower op higher, so all get the same bits.
+        unsafe {
+            let recv = std::slice::from_raw_parts_mut(rd.mem.recv, len);
+            if partner < me {
+                crate::core::coll::op::apply(op, ty, rd.temp.as_ptr(), recv.as_mut_ptr(), count);
+            } else {
+                crate::core::coll::op::apply(op, ty, recv.as_ptr(), rd.temp.as_mut_ptr(), count);
+                recv.copy_from_slice(&rd.temp);
+            }
+        }
+    }
+    rd.mask <<= 1;
+    if rd.mask < s.tp.nproc {
+        // SAFETY: the buffers live in `rd`, kept below until the last step.
+        if let Err(e) = unsafe { rd_exchange(s, &rd, token) } {
+            crate::core::diag::fatal(&format!("real collective: {e}"));
+        }
+        s.rcoll.tree.rd.insert(token, rd);
+        return None;
+    }
+    Some(std::mem::take(&mut rd.mem.keep))
 }

@@ -393,7 +393,11 @@ unsafe fn start_real(s: &mut State, comm: RComm, what: RealColl, mem: CollMem, t
         // SAFETY: forwarded from the caller.
         RealColl::TreeBcast { root, .. } => unsafe { crate::core::coll::nbc::start_tree(s, comm, root, place, mem, token) },
         // SAFETY: forwarded from the caller.
-        _ => unsafe { s.tp.start_coll(comm, what, mem, token) }.map(|()| false),
+        _ => match unsafe { crate::core::coll::nbc::start_rd(s, comm, &what, mem, token, place) } {
+            Ok(r) => r.map(|()| false),
+            // SAFETY: forwarded from the caller.
+            Err(mem) => unsafe { s.tp.start_coll(comm, what, mem, token) }.map(|()| false),
+        },
     };
     match started {
         Ok(true) => on_done(s, token, Vec::new(), None),
@@ -404,6 +408,10 @@ unsafe fn start_real(s: &mut State, comm: RComm, what: RealColl, mem: CollMem, t
 
 /// A real collective finished (from the progress engine).
 pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
+    // coll6: a recursive-doubling operation's step (`nbc::rd_step`) may not be the last.
+    let Some(buf) = crate::core::coll::nbc::rd_step(s, token, buf) else {
+        return;
+    };
     s.rcoll.running.remove(&token);
     // coll6: a tree broadcast's data goes on to this process's children before its request
     // completes (the program may reuse the buffer then).
