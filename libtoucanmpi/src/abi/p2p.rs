@@ -1455,13 +1455,28 @@ mpi_fn!(
                 return err(c::MPI_ERR_ARG, "null argument");
             }
             let h = *req;
-            let st = match test_shared(h) {
-                Some(Some(st)) => {
-                    *req = c::MPI_REQUEST_NULL;
-                    Some(st)
-                }
-                Some(None) => None,
-                None => test_general(h, req)?,
+            // coll6: a nonblocking collective's one real operation, polled alone.
+            let coll = crate::core::coll::nbc::test(h).map(|t| {
+                t.map(|(st, comm, persistent)| {
+                    if let Some(e) = ERRCOMM.get(sched::rank()) {
+                        e.store(comm, Ordering::Relaxed);
+                    }
+                    if !persistent {
+                        *req = c::MPI_REQUEST_NULL;
+                    }
+                    st
+                })
+            });
+            let st = match coll {
+                Some(st) => st,
+                None => match test_shared(h) {
+                    Some(Some(st)) => {
+                        *req = c::MPI_REQUEST_NULL;
+                        Some(st)
+                    }
+                    Some(None) => None,
+                    None => test_general(h, req)?,
+                },
             };
             match st {
                 Some(st) => {

@@ -666,3 +666,39 @@ pub(super) fn rd_step(s: &mut State, token: u64, buf: Vec<u8>) -> Option<Vec<u8>
     }
     Some(std::mem::take(&mut rd.mem.keep))
 }
+
+/// MPI_Test calls on tracked requests so far (every `FULL_POLL`-th runs the whole engine).
+static TESTS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// MPI_Test of request `h` when `wait` would take it: one poll of its real operation alone
+/// (the whole progress engine every `FULL_POLL` tests). Some(Some(..)) as `wait` returns
+/// when it completed (taken), Some(None) when not yet; None: not such a request (nothing
+/// done).
+pub fn test(h: usize) -> Option<Option<(Status, usize, bool)>> {
+    if TRACKED.load(Ordering::Relaxed) == 0 {
+        return None;
+    }
+    let id = h as ReqId;
+    let sub = sched::rank();
+    let n = TESTS.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+    state::with(|s| {
+        let token = *s.rcoll.tree.tokens.get(&id)?;
+        if !s.req(id).is_some_and(|r| r.owner == sub && r.active) {
+            return None;
+        }
+        if !is_done(s, id) {
+            if n.is_multiple_of(FULL_POLL) {
+                s.progress();
+            } else {
+                coll_test(s, token);
+            }
+        }
+        if !is_done(s, id) {
+            return Some(None);
+        }
+        let (comm, persistent) = s.req(id).map_or((0, false), |r| (r.comm, r.persist.is_some()));
+        Some(Some((finish(s, id), comm, persistent)))
+    })
+    .ok()
+    .flatten()
+}
