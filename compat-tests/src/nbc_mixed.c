@@ -7,7 +7,7 @@
  * (the sizes on both sides of where an implementation may change algorithm),
  * from roots that change with every call, so several broadcasts with
  * different roots are in flight at once; two Iallreduces (double sum, int
- * max), an Ibarrier, an
+ * max), an Ibarrier, two Ialltoalls (one in place), an
  * Igather, an Iallgather; a persistent MPI_Bcast_init of 16 bytes started
  * once per round; and a point-to-point ring on the world with MPI_ANY_SOURCE
  * and MPI_ANY_TAG receives posted before the collectives start and completed
@@ -18,7 +18,7 @@
 #define ROUNDS 12
 #define NB 6 /* broadcasts per communicator and round */
 #define NCOMM 3
-#define PER (NB + 5) /* requests per communicator and round */
+#define PER (NB + 7) /* requests per communicator and round */
 
 static int sizes[NB] = {1, 8, 64, 256, 257, 4096};
 
@@ -74,7 +74,7 @@ int main(int argc, char **argv)
     unsigned char *bc[NCOMM][NB], pbuf[16];
     double red[NCOMM][2], redin[NCOMM][2];
     int imax[NCOMM][4], imaxin[NCOMM][4];
-    int *gat[NCOMM], *ag[NCOMM], mine[NCOMM];
+    int *gat[NCOMM], *ag[NCOMM], mine[NCOMM], *a2s[NCOMM], *a2r[NCOMM], *a2i[NCOMM];
     int sendv, recvv;
 
     MPI_Init(&argc, &argv);
@@ -87,6 +87,9 @@ int main(int argc, char **argv)
         for (k = 0; k < NB; k++)
             bc[c][k] = ct_malloc(sizes[k]);
         gat[c] = ct_malloc(sizeof(int) * size);
+        a2s[c] = ct_malloc(sizeof(int) * 2 * size);
+        a2r[c] = ct_malloc(sizeof(int) * 2 * size);
+        a2i[c] = ct_malloc(sizeof(int) * 2 * size);
         ag[c] = ct_malloc(sizeof(int) * size);
     }
     /* A persistent broadcast on the duplicate, root 0, restarted every round. */
@@ -119,6 +122,12 @@ int main(int argc, char **argv)
             mine[c] = me * 100 + r;
             MPI_Igather(&mine[c], 1, MPI_INT, gat[c], 1, MPI_INT, r % csize, comms[c], &rq[n++]);
             MPI_Iallgather(&mine[c], 1, MPI_INT, ag[c], 1, MPI_INT, comms[c], &rq[n++]);
+            for (i = 0; i < 2 * csize; i++) {
+                a2s[c][i] = me * 1000 + i * 10 + r; /* block i / 2 goes to rank i / 2 */
+                a2i[c][i] = -(me * 1000 + i * 10 + r);
+            }
+            MPI_Ialltoall(a2s[c], 2, MPI_INT, a2r[c], 2, MPI_INT, comms[c], &rq[n++]);
+            MPI_Ialltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a2i[c], 2, MPI_INT, comms[c], &rq[n++]);
         }
         sendv = rank * 10 + r;
         MPI_Isend(&sendv, 1, MPI_INT, (rank + 1) % size, r, MPI_COMM_WORLD, &ring[1]);
@@ -168,6 +177,12 @@ int main(int argc, char **argv)
                     CHECK(gat[c][i] == i * 100 + r, "round %d comm %d: gather[%d] = %d", r, c, i, gat[c][i]);
             for (i = 0; i < csize; i++)
                 CHECK(ag[c][i] == i * 100 + r, "round %d comm %d: allgather[%d] = %d", r, c, i, ag[c][i]);
+            for (i = 0; i < 2 * csize; i++) {
+                /* Element j of block q came from rank q's element 2 * me + j. */
+                int q = i / 2, want = q * 1000 + (2 * me + i % 2) * 10 + r;
+                CHECK(a2r[c][i] == want, "round %d comm %d: alltoall[%d] = %d, not %d", r, c, i, a2r[c][i], want);
+                CHECK(a2i[c][i] == -want, "round %d comm %d: in-place alltoall[%d] = %d, not %d", r, c, i, a2i[c][i], -want);
+            }
         }
         call += NCOMM * NB + 1;
     }
@@ -176,6 +191,9 @@ int main(int argc, char **argv)
         for (k = 0; k < NB; k++)
             free(bc[c][k]);
         free(gat[c]);
+        free(a2s[c]);
+        free(a2r[c]);
+        free(a2i[c]);
         free(ag[c]);
     }
     MPI_Comm_free(&comms[1]);

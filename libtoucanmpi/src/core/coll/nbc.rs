@@ -458,8 +458,9 @@ pub fn wait(h: usize) -> Option<MpiResult<(Status, usize, bool)>> {
     ))
 }
 
-// coll6: small Allreduce and Allgather by recursive doubling over real point-to-point
-// messages, at a power-of-two number of processes.
+// coll6: small Allreduce, Allgather and Barrier by recursive doubling (and Alltoall by
+// pairwise exchanges) over real point-to-point messages, at a power-of-two number of
+// processes.
 
 /// What a recursive-doubling operation combines.
 enum RdKind {
@@ -467,6 +468,21 @@ enum RdKind {
     Allreduce { op: OpKind, ty: BasicType, count: usize },
     /// Blocks of `bytes` bytes, block p from process p.
     Allgather { bytes: usize },
+    /// Blocks of `bytes` bytes, block q of process p's send buffer into block p of process
+    /// q's receive buffer: pairwise exchanges with `me ^ k`, k = 1 .. n-1.
+    Alltoall { bytes: usize },
+    /// No data: recursive doubling of empty messages.
+    Barrier,
+}
+
+impl RdKind {
+    /// The distance after `mask`: doubling, or the next pairwise partner for Alltoall.
+    fn next(&self, mask: usize) -> usize {
+        match self {
+            RdKind::Alltoall { .. } => mask + 1,
+            _ => mask << 1,
+        }
+    }
 }
 
 /// A recursive-doubling operation under way (`Tracked::rd`, by token).
@@ -519,17 +535,21 @@ const RD_TYPES: [BasicType; 20] = [
     BasicType::Uint64,
 ];
 
-/// Whether `TOUCAN_NBC_RD` (default on; `0`/`off`: never) lets small Allreduce/Allgather
-/// run by recursive doubling (the same on every process: the environment).
+/// Most processes for a pairwise-exchange Alltoall (n - 1 dependent exchanges).
+const RD_ALLTOALL_MAX: usize = 4;
+
+/// Whether `TOUCAN_NBC_RD` (default on; `0`/`off`: never) lets small Allreduce, Allgather,
+/// Alltoall and Barrier run by recursive doubling (the same on every process: the environment).
 fn rd_enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| !matches!(std::env::var("TOUCAN_NBC_RD").as_deref(), Ok("0") | Ok("off")))
 }
 
-/// The recursive-doubling form of real operation `what` over `mem`, when it has one: a
-/// small Allreduce (at most `TREE_MAX` bytes, a predefined operation on a type of
-/// `RD_TYPES`) or Allgather (at most `TREE_MAX` bytes per step) among a power-of-two number
-/// of processes, without the pass-through. Decided from `what` and the process count only,
+/// The recursive-doubling form of real operation `what`, when it has one: a small
+/// Allreduce (at most `TREE_MAX` bytes, a predefined operation on a type of `RD_TYPES`),
+/// Allgather (at most `TREE_MAX` bytes per step), Alltoall (blocks of at most `TREE_MAX`
+/// bytes, at most `RD_ALLTOALL_MAX` processes) or Barrier, among a power-of-two number of
+/// processes, without the pass-through. Decided from `what` and the process count only,
 /// which every process has alike for the operation at one place.
 fn rd_kind(s: &State, what: &RealColl) -> Option<RdKind> {
     let n = s.tp.nproc;
@@ -544,6 +564,10 @@ fn rd_kind(s: &State, what: &RealColl) -> Option<RdKind> {
             (bytes > 0 && bytes <= TREE_MAX && crate::core::coll::op::valid_strict(op, ty)).then_some(RdKind::Allreduce { op, ty, count })
         }
         RealColl::Allgather { bytes } => (bytes > 0 && bytes.checked_mul(n / 2)? <= TREE_MAX).then_some(RdKind::Allgather { bytes }),
+        // n - 1 exchanges in turn: only while that stays below the real MPI's log-depth
+        // algorithms' cost.
+        RealColl::Alltoall { bytes } => (bytes > 0 && bytes <= TREE_MAX && n <= RD_ALLTOALL_MAX).then_some(RdKind::Alltoall { bytes }),
+        RealColl::Barrier => Some(RdKind::Barrier),
         _ => None,
     }
 }
@@ -564,18 +588,24 @@ pub(super) unsafe fn start_rd(
     let Some(kind) = rd_kind(s, what) else { return Err(mem) };
     let me = s.tp.myproc;
     // The own operand or block into the result buffer first (not in place).
-    let at = match kind {
-        RdKind::Allreduce { ty, count, .. } => (0, count * ty.size()),
-        RdKind::Allgather { bytes } => (me * bytes, bytes),
+    let (from, to, len) = match kind {
+        RdKind::Allreduce { ty, count, .. } => (0, 0, count * ty.size()),
+        RdKind::Allgather { bytes } => (0, me * bytes, bytes),
+        // In place the own block is where it belongs already.
+        RdKind::Alltoall { bytes } => (me * bytes, me * bytes, bytes),
+        RdKind::Barrier => (0, 0, 0),
     };
-    if !mem.send.is_null() {
-        // SAFETY: the operand holds `at.1` bytes and the result buffer has room for the
+    if !mem.send.is_null() && len > 0 {
+        // SAFETY: the operand holds the own block and the result buffer has room for the
         // whole result (the caller's contract); they do not overlap (not in place).
-        unsafe { std::ptr::copy_nonoverlapping(mem.send, mem.recv.add(at.0), at.1) };
+        unsafe { std::ptr::copy_nonoverlapping(mem.send.add(from), mem.recv.add(to), len) };
     }
     let temp = match kind {
-        RdKind::Allreduce { .. } => vec![0u8; at.1],
-        RdKind::Allgather { .. } => Vec::new(),
+        RdKind::Allreduce { .. } => vec![0u8; len],
+        // In place: the blocks to send, copied before any arrives over them.
+        // SAFETY: the result buffer holds nproc blocks (the caller's contract).
+        RdKind::Alltoall { bytes } if mem.send.is_null() => unsafe { std::slice::from_raw_parts(mem.recv, s.tp.nproc * bytes) }.to_vec(),
+        _ => Vec::new(),
     };
     let rd = Rd {
         comm,
@@ -625,6 +655,20 @@ unsafe fn rd_exchange(s: &mut State, rd: &Rd, token: u64) -> Result<(), String> 
                 )
             }
         }
+        RdKind::Alltoall { bytes } => {
+            let at = partner * bytes;
+            let from = if rd.mem.send.is_null() { rd.temp.as_ptr() } else { rd.mem.send };
+            // SAFETY: block `partner` of both buffers (nproc blocks each; `temp` is the copy
+            // of the blocks to send in place).
+            unsafe {
+                s.tp.start_exchange(rd.comm, partner, rd.tag, from.add(at), bytes, rd.mem.recv.add(at), bytes, token)
+            }
+        }
+        RdKind::Barrier => {
+            let any = rd.temp.as_ptr() as *mut u8;
+            // SAFETY: empty messages: nothing is read or written.
+            unsafe { s.tp.start_exchange(rd.comm, partner, rd.tag, any, 0, any, 0, token) }
+        }
     }
 }
 
@@ -655,7 +699,7 @@ pub(super) fn rd_step(s: &mut State, token: u64, buf: Vec<u8>) -> Option<Vec<u8>
             }
         }
     }
-    rd.mask <<= 1;
+    rd.mask = rd.kind.next(rd.mask);
     if rd.mask < s.tp.nproc {
         // SAFETY: the buffers live in `rd`, kept below until the last step.
         if let Err(e) = unsafe { rd_exchange(s, &rd, token) } {
