@@ -11,8 +11,9 @@
  * Igather, an Iallgather; a persistent MPI_Bcast_init of 16 bytes started
  * once per round; and a point-to-point ring on the world with MPI_ANY_SOURCE
  * and MPI_ANY_TAG receives posted before the collectives start and completed
- * after them (no collective message may match them). Every received byte is
- * checked. */
+ * after them (no collective message may match them). At the end, a broadcast,
+ * an allreduce and a barrier still running when their communicator is freed.
+ * Every received byte is checked. */
 #include "ct.h"
 
 #define ROUNDS 12
@@ -187,6 +188,27 @@ int main(int argc, char **argv)
         call += NCOMM * NB + 1;
     }
     MPI_Request_free(&pr);
+    /* Collectives still running when their communicator is freed complete (MPI 4.0 7.4.3). */
+    {
+        MPI_Comm d;
+        MPI_Request q[3];
+        unsigned char b8[8];
+        double x[2], y[2];
+        int j;
+        MPI_Comm_dup(MPI_COMM_WORLD, &d);
+        for (j = 0; j < 8; j++)
+            b8[j] = rank == 0 ? byte_of(7777, 0, j) : 0;
+        x[0] = rank;
+        x[1] = 1;
+        MPI_Ibcast(b8, 8, MPI_BYTE, 0, d, &q[0]);
+        MPI_Iallreduce(x, y, 2, MPI_DOUBLE, MPI_SUM, d, &q[1]);
+        MPI_Ibarrier(d, &q[2]);
+        MPI_Comm_free(&d);
+        MPI_Waitall(3, q, MPI_STATUSES_IGNORE);
+        for (j = 0; j < 8; j++)
+            CHECK(b8[j] == byte_of(7777, 0, j), "bcast on a freed communicator: byte %d is %d", j, b8[j]);
+        CHECK(y[0] == size * (size - 1) / 2.0 && y[1] == size, "allreduce on a freed communicator: %g %g", y[0], y[1]);
+    }
     for (c = 0; c < NCOMM; c++) {
         for (k = 0; k < NB; k++)
             free(bc[c][k]);

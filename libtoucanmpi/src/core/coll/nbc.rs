@@ -316,6 +316,7 @@ fn tree_bcast(bytes: usize) -> bool {
 /// A tree broadcast's forward: what this process sends on to its children when its receive
 /// completes.
 struct Forward {
+    key: real::CommKey,
     comm: RComm,
     root: usize,
     tag: i32,
@@ -364,8 +365,10 @@ fn tree_tag(s: &State, place: real::Place) -> i32 {
 ///
 /// # Safety
 /// `mem.recv` holds `mem.bytes` bytes until the operation completes.
+#[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn start_tree(
     s: &mut State,
+    key: real::CommKey,
     comm: RComm,
     root: usize,
     place: real::Place,
@@ -378,6 +381,7 @@ pub(super) unsafe fn start_tree(
     let done = unsafe { s.tp.start_tree_bcast(comm, root, tag, ptr, len, token) }?;
     if !done && tree_children(s.tp.myproc, root, s.tp.nproc).next().is_some() {
         let f = Forward {
+            key,
             comm,
             root,
             tag,
@@ -400,6 +404,15 @@ pub(super) fn forward(s: &mut State, token: u64) {
     if let Err(e) = unsafe { s.tp.tree_forward(f.comm, f.root, f.tag, f.ptr as *const u8, f.len) } {
         crate::core::diag::fatal(&format!("real collective: {e}"));
     }
+    real::release_if_unused(s, f.key);
+}
+
+/// Whether a forward or a recursive doubling's later step will still send on the twin
+/// `key` (its real communicator must live until then, even if the program freed its
+/// communicator: `real::release_if_unused`).
+pub(super) fn busy(s: &State, key: real::CommKey) -> bool {
+    let t = &s.rcoll.tree;
+    t.forwards.values().any(|f| f.key == key) || t.rd.values().any(|r| r.key == key)
 }
 
 /// One poll of real operation `token` alone; true when it finished (its completion handled).
@@ -487,6 +500,7 @@ impl RdKind {
 
 /// A recursive-doubling operation under way (`Tracked::rd`, by token).
 struct Rd {
+    key: real::CommKey,
     comm: RComm,
     tag: i32,
     /// The distance to this step's partner (a power of two below the process count).
@@ -577,8 +591,10 @@ fn rd_kind(s: &State, what: &RealColl) -> Option<RdKind> {
 ///
 /// # Safety
 /// As `Transport::start_coll`.
+#[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn start_rd(
     s: &mut State,
+    key: real::CommKey,
     comm: RComm,
     what: &RealColl,
     mem: CollMem,
@@ -608,6 +624,7 @@ pub(super) unsafe fn start_rd(
         _ => Vec::new(),
     };
     let rd = Rd {
+        key,
         comm,
         tag: tree_tag(s, place),
         mask: 1,
@@ -708,7 +725,9 @@ pub(super) fn rd_step(s: &mut State, token: u64, buf: Vec<u8>) -> Option<Vec<u8>
         s.rcoll.tree.rd.insert(token, rd);
         return None;
     }
-    Some(std::mem::take(&mut rd.mem.keep))
+    let keep = std::mem::take(&mut rd.mem.keep);
+    real::release_if_unused(s, rd.key);
+    Some(keep)
 }
 
 /// MPI_Test calls on tracked requests so far (every `FULL_POLL`-th runs the whole engine).

@@ -295,7 +295,7 @@ fn pump(s: &mut State, key: CommKey) {
         s.rcoll.running.insert(q.token, (key, number));
         // SAFETY: memory not owned by `q.mem` belongs to the submitter, parked in `run` until
         // this operation completes.
-        unsafe { start_real(s, comm, q.what, q.mem, q.token, first) };
+        unsafe { start_real(s, key, comm, q.what, q.mem, q.token, first) };
     }
     release_if_unused(s, key);
 }
@@ -347,7 +347,7 @@ pub(super) unsafe fn start_idle(
         s.rcoll.running.insert(token, (key, number));
         s.rcoll.inflight.insert(token, Inflight::Req { id });
         // SAFETY: the caller keeps the memory valid until the request completes.
-        unsafe { start_real(s, comm, what, mem, token, place) };
+        unsafe { start_real(s, key, comm, what, mem, token, place) };
         Some(id)
     })
     .ok()
@@ -363,9 +363,11 @@ fn one_each(s: &State, ranks: &[u32]) -> Option<Box<[usize]>> {
 
 /// Frees a twin whose virtual communicator every local member freed, once nothing waits
 /// for a turn on it (started operations finish: the real MPI frees it after them).
-fn release_if_unused(s: &mut State, key: CommKey) {
+pub(super) fn release_if_unused(s: &mut State, key: CommKey) {
     let Some(t) = s.rcoll.twins.get(&key) else { return };
-    if t.handles > 0 || !t.waiting.is_empty() {
+    // coll6: a tree broadcast's forward or a recursive doubling's next step still sends on it
+    // (`nbc`: it releases the twin after them).
+    if t.handles > 0 || !t.waiting.is_empty() || crate::core::coll::nbc::busy(s, key) {
         return;
     }
     let Some(comm) = t.comm else { return };
@@ -385,15 +387,15 @@ fn release_if_unused(s: &mut State, key: CommKey) {
 ///
 /// # Safety
 /// As `Transport::start_coll`.
-unsafe fn start_real(s: &mut State, comm: RComm, what: RealColl, mem: CollMem, token: u64, place: Place) {
+unsafe fn start_real(s: &mut State, key: CommKey, comm: RComm, what: RealColl, mem: CollMem, token: u64, place: Place) {
     if let Some(Inflight::Req { id }) = s.rcoll.inflight.get(&token) {
         crate::core::coll::nbc::track(s, *id, token);
     }
     let started = match what {
         // SAFETY: forwarded from the caller.
-        RealColl::TreeBcast { root, .. } => unsafe { crate::core::coll::nbc::start_tree(s, comm, root, place, mem, token) },
+        RealColl::TreeBcast { root, .. } => unsafe { crate::core::coll::nbc::start_tree(s, key, comm, root, place, mem, token) },
         // SAFETY: forwarded from the caller.
-        _ => match unsafe { crate::core::coll::nbc::start_rd(s, comm, &what, mem, token, place) } {
+        _ => match unsafe { crate::core::coll::nbc::start_rd(s, key, comm, &what, mem, token, place) } {
             Ok(r) => r.map(|()| false),
             // SAFETY: forwarded from the caller.
             Err(mem) => unsafe { s.tp.start_coll(comm, what, mem, token) }.map(|()| false),
@@ -575,7 +577,7 @@ pub(super) unsafe fn queue_private(
             let number = t.started;
             s.rcoll.running.insert(token, (key, number));
             // SAFETY: forwarded from the caller.
-            unsafe { start_real(s, comm, what, mem, token, place) };
+            unsafe { start_real(s, key, comm, what, mem, token, place) };
         }
         _ => {
             t.waiting.insert(place);
