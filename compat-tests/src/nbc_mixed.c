@@ -3,11 +3,11 @@
  * MPI_Test loops, MPI_Waitall and MPI_Testany loops.
  *
  * Per round, on MPI_COMM_WORLD, a duplicate and a split with the ranks
- * reversed: broadcasts of 1, 8, 64 and 256 bytes and of 257 bytes and 4 KiB
+ * reversed: broadcasts of 1, 8, 256, 257, 2048 and 4096 bytes
  * (the sizes on both sides of where an implementation may change algorithm),
  * from roots that change with every call, so several broadcasts with
- * different roots are in flight at once; two Iallreduces (double sum, int
- * max), an Ibarrier, two Ialltoalls (one in place), an
+ * different roots are in flight at once; two Iallreduces (2 doubles, sum;
+ * 300 ints, max), an Ibarrier, two Ialltoalls (one in place), an
  * Igather, an Iallgather; a persistent MPI_Bcast_init of 16 bytes started
  * once per round; and a point-to-point ring on the world with MPI_ANY_SOURCE
  * and MPI_ANY_TAG receives posted before the collectives start and completed
@@ -20,8 +20,9 @@
 #define NB 6 /* broadcasts per communicator and round */
 #define NCOMM 3
 #define PER (NB + 7) /* requests per communicator and round */
+#define NMAX 300 /* ints of the max Iallreduce (1200 bytes) */
 
-static int sizes[NB] = {1, 8, 64, 256, 257, 4096};
+static int sizes[NB] = {1, 8, 256, 257, 2048, 4096};
 
 static unsigned char byte_of(int call, int root, int i)
 {
@@ -74,7 +75,7 @@ int main(int argc, char **argv)
     MPI_Request rq[NCOMM * PER], pr, ring[2];
     unsigned char *bc[NCOMM][NB], pbuf[16];
     double red[NCOMM][2], redin[NCOMM][2];
-    int imax[NCOMM][4], imaxin[NCOMM][4];
+    int imax[NCOMM][NMAX], imaxin[NCOMM][NMAX];
     int *gat[NCOMM], *ag[NCOMM], mine[NCOMM], *a2s[NCOMM], *a2r[NCOMM], *a2i[NCOMM];
     int sendv, recvv;
 
@@ -116,9 +117,9 @@ int main(int argc, char **argv)
             redin[c][0] = me + 0.25 * r;
             redin[c][1] = -me;
             MPI_Iallreduce(redin[c], red[c], 2, MPI_DOUBLE, MPI_SUM, comms[c], &rq[n++]);
-            for (i = 0; i < 4; i++)
+            for (i = 0; i < NMAX; i++)
                 imaxin[c][i] = (me * 7 + i * 3 + r) % 5 - 2;
-            MPI_Iallreduce(imaxin[c], imax[c], 4, MPI_INT, MPI_MAX, comms[c], &rq[n++]);
+            MPI_Iallreduce(imaxin[c], imax[c], NMAX, MPI_INT, MPI_MAX, comms[c], &rq[n++]);
             MPI_Ibarrier(comms[c], &rq[n++]);
             mine[c] = me * 100 + r;
             MPI_Igather(&mine[c], 1, MPI_INT, gat[c], 1, MPI_INT, r % csize, comms[c], &rq[n++]);
@@ -167,7 +168,7 @@ int main(int argc, char **argv)
                 want1 += -i;
             }
             CHECK(red[c][0] == want0 && red[c][1] == want1, "round %d comm %d: allreduce %g %g", r, c, red[c][0], red[c][1]);
-            for (k = 0; k < 4; k++) {
+            for (k = 0; k < NMAX; k++) {
                 int m = -100;
                 for (i = 0; i < csize; i++)
                     m = (i * 7 + k * 3 + r) % 5 - 2 > m ? (i * 7 + k * 3 + r) % 5 - 2 : m;

@@ -17,9 +17,12 @@ use super::engine::{check, Action, Event, Pending, Transport};
 use super::real::{self, h, RComm, RRequest, RealStatus};
 use std::os::raw::{c_int, c_void};
 
-/// Largest broadcast sent as a tree of eager real sends (a blocking send of at most this
-/// many bytes completes locally).
+/// Largest message sent with a blocking real send (it is eager: it completes locally);
+/// larger ones go with a nonblocking send whose completion is awaited.
 pub const TREE_MAX: usize = super::engine::TINY;
+
+/// Largest message of these collectives (the core's choice of sizes stays below it).
+pub const P2P_MAX: usize = 1 << 20;
 
 /// The parent of process `me` in the binomial tree over `n` processes rooted at `root`
 /// (None at the root).
@@ -56,38 +59,90 @@ pub fn tree_children(me: usize, root: usize, n: usize) -> impl Iterator<Item = u
 }
 
 impl Transport {
-    /// Sends `len` (<= `TREE_MAX`) bytes at `data` to every child of this process in the
-    /// broadcast tree rooted at `root` on twin `comm`, with `tag`: blocking eager sends.
-    /// Not counted as point-to-point messages (a tree broadcast is a real collective for the
-    /// deadlock detector: see `core::quiescence`).
+    /// Sends `len` (at most `P2P_MAX`) bytes at `data` to process `dst` of twin `comm` with
+    /// `tag`: up to `TREE_MAX` bytes a blocking eager send (complete locally), above that a
+    /// nonblocking one, which returns true when it is still under way (its completion comes
+    /// back as `Event::CollDone { token, .. }`; the bytes must stay until then). Not counted as
+    /// point-to-point messages (these are real collectives for the deadlock detector: see
+    /// `core::quiescence`).
     ///
     /// # Safety
-    /// `data..data+len` is readable for the call.
-    pub unsafe fn tree_forward(&mut self, comm: RComm, root: usize, tag: i32, data: *const u8, len: usize) -> Result<(), String> {
-        debug_assert!(len <= TREE_MAX);
-        for child in tree_children(self.myproc, root, self.nproc) {
+    /// `data..data+len` is readable for the call, and until the completion when it returns
+    /// true.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn coll_send(&mut self, comm: RComm, dst: usize, tag: i32, data: *const u8, len: usize, token: u64) -> Result<bool, String> {
+        debug_assert!(len <= P2P_MAX);
+        let byte = h(real::REAL_MPI_BYTE);
+        if len <= TREE_MAX {
             // SAFETY: the caller's bytes, for the duration of the call.
             check(
                 unsafe {
-                    self.real.PMPI_Send(
-                        data as *const c_void,
-                        len as c_int,
-                        h(real::REAL_MPI_BYTE),
-                        child as c_int,
-                        tag,
-                        comm,
-                    )
+                    self.real
+                        .PMPI_Send(data as *const c_void, len as c_int, byte, dst as c_int, tag, comm)
                 },
                 "MPI_Send",
             )?;
+            return Ok(false);
         }
-        Ok(())
+        let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
+        // SAFETY: the caller keeps the bytes until the completion.
+        check(
+            unsafe {
+                self.real
+                    .PMPI_Isend(data as *const c_void, len as c_int, byte, dst as c_int, tag, comm, &mut req)
+            },
+            "MPI_Isend",
+        )?;
+        // An eager send is usually complete already (as `direct_send`).
+        let mut done: c_int = 0;
+        // SAFETY: `req` is the request just started; the status is ignored.
+        let rc = unsafe { (self.real.PMPI_Request_get_status)(req, &mut done, real::REAL_MPI_STATUS_IGNORE as *mut RealStatus) };
+        check(rc, "MPI_Request_get_status")?;
+        if done != 0 {
+            // SAFETY: the request is complete.
+            check(
+                unsafe { self.real.PMPI_Wait(&mut req, real::REAL_MPI_STATUS_IGNORE as *mut RealStatus) },
+                "MPI_Wait",
+            )?;
+            return Ok(false);
+        }
+        self.pending.push(Pending {
+            req,
+            action: Action::Coll(token),
+            buf: None,
+            comm: None,
+        });
+        Ok(true)
+    }
+
+    /// Sends `len` bytes at `data` to every child of this process in the broadcast tree
+    /// rooted at `root` on twin `comm`, with `tag` (`coll_send`). Returns how many sends are
+    /// still under way.
+    ///
+    /// # Safety
+    /// As `coll_send`.
+    pub unsafe fn tree_forward(
+        &mut self,
+        comm: RComm,
+        root: usize,
+        tag: i32,
+        data: *const u8,
+        len: usize,
+        token: u64,
+    ) -> Result<u32, String> {
+        let mut pending = 0;
+        for child in tree_children(self.myproc, root, self.nproc) {
+            // SAFETY: forwarded from the caller.
+            pending += u32::from(unsafe { self.coll_send(comm, child, tag, data, len, token) }?);
+        }
+        Ok(pending)
     }
 
     /// Starts this process's part of a tree broadcast of `len` bytes at `buf` rooted at
     /// process `root` on twin `comm` with `tag`: at the root, the sends to its children
-    /// (returns true: done); elsewhere the receive from the parent, whose completion comes
-    /// back as `Event::CollDone { token, .. }` (returns false; the caller forwards then).
+    /// (Some: how many are still under way); elsewhere the receive from the parent, whose
+    /// completion comes back as `Event::CollDone { token, .. }` (None; the caller forwards
+    /// then).
     ///
     /// # Safety
     /// `buf..buf+len` stays valid until the completion is reported (and is readable for the
@@ -100,11 +155,10 @@ impl Transport {
         buf: *mut u8,
         len: usize,
         token: u64,
-    ) -> Result<bool, String> {
+    ) -> Result<Option<u32>, String> {
         let Some(parent) = tree_parent(self.myproc, root, self.nproc) else {
             // SAFETY: forwarded from the caller.
-            unsafe { self.tree_forward(comm, root, tag, buf, len) }?;
-            return Ok(true);
+            return unsafe { self.tree_forward(comm, root, tag, buf, len, token) }.map(Some);
         };
         let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
         // SAFETY: the buffer stays valid until completion (the caller's contract).
@@ -128,17 +182,17 @@ impl Transport {
             buf: None,
             comm: None,
         });
-        Ok(false)
+        Ok(None)
     }
 
     /// One step of a recursive-doubling exchange with process `partner` on twin `comm`:
     /// the receive of `rlen` bytes into `recv` (its completion comes back as
-    /// `Event::CollDone { token, .. }`), then the blocking eager send of `slen` (at most
-    /// `TREE_MAX`) bytes at `send`.
+    /// `Event::CollDone { token, .. }`), then the send of `slen` bytes at `send`
+    /// (`coll_send`: true when it is still under way, its completion a second `CollDone`).
     ///
     /// # Safety
-    /// `recv..recv+rlen` stays valid until the completion is reported; `send..send+slen` is
-    /// readable for the call.
+    /// `recv..recv+rlen` stays valid until the completion is reported; `send..send+slen` as
+    /// `coll_send` says.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn start_exchange(
         &mut self,
@@ -150,8 +204,7 @@ impl Transport {
         recv: *mut u8,
         rlen: usize,
         token: u64,
-    ) -> Result<(), String> {
-        debug_assert!(slen <= TREE_MAX);
+    ) -> Result<bool, String> {
         let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
         let byte = h(real::REAL_MPI_BYTE);
         // SAFETY: the receive buffer stays valid until completion (the caller's contract).
@@ -168,14 +221,8 @@ impl Transport {
             buf: None,
             comm: None,
         });
-        // SAFETY: the caller's bytes, for the duration of the call.
-        check(
-            unsafe {
-                self.real
-                    .PMPI_Send(send as *const c_void, slen as c_int, byte, partner as c_int, tag, comm)
-            },
-            "MPI_Send",
-        )
+        // SAFETY: forwarded from the caller.
+        unsafe { self.coll_send(comm, partner, tag, send, slen, token) }
     }
 
     /// Tests the real request of collective operation `token` alone (a wait's poll: one

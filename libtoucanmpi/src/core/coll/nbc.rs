@@ -31,7 +31,7 @@ use crate::core::request::ReqId;
 use crate::core::request::Status;
 use crate::core::state::{self, State};
 use crate::sched;
-use crate::transport::collp2p::{tree_children, TREE_MAX};
+use crate::transport::collp2p::{tree_children, P2P_MAX};
 use crate::transport::real::RComm;
 use crate::transport::{CollMem, RealColl};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -299,7 +299,7 @@ fn shape_at(me: usize, procs: &[usize], part: &Part) -> Option<(RealColl, CollMe
 /// Whether a broadcast of `bytes` bytes (a nonblocking call, or a round of a persistent one,
 /// at one member per process) goes as a tree of real point-to-point messages on the twin
 /// (`transport::collp2p`) rather than the real MPI's `MPI_Ibcast`: from 1 byte up to
-/// `TOUCAN_NBC_TREE_MAX` (default and cap `collp2p::TREE_MAX`; 0: never), and not when
+/// `TOUCAN_NBC_TREE_MAX` (default `SMALL_MAX`, at most `collp2p::P2P_MAX`; 0: never), and not when
 /// point-to-point passes through (`p2p::direct`), whose messages share the twins. Depends only
 /// on what every process has alike (the size, the environment).
 fn tree_bcast(bytes: usize) -> bool {
@@ -308,7 +308,7 @@ fn tree_bcast(bytes: usize) -> bool {
         std::env::var("TOUCAN_NBC_TREE_MAX")
             .ok()
             .and_then(|v| v.trim().parse::<usize>().ok())
-            .map_or(TREE_MAX, |v| v.min(TREE_MAX))
+            .map_or(SMALL_MAX, |v| v.min(P2P_MAX))
     });
     bytes > 0 && bytes <= max && !crate::core::p2p::direct::on()
 }
@@ -331,6 +331,8 @@ pub struct Tracked {
     forwards: IdMap<u64, Forward>,
     tokens: IdMap<ReqId, u64>,
     rd: IdMap<u64, Rd>,
+    /// Real requests still to finish before an operation's next step, where more than one.
+    parts: IdMap<u64, u32>,
 }
 
 /// Requests with one real operation noted (`track`): while there are none, `wait` costs
@@ -378,8 +380,13 @@ pub(super) unsafe fn start_tree(
     let tag = tree_tag(s, place);
     let (ptr, len) = (mem.recv, mem.bytes);
     // SAFETY: forwarded from the caller.
-    let done = unsafe { s.tp.start_tree_bcast(comm, root, tag, ptr, len, token) }?;
-    if !done && tree_children(s.tp.myproc, root, s.tp.nproc).next().is_some() {
+    let sent = unsafe { s.tp.start_tree_bcast(comm, root, tag, ptr, len, token) }?;
+    if let Some(under_way) = sent {
+        // The root: done at once, or when its sends are.
+        expect(s, token, under_way);
+        return Ok(under_way == 0);
+    }
+    if tree_children(s.tp.myproc, root, s.tp.nproc).next().is_some() {
         let f = Forward {
             key,
             comm,
@@ -390,21 +397,52 @@ pub(super) unsafe fn start_tree(
         };
         s.rcoll.tree.forwards.insert(token, f);
     }
-    Ok(done)
+    Ok(false)
 }
 
-/// Operation `token` finished: a tree broadcast's data goes on to this process's children.
-pub(super) fn forward(s: &mut State, token: u64) {
-    if s.rcoll.tree.forwards.is_empty() {
-        return;
+/// Operation `token` waits for `n` real requests before its next step (or its end): more
+/// than one are counted (`Tracked::parts`).
+fn expect(s: &mut State, token: u64, n: u32) {
+    if n > 1 {
+        s.rcoll.tree.parts.insert(token, n);
     }
-    let Some(f) = s.rcoll.tree.forwards.remove(&token) else { return };
+}
+
+/// A real request of operation `token` finished (from `real::on_done`): None while the
+/// operation is still under way (another of its requests is, a recursive doubling's next
+/// step started, a tree broadcast's forwards are being sent); Some(its buffer) when it is
+/// done. Another operation's `buf` passes through.
+pub(super) fn on_step(s: &mut State, token: u64, buf: Vec<u8>) -> Option<Vec<u8>> {
+    let t = &mut s.rcoll.tree;
+    if t.parts.is_empty() && t.rd.is_empty() && t.forwards.is_empty() {
+        return Some(buf);
+    }
+    if let Some(n) = t.parts.get_mut(&token) {
+        if *n > 1 {
+            *n -= 1;
+            return None;
+        }
+        t.parts.remove(&token);
+    }
+    let buf = rd_step(s, token, buf)?;
+    forward(s, token).then_some(buf)
+}
+
+/// A tree broadcast's data goes on to this process's children; false while those sends are
+/// under way (the operation completes with them).
+fn forward(s: &mut State, token: u64) -> bool {
+    let Some(f) = s.rcoll.tree.forwards.remove(&token) else {
+        return true;
+    };
     // SAFETY: the request's buffer holds the received bytes until the request completes,
-    // which happens after this.
-    if let Err(e) = unsafe { s.tp.tree_forward(f.comm, f.root, f.tag, f.ptr as *const u8, f.len) } {
-        crate::core::diag::fatal(&format!("real collective: {e}"));
-    }
+    // which happens after these sends.
+    let under_way = match unsafe { s.tp.tree_forward(f.comm, f.root, f.tag, f.ptr as *const u8, f.len, token) } {
+        Ok(n) => n,
+        Err(e) => crate::core::diag::fatal(&format!("real collective: {e}")),
+    };
+    expect(s, token, under_way);
     real::release_if_unused(s, f.key);
+    under_way == 0
 }
 
 /// Whether a forward or a recursive doubling's later step will still send on the twin
@@ -549,6 +587,12 @@ const RD_TYPES: [BasicType; 20] = [
     BasicType::Uint64,
 ];
 
+/// Largest message of a collective made of real point-to-point messages here (a broadcast,
+/// a recursive doubling's step, an Alltoall block): up to `collp2p::TREE_MAX` (256 B) they
+/// are blocking eager sends, above it nonblocking ones whose completions the operation
+/// awaits. Chosen from IMB-NBC at 8 B and 1 KiB (docs/collectives.md, "Session 15").
+const SMALL_MAX: usize = 2048;
+
 /// Most processes for a pairwise-exchange Alltoall (n - 1 dependent exchanges).
 const RD_ALLTOALL_MAX: usize = 4;
 
@@ -560,8 +604,8 @@ fn rd_enabled() -> bool {
 }
 
 /// The recursive-doubling form of real operation `what`, when it has one: a small
-/// Allreduce (at most `TREE_MAX` bytes, a predefined operation on a type of `RD_TYPES`),
-/// Allgather (at most `TREE_MAX` bytes per step), Alltoall (blocks of at most `TREE_MAX`
+/// Allreduce (at most `SMALL_MAX` bytes, a predefined operation on a type of `RD_TYPES`),
+/// Allgather (at most `SMALL_MAX` bytes per step), Alltoall (blocks of at most `SMALL_MAX`
 /// bytes, at most `RD_ALLTOALL_MAX` processes) or Barrier, among a power-of-two number of
 /// processes, without the pass-through. Decided from `what` and the process count only,
 /// which every process has alike for the operation at one place.
@@ -575,12 +619,12 @@ fn rd_kind(s: &State, what: &RealColl) -> Option<RdKind> {
             let op = RD_OPS.into_iter().find(|&o| real::real_op(o) == Some(op))?;
             let ty = RD_TYPES.into_iter().find(|&t| real::real_type(t) == Some(ty))?;
             let bytes = count.checked_mul(ty.size())?;
-            (bytes > 0 && bytes <= TREE_MAX && crate::core::coll::op::valid_strict(op, ty)).then_some(RdKind::Allreduce { op, ty, count })
+            (bytes > 0 && bytes <= SMALL_MAX && crate::core::coll::op::valid_strict(op, ty)).then_some(RdKind::Allreduce { op, ty, count })
         }
-        RealColl::Allgather { bytes } => (bytes > 0 && bytes.checked_mul(n / 2)? <= TREE_MAX).then_some(RdKind::Allgather { bytes }),
+        RealColl::Allgather { bytes } => (bytes > 0 && bytes.checked_mul(n / 2)? <= SMALL_MAX).then_some(RdKind::Allgather { bytes }),
         // n - 1 exchanges in turn: only while that stays below the real MPI's log-depth
         // algorithms' cost.
-        RealColl::Alltoall { bytes } => (bytes > 0 && bytes <= TREE_MAX && n <= RD_ALLTOALL_MAX).then_some(RdKind::Alltoall { bytes }),
+        RealColl::Alltoall { bytes } => (bytes > 0 && bytes <= SMALL_MAX && n <= RD_ALLTOALL_MAX).then_some(RdKind::Alltoall { bytes }),
         RealColl::Barrier => Some(RdKind::Barrier),
         _ => None,
     }
@@ -645,7 +689,7 @@ pub(super) unsafe fn start_rd(
 unsafe fn rd_exchange(s: &mut State, rd: &Rd, token: u64) -> Result<(), String> {
     let me = s.tp.myproc;
     let partner = me ^ rd.mask;
-    match rd.kind {
+    let send_under_way = match rd.kind {
         RdKind::Allreduce { ty, count, .. } => {
             let len = count * ty.size();
             let temp = rd.temp.as_ptr() as *mut u8;
@@ -686,13 +730,16 @@ unsafe fn rd_exchange(s: &mut State, rd: &Rd, token: u64) -> Result<(), String> 
             // SAFETY: empty messages: nothing is read or written.
             unsafe { s.tp.start_exchange(rd.comm, partner, rd.tag, any, 0, any, 0, token) }
         }
-    }
+    }?;
+    // The step ends when its receive and (when it is still under way) its send have.
+    expect(s, token, 1 + u32::from(send_under_way));
+    Ok(())
 }
 
 /// A real request of operation `token` finished: for a recursive-doubling operation, combines
 /// the step and starts the next one (None: not done yet), or gives its buffer back when it
 /// is done; any other operation's `buf` passes through.
-pub(super) fn rd_step(s: &mut State, token: u64, buf: Vec<u8>) -> Option<Vec<u8>> {
+fn rd_step(s: &mut State, token: u64, buf: Vec<u8>) -> Option<Vec<u8>> {
     if s.rcoll.tree.rd.is_empty() {
         return Some(buf);
     }

@@ -410,14 +410,13 @@ unsafe fn start_real(s: &mut State, key: CommKey, comm: RComm, what: RealColl, m
 
 /// A real collective finished (from the progress engine).
 pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
-    // coll6: a recursive-doubling operation's step (`nbc::rd_step`) may not be the last.
-    let Some(buf) = crate::core::coll::nbc::rd_step(s, token, buf) else {
+    // coll6: one of several real requests of an operation, a recursive doubling's step, or
+    // a tree broadcast's forward (before its request completes: the program may reuse the
+    // buffer then) may leave the operation under way (`nbc::on_step`).
+    let Some(buf) = crate::core::coll::nbc::on_step(s, token, buf) else {
         return;
     };
     s.rcoll.running.remove(&token);
-    // coll6: a tree broadcast's data goes on to this process's children before its request
-    // completes (the program may reuse the buffer then).
-    crate::core::coll::nbc::forward(s, token);
     match s.rcoll.inflight.remove(&token) {
         Some(Inflight::Op { task }) => {
             s.rcoll.results.insert(token, buf);
