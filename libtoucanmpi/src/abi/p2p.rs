@@ -1500,6 +1500,18 @@ mpi_fn!(MPI_Wait, PMPI_Wait, |req: *mut Req, status: *mut MpiStatus| errcomm = e
             return err(c::MPI_ERR_ARG, "null request pointer");
         }
         let h = *req;
+        // coll6: a nonblocking collective's one real operation, polled alone.
+        if let Some(r) = crate::core::coll::nbc::wait(h) {
+            let (st, comm, persistent) = r?;
+            if let Some(e) = ERRCOMM.get(sched::rank()) {
+                e.store(comm, Ordering::Relaxed);
+            }
+            if !persistent {
+                *req = c::MPI_REQUEST_NULL;
+            }
+            store(status, &st);
+            return status_result(st, "MPI_Wait").map(|_| ());
+        }
         if let Some(st) = wait_shared(h) {
             *req = c::MPI_REQUEST_NULL;
             store(status, &st);
@@ -1528,13 +1540,28 @@ mpi_fn!(
                 return err(c::MPI_ERR_ARG, "null argument");
             }
             let h = *req;
-            let st = match test_shared(h) {
-                Some(Some(st)) => {
-                    *req = c::MPI_REQUEST_NULL;
-                    Some(st)
-                }
-                Some(None) => None,
-                None => test_general(h, req)?,
+            // coll6: a nonblocking collective's one real operation, polled alone.
+            let coll = crate::core::coll::nbc::test(h).map(|t| {
+                t.map(|(st, comm, persistent)| {
+                    if let Some(e) = ERRCOMM.get(sched::rank()) {
+                        e.store(comm, Ordering::Relaxed);
+                    }
+                    if !persistent {
+                        *req = c::MPI_REQUEST_NULL;
+                    }
+                    st
+                })
+            });
+            let st = match coll {
+                Some(st) => st,
+                None => match test_shared(h) {
+                    Some(Some(st)) => {
+                        *req = c::MPI_REQUEST_NULL;
+                        Some(st)
+                    }
+                    Some(None) => None,
+                    None => test_general(h, req)?,
+                },
             };
             match st {
                 Some(st) => {

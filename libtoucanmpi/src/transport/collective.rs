@@ -54,6 +54,13 @@ pub enum RealColl {
     },
     /// A new real communicator with the same processes (`MPI_Comm_idup`).
     Dup,
+    /// coll6: `CollMem::bytes` (at most `collp2p::TREE_MAX`) bytes at `recv` from process
+    /// `root` as a tree of real point-to-point messages with `tag` (`start_tree_bcast`; the
+    /// place's tag is filled in when it starts).
+    TreeBcast {
+        root: usize,
+        tag: i32,
+    },
 }
 
 /// The memory of a real collective: the operand at `send` (null: in place, at `recv`), the
@@ -133,6 +140,7 @@ impl Transport {
                     m.PMPI_Iscatter_c(s, len, byte, r, len, byte, root as _, comm, &mut req),
                     "MPI_Iscatter_c",
                 ),
+                RealColl::TreeBcast { .. } => return Err("a tree broadcast starts with start_tree_bcast".into()),
                 RealColl::Dup => {
                     let mut b = Box::new(h::<RComm>(real::REAL_MPI_COMM_NULL));
                     let rc = m.PMPI_Comm_idup(comm, &mut *b, &mut req);
@@ -189,7 +197,7 @@ fn operands(me: usize, what: RealColl, mem: &CollMem) -> (*const c_void, *mut c_
     let none = std::ptr::null_mut();
     match what {
         RealColl::Barrier | RealColl::Dup => (std::ptr::null(), none, 0),
-        RealColl::Bcast { .. } => (std::ptr::null(), recv, mem.bytes as _),
+        RealColl::Bcast { .. } | RealColl::TreeBcast { .. } => (std::ptr::null(), recv, mem.bytes as _),
         // Away from the root the operand is read from wherever it is.
         RealColl::Reduce { root, .. } => match (root == me, mem.send.is_null()) {
             (true, _) => (send, recv, 0),
@@ -273,7 +281,9 @@ impl Blocking {
                 RealColl::Alltoall { .. } => ((self.alltoall)(s, len, byte, r, len, byte, comm), "MPI_Alltoall_c"),
                 RealColl::Gather { root, .. } => ((self.gather)(s, len, byte, r, len, byte, root as _, comm), "MPI_Gather_c"),
                 RealColl::Scatter { root, .. } => ((self.scatter)(s, len, byte, r, len, byte, root as _, comm), "MPI_Scatter_c"),
-                RealColl::Dup => return Err("a communicator duplication has no blocking form here".into()),
+                RealColl::Dup | RealColl::TreeBcast { .. } => {
+                    return Err("a communicator duplication or tree broadcast has no blocking form here".into())
+                }
             }
         };
         check(rc, name)

@@ -18,13 +18,23 @@
 //! returns None) keeps its place and runs in a helper task as before (`abi::coll::launch`),
 //! which submits the same real operation through a packed buffer.
 
+use crate::core::coll::op::OpKind;
 use crate::core::coll::real::{self, as_is, one_buffer, procs, real_reduction};
 use crate::core::coll::team::{Blocks, Part};
 use crate::core::coll::{in_place, Buf, Coll};
 use crate::core::comm::CommRef;
+use crate::core::datatype::basic::BasicType;
 use crate::core::error::MpiResult;
+use crate::core::idmap::IdMap;
+use crate::core::p2p::blocking::{block_on_with, finish, is_done};
 use crate::core::request::ReqId;
+use crate::core::request::Status;
+use crate::core::state::{self, State};
+use crate::sched;
+use crate::transport::collp2p::{tree_children, P2P_MAX};
+use crate::transport::real::RComm;
 use crate::transport::{CollMem, RealColl};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Whether a nonblocking call of `bytes` bytes per rank goes to the real MPI without a helper
 /// (`TOUCAN_REAL_NBC_MIN`, default 0: always).
@@ -137,7 +147,14 @@ fn shape_at(me: usize, procs: &[usize], part: &Part) -> Option<(RealColl, CollMe
                 return None;
             }
             let root = procs[*root as usize];
-            (RealColl::Bcast { root }, CollMem::at(buf.ptr, buf.ptr, buf.count * buf.dt.size))
+            let bytes = buf.count * buf.dt.size;
+            // coll6: small, as a tree of real messages (the same choice on every process).
+            let what = if tree_bcast(bytes) {
+                RealColl::TreeBcast { root, tag: 0 }
+            } else {
+                RealColl::Bcast { root }
+            };
+            (what, CollMem::at(buf.ptr, buf.ptr, bytes))
         }
         Part::Reduce {
             send,
@@ -274,4 +291,524 @@ fn shape_at(me: usize, procs: &[usize], part: &Part) -> Option<(RealColl, CollMe
         _ => return None,
     };
     Some((what, mem))
+}
+
+// coll6 (issue 16, session 15): small broadcasts as real point-to-point messages, and the
+// wait of a request whose only outstanding work is one real operation.
+
+/// Whether a broadcast of `bytes` bytes (a nonblocking call, or a round of a persistent one,
+/// at one member per process) goes as a tree of real point-to-point messages on the twin
+/// (`transport::collp2p`) rather than the real MPI's `MPI_Ibcast`: from 1 byte up to
+/// `TOUCAN_NBC_TREE_MAX` (default `SMALL_MAX`, at most `collp2p::P2P_MAX`; 0: never), and not when
+/// point-to-point passes through (`p2p::direct`), whose messages share the twins. Depends only
+/// on what every process has alike (the size, the environment).
+fn tree_bcast(bytes: usize) -> bool {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let max = *MAX.get_or_init(|| {
+        std::env::var("TOUCAN_NBC_TREE_MAX")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .map_or(SMALL_MAX, |v| v.min(P2P_MAX))
+    });
+    bytes > 0 && bytes <= max && !crate::core::p2p::direct::on()
+}
+
+/// A tree broadcast's forward: what this process sends on to its children when its receive
+/// completes.
+struct Forward {
+    key: real::CommKey,
+    comm: RComm,
+    root: usize,
+    tag: i32,
+    ptr: usize,
+    len: usize,
+}
+
+/// coll6's per-process state (in `real::RealComms`): forwards of tree broadcasts by token,
+/// and the one real operation of each nonblocking collective request (for its wait).
+#[derive(Default)]
+pub struct Tracked {
+    forwards: IdMap<u64, Forward>,
+    tokens: IdMap<ReqId, u64>,
+    rd: IdMap<u64, Rd>,
+    /// Real requests still to finish before an operation's next step, where more than one.
+    parts: IdMap<u64, u32>,
+}
+
+/// Requests with one real operation noted (`track`): while there are none, `wait` costs
+/// MPI_Wait one load.
+static TRACKED: AtomicUsize = AtomicUsize::new(0);
+
+/// Notes that request `id`'s only outstanding work is real operation `token`.
+pub(super) fn track(s: &mut State, id: ReqId, token: u64) {
+    if s.rcoll.tree.tokens.insert(id, token).is_none() {
+        TRACKED.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Request `id`'s real operation finished.
+pub(super) fn untrack(s: &mut State, id: ReqId) {
+    if s.rcoll.tree.tokens.remove(&id).is_some() {
+        TRACKED.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The tag of the real messages of the operation at `place`: its call number (or round), so
+/// that messages of different calls never match (a process may send call k+1's data before
+/// forwarding call k's).
+fn tree_tag(s: &State, place: real::Place) -> i32 {
+    let span = (s.tp.tag_ub as u64).min(1 << 30) + 1;
+    (place.0 % span) as i32
+}
+
+/// Starts this process's part of tree broadcast `token` at `place` of twin `comm` (see
+/// `Transport::start_tree_bcast`); a process with children forwards when its receive
+/// completes (`forward`). True: done at once (the root).
+///
+/// # Safety
+/// `mem.recv` holds `mem.bytes` bytes until the operation completes.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn start_tree(
+    s: &mut State,
+    key: real::CommKey,
+    comm: RComm,
+    root: usize,
+    place: real::Place,
+    mem: CollMem,
+    token: u64,
+) -> Result<bool, String> {
+    let tag = tree_tag(s, place);
+    let (ptr, len) = (mem.recv, mem.bytes);
+    // SAFETY: forwarded from the caller.
+    let sent = unsafe { s.tp.start_tree_bcast(comm, root, tag, ptr, len, token) }?;
+    if let Some(under_way) = sent {
+        // The root: done at once, or when its sends are.
+        expect(s, token, under_way);
+        return Ok(under_way == 0);
+    }
+    if tree_children(s.tp.myproc, root, s.tp.nproc).next().is_some() {
+        let f = Forward {
+            key,
+            comm,
+            root,
+            tag,
+            ptr: ptr as usize,
+            len,
+        };
+        s.rcoll.tree.forwards.insert(token, f);
+    }
+    Ok(false)
+}
+
+/// Operation `token` waits for `n` real requests before its next step (or its end): more
+/// than one are counted (`Tracked::parts`).
+fn expect(s: &mut State, token: u64, n: u32) {
+    if n > 1 {
+        s.rcoll.tree.parts.insert(token, n);
+    }
+}
+
+/// A real request of operation `token` finished (from `real::on_done`): None while the
+/// operation is still under way (another of its requests is, a recursive doubling's next
+/// step started, a tree broadcast's forwards are being sent); Some(its buffer) when it is
+/// done. Another operation's `buf` passes through.
+pub(super) fn on_step(s: &mut State, token: u64, buf: Vec<u8>) -> Option<Vec<u8>> {
+    let t = &mut s.rcoll.tree;
+    if t.parts.is_empty() && t.rd.is_empty() && t.forwards.is_empty() {
+        return Some(buf);
+    }
+    if let Some(n) = t.parts.get_mut(&token) {
+        if *n > 1 {
+            *n -= 1;
+            return None;
+        }
+        t.parts.remove(&token);
+    }
+    let buf = rd_step(s, token, buf)?;
+    forward(s, token).then_some(buf)
+}
+
+/// A tree broadcast's data goes on to this process's children; false while those sends are
+/// under way (the operation completes with them).
+fn forward(s: &mut State, token: u64) -> bool {
+    let Some(f) = s.rcoll.tree.forwards.remove(&token) else {
+        return true;
+    };
+    // SAFETY: the request's buffer holds the received bytes until the request completes,
+    // which happens after these sends.
+    let under_way = match unsafe { s.tp.tree_forward(f.comm, f.root, f.tag, f.ptr as *const u8, f.len, token) } {
+        Ok(n) => n,
+        Err(e) => crate::core::diag::fatal(&format!("real collective: {e}")),
+    };
+    expect(s, token, under_way);
+    real::release_if_unused(s, f.key);
+    under_way == 0
+}
+
+/// Whether a forward or a recursive doubling's later step will still send on the twin
+/// `key` (its real communicator must live until then, even if the program freed its
+/// communicator: `real::release_if_unused`).
+pub(super) fn busy(s: &State, key: real::CommKey) -> bool {
+    let t = &s.rcoll.tree;
+    t.forwards.values().any(|f| f.key == key) || t.rd.values().any(|r| r.key == key)
+}
+
+/// One poll of real operation `token` alone; true when it finished (its completion handled).
+fn coll_test(s: &mut State, token: u64) -> bool {
+    match s.tp.coll_test(token) {
+        Ok(Some(e)) => {
+            s.dispatch(e);
+            true
+        }
+        Ok(None) => false,
+        Err(e) => crate::core::diag::fatal(&format!("real collective: {e}")),
+    }
+}
+
+/// Polls of a collective request's wait between two full progress steps.
+const FULL_POLL: u32 = crate::core::p2p::blocking::DIRECT_FULL_POLL;
+
+/// MPI_Wait of request `h` when it is a nonblocking collective of this subrank whose only
+/// outstanding work is one real operation (`track`): polls that operation alone (one
+/// `MPI_Test`, as the real `MPI_Wait` makes), and the whole progress engine every
+/// `FULL_POLL` polls (the ring, other requests), then parks as any wait. Returns the status,
+/// the request's communicator (for the error handler) and whether it is persistent (its
+/// handle stays); None: not such a request (nothing done).
+pub fn wait(h: usize) -> Option<MpiResult<(Status, usize, bool)>> {
+    if TRACKED.load(Ordering::Relaxed) == 0 {
+        return None;
+    }
+    let id = h as ReqId;
+    let me = sched::current();
+    let sub = sched::rank();
+    let mine = state::with(|s| s.rcoll.tree.tokens.contains_key(&id) && s.req(id).is_some_and(|r| r.owner == sub && r.active)).ok()?;
+    if !mine {
+        return None;
+    }
+    let mut n = 0u32;
+    Some(block_on_with(
+        |s| {
+            if is_done(s, id) {
+                let (comm, persistent) = s.req(id).map_or((0, false), |r| (r.comm, r.persist.is_some()));
+                return Some((finish(s, id), comm, persistent));
+            }
+            if let Some(r) = s.req_mut(id) {
+                r.waiter = me;
+            }
+            None
+        },
+        |s| {
+            n = n.wrapping_add(1);
+            if !n.is_multiple_of(FULL_POLL) {
+                if let Some(&token) = s.rcoll.tree.tokens.get(&id) {
+                    return (coll_test(s, token), None);
+                }
+            }
+            (s.progress(), None)
+        },
+    ))
+}
+
+// coll6: small Allreduce, Allgather and Barrier by recursive doubling (and Alltoall by
+// pairwise exchanges) over real point-to-point messages, at a power-of-two number of
+// processes.
+
+/// What a recursive-doubling operation combines.
+enum RdKind {
+    /// `count` elements of `ty` reduced with `op`, lower process's operand first.
+    Allreduce { op: OpKind, ty: BasicType, count: usize },
+    /// Blocks of `bytes` bytes, block p from process p.
+    Allgather { bytes: usize },
+    /// Blocks of `bytes` bytes, block q of process p's send buffer into block p of process
+    /// q's receive buffer: pairwise exchanges with `me ^ k`, k = 1 .. n-1.
+    Alltoall { bytes: usize },
+    /// No data: recursive doubling of empty messages.
+    Barrier,
+}
+
+impl RdKind {
+    /// The distance after `mask`: doubling, or the next pairwise partner for Alltoall.
+    fn next(&self, mask: usize) -> usize {
+        match self {
+            RdKind::Alltoall { .. } => mask + 1,
+            _ => mask << 1,
+        }
+    }
+}
+
+/// A recursive-doubling operation under way (`Tracked::rd`, by token).
+struct Rd {
+    key: real::CommKey,
+    comm: RComm,
+    tag: i32,
+    /// The distance to this step's partner (a power of two below the process count).
+    mask: usize,
+    kind: RdKind,
+    /// The result buffer is `mem.recv` (the user's, or `mem.keep` when it is ours).
+    mem: CollMem,
+    /// The partner's partial result of an Allreduce step.
+    temp: Vec<u8>,
+}
+
+/// Operations and types whose local reduction is bitwise the same on every process when
+/// combined in the same order (no pair types: they stay with the real MPI).
+const RD_OPS: [OpKind; 10] = [
+    OpKind::Sum,
+    OpKind::Prod,
+    OpKind::Max,
+    OpKind::Min,
+    OpKind::Land,
+    OpKind::Lor,
+    OpKind::Lxor,
+    OpKind::Band,
+    OpKind::Bor,
+    OpKind::Bxor,
+];
+const RD_TYPES: [BasicType; 20] = [
+    BasicType::SignedChar,
+    BasicType::UnsignedChar,
+    BasicType::Byte,
+    BasicType::Short,
+    BasicType::UnsignedShort,
+    BasicType::Int,
+    BasicType::Unsigned,
+    BasicType::Long,
+    BasicType::UnsignedLong,
+    BasicType::LongLong,
+    BasicType::UnsignedLongLong,
+    BasicType::Float,
+    BasicType::Double,
+    BasicType::CBool,
+    BasicType::Int8,
+    BasicType::Int16,
+    BasicType::Int32,
+    BasicType::Int64,
+    BasicType::Uint32,
+    BasicType::Uint64,
+];
+
+/// Largest message of a collective made of real point-to-point messages here (a broadcast,
+/// a recursive doubling's step, an Alltoall block): up to `collp2p::TREE_MAX` (256 B) they
+/// are blocking eager sends, above it nonblocking ones whose completions the operation
+/// awaits. Chosen from IMB-NBC at 8 B and 1 KiB (docs/collectives.md, "Session 15").
+const SMALL_MAX: usize = 2048;
+
+/// Most processes for a pairwise-exchange Alltoall (n - 1 dependent exchanges).
+const RD_ALLTOALL_MAX: usize = 4;
+
+/// Whether `TOUCAN_NBC_RD` (default on; `0`/`off`: never) lets small Allreduce, Allgather,
+/// Alltoall and Barrier run by recursive doubling (the same on every process: the environment).
+fn rd_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| !matches!(std::env::var("TOUCAN_NBC_RD").as_deref(), Ok("0") | Ok("off")))
+}
+
+/// The recursive-doubling form of real operation `what`, when it has one: a small
+/// Allreduce (at most `SMALL_MAX` bytes, a predefined operation on a type of `RD_TYPES`),
+/// Allgather (at most `SMALL_MAX` bytes per step), Alltoall (blocks of at most `SMALL_MAX`
+/// bytes, at most `RD_ALLTOALL_MAX` processes) or Barrier, among a power-of-two number of
+/// processes, without the pass-through. Decided from `what` and the process count only,
+/// which every process has alike for the operation at one place.
+fn rd_kind(s: &State, what: &RealColl) -> Option<RdKind> {
+    let n = s.tp.nproc;
+    if n < 2 || !n.is_power_of_two() || !rd_enabled() || crate::core::p2p::direct::on() {
+        return None;
+    }
+    match *what {
+        RealColl::Allreduce { op, ty, count } => {
+            let op = RD_OPS.into_iter().find(|&o| real::real_op(o) == Some(op))?;
+            let ty = RD_TYPES.into_iter().find(|&t| real::real_type(t) == Some(ty))?;
+            let bytes = count.checked_mul(ty.size())?;
+            (bytes > 0 && bytes <= SMALL_MAX && crate::core::coll::op::valid_strict(op, ty)).then_some(RdKind::Allreduce { op, ty, count })
+        }
+        RealColl::Allgather { bytes } => (bytes > 0 && bytes.checked_mul(n / 2)? <= SMALL_MAX).then_some(RdKind::Allgather { bytes }),
+        // n - 1 exchanges in turn: only while that stays below the real MPI's log-depth
+        // algorithms' cost.
+        RealColl::Alltoall { bytes } => (bytes > 0 && bytes <= SMALL_MAX && n <= RD_ALLTOALL_MAX).then_some(RdKind::Alltoall { bytes }),
+        RealColl::Barrier => Some(RdKind::Barrier),
+        _ => None,
+    }
+}
+
+/// Starts real operation `token` (`what` over `mem`, at `place` of twin `comm`) by recursive
+/// doubling when it has that form (`rd_kind`); gives `mem` back otherwise (nothing done).
+///
+/// # Safety
+/// As `Transport::start_coll`.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn start_rd(
+    s: &mut State,
+    key: real::CommKey,
+    comm: RComm,
+    what: &RealColl,
+    mem: CollMem,
+    token: u64,
+    place: real::Place,
+) -> Result<Result<(), String>, CollMem> {
+    let Some(kind) = rd_kind(s, what) else { return Err(mem) };
+    let me = s.tp.myproc;
+    // The own operand or block into the result buffer first (not in place).
+    let (from, to, len) = match kind {
+        RdKind::Allreduce { ty, count, .. } => (0, 0, count * ty.size()),
+        RdKind::Allgather { bytes } => (0, me * bytes, bytes),
+        // In place the own block is where it belongs already.
+        RdKind::Alltoall { bytes } => (me * bytes, me * bytes, bytes),
+        RdKind::Barrier => (0, 0, 0),
+    };
+    if !mem.send.is_null() && len > 0 {
+        // SAFETY: the operand holds the own block and the result buffer has room for the
+        // whole result (the caller's contract); they do not overlap (not in place).
+        unsafe { std::ptr::copy_nonoverlapping(mem.send.add(from), mem.recv.add(to), len) };
+    }
+    let temp = match kind {
+        RdKind::Allreduce { .. } => vec![0u8; len],
+        // In place: the blocks to send, copied before any arrives over them.
+        // SAFETY: the result buffer holds nproc blocks (the caller's contract).
+        RdKind::Alltoall { bytes } if mem.send.is_null() => unsafe { std::slice::from_raw_parts(mem.recv, s.tp.nproc * bytes) }.to_vec(),
+        _ => Vec::new(),
+    };
+    let rd = Rd {
+        key,
+        comm,
+        tag: tree_tag(s, place),
+        mask: 1,
+        kind,
+        mem,
+        temp,
+    };
+    // SAFETY: forwarded from the caller; the buffers live in `rd` until the end.
+    let r = unsafe { rd_exchange(s, &rd, token) };
+    s.rcoll.tree.rd.insert(token, rd);
+    Ok(r)
+}
+
+/// Starts `rd`'s exchange at its current distance.
+///
+/// # Safety
+/// `rd.mem.recv` (and `rd.temp`) stay valid until the step completes.
+unsafe fn rd_exchange(s: &mut State, rd: &Rd, token: u64) -> Result<(), String> {
+    let me = s.tp.myproc;
+    let partner = me ^ rd.mask;
+    let send_under_way = match rd.kind {
+        RdKind::Allreduce { ty, count, .. } => {
+            let len = count * ty.size();
+            let temp = rd.temp.as_ptr() as *mut u8;
+            // SAFETY: forwarded from the caller; `temp` is a heap block that does not move.
+            unsafe { s.tp.start_exchange(rd.comm, partner, rd.tag, rd.mem.recv, len, temp, len, token) }
+        }
+        RdKind::Allgather { bytes } => {
+            // This process holds the blocks of its group of `mask` processes; the partner's
+            // group's go beside them.
+            let mine = (me & !(rd.mask - 1)) * bytes;
+            let theirs = (partner & !(rd.mask - 1)) * bytes;
+            let len = rd.mask * bytes;
+            // SAFETY: both ranges lie inside the result buffer of nproc blocks.
+            unsafe {
+                s.tp.start_exchange(
+                    rd.comm,
+                    partner,
+                    rd.tag,
+                    rd.mem.recv.add(mine),
+                    len,
+                    rd.mem.recv.add(theirs),
+                    len,
+                    token,
+                )
+            }
+        }
+        RdKind::Alltoall { bytes } => {
+            let at = partner * bytes;
+            let from = if rd.mem.send.is_null() { rd.temp.as_ptr() } else { rd.mem.send };
+            // SAFETY: block `partner` of both buffers (nproc blocks each; `temp` is the copy
+            // of the blocks to send in place).
+            unsafe {
+                s.tp.start_exchange(rd.comm, partner, rd.tag, from.add(at), bytes, rd.mem.recv.add(at), bytes, token)
+            }
+        }
+        RdKind::Barrier => {
+            let any = rd.temp.as_ptr() as *mut u8;
+            // SAFETY: empty messages: nothing is read or written.
+            unsafe { s.tp.start_exchange(rd.comm, partner, rd.tag, any, 0, any, 0, token) }
+        }
+    }?;
+    // The step ends when its receive and (when it is still under way) its send have.
+    expect(s, token, 1 + u32::from(send_under_way));
+    Ok(())
+}
+
+/// A real request of operation `token` finished: for a recursive-doubling operation, combines
+/// the step and starts the next one (None: not done yet), or gives its buffer back when it
+/// is done; any other operation's `buf` passes through.
+fn rd_step(s: &mut State, token: u64, buf: Vec<u8>) -> Option<Vec<u8>> {
+    if s.rcoll.tree.rd.is_empty() {
+        return Some(buf);
+    }
+    let Some(mut rd) = s.rcoll.tree.rd.remove(&token) else {
+        return Some(buf);
+    };
+    let me = s.tp.myproc;
+    let partner = me ^ rd.mask;
+    if let RdKind::Allreduce { op, ty, count } = rd.kind {
+        let len = count * ty.size();
+        // SAFETY: `recv` holds the `len`-byte partial result (the caller's buffer, valid until
+        // the request completes, or ours in `mem.keep`); `temp` the partner's. Every process
+        // computes lower op higher, so all get the same bits.
+        unsafe {
+            let recv = std::slice::from_raw_parts_mut(rd.mem.recv, len);
+            if partner < me {
+                crate::core::coll::op::apply(op, ty, rd.temp.as_ptr(), recv.as_mut_ptr(), count);
+            } else {
+                crate::core::coll::op::apply(op, ty, recv.as_ptr(), rd.temp.as_mut_ptr(), count);
+                recv.copy_from_slice(&rd.temp);
+            }
+        }
+    }
+    rd.mask = rd.kind.next(rd.mask);
+    if rd.mask < s.tp.nproc {
+        // SAFETY: the buffers live in `rd`, kept below until the last step.
+        if let Err(e) = unsafe { rd_exchange(s, &rd, token) } {
+            crate::core::diag::fatal(&format!("real collective: {e}"));
+        }
+        s.rcoll.tree.rd.insert(token, rd);
+        return None;
+    }
+    let keep = std::mem::take(&mut rd.mem.keep);
+    real::release_if_unused(s, rd.key);
+    Some(keep)
+}
+
+/// MPI_Test calls on tracked requests so far (every `FULL_POLL`-th runs the whole engine).
+static TESTS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// MPI_Test of request `h` when `wait` would take it: one poll of its real operation alone
+/// (the whole progress engine every `FULL_POLL` tests). Some(Some(..)) as `wait` returns
+/// when it completed (taken), Some(None) when not yet; None: not such a request (nothing
+/// done).
+pub fn test(h: usize) -> Option<Option<(Status, usize, bool)>> {
+    if TRACKED.load(Ordering::Relaxed) == 0 {
+        return None;
+    }
+    let id = h as ReqId;
+    let sub = sched::rank();
+    let n = TESTS.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+    state::with(|s| {
+        let token = *s.rcoll.tree.tokens.get(&id)?;
+        if !s.req(id).is_some_and(|r| r.owner == sub && r.active) {
+            return None;
+        }
+        if !is_done(s, id) {
+            if n.is_multiple_of(FULL_POLL) {
+                s.progress();
+            } else {
+                coll_test(s, token);
+            }
+        }
+        if !is_done(s, id) {
+            return Some(None);
+        }
+        let (comm, persistent) = s.req(id).map_or((0, false), |r| (r.comm, r.persist.is_some()));
+        Some(Some((finish(s, id), comm, persistent)))
+    })
+    .ok()
+    .flatten()
 }

@@ -157,6 +157,8 @@ pub struct RealComms {
     /// The blocking real call made in place (`coll::solo`), while `solo::inline_busy`: its
     /// twin and operation number, for the deadlock detector.
     pub(super) inline: Option<(CommKey, u64)>,
+    /// coll6: tree broadcasts' forwards and the real operation of each request (`coll::nbc`).
+    pub(super) tree: crate::core::coll::nbc::Tracked,
 }
 
 impl RealComms {
@@ -312,9 +314,7 @@ fn pump(s: &mut State, key: CommKey) {
         s.rcoll.running.insert(q.token, (key, number));
         // SAFETY: memory not owned by `q.mem` belongs to the submitter, parked in `run` until
         // this operation completes.
-        if let Err(e) = unsafe { s.tp.start_coll(comm, q.what, q.mem, q.token) } {
-            crate::core::diag::fatal(&format!("real collective: {e}"));
-        }
+        unsafe { start_real(s, key, comm, q.what, q.mem, q.token, first) };
     }
     release_if_unused(s, key);
 }
@@ -366,9 +366,7 @@ pub(super) unsafe fn start_idle(
         s.rcoll.running.insert(token, (key, number));
         s.rcoll.inflight.insert(token, Inflight::Req { id });
         // SAFETY: the caller keeps the memory valid until the request completes.
-        if let Err(e) = unsafe { s.tp.start_coll(comm, what, mem, token) } {
-            crate::core::diag::fatal(&format!("real collective: {e}"));
-        }
+        unsafe { start_real(s, key, comm, what, mem, token, place) };
         Some(id)
     })
     .ok()
@@ -411,9 +409,11 @@ pub(super) fn release(s: &mut State, key: CommKey, token: u64) {
 
 /// Frees a twin whose virtual communicator every local member freed, once nothing waits
 /// for a turn on it (started operations finish: the real MPI frees it after them).
-fn release_if_unused(s: &mut State, key: CommKey) {
+pub(super) fn release_if_unused(s: &mut State, key: CommKey) {
     let Some(t) = s.rcoll.twins.get(&key) else { return };
-    if t.handles > 0 || !t.waiting.is_empty() {
+    // coll6: a tree broadcast's forward or a recursive doubling's next step still sends on it
+    // (`nbc`: it releases the twin after them).
+    if t.handles > 0 || !t.waiting.is_empty() || crate::core::coll::nbc::busy(s, key) {
         return;
     }
     let Some(comm) = t.comm else { return };
@@ -427,8 +427,41 @@ fn release_if_unused(s: &mut State, key: CommKey) {
     }
 }
 
+/// coll6: starts operation `token` at `place` on real communicator `comm`; one done at once
+/// (the root of a tree broadcast, `nbc::start_tree`) completes here. A request's one real
+/// operation is noted for its wait (`nbc::track`).
+///
+/// # Safety
+/// As `Transport::start_coll`.
+unsafe fn start_real(s: &mut State, key: CommKey, comm: RComm, what: RealColl, mem: CollMem, token: u64, place: Place) {
+    if let Some(Inflight::Req { id }) = s.rcoll.inflight.get(&token) {
+        crate::core::coll::nbc::track(s, *id, token);
+    }
+    let started = match what {
+        // SAFETY: forwarded from the caller.
+        RealColl::TreeBcast { root, .. } => unsafe { crate::core::coll::nbc::start_tree(s, key, comm, root, place, mem, token) },
+        // SAFETY: forwarded from the caller.
+        _ => match unsafe { crate::core::coll::nbc::start_rd(s, key, comm, &what, mem, token, place) } {
+            Ok(r) => r.map(|()| false),
+            // SAFETY: forwarded from the caller.
+            Err(mem) => unsafe { s.tp.start_coll(comm, what, mem, token) }.map(|()| false),
+        },
+    };
+    match started {
+        Ok(true) => on_done(s, token, Vec::new(), None),
+        Ok(false) => {}
+        Err(e) => crate::core::diag::fatal(&format!("real collective: {e}")),
+    }
+}
+
 /// A real collective finished (from the progress engine).
 pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
+    // coll6: one of several real requests of an operation, a recursive doubling's step, or
+    // a tree broadcast's forward (before its request completes: the program may reuse the
+    // buffer then) may leave the operation under way (`nbc::on_step`).
+    let Some(buf) = crate::core::coll::nbc::on_step(s, token, buf) else {
+        return;
+    };
     s.rcoll.running.remove(&token);
     match s.rcoll.inflight.remove(&token) {
         Some(Inflight::Op { task }) => {
@@ -440,6 +473,7 @@ pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
         Some(Inflight::Rec { rec }) => crate::core::coll::nbrec::finish(s, &rec, buf),
         Some(Inflight::Req { id }) => {
             drop(buf);
+            crate::core::coll::nbc::untrack(s, id);
             s.event_done(id);
         }
         Some(Inflight::Plan { plan, rec }) => crate::core::coll::persist::finish(s, plan, rec, buf),
@@ -592,9 +626,7 @@ pub(super) unsafe fn queue_private(
             let number = t.started;
             s.rcoll.running.insert(token, (key, number));
             // SAFETY: forwarded from the caller.
-            if let Err(e) = unsafe { s.tp.start_coll(comm, what, mem, token) } {
-                crate::core::diag::fatal(&format!("real collective: {e}"));
-            }
+            unsafe { start_real(s, key, comm, what, mem, token, place) };
         }
         _ => {
             t.waiting.insert(place);

@@ -1,0 +1,283 @@
+//! coll6 (issue 16): small collectives as real point-to-point messages on a twin, in place of
+//! the real MPI's nonblocking schedule (`core::coll::nbc`, "Session 15" of docs/collectives.md).
+//!
+//! A small broadcast is a binomial tree of eager real sends rooted at the root's process:
+//! the root sends to its children in the `MPI_I*` call (blocking eager sends of at most
+//! `TINY` bytes complete locally, so the root's request is complete at once); every other
+//! process posts one real receive from its parent, and forwards to its own children when it
+//! completes (`tree_forward`, called by the core on completion). The tag names the
+//! virtual call (its place on the twin), so the messages of different calls never match
+//! each other, whatever order the processes make them in. Used only on twins whose
+//! point-to-point space carries nothing else (not with the pass-through, `direct`).
+//!
+//! The wait of such a request polls its one real request alone (`coll_test`), as a direct
+//! point-to-point wait does (`direct_test`).
+
+use super::engine::{check, Action, Event, Pending, Transport};
+use super::real::{self, h, RComm, RRequest, RealStatus};
+use std::os::raw::{c_int, c_void};
+
+/// Largest message sent with a blocking real send (it is eager: it completes locally);
+/// larger ones go with a nonblocking send whose completion is awaited.
+pub const TREE_MAX: usize = super::engine::TINY;
+
+/// Largest message of these collectives (the core's choice of sizes stays below it).
+pub const P2P_MAX: usize = 1 << 20;
+
+/// The parent of process `me` in the binomial tree over `n` processes rooted at `root`
+/// (None at the root).
+pub fn tree_parent(me: usize, root: usize, n: usize) -> Option<usize> {
+    let rel = (me + n - root) % n;
+    if rel == 0 {
+        return None;
+    }
+    let low = rel & rel.wrapping_neg();
+    Some((rel - low + root) % n)
+}
+
+/// The children of process `me` in that tree, largest subtree first.
+pub fn tree_children(me: usize, root: usize, n: usize) -> impl Iterator<Item = usize> {
+    let rel = (me + n - root) % n;
+    // Children are rel + 2^k for every 2^k below rel's lowest set bit (all of them at the
+    // root), while inside the tree.
+    let top = if rel == 0 {
+        n.next_power_of_two()
+    } else {
+        rel & rel.wrapping_neg()
+    };
+    let mut mask = top >> 1;
+    std::iter::from_fn(move || {
+        while mask > 0 {
+            let m = mask;
+            mask >>= 1;
+            if rel + m < n {
+                return Some((rel + m + root) % n);
+            }
+        }
+        None
+    })
+}
+
+impl Transport {
+    /// Sends `len` (at most `P2P_MAX`) bytes at `data` to process `dst` of twin `comm` with
+    /// `tag`: up to `TREE_MAX` bytes a blocking eager send (complete locally), above that a
+    /// nonblocking one, which returns true when it is still under way (its completion comes
+    /// back as `Event::CollDone { token, .. }`; the bytes must stay until then). Not counted as
+    /// point-to-point messages (these are real collectives for the deadlock detector: see
+    /// `core::quiescence`).
+    ///
+    /// # Safety
+    /// `data..data+len` is readable for the call, and until the completion when it returns
+    /// true.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn coll_send(&mut self, comm: RComm, dst: usize, tag: i32, data: *const u8, len: usize, token: u64) -> Result<bool, String> {
+        debug_assert!(len <= P2P_MAX);
+        let byte = h(real::REAL_MPI_BYTE);
+        if len <= TREE_MAX {
+            // SAFETY: the caller's bytes, for the duration of the call.
+            check(
+                unsafe {
+                    self.real
+                        .PMPI_Send(data as *const c_void, len as c_int, byte, dst as c_int, tag, comm)
+                },
+                "MPI_Send",
+            )?;
+            return Ok(false);
+        }
+        let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
+        // SAFETY: the caller keeps the bytes until the completion.
+        check(
+            unsafe {
+                self.real
+                    .PMPI_Isend(data as *const c_void, len as c_int, byte, dst as c_int, tag, comm, &mut req)
+            },
+            "MPI_Isend",
+        )?;
+        // An eager send is usually complete already (as `direct_send`).
+        let mut done: c_int = 0;
+        // SAFETY: `req` is the request just started; the status is ignored.
+        let rc = unsafe { (self.real.PMPI_Request_get_status)(req, &mut done, real::REAL_MPI_STATUS_IGNORE as *mut RealStatus) };
+        check(rc, "MPI_Request_get_status")?;
+        if done != 0 {
+            // SAFETY: the request is complete.
+            check(
+                unsafe { self.real.PMPI_Wait(&mut req, real::REAL_MPI_STATUS_IGNORE as *mut RealStatus) },
+                "MPI_Wait",
+            )?;
+            return Ok(false);
+        }
+        self.pending.push(Pending {
+            req,
+            action: Action::Coll(token),
+            buf: None,
+            comm: None,
+        });
+        Ok(true)
+    }
+
+    /// Sends `len` bytes at `data` to every child of this process in the broadcast tree
+    /// rooted at `root` on twin `comm`, with `tag` (`coll_send`). Returns how many sends are
+    /// still under way.
+    ///
+    /// # Safety
+    /// As `coll_send`.
+    pub unsafe fn tree_forward(
+        &mut self,
+        comm: RComm,
+        root: usize,
+        tag: i32,
+        data: *const u8,
+        len: usize,
+        token: u64,
+    ) -> Result<u32, String> {
+        let mut pending = 0;
+        for child in tree_children(self.myproc, root, self.nproc) {
+            // SAFETY: forwarded from the caller.
+            pending += u32::from(unsafe { self.coll_send(comm, child, tag, data, len, token) }?);
+        }
+        Ok(pending)
+    }
+
+    /// Starts this process's part of a tree broadcast of `len` bytes at `buf` rooted at
+    /// process `root` on twin `comm` with `tag`: at the root, the sends to its children
+    /// (Some: how many are still under way); elsewhere the receive from the parent, whose
+    /// completion comes back as `Event::CollDone { token, .. }` (None; the caller forwards
+    /// then).
+    ///
+    /// # Safety
+    /// `buf..buf+len` stays valid until the completion is reported (and is readable for the
+    /// call at the root).
+    pub unsafe fn start_tree_bcast(
+        &mut self,
+        comm: RComm,
+        root: usize,
+        tag: i32,
+        buf: *mut u8,
+        len: usize,
+        token: u64,
+    ) -> Result<Option<u32>, String> {
+        let Some(parent) = tree_parent(self.myproc, root, self.nproc) else {
+            // SAFETY: forwarded from the caller.
+            return unsafe { self.tree_forward(comm, root, tag, buf, len, token) }.map(Some);
+        };
+        let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
+        // SAFETY: the buffer stays valid until completion (the caller's contract).
+        check(
+            unsafe {
+                self.real.PMPI_Irecv(
+                    buf as *mut c_void,
+                    len as c_int,
+                    h(real::REAL_MPI_BYTE),
+                    parent as c_int,
+                    tag,
+                    comm,
+                    &mut req,
+                )
+            },
+            "MPI_Irecv",
+        )?;
+        self.pending.push(Pending {
+            req,
+            action: Action::Coll(token),
+            buf: None,
+            comm: None,
+        });
+        Ok(None)
+    }
+
+    /// One step of a recursive-doubling exchange with process `partner` on twin `comm`:
+    /// the receive of `rlen` bytes into `recv` (its completion comes back as
+    /// `Event::CollDone { token, .. }`), then the send of `slen` bytes at `send`
+    /// (`coll_send`: true when it is still under way, its completion a second `CollDone`).
+    ///
+    /// # Safety
+    /// `recv..recv+rlen` stays valid until the completion is reported; `send..send+slen` as
+    /// `coll_send` says.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn start_exchange(
+        &mut self,
+        comm: RComm,
+        partner: usize,
+        tag: i32,
+        send: *const u8,
+        slen: usize,
+        recv: *mut u8,
+        rlen: usize,
+        token: u64,
+    ) -> Result<bool, String> {
+        let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
+        let byte = h(real::REAL_MPI_BYTE);
+        // SAFETY: the receive buffer stays valid until completion (the caller's contract).
+        check(
+            unsafe {
+                self.real
+                    .PMPI_Irecv(recv as *mut c_void, rlen as c_int, byte, partner as c_int, tag, comm, &mut req)
+            },
+            "MPI_Irecv",
+        )?;
+        self.pending.push(Pending {
+            req,
+            action: Action::Coll(token),
+            buf: None,
+            comm: None,
+        });
+        // SAFETY: forwarded from the caller.
+        unsafe { self.coll_send(comm, partner, tag, send, slen, token) }
+    }
+
+    /// Tests the real request of collective operation `token` alone (a wait's poll: one
+    /// progress step of the real MPI, as its own `MPI_Wait` makes): its completion event when
+    /// it finished; None when it has not, or when it is not pending here.
+    pub fn coll_test(&mut self, token: u64) -> Result<Option<Event>, String> {
+        let Some(i) = self.pending.iter().rposition(|p| matches!(p.action, Action::Coll(t) if t == token)) else {
+            return Ok(None);
+        };
+        let mut flag: c_int = 0;
+        // SAFETY: a live request of ours; the status is ignored.
+        let rc = unsafe {
+            self.real
+                .PMPI_Test(&mut self.pending[i].req, &mut flag, real::REAL_MPI_STATUS_IGNORE as *mut RealStatus)
+        };
+        check(rc, "MPI_Test")?;
+        if flag == 0 {
+            return Ok(None);
+        }
+        let p = self.pending.swap_remove(i);
+        Ok(Some(Event::CollDone {
+            token,
+            buf: p.buf.unwrap_or_default(),
+            comm: p.comm.map(|c| *c),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    /// Every process but the root has one parent, is its parent's child, and the tree
+    /// reaches every process from the root.
+    #[rstest]
+    #[case(1, 0)]
+    #[case(2, 0)]
+    #[case(2, 1)]
+    #[case(3, 2)]
+    #[case(5, 3)]
+    #[case(8, 0)]
+    #[case(13, 7)]
+    #[case(64, 63)]
+    fn binomial_tree(#[case] n: usize, #[case] root: usize) {
+        let mut reached = vec![false; n];
+        let mut todo = vec![root];
+        while let Some(p) = todo.pop() {
+            assert!(!std::mem::replace(&mut reached[p], true), "process {p} reached twice");
+            for c in tree_children(p, root, n) {
+                assert_eq!(tree_parent(c, root, n), Some(p));
+                todo.push(c);
+            }
+        }
+        assert!(reached.iter().all(|&r| r));
+        assert_eq!(tree_parent(root, root, n), None);
+    }
+}
