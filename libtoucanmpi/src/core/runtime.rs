@@ -146,10 +146,14 @@ pub fn plan() -> &'static bind::Plan {
 /// Control receives the transport keeps posted (`transport::engine`). Each is a wildcard
 /// receive, which the real MPI (UCX) compares with every arriving message posted after it:
 /// with point-to-point passing through (`p2p::direct`) the ring carries only collectives'
-/// and other internal messages, and a short one keeps that comparison cheap.
+/// and other internal messages, and a short one keeps that comparison cheap. So it does when
+/// blocking collectives run as the real MPI's (`coll::solo`: one subrank per process, the real
+/// MPI at MULTIPLE): MPICH's own blocking collectives poll the network for every posted wildcard
+/// receive (8 B Allreduce 1.08 -> 1.00 µs with 4 slots; the 8 B message rate the same or
+/// better in two interleaved sets: bench/RESULTS.md, session 15).
 fn ring_slots() -> usize {
     let c = config();
-    let def = if c.p2p_direct && c.local() == 1 {
+    let def = if (c.p2p_direct || c.real_multiple) && c.local() == 1 {
         DIRECT_RING
     } else {
         crate::transport::engine::RING
