@@ -48,19 +48,7 @@ fn in_place(p: *const c_void) -> bool {
 #[inline(always)]
 fn turn(comm_h: usize, check: impl FnOnce(&CommRef) -> bool) -> Option<Turn> {
     let sub = sched::rank();
-    state::with_hot(|s| {
-        let l = s.locals.get(sub)?;
-        if !l.initialized || l.finalized {
-            return None;
-        }
-        let cm = l.comms.get(super::handles::comm_index(comm_h)?)?.as_ref()?;
-        if !check(cm) {
-            return None;
-        }
-        solo::begin(s, sub, comm_h)
-    })
-    .ok()
-    .flatten()
+    state::with_hot(|s| solo::begin(s, sub, comm_h, check)).ok().flatten()
 }
 
 /// Makes the turn's real call.

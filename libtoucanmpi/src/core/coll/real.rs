@@ -117,6 +117,12 @@ impl Twin {
             layout: None,
         }
     }
+    /// Marks the operation at `place` started; returns its number (the n-th started is n).
+    pub(super) fn start(&mut self, place: Place) -> u64 {
+        self.last = Some(place);
+        self.started += 1;
+        self.started
+    }
     /// Whether `p` was registered already (started, or still waiting).
     fn knows(&self, p: Place) -> bool {
         self.last.is_some_and(|l| p <= l) || self.waiting.contains(&p)
@@ -308,9 +314,7 @@ fn pump(s: &mut State, key: CommKey) {
         let Some(&first) = t.waiting.first() else { break };
         let Some(q) = t.ready.remove(&first) else { break };
         t.waiting.remove(&first);
-        t.last = Some(first);
-        t.started += 1;
-        let number = t.started;
+        let number = t.start(first);
         s.rcoll.running.insert(q.token, (key, number));
         // SAFETY: memory not owned by `q.mem` belongs to the submitter, parked in `run` until
         // this operation completes.
@@ -335,34 +339,15 @@ pub(super) unsafe fn start_idle(
     build: impl FnOnce(usize, &[usize]) -> Option<(RealColl, CollMem)>,
 ) -> Option<crate::core::request::ReqId> {
     state::with(|s| {
-        let i = crate::core::comm::comm_index(comm_h)?;
-        let cm = s.locals.get(sub)?.comms.get(i)?.as_ref()?;
-        if cm.is_inter() {
-            return None;
-        }
-        let (key, me) = (key_of(cm.ctx, &cm.group.ranks), cm.rank as usize);
-        if s.rcoll.twins.get(&key)?.layout.is_none() {
-            let layout = one_each(s, &cm.group.ranks);
-            s.rcoll.twins.get_mut(&key)?.layout = Some(layout);
-        }
-        let t = s.rcoll.twins.get(&key)?;
-        let comm = t.comm?;
-        if !t.waiting.is_empty() || !t.ready.is_empty() {
-            return None;
-        }
-        let (what, mem) = build(me, t.layout.as_ref()?.as_ref()?)?;
-        let c = s.locals[sub].comms[i].as_mut()?;
-        c.coll_seq += 1;
-        let place = (c.coll_seq, 0);
+        let (i, key, me, comm) = idle_twin(s, sub, comm_h, |_| true)?;
+        let (what, mem) = build(me, s.rcoll.twins.get(&key)?.layout.as_ref()?.as_ref()?)?;
+        let place = next_place(s, sub, i)?;
         let id = s.new_request(sub, comm_h);
         if let Some(r) = s.req_mut(id) {
             r.pending = 1;
         }
         let token = s.rcoll.token();
-        let t = s.rcoll.twins.get_mut(&key)?;
-        t.last = Some(place);
-        t.started += 1;
-        let number = t.started;
+        let number = s.rcoll.twins.get_mut(&key)?.start(place);
         s.rcoll.running.insert(token, (key, number));
         s.rcoll.inflight.insert(token, Inflight::Req { id });
         // SAFETY: the caller keeps the memory valid until the request completes.
@@ -380,16 +365,46 @@ fn one_each(s: &State, ranks: &[u32]) -> Option<Box<[usize]>> {
     (ranks.len() == s.nproc && procs.iter().all(|&p| !std::mem::replace(&mut seen[p], true))).then_some(procs)
 }
 
-/// Whether twin `key`'s communicator (world ranks `ranks`) holds one member per process, in
-/// process order (rank i on process i): the real collective's blocks are the call's as they
-/// are. Found once per twin.
-pub(super) fn in_order(s: &mut State, key: CommKey, ranks: &[u32]) -> bool {
-    if s.rcoll.twins.get(&key).is_some_and(|t| t.layout.is_none()) {
-        let layout = one_each(s, ranks);
-        if let Some(t) = s.rcoll.twins.get_mut(&key) {
-            t.layout = Some(layout);
-        }
+/// The fast paths' look at communicator `comm_h` of subrank `sub` (active) when `check`
+/// accepts it and it has a made twin on which nothing waits for a turn (`start_idle`,
+/// `solo::begin`): (its index in the subrank's table, the twin's key, the caller's rank, the
+/// twin's real communicator). Finds the twin's layout once (`Twin::layout`).
+pub(super) fn idle_twin(
+    s: &mut State,
+    sub: usize,
+    comm_h: usize,
+    check: impl FnOnce(&CommRef) -> bool,
+) -> Option<(usize, CommKey, usize, RComm)> {
+    let i = crate::core::comm::comm_index(comm_h)?;
+    let l = s.locals.get(sub)?;
+    if !l.initialized || l.finalized {
+        return None;
     }
+    let cm = l.comms.get(i)?.as_ref()?;
+    if cm.is_inter() || !check(cm) {
+        return None;
+    }
+    let (key, me) = (key_of(cm.ctx, &cm.group.ranks), cm.rank as usize);
+    if s.rcoll.twins.get(&key)?.layout.is_none() {
+        let layout = one_each(s, &cm.group.ranks);
+        s.rcoll.twins.get_mut(&key)?.layout = Some(layout);
+    }
+    let t = s.rcoll.twins.get(&key)?;
+    // Operations submitted and not started (`ready`) always have a place in `waiting`.
+    (t.waiting.is_empty()).then_some(())?;
+    Some((i, key, me, t.comm?))
+}
+
+/// Takes the next call number of communicator `i` of subrank `sub`: the call's place.
+pub(super) fn next_place(s: &mut State, sub: usize, i: usize) -> Option<Place> {
+    let c = s.locals.get_mut(sub)?.comms.get_mut(i)?.as_mut()?;
+    c.coll_seq += 1;
+    Some((c.coll_seq, 0))
+}
+
+/// Whether twin `key` holds one member per process in process order (rank i on process i):
+/// the real collective's blocks are the call's as they are. After `idle_twin`.
+pub(super) fn in_order(s: &State, key: CommKey) -> bool {
     s.rcoll
         .twins
         .get(&key)
@@ -621,9 +636,7 @@ pub(super) unsafe fn queue_private(
     match t.comm {
         // Made, and no earlier round waits: start it now (what `pump` would do at once).
         Some(comm) if t.waiting.is_empty() && t.ready.is_empty() => {
-            t.last = Some(place);
-            t.started += 1;
-            let number = t.started;
+            let number = t.start(place);
             s.rcoll.running.insert(token, (key, number));
             // SAFETY: forwarded from the caller.
             unsafe { start_real(s, key, comm, what, mem, token, place) };

@@ -32,6 +32,7 @@
 use crate::consts as c;
 use crate::core::coll::hier::{key_of, CommKey};
 use crate::core::coll::{real, Coll};
+use crate::core::comm::CommRef;
 use crate::core::error::{err, MpiResult};
 use crate::core::p2p::blocking::block_on;
 use crate::core::state::{self, State};
@@ -78,9 +79,7 @@ fn take(s: &mut State, key: CommKey, place: (u64, u32)) -> Option<Turn> {
         return None;
     };
     t.waiting.remove(&place);
-    t.last = Some(place);
-    t.started += 1;
-    let number = t.started;
+    let number = t.start(place);
     Some(turn(s, key, comm, number))
 }
 
@@ -132,33 +131,18 @@ fn turn(s: &mut State, key: CommKey, comm: RComm, number: u64) -> Turn {
     }
 }
 
-/// The fast path's turn (`abi::coll`'s `solo_*`): call number and place of a blocking
-/// collective of subrank `sub` on communicator `comm_h`, in one pass under the state lock,
-/// when its twin is made, idle (nothing waits for a turn) and ranks are in process order.
-/// None: the general path (which makes the same real call).
-pub fn begin(s: &mut State, sub: usize, comm_h: usize) -> Option<Turn> {
-    let i = crate::core::comm::comm_index(comm_h)?;
-    let cm = s.locals.get(sub)?.comms.get(i)?.as_ref()?;
-    if cm.is_inter() {
+/// The fast path's turn (`abi::collsolo`): call number and place of a blocking collective of
+/// subrank `sub` on communicator `comm_h`, in one pass under the state lock, when `check`
+/// accepts the caller's view of the communicator and its twin is made, idle (nothing waits
+/// for a turn) and its ranks are in process order. None: the general path (which makes the
+/// same real call).
+pub fn begin(s: &mut State, sub: usize, comm_h: usize, check: impl FnOnce(&CommRef) -> bool) -> Option<Turn> {
+    let (i, key, _, comm) = real::idle_twin(s, sub, comm_h, check)?;
+    if !real::in_order(s, key) {
         return None;
     }
-    let key = key_of(cm.ctx, &cm.group.ranks);
-    let t = s.rcoll.twins.get(&key)?;
-    if t.comm.is_none() || !t.waiting.is_empty() {
-        return None;
-    }
-    let group = cm.group.clone();
-    if !real::in_order(s, key, &group.ranks) {
-        return None;
-    }
-    let c = s.locals[sub].comms[i].as_mut()?;
-    c.coll_seq += 1;
-    let place = (c.coll_seq, 0);
-    let t = s.rcoll.twins.get_mut(&key)?;
-    let comm = t.comm?;
-    t.last = Some(place);
-    t.started += 1;
-    let number = t.started;
+    let place = real::next_place(s, sub, i)?;
+    let number = s.rcoll.twins.get_mut(&key)?.start(place);
     Some(turn(s, key, comm, number))
 }
 
