@@ -99,6 +99,9 @@ pub(super) struct Twin {
     /// coll5: the process of each rank when every process holds exactly one (Some(None):
     /// not so), found once (`start_idle`).
     layout: Option<Option<Box<[usize]>>>,
+    /// Session 16: rank i on process i (found with `layout`): the blocking fast path's blocks
+    /// are the call's as they are (`begin_straight`).
+    straight: bool,
 }
 
 impl Twin {
@@ -115,6 +118,7 @@ impl Twin {
             started: 0,
             persistent: 0,
             layout: None,
+            straight: false,
         }
     }
     /// Marks the operation at `place` started; returns its number (the n-th started is n).
@@ -386,13 +390,28 @@ pub(super) fn idle_twin(
     }
     let (key, me) = (key_of(cm.ctx, &cm.group.ranks), cm.rank as usize);
     if s.rcoll.twins.get(&key)?.layout.is_none() {
-        let layout = one_each(s, &cm.group.ranks);
-        s.rcoll.twins.get_mut(&key)?.layout = Some(layout);
+        fill_layout(s, sub, i, key)?;
     }
     let t = s.rcoll.twins.get(&key)?;
     // Operations submitted and not started (`ready`) always have a place in `waiting`.
     (t.waiting.is_empty()).then_some(())?;
     Some((i, key, me, t.comm?))
+}
+
+/// Finds the layout of twin `key` of communicator `i` of subrank `sub` (once per twin).
+#[cold]
+fn fill_layout(s: &mut State, sub: usize, i: usize, key: CommKey) -> Option<()> {
+    let ranks = &s.locals.get(sub)?.comms.get(i)?.as_ref()?.group.ranks;
+    let layout = one_each(s, ranks);
+    let t = s.rcoll.twins.get_mut(&key)?;
+    t.straight = layout.as_ref().is_some_and(|p| p.iter().enumerate().all(|(i, &q)| i == q));
+    t.layout = Some(layout);
+    Some(())
+}
+
+/// A check that passed already.
+fn passed(_: &CommRef) -> bool {
+    true
 }
 
 /// Takes the next call number of communicator `i` of subrank `sub`: the call's place.
@@ -402,14 +421,41 @@ pub(super) fn next_place(s: &mut State, sub: usize, i: usize) -> Option<Place> {
     Some((c.coll_seq, 0))
 }
 
-/// Whether twin `key` holds one member per process in process order (rank i on process i):
-/// the real collective's blocks are the call's as they are. After `idle_twin`.
-pub(super) fn in_order(s: &State, key: CommKey) -> bool {
-    s.rcoll
-        .twins
-        .get(&key)
-        .and_then(|t| t.layout.as_ref()?.as_ref())
-        .is_some_and(|p| p.iter().enumerate().all(|(i, &q)| i == q))
+/// The blocking fast path's look and start at one member per process (`solo::begin`), with
+/// one lookup of the twin: when `check` accepts communicator `comm_h` of subrank `sub`
+/// (active) and its twin is made, idle (nothing waits for a turn) and holds rank i on
+/// process i, takes the call's place and marks it started: (the twin's key, its real
+/// communicator, the operation's number). None: nothing was done.
+pub(super) fn begin_straight(
+    s: &mut State,
+    sub: usize,
+    comm_h: usize,
+    check: impl FnOnce(&CommRef) -> bool,
+) -> Option<(CommKey, RComm, u64)> {
+    let i = crate::core::comm::comm_index(comm_h)?;
+    let l = s.locals.get_mut(sub)?;
+    if !l.initialized || l.finalized {
+        return None;
+    }
+    let cm = l.comms.get_mut(i)?.as_mut()?;
+    if cm.is_inter() || !check(cm) {
+        return None;
+    }
+    let key = key_of(cm.ctx, &cm.group.ranks);
+    let t = s.rcoll.twins.get_mut(&key)?;
+    if t.layout.is_none() {
+        // Once per twin; the check above passed and holds still.
+        fill_layout(s, sub, i, key)?;
+        return begin_straight(s, sub, comm_h, passed);
+    }
+    // Operations submitted and not started (`ready`) always have a place in `waiting`.
+    if !t.straight || !t.waiting.is_empty() {
+        return None;
+    }
+    let comm = t.comm?;
+    cm.coll_seq += 1;
+    let number = t.start((cm.coll_seq, 0));
+    Some((key, comm, number))
 }
 
 /// A blocking real call on the side thread (`token` in `running`) held twin `key`

@@ -41,15 +41,18 @@ use crate::transport::real::RComm;
 use crate::transport::{CollMem, RealColl};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Whether blocking collectives on communicators with a twin run as the real MPI's blocking
 /// collectives: one subrank per process and the real MPI at `MPI_THREAD_MULTIPLE`. The same
 /// answer on every process (launch settings).
 #[inline]
 pub fn on() -> bool {
-    let cfg = crate::core::runtime::config();
-    cfg.real_multiple && cfg.real_coll && cfg.local() == 1
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| {
+        let cfg = crate::core::runtime::config();
+        cfg.real_multiple && cfg.real_coll && cfg.local() == 1
+    })
 }
 
 /// Where the real call blocks.
@@ -63,7 +66,7 @@ enum Route {
 pub struct Turn {
     key: CommKey,
     comm: RComm,
-    fns: Blocking,
+    fns: &'static Blocking,
     route: Route,
     /// A side call's entry in the running real operations (`real::release` removes it).
     token: u64,
@@ -83,9 +86,16 @@ fn take(s: &mut State, key: CommKey, place: (u64, u32)) -> Option<Turn> {
     Some(turn(s, key, comm, number))
 }
 
+/// The real MPI's blocking collectives (fixed once it is initialised).
+fn fns(s: &State) -> &'static Blocking {
+    static FNS: OnceLock<Blocking> = OnceLock::new();
+    FNS.get_or_init(|| s.tp.blocking())
+}
+
 /// Where a call made now blocks (see the module's text).
 fn route(s: &State) -> Route {
-    if crate::sched::park::live() > 1 {
+    if crate::sched::park::live() > 1 || INLINE.load(Ordering::Relaxed) {
+        // Another task is alive, or a thread of the program sits in a call in place.
         return Route::Side;
     }
     if crate::core::background::awaits_transport(s) && !crate::core::background::serve() {
@@ -98,15 +108,15 @@ fn route(s: &State) -> Route {
 /// time: a second, from a thread of the program, goes to the side) or registers the side
 /// call among the running real operations, for the deadlock detector.
 fn turn(s: &mut State, key: CommKey, comm: RComm, number: u64) -> Turn {
-    let mut route = route(s);
-    if route == Route::Inline && INLINE.swap(true, Ordering::AcqRel) {
-        route = Route::Side;
-    }
+    let route = route(s);
     let mut token = 0;
     match route {
         Route::Inline => {
+            // Claimed and released by the holder of the state lock only (`turn` runs under
+            // it; `call` releases): plain stores suffice.
+            INLINE.store(true, Ordering::Relaxed);
             s.rcoll.inline = Some((key, number));
-            INLINE_SEQ.fetch_add(1, Ordering::Relaxed);
+            INLINE_SEQ.store(INLINE_SEQ.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
             if !SERVED.load(Ordering::Relaxed) {
                 // The background thread answers the deadlock detector for a process whose
                 // only subrank sits in a real call (`watch`).
@@ -125,7 +135,7 @@ fn turn(s: &mut State, key: CommKey, comm: RComm, number: u64) -> Turn {
     Turn {
         key,
         comm,
-        fns: s.tp.blocking(),
+        fns: fns(s),
         route,
         token,
     }
@@ -137,12 +147,7 @@ fn turn(s: &mut State, key: CommKey, comm: RComm, number: u64) -> Turn {
 /// for a turn) and its ranks are in process order. None: the general path (which makes the
 /// same real call).
 pub fn begin(s: &mut State, sub: usize, comm_h: usize, check: impl FnOnce(&CommRef) -> bool) -> Option<Turn> {
-    let (i, key, _, comm) = real::idle_twin(s, sub, comm_h, check)?;
-    if !real::in_order(s, key) {
-        return None;
-    }
-    let place = real::next_place(s, sub, i)?;
-    let number = s.rcoll.twins.get_mut(&key)?.start(place);
+    let (key, comm, number) = real::begin_straight(s, sub, comm_h, check)?;
     Some(turn(s, key, comm, number))
 }
 
