@@ -1493,6 +1493,49 @@ unsafe fn take(s: &mut State, req: *mut Req) -> Status {
     st
 }
 
+/// issue 16 (p2p7): a wait (MPI_Wait, MPI_Waitall) when point-to-point passes through
+/// (`core::p2p::direct`) and every handle in `v` is null, complete, or a direct operation of
+/// the running subrank: polls them all with one progress step of the real MPI per poll, in place and
+/// under one lock, as the real MPI_Waitall would (`State::direct_wait_poll`), with the whole
+/// engine (the ring, other requests) every `DIRECT_FULL_POLL`th poll. When all completed, each
+/// handle's status goes to `each(index, status)` (handles nulled, as `take` does; without
+/// `statuses` only its error is meaningful: the caller ignores them). Err: the
+/// general path runs (nothing was taken), with `true` when this one polled for as long as the
+/// general path would before parking (`SPIN_POLLS`) or another task is ready to run.
+///
+/// # Safety
+/// `v` are the caller's request handles.
+unsafe fn wait_direct(v: &mut [Req], statuses: bool, mut each: impl FnMut(usize, Status)) -> Result<(), bool> {
+    // Threads of the program (MPI_THREAD_MULTIPLE) wait on the general path.
+    if !sched::in_coroutine() {
+        return Err(false);
+    }
+    let sub = sched::rank();
+    let mut g = state::lock();
+    let Some(s) = g.as_mut() else { return Err(false) };
+    for i in 1..=blocking::SPIN_POLLS {
+        match s.direct_wait_poll(sub, v, statuses) {
+            None => return Err(false),
+            Some(true) => {
+                for (k, h) in v.iter_mut().enumerate() {
+                    // SAFETY: `h` is one of the caller's handles.
+                    let st = if live(s, *h) { unsafe { take(s, h) } } else { Status::empty() };
+                    each(k, st);
+                }
+                return Ok(());
+            }
+            Some(false) => {}
+        }
+        if i.is_multiple_of(blocking::DIRECT_FULL_POLL) {
+            s.progress();
+        }
+        if sched::others_ready() {
+            return Err(true);
+        }
+    }
+    Err(true)
+}
+
 mpi_fn!(MPI_Wait, PMPI_Wait, |req: *mut Req, status: *mut MpiStatus| errcomm = errcomm(), {
     me()?;
     super::greq::around(|| {
@@ -1517,13 +1560,30 @@ mpi_fn!(MPI_Wait, PMPI_Wait, |req: *mut Req, status: *mut MpiStatus| errcomm = e
             store(status, &st);
             return status_result(st, "MPI_Wait").map(|_| ());
         }
-        state::with(|s| check_req(s, h))??;
-        let st = block_on(|s| {
-            if !live(s, h) {
-                return Some(Status::empty());
+        // issue 16 (p2p7): a direct operation, polled in place with the real MPI.
+        let mut spun = false;
+        if direct::on() {
+            let mut got = None;
+            match wait_direct(std::slice::from_mut(&mut *req), !status.is_null(), |_, st| got = Some(st)) {
+                Ok(()) => {
+                    let st = got.unwrap_or_else(Status::empty);
+                    store(status, &st);
+                    return status_result(st, "MPI_Wait").map(|_| ());
+                }
+                Err(s) => spun = s,
             }
-            is_done(s, h as ReqId).then(|| take(s, req))
-        })?;
+        }
+        state::with(|s| check_req(s, h))??;
+        let st = blocking::block_on_after(
+            |s| {
+                if !live(s, h) {
+                    return Some(Status::empty());
+                }
+                is_done(s, h as ReqId).then(|| take(s, req))
+            },
+            |s| (s.progress(), None),
+            spun,
+        )?;
         store(status, &st);
         status_result(st, "MPI_Wait").map(|_| ())
     })
@@ -1644,8 +1704,23 @@ mpi_fn!(
     {
         me()?;
         super::greq::around(|| {
+            let mut spun = false;
             let (v, statuses, mut failed) = if n > 0 && !p.is_null() {
                 let v = std::slice::from_raw_parts_mut(p, n as usize);
+                // issue 16 (p2p7): direct operations, polled together in place.
+                if direct::on() {
+                    let mut failed = false;
+                    match wait_direct(v, !statuses.is_null(), |i, st| {
+                        failed |= st.error != c::MPI_SUCCESS;
+                        store_at(statuses, i, &st);
+                    }) {
+                        Ok(()) if failed => {
+                            return err(c::MPI_ERR_IN_STATUS, "a request failed (see the statuses' MPI_ERROR fields)")
+                        }
+                        Ok(()) => return Ok(()),
+                        Err(s) => spun = s,
+                    }
+                }
                 let (k, failed) = waitall_shared(v, statuses);
                 let rest = if statuses.is_null() { statuses } else { statuses.add(k) };
                 (&mut v[k..], rest, failed)
@@ -1665,10 +1740,14 @@ mpi_fn!(
                     }
                     Ok::<(), MpiError>(())
                 })??;
-                block_on(|s| {
-                    failed |= take_done(s, v, statuses, None).1;
-                    v.iter().all(|&h| !live(s, h)).then_some(())
-                })?;
+                blocking::block_on_after(
+                    |s| {
+                        failed |= take_done(s, v, statuses, None).1;
+                        v.iter().all(|&h| !live(s, h)).then_some(())
+                    },
+                    |s| (s.progress(), None),
+                    spun,
+                )?;
             }
             if failed {
                 return err(c::MPI_ERR_IN_STATUS, "a request failed (see the statuses' MPI_ERROR fields)");

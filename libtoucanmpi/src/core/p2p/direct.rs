@@ -193,6 +193,52 @@ impl State {
         }
     }
 
+    /// One poll of a wait by the running subrank `sub` for its requests `handles` (null
+    /// handles and complete or inactive requests are skipped) when every other one is a
+    /// direct operation pending in the transport: one progress step of the real MPI for all
+    /// of them (`Transport::direct_testall`), whose completions are dispatched as the engine's would
+    /// be. None: a handle is not such a request (nothing was done: the general path waits).
+    /// Some(all): whether every request is complete now.
+    /// `statuses`: the caller needs them (see `Transport::direct_testall`).
+    pub fn direct_wait_poll(&mut self, sub: usize, handles: &[usize], statuses: bool) -> Option<bool> {
+        let mut tokens = std::mem::take(&mut self.direct_tokens);
+        tokens.clear();
+        let mut plain = true;
+        for &h in handles {
+            if h == c::MPI_REQUEST_NULL {
+                continue;
+            }
+            let id = h as ReqId;
+            let r = (crate::core::request::owner_of(id) == Some(sub))
+                .then(|| self.locals[sub].reqs.get(id))
+                .flatten();
+            match r {
+                Some(r) if r.complete || !r.active => {}
+                Some(_) => tokens.push(id),
+                None => {
+                    plain = false;
+                    break;
+                }
+            }
+        }
+        let r = match (plain, tokens.is_empty()) {
+            (false, _) => None,
+            (true, true) => Some(true),
+            (true, false) => {
+                super::super::background::stepped();
+                let mut ev = std::mem::take(&mut self.events);
+                let r = self.tp.direct_testall(&tokens, statuses, &mut ev).unwrap_or_else(|e| fatal_transport(e));
+                for e in ev.drain(..) {
+                    self.dispatch(e);
+                }
+                self.events = ev;
+                r
+            }
+        };
+        self.direct_tokens = tokens;
+        r
+    }
+
     /// MPI_Send's fast path on a direct communicator: at most `SMALL` bytes (the real MPI
     /// sends them eagerly) to world rank `dest`, with no request. False: not a direct
     /// communicator (nothing done).
@@ -217,7 +263,7 @@ impl State {
     /// # Safety
     /// `buf..buf+cap` is writable until the receive completes.
     pub unsafe fn direct_recv_begin(&mut self, sub: usize, pat: &Pattern, buf: *mut u8, cap: usize) -> Option<RRequest> {
-        if !self.locals[sub].unexpected.is_empty() {
+        if real_queued(&self.locals[sub], pat.ctx) {
             return None;
         }
         let dc = self.direct.get(pat.ctx)?;
@@ -313,7 +359,7 @@ impl State {
     /// `t` is a contiguous receive buffer of `sub`, valid until the request completes.
     pub unsafe fn irecv_direct(&mut self, sub: usize, comm_h: usize, pat: Pattern, t: crate::core::request::RecvTarget) -> Option<ReqId> {
         let l = self.locals.get(sub)?;
-        if l.region.tracking || !l.unexpected.is_empty() {
+        if l.region.tracking || real_queued(l, pat.ctx) {
             return None;
         }
         let dc = self.direct.get(pat.ctx)?;
@@ -470,6 +516,15 @@ impl State {
             }
         }
     }
+}
+
+/// Whether messages of context `ctx` wait in `l`'s queue: on a direct communicator only
+/// messages taken off the real MPI (`drain_direct`) can, and a direct receive must look there
+/// first. Messages of other contexts (a collective's internal ones, which come early) do not
+/// hold it back.
+#[inline]
+fn real_queued(l: &crate::core::state::Local, ctx: u64) -> bool {
+    !l.unexpected.is_empty() && l.unexpected.iter().any(|u| u.env.ctx == ctx)
 }
 
 /// Whether a message in a rank's queue is one the real MPI still holds (probed off a direct
