@@ -893,17 +893,24 @@ pub(super) unsafe fn sendrecv_direct(
     }
     let sub = sched::rank();
     let len = direct_send_len(sbuf, scount, sdt, stag)?;
-    if len > crate::transport::direct::SMALL {
+    // issue 16 (p2p7): a larger send is a real MPI_Isend (`State::isend_direct`), waited for
+    // after the receive (it was taken by the general path, 2.5x MPICH at 1 KiB).
+    let small = len <= crate::transport::direct::SMALL;
+    if !small && !outside_tls(sbuf, len) {
         return None;
     }
     let (cap, d) = direct_recv_cap(rbuf, rcount, rdt, rtag)?;
-    let (req, pat) = {
+    let (req, pat, sreq) = {
         let mut g = state::lock();
         let s = g.as_mut()?;
         let cm = fast_comm(s, sub, comm_h)?;
         let w = fast_world_of(s.world_size(), cm, comm_h, dest)?;
         if src != c::MPI_ANY_SOURCE {
             fast_world_of(s.world_size(), cm, comm_h, src)?;
+        }
+        // The region hints' bookkeeping wants the general path's requests.
+        if !small && s.locals.get(sub)?.region.tracking {
+            return None;
         }
         let (ctx, pat) = (
             cm.ctx,
@@ -916,10 +923,19 @@ pub(super) unsafe fn sendrecv_direct(
         // SAFETY: the receive buffer holds `cap` bytes until this call returns, after the
         // receive completed.
         let req = unsafe { s.direct_recv_begin(sub, &pat, rbuf as *mut u8, cap) }?;
-        // SAFETY: the send buffer holds `len <= SMALL` bytes.
-        let sent = unsafe { s.direct_send_small(ctx, w, stag, sbuf as *const u8, len) };
-        debug_assert!(sent, "a direct communicator (its receive began)");
-        (req, pat)
+        let sreq = if small {
+            // SAFETY: the send buffer holds `len <= SMALL` bytes.
+            let sent = unsafe { s.direct_send_small(ctx, w, stag, sbuf as *const u8, len) };
+            debug_assert!(sent, "a direct communicator (its receive began)");
+            None
+        } else {
+            // SAFETY: the send buffer holds `len` bytes (outside the thread-locals) until this
+            // call returns, after the send completed.
+            let id = unsafe { s.isend_direct(sub, comm_h, ctx, w, stag, sbuf as *const u8, len) };
+            debug_assert!(id.is_some(), "a direct communicator (its receive began), no hints");
+            id
+        };
+        (req, pat, sreq)
     };
     let t = RecvTarget {
         buf: rbuf as *mut u8,
@@ -927,7 +943,29 @@ pub(super) unsafe fn sendrecv_direct(
         dt: d,
     };
     // SAFETY: the caller's receive buffer, outside the thread-locals (above); the caller runs.
-    Some(unsafe { direct_recv_finish(sub, comm_h, req, pat, t) })
+    let r = unsafe { direct_recv_finish(sub, comm_h, req, pat, t) };
+    if let Some(mut h) = sreq.map(|id| id as Req) {
+        // The send's buffer may be reused once it completed (usually at once: eager).
+        // SAFETY: `h` is the request just made for this call.
+        if let Err(spun) = unsafe { wait_direct(std::slice::from_mut(&mut h), false, |_, _| {}) } {
+            if let Err(e) = blocking::block_on_after(
+                |s| {
+                    let done = is_done(s, h as ReqId);
+                    done.then(|| finish(s, h as ReqId))
+                },
+                |s| (s.progress(), None),
+                spun,
+            ) {
+                return Some(Err(e));
+            }
+        }
+    }
+    Some(r)
+}
+
+/// Whether `len` bytes at `p` lie outside the program's swapped thread-locals.
+fn outside_tls(p: *const c_void, len: usize) -> bool {
+    len == 0 || !crate::sched::swap::in_blocks(p as usize, p as usize + len)
 }
 
 /// Blocking send in any mode.
@@ -1493,6 +1531,31 @@ unsafe fn take(s: &mut State, req: *mut Req) -> Status {
     st
 }
 
+/// `take` of handle `*h`, null or a complete request of the running subrank `sub` (one
+/// lookup, where `live` and `take` make four): its status, the handle nulled unless it is
+/// persistent; an inactive persistent request (or a null handle) gives an empty status.
+fn take_own(s: &mut State, sub: usize, h: &mut Req) -> Status {
+    let id = *h as ReqId;
+    let l = &mut s.locals[sub];
+    let Some(r) = l.reqs.get_mut(id).filter(|r| r.active) else {
+        return Status::empty();
+    };
+    // SAFETY: the request is complete, and its owner runs (the caller).
+    unsafe { r.settle() };
+    let (st, comm) = (r.status, r.comm);
+    if r.persist.is_some() {
+        r.active = false;
+        r.keep = None;
+    } else {
+        l.drop_request(id);
+        *h = c::MPI_REQUEST_NULL;
+    }
+    if let Some(e) = ERRCOMM.get(sub) {
+        e.store(comm, Ordering::Relaxed);
+    }
+    st
+}
+
 /// issue 16 (p2p7): a wait (MPI_Wait, MPI_Waitall) when point-to-point passes through
 /// (`core::p2p::direct`) and every handle in `v` is null, complete, or a direct operation of
 /// the running subrank: polls them all with one progress step of the real MPI per poll, in place and
@@ -1518,9 +1581,7 @@ unsafe fn wait_direct(v: &mut [Req], statuses: bool, mut each: impl FnMut(usize,
             None => return Err(false),
             Some(true) => {
                 for (k, h) in v.iter_mut().enumerate() {
-                    // SAFETY: `h` is one of the caller's handles.
-                    let st = if live(s, *h) { unsafe { take(s, h) } } else { Status::empty() };
-                    each(k, st);
+                    each(k, take_own(s, sub, h));
                 }
                 return Ok(());
             }
@@ -1714,9 +1775,7 @@ mpi_fn!(
                         failed |= st.error != c::MPI_SUCCESS;
                         store_at(statuses, i, &st);
                     }) {
-                        Ok(()) if failed => {
-                            return err(c::MPI_ERR_IN_STATUS, "a request failed (see the statuses' MPI_ERROR fields)")
-                        }
+                        Ok(()) if failed => return err(c::MPI_ERR_IN_STATUS, "a request failed (see the statuses' MPI_ERROR fields)"),
                         Ok(()) => return Ok(()),
                         Err(s) => spun = s,
                     }

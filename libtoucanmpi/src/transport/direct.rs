@@ -317,6 +317,7 @@ impl Transport {
         sel.retain(|&(_, k)| self.reqs[k] == null);
         sel.sort_unstable_by_key(|&(i, _)| std::cmp::Reverse(i));
         let mut r = Ok(Some(sel.len() == n));
+        let first = out.len();
         for &(i, k) in &sel {
             let p = self.pending.swap_remove(i);
             if !statuses {
@@ -330,6 +331,9 @@ impl Transport {
                 Err(e) => r = Err(e),
             }
         }
+        // In pending order (the order they were started: a receive's posted entry is then the
+        // first of its rank's queue when it is handled).
+        out[first..].reverse();
         self.done = sel;
         r
     }
