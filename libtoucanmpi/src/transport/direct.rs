@@ -300,11 +300,21 @@ impl Transport {
                 return Ok(Some(false));
             }
         }
-        // All complete: MPI_Waitall finishes them without a progress step.
+        // All complete: MPI_Waitall (MPI_Wait for one: shorter in MPICH 4.0.2) finishes them
+        // without a progress step.
         // SAFETY: `reqs` (and `stats` when given) have n entries; the requests are live ones
         // of ours.
-        let rc = unsafe { self.real.PMPI_Waitall(n as c_int, self.reqs.as_mut_ptr(), stats) };
-        let in_status = rc == real::REAL_MPI_ERR_IN_STATUS as c_int;
+        let rc = unsafe {
+            if n == 1 {
+                self.real.PMPI_Wait(self.reqs.as_mut_ptr(), stats)
+            } else {
+                self.real.PMPI_Waitall(n as c_int, self.reqs.as_mut_ptr(), stats)
+            }
+        };
+        // MPI_Wait reports a failure (a truncated receive) as its code, MPI_Waitall in the
+        // statuses.
+        let one_failed = n == 1 && rc != real::REAL_MPI_SUCCESS as c_int;
+        let in_status = one_failed || rc == real::REAL_MPI_ERR_IN_STATUS as c_int;
         if !in_status {
             if let Err(e) = check(rc, "MPI_Waitall") {
                 self.done = sel;
@@ -325,7 +335,11 @@ impl Transport {
                 continue;
             }
             let st = self.stats[k];
-            let err = if in_status { st.MPI_ERROR } else { real::REAL_MPI_SUCCESS as c_int };
+            let err = match (one_failed, in_status) {
+                (true, _) => rc,
+                (false, true) => st.MPI_ERROR,
+                (false, false) => real::REAL_MPI_SUCCESS as c_int,
+            };
             match self.direct_done(&p.action, p.buf, &st, err) {
                 Ok(e) => out.push(e),
                 Err(e) => r = Err(e),
