@@ -815,16 +815,28 @@ unsafe fn recv_fast_direct(
         let pat = Pattern { ctx: cm.ctx, src, tag };
         // SAFETY: the caller's buffer holds `cap` bytes until this call returns, which is not
         // before the receive completes.
-        unsafe { s.direct_recv_begin(sub, &pat, buf as *mut u8, cap) }.map(|r| (r, pat))
+        match unsafe { s.direct_recv_begin(sub, &pat, buf as *mut u8, cap) } {
+            // Polled in place under the same lock (issue 16, p2p7: was a second one).
+            Some(mut req) => match poll_in_place(s, &mut req, &pat, cap, !status.is_null()) {
+                Some(st) => Ok(st),
+                None => Err((req, pat)),
+            },
+            None => return Err(false),
+        }
     };
-    let Some((req, pat)) = started else { return Err(false) };
-    let t = RecvTarget {
-        buf: buf as *mut u8,
-        count: count as usize,
-        dt: d,
+    let r = match started {
+        Ok(st) => Ok(st),
+        Err((req, pat)) => {
+            let t = RecvTarget {
+                buf: buf as *mut u8,
+                count: count as usize,
+                dt: d,
+            };
+            // SAFETY: the caller's buffer, outside the thread-locals (above); the caller runs.
+            unsafe { direct_recv_park(sub, comm_h, req, pat, t) }
+        }
     };
-    // SAFETY: the caller's buffer, outside the thread-locals (above); the caller runs.
-    match unsafe { direct_recv_finish(sub, comm_h, req, pat, t) } {
+    match r {
         Ok(st) => {
             store(status, &st);
             if st.error == c::MPI_SUCCESS {
@@ -847,21 +859,36 @@ unsafe fn direct_recv_finish(sub: usize, comm_h: usize, mut req: RRequest, pat: 
     let cap = t.count * t.dt.size;
     // Under one lock, as `recv_in_place` polls: with one subrank per process nobody else
     // waits for it (a thread of the program gets it between rounds).
-    let st = state::with_hot(|s| {
-        for i in 1..=blocking::SPIN_POLLS {
-            if let Some(st) = s.direct_recv_poll(&mut req, &pat, cap) {
-                return Some(st);
-            }
-            // The rest of the engine now and then (the ring, other requests), as a wait does.
-            if i.is_multiple_of(blocking::DIRECT_FULL_POLL) {
-                s.progress();
-            }
-        }
-        None
-    })?;
+    let st = state::with_hot(|s| poll_in_place(s, &mut req, &pat, cap, true))?;
     if let Some(st) = st {
         return Ok(st);
     }
+    // SAFETY: forwarded from the caller.
+    unsafe { direct_recv_park(sub, comm_h, req, pat, t) }
+}
+
+/// The polls in place of `direct_recv_finish` (`count`: the caller wants the status's length).
+#[inline(always)]
+fn poll_in_place(s: &mut State, req: &mut RRequest, pat: &Pattern, cap: usize, count: bool) -> Option<Status> {
+    for i in 1..=blocking::SPIN_POLLS {
+        if let Some(st) = s.direct_recv_poll(req, pat, cap, count) {
+            return Some(st);
+        }
+        // The rest of the engine now and then (the ring, other requests), as a wait does.
+        if i.is_multiple_of(blocking::DIRECT_FULL_POLL) {
+            s.progress();
+        }
+    }
+    None
+}
+
+/// `direct_recv_finish` after its polls in place found nothing: the receive becomes a request
+/// that the engine completes while the rank is parked.
+///
+/// # Safety
+/// As `direct_recv_finish`.
+#[inline(never)]
+unsafe fn direct_recv_park(sub: usize, comm_h: usize, req: RRequest, pat: Pattern, t: RecvTarget) -> MpiResult<Status> {
     // SAFETY: forwarded from the caller.
     let id = state::with(|s| unsafe { s.direct_recv_adopt(sub, comm_h, req, pat, t) })?;
     blocking::wait(id)

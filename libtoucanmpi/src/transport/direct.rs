@@ -388,8 +388,10 @@ impl Transport {
         Ok(req)
     }
 
-    /// Tests a receive from `direct_irecv_raw`: its status once it finished.
-    pub fn direct_test_raw(&mut self, req: &mut RRequest) -> Result<Option<DirectStatus>, String> {
+    /// Tests a receive from `direct_irecv_raw`: its status once it finished (a receive with
+    /// no request of the program's: never cancelled; without `count` its length is left 0,
+    /// for a caller that ignores the status, which saves the real MPI two queries).
+    pub fn direct_test_raw(&mut self, req: &mut RRequest, count: bool) -> Result<Option<DirectStatus>, String> {
         let mut flag: c_int = 0;
         // MPI_Request_get_status polls (one progress step, fewer instructions than a failed
         // MPI_Test in MPICH 4.0.2, as the ring's polls do); the complete request is then
@@ -406,7 +408,16 @@ impl Transport {
         let rc = unsafe { self.real.PMPI_Wait(req, st.as_mut_ptr()) };
         self.direct_recvd += 1;
         // SAFETY: zeroed, then filled by the real MPI for the completed request.
-        self.direct_status(unsafe { st.assume_init_ref() }, rc).map(Some)
+        let st = unsafe { st.assume_init_ref() };
+        // A failure (a truncation) gets the whole status: its error message names the length.
+        if count || rc != real::REAL_MPI_SUCCESS as c_int {
+            return self.direct_status(st, rc).map(Some);
+        }
+        Ok(Some(DirectStatus {
+            source: st.MPI_SOURCE,
+            tag: st.MPI_TAG,
+            ..DirectStatus::default()
+        }))
     }
 
     /// Hands a receive from `direct_irecv_raw` to the pending list: `DirectDone(token)` reports

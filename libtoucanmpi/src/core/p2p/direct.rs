@@ -297,8 +297,9 @@ impl State {
 
     /// Polls a receive from `direct_recv_begin`: its status (for a `cap`-byte buffer) once it
     /// finished.
-    pub fn direct_recv_poll(&mut self, req: &mut RRequest, pat: &Pattern, cap: usize) -> Option<Status> {
-        let st = self.tp.direct_test_raw(req).unwrap_or_else(|e| fatal_transport(e))?;
+    /// Without `count` (the caller ignores the status) the length stays 0.
+    pub fn direct_recv_poll(&mut self, req: &mut RRequest, pat: &Pattern, cap: usize, count: bool) -> Option<Status> {
+        let st = self.tp.direct_test_raw(req, count).unwrap_or_else(|e| fatal_transport(e))?;
         let source = self.direct.get(pat.ctx).map_or(st.source, |dc| dc.rank(st.source));
         Some(Status {
             source,
