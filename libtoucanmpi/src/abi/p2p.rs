@@ -771,7 +771,7 @@ unsafe fn send_fast_direct(buf: *const c_void, count: c_int, dt: usize, dest: c_
     let sub = sched::rank();
     let len = direct_send_len(buf, i64::from(count), dt, tag).ok_or(())?;
     if len > crate::transport::direct::SMALL {
-        return Err(());
+        return send_direct_large(buf, len, dest, tag, comm_h, sub);
     }
     let mut g = state::lock();
     let Some(s) = g.as_mut() else { return Err(()) };
@@ -784,6 +784,46 @@ unsafe fn send_fast_direct(buf: *const c_void, count: c_int, dt: usize, dest: c_
     } else {
         Err(())
     }
+}
+
+/// issue 16 (p2p7): `send_fast_direct` of more than `SMALL` bytes (`len`): one real
+/// `MPI_Isend` in a request of the rank (`State::isend_direct`), finished at once when the real
+/// MPI sent it eagerly, else waited for as MPI_Wait waits (it took the general path's export,
+/// checks and request wait: 1 KiB ping-pong was slower than on the general path). Err: the
+/// general path runs (nothing was done).
+#[inline(never)]
+unsafe fn send_direct_large(buf: *const c_void, len: usize, dest: c_int, tag: c_int, comm_h: usize, sub: usize) -> Result<c_int, ()> {
+    // Threads of the program, and a buffer in the thread-locals (copied by the general path).
+    if !sched::in_coroutine() || !outside_tls(buf, len) {
+        return Err(());
+    }
+    let mut h = {
+        let mut g = state::lock();
+        let s = g.as_mut().ok_or(())?;
+        let cm = fast_comm(s, sub, comm_h).ok_or(())?;
+        let w = fast_world_of(s.world_size(), cm, comm_h, dest).ok_or(())?;
+        let ctx = cm.ctx;
+        // SAFETY: the caller's buffer holds `len` bytes until this call returns, after the
+        // send completed.
+        let id = unsafe { s.isend_direct(sub, comm_h, ctx, w, tag, buf as *const u8, len) }.ok_or(())?;
+        if is_done(s, id) {
+            finish(s, id);
+            return Ok(c::MPI_SUCCESS);
+        }
+        id as Req
+    };
+    // SAFETY: `h` is the request just made.
+    if let Err(spun) = unsafe { wait_direct(std::slice::from_mut(&mut h), false, |_, _| {}) } {
+        let r = blocking::block_on_after(
+            |s| is_done(s, h as ReqId).then(|| finish(s, h as ReqId)),
+            |s| (s.progress(), None),
+            spun,
+        );
+        if let Err(e) = r {
+            return Ok(super::raise(comm_h, "MPI_Send", e));
+        }
+    }
+    Ok(c::MPI_SUCCESS)
 }
 
 /// `recv_fast` when point-to-point passes through (`core::p2p::direct`): a receive on a
