@@ -771,7 +771,7 @@ unsafe fn send_fast_direct(buf: *const c_void, count: c_int, dt: usize, dest: c_
     let sub = sched::rank();
     let len = direct_send_len(buf, i64::from(count), dt, tag).ok_or(())?;
     if len > crate::transport::direct::SMALL {
-        return Err(());
+        return send_direct_large(buf, len, dest, tag, comm_h, sub);
     }
     let mut g = state::lock();
     let Some(s) = g.as_mut() else { return Err(()) };
@@ -784,6 +784,46 @@ unsafe fn send_fast_direct(buf: *const c_void, count: c_int, dt: usize, dest: c_
     } else {
         Err(())
     }
+}
+
+/// issue 16 (p2p7): `send_fast_direct` of more than `SMALL` bytes (`len`): one real
+/// `MPI_Isend` in a request of the rank (`State::isend_direct`), finished at once when the real
+/// MPI sent it eagerly, else waited for as MPI_Wait waits (it took the general path's export,
+/// checks and request wait: 1 KiB ping-pong was slower than on the general path). Err: the
+/// general path runs (nothing was done).
+#[inline(never)]
+unsafe fn send_direct_large(buf: *const c_void, len: usize, dest: c_int, tag: c_int, comm_h: usize, sub: usize) -> Result<c_int, ()> {
+    // Threads of the program, and a buffer in the thread-locals (copied by the general path).
+    if !sched::in_coroutine() || !outside_tls(buf, len) {
+        return Err(());
+    }
+    let mut h = {
+        let mut g = state::lock();
+        let s = g.as_mut().ok_or(())?;
+        let cm = fast_comm(s, sub, comm_h).ok_or(())?;
+        let w = fast_world_of(s.world_size(), cm, comm_h, dest).ok_or(())?;
+        let ctx = cm.ctx;
+        // SAFETY: the caller's buffer holds `len` bytes until this call returns, after the
+        // send completed.
+        let id = unsafe { s.isend_direct(sub, comm_h, ctx, w, tag, buf as *const u8, len) }.ok_or(())?;
+        if is_done(s, id) {
+            finish(s, id);
+            return Ok(c::MPI_SUCCESS);
+        }
+        id as Req
+    };
+    // SAFETY: `h` is the request just made.
+    if let Err(spun) = unsafe { wait_direct(std::slice::from_mut(&mut h), false, |_, _| {}) } {
+        let r = blocking::block_on_after(
+            |s| is_done(s, h as ReqId).then(|| finish(s, h as ReqId)),
+            |s| (s.progress(), None),
+            spun,
+        );
+        if let Err(e) = r {
+            return Ok(super::raise(comm_h, "MPI_Send", e));
+        }
+    }
+    Ok(c::MPI_SUCCESS)
 }
 
 /// `recv_fast` when point-to-point passes through (`core::p2p::direct`): a receive on a
@@ -815,16 +855,28 @@ unsafe fn recv_fast_direct(
         let pat = Pattern { ctx: cm.ctx, src, tag };
         // SAFETY: the caller's buffer holds `cap` bytes until this call returns, which is not
         // before the receive completes.
-        unsafe { s.direct_recv_begin(sub, &pat, buf as *mut u8, cap) }.map(|r| (r, pat))
+        match unsafe { s.direct_recv_begin(sub, &pat, buf as *mut u8, cap) } {
+            // Polled in place under the same lock (issue 16, p2p7: was a second one).
+            Some(mut req) => match poll_in_place(s, &mut req, &pat, cap, !status.is_null()) {
+                Some(st) => Ok(st),
+                None => Err((req, pat)),
+            },
+            None => return Err(false),
+        }
     };
-    let Some((req, pat)) = started else { return Err(false) };
-    let t = RecvTarget {
-        buf: buf as *mut u8,
-        count: count as usize,
-        dt: d,
+    let r = match started {
+        Ok(st) => Ok(st),
+        Err((req, pat)) => {
+            let t = RecvTarget {
+                buf: buf as *mut u8,
+                count: count as usize,
+                dt: d,
+            };
+            // SAFETY: the caller's buffer, outside the thread-locals (above); the caller runs.
+            unsafe { direct_recv_park(sub, comm_h, req, pat, t) }
+        }
     };
-    // SAFETY: the caller's buffer, outside the thread-locals (above); the caller runs.
-    match unsafe { direct_recv_finish(sub, comm_h, req, pat, t) } {
+    match r {
         Ok(st) => {
             store(status, &st);
             if st.error == c::MPI_SUCCESS {
@@ -847,21 +899,36 @@ unsafe fn direct_recv_finish(sub: usize, comm_h: usize, mut req: RRequest, pat: 
     let cap = t.count * t.dt.size;
     // Under one lock, as `recv_in_place` polls: with one subrank per process nobody else
     // waits for it (a thread of the program gets it between rounds).
-    let st = state::with_hot(|s| {
-        for i in 1..=blocking::SPIN_POLLS {
-            if let Some(st) = s.direct_recv_poll(&mut req, &pat, cap) {
-                return Some(st);
-            }
-            // The rest of the engine now and then (the ring, other requests), as a wait does.
-            if i.is_multiple_of(blocking::DIRECT_FULL_POLL) {
-                s.progress();
-            }
-        }
-        None
-    })?;
+    let st = state::with_hot(|s| poll_in_place(s, &mut req, &pat, cap, true))?;
     if let Some(st) = st {
         return Ok(st);
     }
+    // SAFETY: forwarded from the caller.
+    unsafe { direct_recv_park(sub, comm_h, req, pat, t) }
+}
+
+/// The polls in place of `direct_recv_finish` (`count`: the caller wants the status's length).
+#[inline(always)]
+fn poll_in_place(s: &mut State, req: &mut RRequest, pat: &Pattern, cap: usize, count: bool) -> Option<Status> {
+    for i in 1..=blocking::SPIN_POLLS {
+        if let Some(st) = s.direct_recv_poll(req, pat, cap, count) {
+            return Some(st);
+        }
+        // The rest of the engine now and then (the ring, other requests), as a wait does.
+        if i.is_multiple_of(blocking::DIRECT_FULL_POLL) {
+            s.progress();
+        }
+    }
+    None
+}
+
+/// `direct_recv_finish` after its polls in place found nothing: the receive becomes a request
+/// that the engine completes while the rank is parked.
+///
+/// # Safety
+/// As `direct_recv_finish`.
+#[inline(never)]
+unsafe fn direct_recv_park(sub: usize, comm_h: usize, req: RRequest, pat: Pattern, t: RecvTarget) -> MpiResult<Status> {
     // SAFETY: forwarded from the caller.
     let id = state::with(|s| unsafe { s.direct_recv_adopt(sub, comm_h, req, pat, t) })?;
     blocking::wait(id)
@@ -893,17 +960,24 @@ pub(super) unsafe fn sendrecv_direct(
     }
     let sub = sched::rank();
     let len = direct_send_len(sbuf, scount, sdt, stag)?;
-    if len > crate::transport::direct::SMALL {
+    // issue 16 (p2p7): a larger send is a real MPI_Isend (`State::isend_direct`), waited for
+    // after the receive (it was taken by the general path, 2.5x MPICH at 1 KiB).
+    let small = len <= crate::transport::direct::SMALL;
+    if !small && !outside_tls(sbuf, len) {
         return None;
     }
     let (cap, d) = direct_recv_cap(rbuf, rcount, rdt, rtag)?;
-    let (req, pat) = {
+    let (req, pat, sreq) = {
         let mut g = state::lock();
         let s = g.as_mut()?;
         let cm = fast_comm(s, sub, comm_h)?;
         let w = fast_world_of(s.world_size(), cm, comm_h, dest)?;
         if src != c::MPI_ANY_SOURCE {
             fast_world_of(s.world_size(), cm, comm_h, src)?;
+        }
+        // The region hints' bookkeeping wants the general path's requests.
+        if !small && s.locals.get(sub)?.region.tracking {
+            return None;
         }
         let (ctx, pat) = (
             cm.ctx,
@@ -916,10 +990,19 @@ pub(super) unsafe fn sendrecv_direct(
         // SAFETY: the receive buffer holds `cap` bytes until this call returns, after the
         // receive completed.
         let req = unsafe { s.direct_recv_begin(sub, &pat, rbuf as *mut u8, cap) }?;
-        // SAFETY: the send buffer holds `len <= SMALL` bytes.
-        let sent = unsafe { s.direct_send_small(ctx, w, stag, sbuf as *const u8, len) };
-        debug_assert!(sent, "a direct communicator (its receive began)");
-        (req, pat)
+        let sreq = if small {
+            // SAFETY: the send buffer holds `len <= SMALL` bytes.
+            let sent = unsafe { s.direct_send_small(ctx, w, stag, sbuf as *const u8, len) };
+            debug_assert!(sent, "a direct communicator (its receive began)");
+            None
+        } else {
+            // SAFETY: the send buffer holds `len` bytes (outside the thread-locals) until this
+            // call returns, after the send completed.
+            let id = unsafe { s.isend_direct(sub, comm_h, ctx, w, stag, sbuf as *const u8, len) };
+            debug_assert!(id.is_some(), "a direct communicator (its receive began), no hints");
+            id
+        };
+        (req, pat, sreq)
     };
     let t = RecvTarget {
         buf: rbuf as *mut u8,
@@ -927,7 +1010,29 @@ pub(super) unsafe fn sendrecv_direct(
         dt: d,
     };
     // SAFETY: the caller's receive buffer, outside the thread-locals (above); the caller runs.
-    Some(unsafe { direct_recv_finish(sub, comm_h, req, pat, t) })
+    let r = unsafe { direct_recv_finish(sub, comm_h, req, pat, t) };
+    if let Some(mut h) = sreq.map(|id| id as Req) {
+        // The send's buffer may be reused once it completed (usually at once: eager).
+        // SAFETY: `h` is the request just made for this call.
+        if let Err(spun) = unsafe { wait_direct(std::slice::from_mut(&mut h), false, |_, _| {}) } {
+            if let Err(e) = blocking::block_on_after(
+                |s| {
+                    let done = is_done(s, h as ReqId);
+                    done.then(|| finish(s, h as ReqId))
+                },
+                |s| (s.progress(), None),
+                spun,
+            ) {
+                return Some(Err(e));
+            }
+        }
+    }
+    Some(r)
+}
+
+/// Whether `len` bytes at `p` lie outside the program's swapped thread-locals.
+fn outside_tls(p: *const c_void, len: usize) -> bool {
+    len == 0 || !crate::sched::swap::in_blocks(p as usize, p as usize + len)
 }
 
 /// Blocking send in any mode.
@@ -1493,6 +1598,72 @@ unsafe fn take(s: &mut State, req: *mut Req) -> Status {
     st
 }
 
+/// `take` of handle `*h`, null or a complete request of the running subrank `sub` (one
+/// lookup, where `live` and `take` make four): its status, the handle nulled unless it is
+/// persistent; an inactive persistent request (or a null handle) gives an empty status.
+fn take_own(s: &mut State, sub: usize, h: &mut Req) -> Status {
+    let id = *h as ReqId;
+    let l = &mut s.locals[sub];
+    let Some(r) = l.reqs.get_mut(id).filter(|r| r.active) else {
+        return Status::empty();
+    };
+    // SAFETY: the request is complete, and its owner runs (the caller).
+    unsafe { r.settle() };
+    let (st, comm) = (r.status, r.comm);
+    if r.persist.is_some() {
+        r.active = false;
+        r.keep = None;
+    } else {
+        l.drop_request(id);
+        *h = c::MPI_REQUEST_NULL;
+    }
+    if let Some(e) = ERRCOMM.get(sub) {
+        e.store(comm, Ordering::Relaxed);
+    }
+    st
+}
+
+/// issue 16 (p2p7): a wait (MPI_Wait, MPI_Waitall) when point-to-point passes through
+/// (`core::p2p::direct`) and every handle in `v` is null, complete, or a direct operation of
+/// the running subrank: polls them all with one progress step of the real MPI per poll, in place and
+/// under one lock, as the real MPI_Waitall would (`State::direct_wait_poll`), with the whole
+/// engine (the ring, other requests) every `DIRECT_FULL_POLL`th poll. When all completed, each
+/// handle's status goes to `each(index, status)` (handles nulled, as `take` does; without
+/// `statuses` only its error is meaningful: the caller ignores them). Err: the
+/// general path runs (nothing was taken), with `true` when this one polled for as long as the
+/// general path would before parking (`SPIN_POLLS`) or another task is ready to run.
+///
+/// # Safety
+/// `v` are the caller's request handles.
+unsafe fn wait_direct(v: &mut [Req], statuses: bool, mut each: impl FnMut(usize, Status)) -> Result<(), bool> {
+    // Threads of the program (MPI_THREAD_MULTIPLE) wait on the general path.
+    if !sched::in_coroutine() {
+        return Err(false);
+    }
+    let sub = sched::rank();
+    let mut g = state::lock();
+    let Some(s) = g.as_mut() else { return Err(false) };
+    for i in 1..=blocking::SPIN_POLLS {
+        match s.direct_wait_poll(sub, v, statuses) {
+            None => return Err(false),
+            Some(true) => {
+                for (k, h) in v.iter_mut().enumerate() {
+                    each(k, take_own(s, sub, h));
+                }
+                return Ok(());
+            }
+            Some(false) => {}
+        }
+        if i.is_multiple_of(blocking::DIRECT_FULL_POLL) {
+            s.progress();
+        }
+        if sched::others_ready() {
+            return Err(true);
+        }
+    }
+    Err(true)
+}
+
 mpi_fn!(MPI_Wait, PMPI_Wait, |req: *mut Req, status: *mut MpiStatus| errcomm = errcomm(), {
     me()?;
     super::greq::around(|| {
@@ -1517,13 +1688,30 @@ mpi_fn!(MPI_Wait, PMPI_Wait, |req: *mut Req, status: *mut MpiStatus| errcomm = e
             store(status, &st);
             return status_result(st, "MPI_Wait").map(|_| ());
         }
-        state::with(|s| check_req(s, h))??;
-        let st = block_on(|s| {
-            if !live(s, h) {
-                return Some(Status::empty());
+        // issue 16 (p2p7): a direct operation, polled in place with the real MPI.
+        let mut spun = false;
+        if direct::on() {
+            let mut got = None;
+            match wait_direct(std::slice::from_mut(&mut *req), !status.is_null(), |_, st| got = Some(st)) {
+                Ok(()) => {
+                    let st = got.unwrap_or_else(Status::empty);
+                    store(status, &st);
+                    return status_result(st, "MPI_Wait").map(|_| ());
+                }
+                Err(s) => spun = s,
             }
-            is_done(s, h as ReqId).then(|| take(s, req))
-        })?;
+        }
+        state::with(|s| check_req(s, h))??;
+        let st = blocking::block_on_after(
+            |s| {
+                if !live(s, h) {
+                    return Some(Status::empty());
+                }
+                is_done(s, h as ReqId).then(|| take(s, req))
+            },
+            |s| (s.progress(), None),
+            spun,
+        )?;
         store(status, &st);
         status_result(st, "MPI_Wait").map(|_| ())
     })
@@ -1644,8 +1832,21 @@ mpi_fn!(
     {
         me()?;
         super::greq::around(|| {
+            let mut spun = false;
             let (v, statuses, mut failed) = if n > 0 && !p.is_null() {
                 let v = std::slice::from_raw_parts_mut(p, n as usize);
+                // issue 16 (p2p7): direct operations, polled together in place.
+                if direct::on() {
+                    let mut failed = false;
+                    match wait_direct(v, !statuses.is_null(), |i, st| {
+                        failed |= st.error != c::MPI_SUCCESS;
+                        store_at(statuses, i, &st);
+                    }) {
+                        Ok(()) if failed => return err(c::MPI_ERR_IN_STATUS, "a request failed (see the statuses' MPI_ERROR fields)"),
+                        Ok(()) => return Ok(()),
+                        Err(s) => spun = s,
+                    }
+                }
                 let (k, failed) = waitall_shared(v, statuses);
                 let rest = if statuses.is_null() { statuses } else { statuses.add(k) };
                 (&mut v[k..], rest, failed)
@@ -1665,10 +1866,14 @@ mpi_fn!(
                     }
                     Ok::<(), MpiError>(())
                 })??;
-                block_on(|s| {
-                    failed |= take_done(s, v, statuses, None).1;
-                    v.iter().all(|&h| !live(s, h)).then_some(())
-                })?;
+                blocking::block_on_after(
+                    |s| {
+                        failed |= take_done(s, v, statuses, None).1;
+                        v.iter().all(|&h| !live(s, h)).then_some(())
+                    },
+                    |s| (s.progress(), None),
+                    spun,
+                )?;
             }
             if failed {
                 return err(c::MPI_ERR_IN_STATUS, "a request failed (see the statuses' MPI_ERROR fields)");

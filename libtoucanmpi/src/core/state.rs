@@ -220,7 +220,10 @@ pub struct State {
     pub nproc: usize,
     pub locals: Locals,
     pub tp: TpCell,
-    events: Vec<Event>,
+    pub(super) events: Vec<Event>,
+    /// issue 16 (p2p7): the requests of a wait's direct poll (`p2p::direct`), kept between
+    /// polls to save an allocation.
+    pub(super) direct_tokens: Vec<u64>,
     /// `progress_pending`'s polls, counted to poll everything every `DIRECT_FULL_POLL`th time.
     direct_polls: u32,
     pub real_version: String,
@@ -529,6 +532,7 @@ impl State {
             locals: Locals(locals),
             tp: TpCell(Lock::new(tp)),
             events: Vec::new(),
+            direct_tokens: Vec::new(),
             direct_polls: 0,
             real_version,
             det: super::deadlock::Detector::new(),

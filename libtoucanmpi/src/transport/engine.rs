@@ -140,7 +140,7 @@ pub struct Transport {
     pub ctrl_sent: u64,
     pub ctrl_recvd: u64,
     pub(super) pending: Vec<Pending>,
-    reqs: Vec<RRequest>,
+    pub(super) reqs: Vec<RRequest>,
     next_msgid: Vec<u32>,
     msgid_limit: u32,
     pub tag_ub: i64,
@@ -165,12 +165,15 @@ pub struct Transport {
     pub direct_recvd: u64,
     /// Direct operations in the pending list.
     pub(super) direct_pending: usize,
+    /// Direct operations the program asked to cancel so far: while none was, a wait that
+    /// ignores statuses polls without them (`direct_testall`).
+    pub(super) direct_cancels: u64,
     /// `poll_pending`'s work arrays, kept between polls.
-    idx: Vec<c_int>,
-    stats: Vec<RealStatus>,
+    pub(super) idx: Vec<c_int>,
+    pub(super) stats: Vec<RealStatus>,
     /// `testsome`'s completed entries (pending index, status index), kept to save an
     /// allocation per completion.
-    done: Vec<(usize, usize)>,
+    pub(super) done: Vec<(usize, usize)>,
 }
 
 /// Outstanding real requests by kind (`Transport::pending_kinds`).
@@ -332,6 +335,7 @@ impl Transport {
             direct_sent: 0,
             direct_recvd: 0,
             direct_pending: 0,
+            direct_cancels: 0,
             idx: Vec::new(),
             stats: Vec::new(),
             done: Vec::new(),

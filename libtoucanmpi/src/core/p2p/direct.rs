@@ -122,6 +122,9 @@ fn real_tag(tag: i32) -> i32 {
 #[derive(Default)]
 pub struct Directs {
     comms: IdMap<u64, DirectComm>,
+    /// issue 16 (p2p7): the first one added (MPI_COMM_WORLD's, made at start-up), looked up
+    /// without hashing: most programs send on it alone.
+    first: Option<(u64, DirectComm)>,
 }
 
 impl Directs {
@@ -130,17 +133,34 @@ impl Directs {
         if !on() {
             return None;
         }
-        self.comms.get(&ctx)
+        match &self.first {
+            Some((c, dc)) if *c == ctx => Some(dc),
+            _ => self.comms.get(&ctx),
+        }
     }
 
     pub fn add(&mut self, ctx: u64, comm: RComm, ranks: &[u32]) {
-        if on() {
-            self.comms.insert(ctx, DirectComm::new(comm, ranks));
+        if !on() {
+            return;
+        }
+        let dc = DirectComm::new(comm, ranks);
+        if self.first.is_none() {
+            self.first = Some((ctx, dc));
+        } else {
+            self.comms.insert(ctx, dc);
         }
     }
 
     pub fn remove(&mut self, ctx: u64) {
+        if self.first.as_ref().is_some_and(|(c, _)| *c == ctx) {
+            self.first = None;
+        }
         self.comms.remove(&ctx);
+    }
+
+    /// Every direct communicator's context.
+    fn contexts(&self) -> Vec<u64> {
+        self.first.iter().map(|(c, _)| *c).chain(self.comms.keys().copied()).collect()
     }
 }
 
@@ -193,6 +213,55 @@ impl State {
         }
     }
 
+    /// One poll of a wait by the running subrank `sub` for its requests `handles` (null
+    /// handles and complete or inactive requests are skipped) when every other one is a
+    /// direct operation pending in the transport: one progress step of the real MPI for all
+    /// of them (`Transport::direct_testall`), whose completions are dispatched as the engine's would
+    /// be. None: a handle is not such a request (nothing was done: the general path waits).
+    /// Some(all): whether every request is complete now.
+    /// `statuses`: the caller needs them (see `Transport::direct_testall`).
+    pub fn direct_wait_poll(&mut self, sub: usize, handles: &[usize], statuses: bool) -> Option<bool> {
+        let mut tokens = std::mem::take(&mut self.direct_tokens);
+        tokens.clear();
+        let mut plain = true;
+        for &h in handles {
+            if h == c::MPI_REQUEST_NULL {
+                continue;
+            }
+            let id = h as ReqId;
+            let r = (crate::core::request::owner_of(id) == Some(sub))
+                .then(|| self.locals[sub].reqs.get(id))
+                .flatten();
+            match r {
+                Some(r) if r.complete || !r.active => {}
+                Some(_) => tokens.push(id),
+                None => {
+                    plain = false;
+                    break;
+                }
+            }
+        }
+        let r = match (plain, tokens.is_empty()) {
+            (false, _) => None,
+            (true, true) => Some(true),
+            (true, false) => {
+                super::super::background::stepped();
+                let mut ev = std::mem::take(&mut self.events);
+                let r = self
+                    .tp
+                    .direct_testall(&tokens, statuses, &mut ev)
+                    .unwrap_or_else(|e| fatal_transport(e));
+                for e in ev.drain(..) {
+                    self.dispatch(e);
+                }
+                self.events = ev;
+                r
+            }
+        };
+        self.direct_tokens = tokens;
+        r
+    }
+
     /// MPI_Send's fast path on a direct communicator: at most `SMALL` bytes (the real MPI
     /// sends them eagerly) to world rank `dest`, with no request. False: not a direct
     /// communicator (nothing done).
@@ -217,7 +286,7 @@ impl State {
     /// # Safety
     /// `buf..buf+cap` is writable until the receive completes.
     pub unsafe fn direct_recv_begin(&mut self, sub: usize, pat: &Pattern, buf: *mut u8, cap: usize) -> Option<RRequest> {
-        if !self.locals[sub].unexpected.is_empty() {
+        if real_queued(&self.locals[sub], pat.ctx) {
             return None;
         }
         let dc = self.direct.get(pat.ctx)?;
@@ -228,8 +297,9 @@ impl State {
 
     /// Polls a receive from `direct_recv_begin`: its status (for a `cap`-byte buffer) once it
     /// finished.
-    pub fn direct_recv_poll(&mut self, req: &mut RRequest, pat: &Pattern, cap: usize) -> Option<Status> {
-        let st = self.tp.direct_test_raw(req).unwrap_or_else(|e| fatal_transport(e))?;
+    /// Without `count` (the caller ignores the status) the length stays 0.
+    pub fn direct_recv_poll(&mut self, req: &mut RRequest, pat: &Pattern, cap: usize, count: bool) -> Option<Status> {
+        let st = self.tp.direct_test_raw(req, count).unwrap_or_else(|e| fatal_transport(e))?;
         let source = self.direct.get(pat.ctx).map_or(st.source, |dc| dc.rank(st.source));
         Some(Status {
             source,
@@ -289,14 +359,17 @@ impl State {
         }
         let comm = self.direct.get(ctx)?.comm;
         let id = self.new_request(sub, comm_h);
-        if let Some(r) = self.req_mut(id) {
+        let small = len <= crate::transport::direct::SMALL;
+        if let Some(r) = self.locals[sub].reqs.get_mut(id) {
             r.mark_send(dest, tag);
+            // Sent below before anything can look at it: complete, as `complete` would make
+            // it (nobody to wake: its owner runs; not freed, no attached buffer).
+            r.complete = small;
         }
-        if len <= crate::transport::direct::SMALL {
+        if small {
             let proc = self.locate(dest).0 as i32;
             // SAFETY: forwarded from the caller (only read during the call).
             unsafe { self.tp.direct_send_small(comm, proc, tag, ptr, len) }.unwrap_or_else(|e| fatal_transport(e));
-            self.complete(id);
         } else {
             let data = SendData { ptr, len, owned: None };
             self.send_direct(id, comm, dest, tag, data, SendMode::Standard);
@@ -310,20 +383,21 @@ impl State {
     /// first), or the region hints track requests (the general path runs; nothing was done).
     ///
     /// # Safety
-    /// `t` is a contiguous receive buffer of `sub`, valid until the request completes.
+    /// `t` is a contiguous receive buffer of `sub` outside the program's thread-locals, valid
+    /// until the request completes.
     pub unsafe fn irecv_direct(&mut self, sub: usize, comm_h: usize, pat: Pattern, t: crate::core::request::RecvTarget) -> Option<ReqId> {
         let l = self.locals.get(sub)?;
-        if l.region.tracking || !l.unexpected.is_empty() {
+        if l.region.tracking || real_queued(l, pat.ctx) {
             return None;
         }
         let dc = self.direct.get(pat.ctx)?;
         let (comm, src) = (dc.comm, dc.source(pat.src));
         let (buf, cap) = (t.buf, t.count * t.dt.size);
         let id = self.new_request(sub, comm_h);
-        // A new request is a receive with an empty status until told otherwise.
-        if let Some(r) = self.req_mut(id) {
-            // SAFETY: forwarded from the caller.
-            unsafe { r.set_recv(t) };
+        // A new request is a receive with an empty status until told otherwise; the buffer
+        // lies outside the thread-locals (the caller's promise): no bounce (`set_recv`).
+        if let Some(r) = self.locals[sub].reqs.get_mut(id) {
+            r.recv = Some(t);
         }
         // SAFETY: the buffer holds `cap` bytes until the request completes (caller).
         unsafe { self.tp.direct_recv(comm, src, real_tag(pat.tag), buf, cap, None, id) }.unwrap_or_else(|e| fatal_transport(e));
@@ -346,42 +420,55 @@ impl State {
 
     /// A direct send or receive of request `rid` finished.
     pub fn on_direct_done(&mut self, rid: ReqId, st: DirectStatus, temp: Option<Vec<u8>>) {
-        let Some(r) = self.req(rid) else { return };
-        let (owner, is_send) = (r.owner, r.is_send);
-        if is_send {
+        // One look at the owner's state (issue 16, p2p7: the request, its posted entry and its
+        // completion were four lookups each).
+        let Some(owner) = crate::core::request::owner_of(rid) else { return };
+        let Some(l) = self.locals.get_mut(owner) else { return };
+        let Some(is_send) = l.reqs.get(rid).map(|r| r.is_send) else {
+            return;
+        };
+        let wake = if is_send {
             if st.cancelled {
-                if let Some(r) = self.req_mut(rid) {
+                if let Some(r) = l.reqs.get_mut(rid) {
                     r.status.cancelled = true;
                 }
             }
-            self.event_done(rid);
-            return;
+            l.event_done(rid)
+        } else {
+            // The posted entry of a receive (a probed message's has none: its envelope is set).
+            let pat = match l.posted.front() {
+                Some(p) if p.req == rid => l.posted.pop_front().map(|p| p.pat),
+                _ => match l.posted.iter().position(|p| p.req == rid) {
+                    Some(i) => l.posted.remove(i).map(|p| p.pat),
+                    None => None,
+                },
+            };
+            let source = pat.and_then(|p| self.direct.get(p.ctx)).map(|dc| dc.rank(st.source));
+            let Some(r) = l.reqs.get_mut(rid) else { return };
+            if st.cancelled {
+                r.status.cancelled = true;
+                r.pending = 0;
+                l.complete(rid)
+            } else {
+                if let Some(src) = source {
+                    r.status.source = src;
+                    r.status.tag = st.tag;
+                }
+                let cap = r.recv.as_ref().map_or(0, |t| t.count * t.dt.size);
+                r.status.bytes = st.bytes.min(cap as u64);
+                r.status.error = if st.truncated { c::MPI_ERR_TRUNCATE } else { c::MPI_SUCCESS };
+                if let (Some(buf), Some(t)) = (temp, r.recv.as_ref()) {
+                    let n = (st.bytes as usize).min(buf.len());
+                    // SAFETY: the receive buffer holds `count` elements of its type; only the
+                    // `n` bytes that arrived are unpacked.
+                    unsafe { t.dt.unpack(&buf[..n], t.buf, t.count) };
+                }
+                l.event_done(rid)
+            }
+        };
+        if let Some(w) = wake {
+            crate::sched::wake(w);
         }
-        // The posted entry of a receive (a probed message's has none: its envelope is set).
-        let posted = self.locals[owner].posted.iter().position(|p| p.req == rid);
-        let pat = posted.and_then(|i| self.locals[owner].posted.remove(i)).map(|p| p.pat);
-        let source = pat.and_then(|p| self.direct.get(p.ctx)).map(|dc| dc.rank(st.source));
-        let Some(r) = self.req_mut(rid) else { return };
-        if st.cancelled {
-            r.status.cancelled = true;
-            r.pending = 0;
-            self.complete(rid);
-            return;
-        }
-        if let Some(src) = source {
-            r.status.source = src;
-            r.status.tag = st.tag;
-        }
-        let cap = r.recv.as_ref().map_or(0, |t| t.count * t.dt.size);
-        r.status.bytes = st.bytes.min(cap as u64);
-        r.status.error = if st.truncated { c::MPI_ERR_TRUNCATE } else { c::MPI_SUCCESS };
-        if let (Some(buf), Some(t)) = (temp, r.recv.clone()) {
-            let n = (st.bytes as usize).min(buf.len());
-            // SAFETY: the receive buffer holds `count` elements of its type; only the `n`
-            // bytes that arrived are unpacked.
-            unsafe { t.dt.unpack(&buf[..n], t.buf, t.count) };
-        }
-        self.event_done(rid);
     }
 
     /// `probe` including messages the real MPI holds on a direct communicator (MPI_Iprobe).
@@ -454,7 +541,7 @@ impl State {
         if !on() || self.locals.len() != 1 {
             return;
         }
-        let ctxs: Vec<u64> = self.direct.comms.keys().copied().collect();
+        let ctxs = self.direct.contexts();
         for ctx in ctxs {
             let any = Pattern {
                 ctx,
@@ -470,6 +557,15 @@ impl State {
             }
         }
     }
+}
+
+/// Whether messages of context `ctx` wait in `l`'s queue: on a direct communicator only
+/// messages taken off the real MPI (`drain_direct`) can, and a direct receive must look there
+/// first. Messages of other contexts (a collective's internal ones, which come early) do not
+/// hold it back.
+#[inline]
+fn real_queued(l: &crate::core::state::Local, ctx: u64) -> bool {
+    !l.unexpected.is_empty() && l.unexpected.iter().any(|u| u.env.ctx == ctx)
 }
 
 /// Whether a message in a rank's queue is one the real MPI still holds (probed off a direct
