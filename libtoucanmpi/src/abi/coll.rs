@@ -169,11 +169,7 @@ pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()
     let id = state::with(|s| s.new_request(sub, comm_h))?;
     if twolevel && coll.real {
         if let Work::Part(p) = work {
-            state::with(|s| {
-                if let Some(r) = s.req_mut(id) {
-                    r.pending = 1;
-                }
-            })?;
+            // The join marks the request as awaiting its one event (coll7: under its lock).
             *req = id as usize;
             crate::core::background::wanted();
             // SAFETY: MPI requires the buffers to stay valid until the request completes.

@@ -302,7 +302,7 @@ fn shape_at(me: usize, procs: &[usize], part: &Part) -> Option<(RealColl, CollMe
 /// `TOUCAN_NBC_TREE_MAX` (`runtime`: default `SMALL_MAX`, at most `collp2p::P2P_MAX`; 0: never), and not when
 /// point-to-point passes through (`p2p::direct`), whose messages share the twins. Depends only
 /// on what every process has alike (the size, the environment).
-fn tree_bcast(bytes: usize) -> bool {
+pub(super) fn tree_bcast(bytes: usize) -> bool {
     bytes > 0 && bytes <= crate::core::runtime::config().nbc_tree_max && !crate::core::p2p::direct::on()
 }
 

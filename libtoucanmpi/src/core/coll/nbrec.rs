@@ -32,6 +32,7 @@ use crate::core::error::MpiResult;
 use crate::core::request::ReqId;
 use crate::core::state::{self, State};
 use crate::transport::{CollMem, RealColl};
+use std::sync::Arc;
 
 /// Bytes per rank below which Gather and Scatter take this path. Above, packing every
 /// member's block into a fresh per-process buffer (and unpacking it at the other end) costs
@@ -43,15 +44,38 @@ const ROOTED_MAX: usize = 16 * 1024;
 
 /// One call's record on this process.
 pub struct Rec {
-    /// Communicator ranks on this process, ascending.
-    local: Vec<i32>,
+    /// Communicator ranks on this process, ascending (coll7: shared by the communicator's
+    /// records, `layout`).
+    local: Arc<[i32]>,
     /// Each local member's arguments and request (by local index), once joined.
     parts: Vec<Option<(Part, ReqId)>>,
     joined: usize,
     /// The process of each communicator rank, and its index among that process's members.
-    procs: Vec<(usize, usize)>,
+    procs: Arc<[(usize, usize)]>,
     /// Members per process (Allgather: the same everywhere).
     per: usize,
+    /// coll7: a broadcast started before every local member joined (`join_bcast`).
+    early: Option<Box<Early>>,
+}
+
+/// coll7 (issue 16, session 16): a broadcast's record whose real operation starts at the
+/// first join that can start it (the root's, in the root's process; the first member's
+/// elsewhere) rather than the last, and whose members complete as soon as the data is here
+/// (at their own join, when they come after it), as the blocking form lets its
+/// representative send or receive before its siblings arrive.
+struct Early {
+    /// The root's block, packed: in the root's process at the root's join; elsewhere where
+    /// the real operation lands. Allocated once, at its full length, before the real operation
+    /// starts (its heap block does not move while the record lives).
+    data: Vec<u8>,
+    /// `data` holds the block.
+    here: bool,
+    /// The real operation finished (the record goes once every local member joined too).
+    done: bool,
+    /// Local members whose request completed, by local index.
+    fin: Vec<bool>,
+    /// The root's local index (in the root's process only).
+    root: Option<usize>,
 }
 
 impl Rec {
@@ -70,6 +94,13 @@ impl Rec {
 
 /// Open records of this process.
 pub type Recs = crate::core::idmap::IdMap<(CommKey, u64), Rec>;
+
+/// coll7: communicators' layouts for the records (`layout`).
+pub type Layouts = crate::core::idmap::IdMap<CommKey, Layout>;
+
+/// coll7: a communicator's ranks on this process (ascending), and the process of each rank
+/// with its index among that process's members.
+pub type Layout = (Arc<[i32]>, Arc<[(usize, usize)]>);
 
 /// Whether a nonblocking call on `cm` with arguments `part` is served here (see the module
 /// documentation); `equal`: the binding has equal blocks (not a v/w form).
@@ -117,15 +148,28 @@ fn even(cm: &CommRef) -> bool {
     .unwrap_or(false)
 }
 
-/// Joins call `c` (enrolled: `c.real`) with arguments `part` for request `id`; the last local
-/// member to join combines and starts the real collective.
+/// Request `id` (just made) completes with one event: its record's.
+fn await_one(s: &mut State, id: ReqId) {
+    if let Some(r) = s.req_mut(id) {
+        r.pending = 1;
+    }
+}
+
+/// Joins call `c` (enrolled: `c.real`) with arguments `part` for request `id` (made, not yet
+/// awaiting its event: the join marks it); the last local member to join combines and
+/// starts the real collective.
 ///
 /// # Safety
 /// MPI requires the buffers of `part` to stay valid until the request completes.
 pub unsafe fn join(c: &Coll, part: Part, id: ReqId) -> MpiResult<()> {
     let key = (key_of(c.comm.ctx, &c.comm.group.ranks), c.seq);
+    if matches!(part, Part::Bcast { .. }) {
+        // SAFETY: forwarded from the caller.
+        return unsafe { join_bcast(c, key, part, id) };
+    }
     let me = c.comm.rank;
     let full = state::with(|s| {
+        await_one(s, id);
         if !s.rcoll.recs.contains_key(&key) {
             let r = new_rec(s, c);
             s.rcoll.recs.insert(key, r);
@@ -147,10 +191,145 @@ pub unsafe fn join(c: &Coll, part: Part, id: ReqId) -> MpiResult<()> {
     unsafe { real::submit_rec(c, what, mem, Box::new(rec)) }
 }
 
-pub(super) fn new_rec(s: &State, c: &Coll) -> Rec {
+// coll7 (issue 16, session 16): broadcasts started at the first join that can start them.
+
+/// A broadcast's join (`join`): the root's join in the root's process, and the first join
+/// elsewhere, start the real operation (a tree of real messages up to `TOUCAN_NBC_TREE_MAX`,
+/// else the real `MPI_Ibcast`, in the call's place on the twin as any: `real::submit_early`);
+/// a member that joins once the data is here takes its copy and completes at once.
+///
+/// # Safety
+/// As `join`.
+unsafe fn join_bcast(c: &Coll, key: (CommKey, u64), part: Part, id: ReqId) -> MpiResult<()> {
+    let me = c.comm.rank;
+    let (root, bytes) = match &part {
+        Part::Bcast { buf, root } => (*root, buf.count * buf.dt.size),
+        _ => unreachable!("join_bcast takes broadcasts"),
+    };
+    let start = state::with(|s| {
+        await_one(s, id);
+        if !s.rcoll.recs.contains_key(&key) {
+            let mut r = new_rec(s, c);
+            let lroot = r.local.binary_search(&root).ok();
+            r.early = Some(Box::new(Early {
+                data: if lroot.is_some() {
+                    Vec::with_capacity(bytes)
+                } else {
+                    vec![0u8; bytes]
+                },
+                here: false,
+                done: false,
+                fin: vec![false; r.local.len()],
+                root: lroot,
+            }));
+            s.rcoll.recs.insert(key, r);
+        }
+        let rec = s.rcoll.recs.get_mut(&key).expect("inserted above");
+        let i = rec.local.binary_search(&me).unwrap_or(0);
+        let first = rec.joined == 0;
+        rec.joined += 1;
+        let rp = rec.procs[root as usize].0;
+        rec.parts[i] = Some((part, id));
+        let e = rec.early.as_mut().expect("a broadcast's record is early");
+        let go = if e.root == Some(i) {
+            if let Some((Part::Bcast { buf, .. }, _)) = &rec.parts[i] {
+                // SAFETY: the root's buffer is valid during its call.
+                unsafe { buf.dt.pack(buf.ptr, buf.count, &mut e.data) };
+            }
+            e.here = true;
+            true
+        } else {
+            e.root.is_none() && first
+        };
+        let start = go.then(|| {
+            let what = if super::nbc::tree_bcast(bytes) {
+                RealColl::TreeBcast { root: rp, tag: 0 }
+            } else {
+                RealColl::Bcast { root: rp }
+            };
+            let p = e.data.as_mut_ptr();
+            (what, CollMem::at(p, p, bytes))
+        });
+        settle(s, key);
+        start
+    })?;
+    let Some((what, mem)) = start else { return Ok(()) };
+    // SAFETY: `mem` is the record's `data`, which stays (and does not move) until the
+    // operation finished (`landed`).
+    unsafe { real::submit_early(c, what, mem, key) }
+}
+
+/// Completes what broadcast record `key` allows: every joined member but the root once the
+/// data is here (its copy taken), the root once the real operation finished; drops the
+/// record once every local member joined and the operation finished.
+fn settle(s: &mut State, key: (CommKey, u64)) {
+    let n = match s.rcoll.recs.get(&key) {
+        Some(rec) if rec.early.is_some() => rec.parts.len(),
+        _ => return,
+    };
+    for j in 0..n {
+        // One member at a time: its completion needs the whole state.
+        let Some(rec) = s.rcoll.recs.get_mut(&key) else { return };
+        let Some(e) = rec.early.as_mut() else { return };
+        let Some((part, id)) = &rec.parts[j] else { continue };
+        let root = e.root == Some(j);
+        if e.fin[j] || !(if root { e.done } else { e.here }) {
+            continue;
+        }
+        if let (Part::Bcast { buf: b, .. }, false) = (part, root) {
+            // SAFETY: the member's buffer stays valid until its request completes (below).
+            unsafe { b.dt.unpack(&e.data[..b.count * b.dt.size], b.ptr, b.count) };
+        }
+        e.fin[j] = true;
+        let id = *id;
+        s.event_done(id);
+    }
+    if s.rcoll
+        .recs
+        .get(&key)
+        .is_some_and(|r| r.joined == r.local.len() && r.early.as_ref().is_some_and(|e| e.done))
+    {
+        s.rcoll.recs.remove(&key);
+    }
+}
+
+/// Broadcast record `key`'s real operation finished (from `real::on_done`).
+pub(super) fn landed(s: &mut State, key: (CommKey, u64)) {
+    if let Some(e) = s.rcoll.recs.get_mut(&key).and_then(|r| r.early.as_mut()) {
+        e.here = true;
+        e.done = true;
+    }
+    settle(s, key);
+}
+
+pub(super) fn new_rec(s: &mut State, c: &Coll) -> Rec {
+    let (local, procs) = layout(s, c);
+    let per = local.len();
+    Rec {
+        parts: (0..local.len()).map(|_| None).collect(),
+        local,
+        joined: 0,
+        procs,
+        per,
+        early: None,
+    }
+}
+
+/// Layouts kept at most (one per communicator in use), as `hier`'s node maps.
+const MAX_LAYOUTS: usize = 1024;
+
+/// The layout of call `c`'s communicator on this process: its ranks here, and the process of
+/// each rank with its index among that process's members. coll7: found once per
+/// communicator (`RealComms::layouts`; it was two vectors of the communicator's size built
+/// per call).
+fn layout(s: &mut State, c: &Coll) -> Layout {
+    let key = key_of(c.comm.ctx, &c.comm.group.ranks);
+    if let Some(l) = s.rcoll.layouts.get(&key) {
+        return l.clone();
+    }
     let mut seen = vec![0usize; s.nproc];
     let mut local = Vec::new();
-    let procs: Vec<(usize, usize)> = c
+    let procs: Arc<[(usize, usize)]> = c
         .comm
         .group
         .ranks
@@ -165,14 +344,12 @@ pub(super) fn new_rec(s: &State, c: &Coll) -> Rec {
             (p, seen[p] - 1)
         })
         .collect();
-    let per = local.len();
-    Rec {
-        parts: (0..local.len()).map(|_| None).collect(),
-        local,
-        joined: 0,
-        procs,
-        per,
+    let l: Layout = (local.into(), procs);
+    if s.rcoll.layouts.len() >= MAX_LAYOUTS {
+        s.rcoll.layouts.clear();
     }
+    s.rcoll.layouts.insert(key, l.clone());
+    l
 }
 
 /// Each joined member's arguments, in local rank order.
@@ -366,7 +543,7 @@ pub(super) unsafe fn combine(rec: &Rec, me: i32) -> (RealColl, CollMem) {
 /// Bytes per rank of a Gather or Scatter record: any member's own block (the same
 /// everywhere, MPI requires it; an in-place root's is the one in its own slot).
 fn rooted_bytes(rec: &Rec) -> usize {
-    let mut own = members(rec).zip(&rec.local).map(|(p, &r)| match p {
+    let mut own = members(rec).zip(rec.local.iter()).map(|(p, &r)| match p {
         Part::Gather { send: Some(b), .. } | Part::Scatter { recv: Some(b), .. } => b.count * b.dt.size,
         Part::Gather { parts, .. } | Part::Scatter { parts, .. } => parts.get(r as usize).map_or(0, |v| v.count * v.dt.size),
         _ => 0,
@@ -486,11 +663,12 @@ mod tests {
                     })
                     .collect();
                 Rec {
-                    local,
+                    local: local.into(),
                     parts,
                     joined: per,
-                    procs: procs.clone(),
+                    procs: procs.clone().into(),
                     per,
+                    early: None,
                 }
             })
             .collect();

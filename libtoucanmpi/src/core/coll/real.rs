@@ -140,6 +140,9 @@ enum Inflight {
     /// A nonblocking call served without a helper task (`coll::nbc`): one of this request's
     /// events is done (its status takes the error class, if any, of the buffer's post step).
     Req { id: crate::core::request::ReqId },
+    /// coll7: a two-level broadcast started early (`coll::nbrec::join_bcast`): its record
+    /// (call `key`, still open) settles.
+    Early { key: (CommKey, u64) },
     /// coll5: a round of persistent plan `plan` (`coll::persist`) through its record.
     Plan {
         plan: u64,
@@ -158,6 +161,8 @@ pub struct RealComms {
     next_token: u64,
     /// Open records of two-level nonblocking calls (`coll::nbrec`).
     pub(super) recs: crate::core::coll::nbrec::Recs,
+    /// coll7: each communicator's layout for those records (`nbrec::layout`).
+    pub(super) layouts: crate::core::coll::nbrec::Layouts,
     /// coll5: persistent collectives planned once (`coll::persist`).
     pub(super) plans: crate::core::coll::persist::Plans,
     /// The blocking real call made in place (`coll::solo`), while `solo::inline_busy`: its
@@ -492,6 +497,7 @@ pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
             s.event_done(id);
         }
         Some(Inflight::Plan { plan, rec }) => crate::core::coll::persist::finish(s, plan, rec, buf),
+        Some(Inflight::Early { key }) => crate::core::coll::nbrec::landed(s, key),
         Some(Inflight::Dup { child }) => {
             if let Some(t) = s.rcoll.twins.get_mut(&child) {
                 t.comm = comm;
@@ -551,6 +557,17 @@ pub unsafe fn submit(c: &Coll, what: RealColl, mem: CollMem, id: crate::core::re
 pub unsafe fn submit_rec(c: &Coll, what: RealColl, mem: CollMem, rec: Box<crate::core::coll::nbrec::Rec>) -> MpiResult<()> {
     // SAFETY: forwarded from the caller.
     unsafe { queue(c, what, mem, Inflight::Rec { rec }) }
+}
+
+/// coll7: as `submit_rec`, for a broadcast's record started before every local member
+/// joined (`coll::nbrec::join_bcast`): it stays open under `key`, and settles when the
+/// operation finishes.
+///
+/// # Safety
+/// As `submit`, for the record's buffer.
+pub unsafe fn submit_early(c: &Coll, what: RealColl, mem: CollMem, key: (CommKey, u64)) -> MpiResult<()> {
+    // SAFETY: forwarded from the caller.
+    unsafe { queue(c, what, mem, Inflight::Early { key }) }
 }
 
 /// `submit` and `submit_rec`: queues the operation at its place on the twin, with what its
