@@ -146,6 +146,18 @@ pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()
     if req.is_null() {
         return err(c::MPI_ERR_ARG, "null request pointer");
     }
+    // coll7: at several members per process, the two-level call in one pass (`nbrec::fast`).
+    let work = match work {
+        // SAFETY: MPI requires the buffers to stay valid until the request completes.
+        Work::Part(p) if !persistent => match unsafe { nbrec::fast(sub, comm_h, &cm, p, equal) } {
+            Ok(r) => {
+                *req = r? as usize;
+                return Ok(());
+            }
+            Err(p) => Work::Part(p),
+        },
+        w => w,
+    };
     // coll5: at one member per process on an idle twin, the whole call in one pass.
     if !persistent {
         if let Work::Part(p) = &work {
