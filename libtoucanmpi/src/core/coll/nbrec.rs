@@ -76,6 +76,9 @@ pub struct Early {
     fin: Vec<bool>,
     /// The root's local index (in the root's process only).
     root: Option<usize>,
+    /// This record among every other (its real operation's completion finds it by this once
+    /// it left the joins' map: `RealComms::landing`).
+    uid: u64,
 }
 
 impl Rec {
@@ -94,6 +97,10 @@ impl Rec {
 
 /// Open records of this process.
 pub type Recs = crate::core::idmap::IdMap<(CommKey, u64), Rec>;
+
+/// coll7: broadcast records every local member joined whose real operation is still under
+/// way, by `Early::uid`.
+pub type Landing = crate::core::idmap::IdMap<u64, Rec>;
 
 /// coll7: communicators' layouts for the records (`layout`).
 pub type Layouts = crate::core::idmap::IdMap<CommKey, Layout>;
@@ -313,13 +320,13 @@ unsafe fn join_bcast_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), part: 
             RealColl::Bcast { root: rp }
         };
         let p = e.data.as_mut_ptr();
-        (what, CollMem::at(p, p, bytes))
+        (what, CollMem::at(p, p, bytes), e.uid)
     });
     settle(s, key);
-    let Some((what, mem)) = start else { return Ok(()) };
+    let Some((what, mem, uid)) = start else { return Ok(()) };
     // SAFETY: `mem` is the record's `data`, which stays (and does not move) until the
     // operation finished (`landed`).
-    unsafe { real::queue_early(s, key, what, mem) }
+    unsafe { real::queue_early(s, key, uid, what, mem) }
 }
 
 /// Broadcast records' shells kept for reuse (their vectors keep their capacity).
@@ -350,6 +357,7 @@ fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize) -> Rec {
             done: false,
             fin: Vec::new(),
             root: None,
+            uid: 0,
         }),
     });
     parts.resize_with(n, || None);
@@ -362,7 +370,7 @@ fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize) -> Rec {
         e.data.reserve(bytes);
     }
     e.fin.resize(n, false);
-    (e.here, e.done, e.root) = (false, false, lroot);
+    (e.here, e.done, e.root, e.uid) = (false, false, lroot, s.rcoll.token());
     Rec {
         parts,
         per: n,
@@ -413,8 +421,28 @@ impl Completed {
 /// record once every local member joined and the operation finished.
 fn settle(s: &mut State, key: (CommKey, u64)) {
     let Some(rec) = s.rcoll.recs.get_mut(&key) else { return };
-    let Some(e) = rec.early.as_mut() else { return };
     let mut done = Completed::default();
+    settle_rec(rec, &mut done);
+    if rec.joined == rec.local.len() {
+        // Every member joined: the record leaves the joins' map (a later communicator with
+        // the same key may number its calls alike), finished or to finish when it lands.
+        if let Some(rec) = s.rcoll.recs.remove(&key) {
+            match rec.early.as_ref() {
+                Some(e) if !e.done => {
+                    s.rcoll.landing.insert(e.uid, rec);
+                }
+                _ => recycle(s, rec),
+            }
+        }
+    }
+    for id in done.ids() {
+        s.event_done(id);
+    }
+}
+
+/// `settle`'s copies and completions on record `rec` (the requests to complete go to `done`).
+fn settle_rec(rec: &mut Rec, done: &mut Completed) {
+    let Some(e) = rec.early.as_mut() else { return };
     for (j, slot) in rec.parts.iter().enumerate() {
         let Some((part, id)) = slot else { continue };
         let root = e.root == Some(j);
@@ -428,21 +456,24 @@ fn settle(s: &mut State, key: (CommKey, u64)) {
         e.fin[j] = true;
         done.push(*id);
     }
-    if e.done && rec.joined == rec.local.len() {
-        if let Some(rec) = s.rcoll.recs.remove(&key) {
-            recycle(s, rec);
-        }
-    }
-    for id in done.ids() {
-        s.event_done(id);
-    }
 }
 
-/// Broadcast record `key`'s real operation finished (from `real::on_done`).
-pub(super) fn landed(s: &mut State, key: (CommKey, u64)) {
-    if let Some(e) = s.rcoll.recs.get_mut(&key).and_then(|r| r.early.as_mut()) {
-        e.here = true;
-        e.done = true;
+/// Broadcast record `uid` (call `key`)'s real operation finished (from `real::on_done`).
+pub(super) fn landed(s: &mut State, key: (CommKey, u64), uid: u64) {
+    if let Some(mut rec) = s.rcoll.landing.remove(&uid) {
+        let mut done = Completed::default();
+        if let Some(e) = rec.early.as_mut() {
+            (e.here, e.done) = (true, true);
+        }
+        settle_rec(&mut rec, &mut done);
+        recycle(s, rec);
+        for id in done.ids() {
+            s.event_done(id);
+        }
+        return;
+    }
+    if let Some(e) = s.rcoll.recs.get_mut(&key).and_then(|r| r.early.as_mut()).filter(|e| e.uid == uid) {
+        (e.here, e.done) = (true, true);
     }
     settle(s, key);
 }

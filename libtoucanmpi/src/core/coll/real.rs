@@ -142,7 +142,7 @@ enum Inflight {
     Req { id: crate::core::request::ReqId },
     /// coll7: a two-level broadcast started early (`coll::nbrec::join_bcast`): its record
     /// (call `key`, still open) settles.
-    Early { key: (CommKey, u64) },
+    Early { key: (CommKey, u64), uid: u64 },
     /// coll5: a round of persistent plan `plan` (`coll::persist`) through its record.
     Plan {
         plan: u64,
@@ -165,6 +165,8 @@ pub struct RealComms {
     pub(super) layouts: crate::core::coll::nbrec::Layouts,
     /// coll7: finished broadcast records' allocations, for reuse (`nbrec::Shells`).
     pub(super) shells: crate::core::coll::nbrec::Shells,
+    /// coll7: broadcast records whose members all joined, until their operation lands.
+    pub(super) landing: crate::core::coll::nbrec::Landing,
     /// coll5: persistent collectives planned once (`coll::persist`).
     pub(super) plans: crate::core::coll::persist::Plans,
     /// The blocking real call made in place (`coll::solo`), while `solo::inline_busy`: its
@@ -499,7 +501,7 @@ pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
             s.event_done(id);
         }
         Some(Inflight::Plan { plan, rec }) => crate::core::coll::persist::finish(s, plan, rec, buf),
-        Some(Inflight::Early { key }) => crate::core::coll::nbrec::landed(s, key),
+        Some(Inflight::Early { key, uid }) => crate::core::coll::nbrec::landed(s, key, uid),
         Some(Inflight::Dup { child }) => {
             if let Some(t) = s.rcoll.twins.get_mut(&child) {
                 t.comm = comm;
@@ -574,9 +576,9 @@ pub(super) unsafe fn queue_rec(
 ///
 /// # Safety
 /// As `submit`, for the record's buffer.
-pub(super) unsafe fn queue_early(s: &mut State, key: (CommKey, u64), what: RealColl, mem: CollMem) -> MpiResult<()> {
+pub(super) unsafe fn queue_early(s: &mut State, key: (CommKey, u64), uid: u64, what: RealColl, mem: CollMem) -> MpiResult<()> {
     // SAFETY: forwarded from the caller.
-    unsafe { queue_at(s, key.0, (key.1, 0), what, mem, Inflight::Early { key }) }
+    unsafe { queue_at(s, key.0, (key.1, 0), what, mem, Inflight::Early { key, uid }) }
 }
 
 /// coll7: registers `place` on twin `key` as `enrol` does (under the state lock).
