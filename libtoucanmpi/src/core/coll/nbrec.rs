@@ -362,12 +362,15 @@ fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize) -> Rec {
     });
     parts.resize_with(n, || None);
     let e = &mut *early;
-    e.data.clear();
-    // The root's process packs the root's block in; elsewhere the real operation lands here.
-    if lroot.is_none() {
-        e.data.resize(bytes, 0);
-    } else {
+    // The root's process packs the root's block in; elsewhere the real operation lands here
+    // (a reused buffer of the right length keeps its old bytes: nobody reads them before the
+    // operation overwrote them all, `here`).
+    if lroot.is_some() {
+        e.data.clear();
         e.data.reserve(bytes);
+    } else if e.data.len() != bytes {
+        e.data.clear();
+        e.data.resize(bytes, 0);
     }
     e.fin.resize(n, false);
     (e.here, e.done, e.root, e.uid) = (false, false, lroot, s.rcoll.token());
