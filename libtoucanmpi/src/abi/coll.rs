@@ -146,6 +146,18 @@ pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()
     if req.is_null() {
         return err(c::MPI_ERR_ARG, "null request pointer");
     }
+    // coll7: at several members per process, the two-level call in one pass (`nbrec::fast`).
+    let work = match work {
+        // SAFETY: MPI requires the buffers to stay valid until the request completes.
+        Work::Part(p) if !persistent => match unsafe { nbrec::fast(sub, comm_h, &cm, p, equal) } {
+            Ok(r) => {
+                *req = r? as usize;
+                return Ok(());
+            }
+            Err(p) => Work::Part(p),
+        },
+        w => w,
+    };
     // coll5: at one member per process on an idle twin, the whole call in one pass.
     if !persistent {
         if let Work::Part(p) = &work {
@@ -169,11 +181,7 @@ pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()
     let id = state::with(|s| s.new_request(sub, comm_h))?;
     if twolevel && coll.real {
         if let Work::Part(p) = work {
-            state::with(|s| {
-                if let Some(r) = s.req_mut(id) {
-                    r.pending = 1;
-                }
-            })?;
+            // The join marks the request as awaiting its one event (coll7: under its lock).
             *req = id as usize;
             crate::core::background::wanted();
             // SAFETY: MPI requires the buffers to stay valid until the request completes.

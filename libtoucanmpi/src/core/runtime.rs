@@ -16,10 +16,15 @@ static INIT: crate::sched::lock::Lock<()> = crate::sched::lock::Lock::new(());
 static ABORT: OnceLock<(unsafe extern "C" fn(real::RComm, c_int) -> c_int, real::RComm)> = OnceLock::new();
 
 fn env_usize(name: &str, default: usize, min: usize, max: usize) -> Result<usize, String> {
-    match std::env::var(name) {
-        Err(_) => Ok(default),
-        Ok(s) if s.trim().is_empty() => Ok(default),
-        Ok(s) => {
+    parse_usize(name, std::env::var(name).ok().as_deref(), default, min, max)
+}
+
+/// `env_usize` on the value `val` of variable `name` (None: unset).
+fn parse_usize(name: &str, val: Option<&str>, default: usize, min: usize, max: usize) -> Result<usize, String> {
+    match val {
+        None => Ok(default),
+        Some(s) if s.trim().is_empty() => Ok(default),
+        Some(s) => {
             let t = s.trim();
             let (num, mult) = match t.char_indices().last() {
                 Some((i, 'k' | 'K')) => (&t[..i], 1 << 10),
@@ -50,12 +55,32 @@ const REAL_BCAST_MIN: usize = 512 << 10;
 
 /// An on/off switch: `on`/`1` or `off`/`0` (unset or empty: `default`).
 fn env_switch(name: &str, default: bool) -> Result<bool, String> {
-    match std::env::var(name).as_deref().map(str::trim) {
-        Err(_) | Ok("") => Ok(default),
-        Ok("on" | "1") => Ok(true),
-        Ok("off" | "0") => Ok(false),
-        Ok(s) => Err(format!("{name}={s} is not valid: expected on or off")),
+    parse_switch(name, std::env::var(name).ok().as_deref(), default)
+}
+
+/// `env_switch` on the value `val` of variable `name` (None: unset).
+fn parse_switch(name: &str, val: Option<&str>, default: bool) -> Result<bool, String> {
+    match val.map(str::trim) {
+        None | Some("") => Ok(default),
+        Some("on" | "1") => Ok(true),
+        Some("off" | "0") => Ok(false),
+        Some(s) => Err(format!("{name}={s} is not valid: expected on or off")),
     }
+}
+
+// coll7 (issue 16, session 16): the small nonblocking collectives' variables (`coll::nbc`).
+
+/// `TOUCAN_NBC_TREE_MAX` with value `val`: bytes up to which a broadcast at one member per
+/// process runs as a tree of real messages (default `nbc::SMALL_MAX`; at most
+/// `collp2p::P2P_MAX`, larger values are clamped; 0: never).
+fn nbc_tree_max(val: Option<&str>) -> Result<usize, String> {
+    let max = crate::transport::collp2p::P2P_MAX;
+    parse_usize("TOUCAN_NBC_TREE_MAX", val, super::coll::nbc::SMALL_MAX, 0, usize::MAX / 2).map(|v| v.min(max))
+}
+
+/// `TOUCAN_NBC_RD` with value `val` (default on).
+fn nbc_rd(val: Option<&str>) -> Result<bool, String> {
+    parse_switch("TOUCAN_NBC_RD", val, true)
 }
 
 /// `TOUCAN_REAL_THREAD`: the thread level asked of the real MPI, `serialized` (the default)
@@ -108,6 +133,9 @@ pub fn load_config() -> Result<Config, String> {
         real_multiple: real_thread_level()?,
         balance_ms: balance_period()?,
         p2p_direct: env_switch("TOUCAN_P2P_DIRECT", false)?,
+        // coll7
+        nbc_tree_max: nbc_tree_max(std::env::var("TOUCAN_NBC_TREE_MAX").ok().as_deref())?,
+        nbc_rd: nbc_rd(std::env::var("TOUCAN_NBC_RD").ok().as_deref())?,
     };
     Ok(*CONFIG.get_or_init(|| cfg))
 }
@@ -185,6 +213,9 @@ pub fn config() -> Config {
         real_multiple: false,
         balance_ms: 0,
         p2p_direct: false,
+        // coll7
+        nbc_tree_max: super::coll::nbc::SMALL_MAX,
+        nbc_rd: true,
     })
 }
 
@@ -269,4 +300,36 @@ pub fn process_exit() -> Result<(), String> {
         std::mem::forget(s);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    /// coll7: the small nonblocking collectives' variables (`TOUCAN_NBC_TREE_MAX`,
+    /// `TOUCAN_NBC_RD`), read with the others.
+    #[rstest]
+    #[case::unset(None, Ok(2048))]
+    #[case::empty(Some(" "), Ok(2048))]
+    #[case::off(Some("0"), Ok(0))]
+    #[case::bytes(Some("300"), Ok(300))]
+    #[case::kib(Some("64k"), Ok(64 << 10))]
+    #[case::clamped(Some("4m"), Ok(crate::transport::collp2p::P2P_MAX))]
+    #[case::bad(Some("big"), Err(()))]
+    #[case::negative(Some("-1"), Err(()))]
+    fn nbc_tree_max_reads(#[case] val: Option<&str>, #[case] want: Result<usize, ()>) {
+        assert_eq!(nbc_tree_max(val).map_err(|_| ()), want);
+    }
+
+    #[rstest]
+    #[case::unset(None, Ok(true))]
+    #[case::on(Some("on"), Ok(true))]
+    #[case::one(Some("1"), Ok(true))]
+    #[case::zero(Some("0"), Ok(false))]
+    #[case::off(Some(" off "), Ok(false))]
+    #[case::bad(Some("maybe"), Err(()))]
+    fn nbc_rd_reads(#[case] val: Option<&str>, #[case] want: Result<bool, ()>) {
+        assert_eq!(nbc_rd(val).map_err(|_| ()), want);
+    }
 }

@@ -59,6 +59,14 @@ pub struct Config {
     /// through to the real MPI (`TOUCAN_P2P_DIRECT`, off by default until its nonblocking
     /// paths are as cheap as the general path's: `p2p::direct`).
     pub p2p_direct: bool,
+    // coll7 (issue 16, session 16): the small nonblocking collectives' switches (`coll::nbc`),
+    // read here with the other variables (they were read in `nbc`).
+    /// Largest broadcast (bytes) that runs as a tree of real point-to-point messages on the
+    /// twin (`TOUCAN_NBC_TREE_MAX`; 0: never).
+    pub nbc_tree_max: usize,
+    /// Small Allreduce, Allgather, Alltoall and Barrier by recursive doubling or pairwise
+    /// exchanges over real point-to-point messages (`TOUCAN_NBC_RD`, on by default).
+    pub nbc_rd: bool,
 }
 
 impl Config {

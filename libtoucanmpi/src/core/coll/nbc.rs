@@ -31,7 +31,7 @@ use crate::core::request::ReqId;
 use crate::core::request::Status;
 use crate::core::state::{self, State};
 use crate::sched;
-use crate::transport::collp2p::{tree_children, P2P_MAX};
+use crate::transport::collp2p::tree_children;
 use crate::transport::real::RComm;
 use crate::transport::{CollMem, RealColl};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -299,18 +299,11 @@ fn shape_at(me: usize, procs: &[usize], part: &Part) -> Option<(RealColl, CollMe
 /// Whether a broadcast of `bytes` bytes (a nonblocking call, or a round of a persistent one,
 /// at one member per process) goes as a tree of real point-to-point messages on the twin
 /// (`transport::collp2p`) rather than the real MPI's `MPI_Ibcast`: from 1 byte up to
-/// `TOUCAN_NBC_TREE_MAX` (default `SMALL_MAX`, at most `collp2p::P2P_MAX`; 0: never), and not when
+/// `TOUCAN_NBC_TREE_MAX` (`runtime`: default `SMALL_MAX`, at most `collp2p::P2P_MAX`; 0: never), and not when
 /// point-to-point passes through (`p2p::direct`), whose messages share the twins. Depends only
 /// on what every process has alike (the size, the environment).
-fn tree_bcast(bytes: usize) -> bool {
-    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    let max = *MAX.get_or_init(|| {
-        std::env::var("TOUCAN_NBC_TREE_MAX")
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .map_or(SMALL_MAX, |v| v.min(P2P_MAX))
-    });
-    bytes > 0 && bytes <= max && !crate::core::p2p::direct::on()
+pub(super) fn tree_bcast(bytes: usize) -> bool {
+    bytes > 0 && bytes <= crate::core::runtime::config().nbc_tree_max && !crate::core::p2p::direct::on()
 }
 
 /// A tree broadcast's forward: what this process sends on to its children when its receive
@@ -591,7 +584,7 @@ const RD_TYPES: [BasicType; 20] = [
 /// a recursive doubling's step, an Alltoall block): up to `collp2p::TREE_MAX` (256 B) they
 /// are blocking eager sends, above it nonblocking ones whose completions the operation
 /// awaits. Chosen from IMB-NBC at 8 B and 1 KiB (docs/collectives.md, "Session 15").
-const SMALL_MAX: usize = 2048;
+pub(crate) const SMALL_MAX: usize = 2048;
 
 /// Most processes for a pairwise-exchange Alltoall (n - 1 dependent exchanges).
 const RD_ALLTOALL_MAX: usize = 4;
@@ -599,8 +592,7 @@ const RD_ALLTOALL_MAX: usize = 4;
 /// Whether `TOUCAN_NBC_RD` (default on; `0`/`off`: never) lets small Allreduce, Allgather,
 /// Alltoall and Barrier run by recursive doubling (the same on every process: the environment).
 fn rd_enabled() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| !matches!(std::env::var("TOUCAN_NBC_RD").as_deref(), Ok("0") | Ok("off")))
+    crate::core::runtime::config().nbc_rd
 }
 
 /// The recursive-doubling form of real operation `what`, when it has one: a small

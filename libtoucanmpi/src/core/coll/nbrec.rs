@@ -32,6 +32,7 @@ use crate::core::error::MpiResult;
 use crate::core::request::ReqId;
 use crate::core::state::{self, State};
 use crate::transport::{CollMem, RealColl};
+use std::sync::Arc;
 
 /// Bytes per rank below which Gather and Scatter take this path. Above, packing every
 /// member's block into a fresh per-process buffer (and unpacking it at the other end) costs
@@ -43,15 +44,41 @@ const ROOTED_MAX: usize = 16 * 1024;
 
 /// One call's record on this process.
 pub struct Rec {
-    /// Communicator ranks on this process, ascending.
-    local: Vec<i32>,
+    /// Communicator ranks on this process, ascending (coll7: shared by the communicator's
+    /// records, `layout`).
+    local: Arc<[i32]>,
     /// Each local member's arguments and request (by local index), once joined.
     parts: Vec<Option<(Part, ReqId)>>,
     joined: usize,
     /// The process of each communicator rank, and its index among that process's members.
-    procs: Vec<(usize, usize)>,
+    procs: Arc<[(usize, usize)]>,
     /// Members per process (Allgather: the same everywhere).
     per: usize,
+    /// coll7: a broadcast started before every local member joined (`join_bcast`).
+    early: Option<Box<Early>>,
+}
+
+/// coll7 (issue 16, session 16): a broadcast's record whose real operation starts at the
+/// first join that can start it (the root's, in the root's process; the first member's
+/// elsewhere) rather than the last, and whose members complete as soon as the data is here
+/// (at their own join, when they come after it), as the blocking form lets its
+/// representative send or receive before its siblings arrive.
+pub struct Early {
+    /// The root's block, packed: in the root's process at the root's join; elsewhere where
+    /// the real operation lands. Allocated once, at its full length, before the real operation
+    /// starts (its heap block does not move while the record lives).
+    data: Vec<u8>,
+    /// `data` holds the block.
+    here: bool,
+    /// The real operation finished (the record goes once every local member joined too).
+    done: bool,
+    /// Local members whose request completed, by local index.
+    fin: Vec<bool>,
+    /// The root's local index (in the root's process only).
+    root: Option<usize>,
+    /// This record among every other (its real operation's completion finds it by this once
+    /// it left the joins' map: `RealComms::landing`).
+    uid: u64,
 }
 
 impl Rec {
@@ -70,6 +97,17 @@ impl Rec {
 
 /// Open records of this process.
 pub type Recs = crate::core::idmap::IdMap<(CommKey, u64), Rec>;
+
+/// coll7: broadcast records every local member joined whose real operation is still under
+/// way, by `Early::uid`.
+pub type Landing = crate::core::idmap::IdMap<u64, Rec>;
+
+/// coll7: communicators' layouts for the records (`layout`).
+pub type Layouts = crate::core::idmap::IdMap<CommKey, Layout>;
+
+/// coll7: a communicator's ranks on this process (ascending), and the process of each rank
+/// with its index among that process's members.
+pub type Layout = (Arc<[i32]>, Arc<[(usize, usize)]>);
 
 /// Whether a nonblocking call on `cm` with arguments `part` is served here (see the module
 /// documentation); `equal`: the binding has equal blocks (not a v/w form).
@@ -117,41 +155,365 @@ fn even(cm: &CommRef) -> bool {
     .unwrap_or(false)
 }
 
-/// Joins call `c` (enrolled: `c.real`) with arguments `part` for request `id`; the last local
-/// member to join combines and starts the real collective.
+/// Request `id` (just made) completes with one event: its record's.
+fn await_one(s: &mut State, id: ReqId) {
+    if let Some(r) = s.req_mut(id) {
+        r.pending = 1;
+    }
+}
+
+/// Joins call `c` (enrolled: `c.real`) with arguments `part` for request `id` (made, not yet
+/// awaiting its event: the join marks it); the last local member to join combines and
+/// starts the real collective.
 ///
 /// # Safety
 /// MPI requires the buffers of `part` to stay valid until the request completes.
 pub unsafe fn join(c: &Coll, part: Part, id: ReqId) -> MpiResult<()> {
     let key = (key_of(c.comm.ctx, &c.comm.group.ranks), c.seq);
-    let me = c.comm.rank;
-    let full = state::with(|s| {
-        if !s.rcoll.recs.contains_key(&key) {
-            let r = new_rec(s, c);
-            s.rcoll.recs.insert(key, r);
-        }
-        let rec = s.rcoll.recs.get_mut(&key).expect("inserted above");
-        let i = rec.local.binary_search(&me).unwrap_or(0);
-        rec.parts[i] = Some((part, id));
-        rec.joined += 1;
-        if rec.joined == rec.local.len() {
-            s.rcoll.recs.remove(&key)
-        } else {
-            None
-        }
-    })?;
-    let Some(rec) = full else { return Ok(()) };
-    // SAFETY: every member's buffers stay valid until its request completes.
-    let (what, mem) = unsafe { combine(&rec, c.comm.rank) };
-    // SAFETY: `mem` is ours (`keep`), or points at nothing.
-    unsafe { real::submit_rec(c, what, mem, Box::new(rec)) }
+    // SAFETY: forwarded from the caller.
+    let next = state::with(|s| unsafe { join_in(s, &c.comm, key, part, id) })??;
+    // SAFETY: forwarded from the caller.
+    unsafe { finish_join(key, c.comm.rank, next) }
 }
 
-pub(super) fn new_rec(s: &State, c: &Coll) -> Rec {
+/// What a join leaves to do outside the state lock: the last member's combine and start.
+pub enum Next {
+    Nothing,
+    Combine(Box<Rec>),
+}
+
+/// `join` under the state lock: records member `cm.rank`'s arguments `part` and request
+/// `id` (made; marked here as awaiting one event) in call `key`'s record; a broadcast starts
+/// its real operation here when this join can (`join_bcast_in`); the last member of any
+/// other kind takes the record out for `finish_join`.
+///
+/// # Safety
+/// As `join`.
+unsafe fn join_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), part: Part, id: ReqId) -> MpiResult<Next> {
+    await_one(s, id);
+    if matches!(part, Part::Bcast { .. }) {
+        // SAFETY: forwarded from the caller.
+        unsafe { join_bcast_in(s, cm, key, part, id) }?;
+        return Ok(Next::Nothing);
+    }
+    let me = cm.rank;
+    if !s.rcoll.recs.contains_key(&key) {
+        let r = rec_for(s, cm);
+        s.rcoll.recs.insert(key, r);
+    }
+    let rec = s.rcoll.recs.get_mut(&key).expect("inserted above");
+    let i = rec.local.binary_search(&me).unwrap_or(0);
+    rec.parts[i] = Some((part, id));
+    rec.joined += 1;
+    if rec.joined == rec.local.len() {
+        if let Some(r) = s.rcoll.recs.remove(&key) {
+            return Ok(Next::Combine(Box::new(r)));
+        }
+    }
+    Ok(Next::Nothing)
+}
+
+/// The last member's combine (in shared memory, outside the state lock) and the start of
+/// the real operation at call `key`'s place.
+///
+/// # Safety
+/// As `join`.
+unsafe fn finish_join(key: (CommKey, u64), me: i32, next: Next) -> MpiResult<()> {
+    let Next::Combine(rec) = next else { return Ok(()) };
+    // SAFETY: every member's buffers stay valid until its request completes.
+    let (what, mem) = unsafe { combine(&rec, me) };
+    // SAFETY: `mem` is ours (`keep`), or points at nothing.
+    state::with(|s| unsafe { real::queue_rec(s, key, what, mem, rec) })?
+}
+
+/// coll7: the whole `MPI_I*` call at several members per process in one pass under the state
+/// lock, for Barrier, Bcast, Reduce and Allreduce (the kinds `eligible` takes without looking
+/// at the other processes' members): what `abi::coll::run`'s general path does in six lock
+/// rounds (the call's number, the eligibility, the place on the twin, the request, the join,
+/// the start). `Err(part)`: nothing was done (the general path runs and decides the same:
+/// the same conditions as `eligible`, and not at one member per process, `nbc`'s).
+///
+/// # Safety
+/// MPI requires the buffers of `part` to stay valid until the request completes.
+pub unsafe fn fast(sub: usize, comm_h: usize, cm: &CommRef, part: Part, equal: bool) -> Result<MpiResult<ReqId>, Part> {
+    let kind = match &part {
+        Part::Barrier => true,
+        Part::Bcast { buf, .. } => super::nbc::worth(buf.count * buf.dt.size),
+        Part::Reduce { count, dt, red, .. } => real::reducible(red) && super::nbc::worth(count * dt.size),
+        _ => false,
+    };
+    // One subrank per process: every communicator with a twin has one member per process.
+    if !kind || crate::core::runtime::config().local() == 1 || cm.is_inter() || crate::sched::swap::active() {
+        return Err(part);
+    }
+    let _ = equal;
+    let key = key_of(cm.ctx, &cm.group.ranks);
+    let mut slot = Some(part);
+    let r = state::with(|s| {
+        let i = crate::core::comm::comm_index(comm_h)?;
+        let l = s.locals.get(sub)?;
+        if !l.initialized || l.finalized || l.comms.get(i)?.is_none() || !s.rcoll.twins.contains_key(&key) {
+            return None;
+        }
+        // One member per process is `nbc`'s (`eligible` there); a communicator with a twin
+        // spans every process, so it is that exactly when its size is the process count.
+        if cm.group.ranks.len() == s.nproc {
+            return None;
+        }
+        let seq = real::next_place(s, sub, i)?.0;
+        real::enrol_in(s, key, (seq, 0));
+        let id = s.new_request(sub, comm_h);
+        let part = slot.take()?;
+        // SAFETY: forwarded from the caller.
+        Some((id, seq, unsafe { join_in(s, cm, (key, seq), part, id) }))
+    });
+    let (id, seq, next) = match r {
+        Ok(Some(x)) => x,
+        Ok(None) => return Err(slot.take().expect("untouched")),
+        Err(e) => return Ok(Err(e)),
+    };
+    crate::core::background::wanted();
+    // SAFETY: forwarded from the caller.
+    Ok(next.and_then(|n| unsafe { finish_join((key, seq), cm.rank, n) }).map(|()| id))
+}
+
+// coll7 (issue 16, session 16): broadcasts started at the first join that can start them.
+
+/// A broadcast's join (`join_in`, under the state lock): the root's join in the root's process, and the first join
+/// elsewhere, start the real operation (a tree of real messages up to `TOUCAN_NBC_TREE_MAX`,
+/// else the real `MPI_Ibcast`, in the call's place on the twin as any: `real::queue_early`);
+/// a member that joins once the data is here takes its copy and completes at once.
+///
+/// # Safety
+/// As `join`.
+unsafe fn join_bcast_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), part: Part, id: ReqId) -> MpiResult<()> {
+    let me = cm.rank;
+    let (root, bytes) = match &part {
+        Part::Bcast { buf, root } => (*root, buf.count * buf.dt.size),
+        _ => unreachable!("join_bcast_in takes broadcasts"),
+    };
+    if !s.rcoll.recs.contains_key(&key) {
+        let r = early_rec(s, cm, root, bytes);
+        s.rcoll.recs.insert(key, r);
+    }
+    let rec = s.rcoll.recs.get_mut(&key).expect("inserted above");
+    let i = rec.local.binary_search(&me).unwrap_or(0);
+    let first = rec.joined == 0;
+    rec.joined += 1;
+    let rp = rec.procs[root as usize].0;
+    rec.parts[i] = Some((part, id));
+    let e = rec.early.as_mut().expect("a broadcast's record is early");
+    let go = if e.root == Some(i) {
+        if let Some((Part::Bcast { buf, .. }, _)) = &rec.parts[i] {
+            // SAFETY: the root's buffer is valid during its call.
+            unsafe { buf.dt.pack(buf.ptr, buf.count, &mut e.data) };
+        }
+        e.here = true;
+        true
+    } else {
+        e.root.is_none() && first
+    };
+    let start = go.then(|| {
+        let what = if super::nbc::tree_bcast(bytes) {
+            RealColl::TreeBcast { root: rp, tag: 0 }
+        } else {
+            RealColl::Bcast { root: rp }
+        };
+        let p = e.data.as_mut_ptr();
+        (what, CollMem::at(p, p, bytes), e.uid)
+    });
+    settle(s, key);
+    let Some((what, mem, uid)) = start else { return Ok(()) };
+    // SAFETY: `mem` is the record's `data`, which stays (and does not move) until the
+    // operation finished (`landed`).
+    unsafe { real::queue_early(s, key, uid, what, mem) }
+}
+
+/// Broadcast records' shells kept for reuse (their vectors keep their capacity).
+const SPARE_SHELLS: usize = 8;
+/// Larger buffers are not kept.
+const SPARE_DATA_MAX: usize = 1 << 20;
+
+/// coll7: a finished broadcast record's allocations, for the next one (`Shells`).
+pub struct Shell {
+    parts: Vec<Option<(Part, ReqId)>>,
+    early: Box<Early>,
+}
+
+/// coll7: spare shells of this process (`RealComms::shells`).
+pub type Shells = Vec<Shell>;
+
+/// A broadcast record of `bytes` bytes from `root` for call `c`, from a spare shell when there
+/// is one.
+fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize) -> Rec {
+    let (local, procs) = layout(s, cm);
+    let n = local.len();
+    let lroot = local.binary_search(&root).ok();
+    let Shell { mut parts, mut early } = s.rcoll.shells.pop().unwrap_or_else(|| Shell {
+        parts: Vec::new(),
+        early: Box::new(Early {
+            data: Vec::new(),
+            here: false,
+            done: false,
+            fin: Vec::new(),
+            root: None,
+            uid: 0,
+        }),
+    });
+    parts.resize_with(n, || None);
+    let e = &mut *early;
+    // The root's process packs the root's block in; elsewhere the real operation lands here
+    // (a reused buffer of the right length keeps its old bytes: nobody reads them before the
+    // operation overwrote them all, `here`).
+    if lroot.is_some() {
+        e.data.clear();
+        e.data.reserve(bytes);
+    } else if e.data.len() != bytes {
+        e.data.clear();
+        e.data.resize(bytes, 0);
+    }
+    e.fin.resize(n, false);
+    (e.here, e.done, e.root, e.uid) = (false, false, lroot, s.rcoll.token());
+    Rec {
+        parts,
+        per: n,
+        local,
+        joined: 0,
+        procs,
+        early: Some(early),
+    }
+}
+
+/// Takes finished record `rec`'s allocations back into the spares.
+fn recycle(s: &mut State, rec: Rec) {
+    let Some(mut early) = rec.early else { return };
+    if s.rcoll.shells.len() >= SPARE_SHELLS || early.data.capacity() > SPARE_DATA_MAX {
+        return;
+    }
+    let mut parts = rec.parts;
+    parts.clear();
+    early.fin.clear();
+    s.rcoll.shells.push(Shell { parts, early });
+}
+
+/// Requests a settle completes (most records have few local members: no allocation).
+#[derive(Default)]
+struct Completed {
+    few: [ReqId; 8],
+    n: usize,
+    more: Vec<ReqId>,
+}
+
+impl Completed {
+    fn push(&mut self, id: ReqId) {
+        match self.few.get_mut(self.n) {
+            Some(slot) => {
+                *slot = id;
+                self.n += 1;
+            }
+            None => self.more.push(id),
+        }
+    }
+    fn ids(&self) -> impl Iterator<Item = ReqId> + '_ {
+        self.few[..self.n].iter().chain(self.more.iter()).copied()
+    }
+}
+
+/// Completes what broadcast record `key` allows: every joined member but the root once the
+/// data is here (its copy taken), the root once the real operation finished; drops the
+/// record once every local member joined and the operation finished.
+fn settle(s: &mut State, key: (CommKey, u64)) {
+    let Some(rec) = s.rcoll.recs.get_mut(&key) else { return };
+    let mut done = Completed::default();
+    settle_rec(rec, &mut done);
+    if rec.joined == rec.local.len() {
+        // Every member joined: the record leaves the joins' map (a later communicator with
+        // the same key may number its calls alike), finished or to finish when it lands.
+        if let Some(rec) = s.rcoll.recs.remove(&key) {
+            match rec.early.as_ref() {
+                Some(e) if !e.done => {
+                    s.rcoll.landing.insert(e.uid, rec);
+                }
+                _ => recycle(s, rec),
+            }
+        }
+    }
+    for id in done.ids() {
+        s.event_done(id);
+    }
+}
+
+/// `settle`'s copies and completions on record `rec` (the requests to complete go to `done`).
+fn settle_rec(rec: &mut Rec, done: &mut Completed) {
+    let Some(e) = rec.early.as_mut() else { return };
+    for (j, slot) in rec.parts.iter().enumerate() {
+        let Some((part, id)) = slot else { continue };
+        let root = e.root == Some(j);
+        if e.fin[j] || !(if root { e.done } else { e.here }) {
+            continue;
+        }
+        if let (Part::Bcast { buf: b, .. }, false) = (part, root) {
+            // SAFETY: the member's buffer stays valid until its request completes (below).
+            unsafe { b.dt.unpack(&e.data[..b.count * b.dt.size], b.ptr, b.count) };
+        }
+        e.fin[j] = true;
+        done.push(*id);
+    }
+}
+
+/// Broadcast record `uid` (call `key`)'s real operation finished (from `real::on_done`).
+pub(super) fn landed(s: &mut State, key: (CommKey, u64), uid: u64) {
+    if let Some(mut rec) = s.rcoll.landing.remove(&uid) {
+        let mut done = Completed::default();
+        if let Some(e) = rec.early.as_mut() {
+            (e.here, e.done) = (true, true);
+        }
+        settle_rec(&mut rec, &mut done);
+        recycle(s, rec);
+        for id in done.ids() {
+            s.event_done(id);
+        }
+        return;
+    }
+    if let Some(e) = s.rcoll.recs.get_mut(&key).and_then(|r| r.early.as_mut()).filter(|e| e.uid == uid) {
+        (e.here, e.done) = (true, true);
+    }
+    settle(s, key);
+}
+
+pub(super) fn new_rec(s: &mut State, c: &Coll) -> Rec {
+    rec_for(s, &c.comm)
+}
+
+/// A record for a call on `cm`.
+fn rec_for(s: &mut State, cm: &CommRef) -> Rec {
+    let (local, procs) = layout(s, cm);
+    let per = local.len();
+    Rec {
+        parts: (0..local.len()).map(|_| None).collect(),
+        local,
+        joined: 0,
+        procs,
+        per,
+        early: None,
+    }
+}
+
+/// Layouts kept at most (one per communicator in use), as `hier`'s node maps.
+const MAX_LAYOUTS: usize = 1024;
+
+/// The layout of call `c`'s communicator on this process: its ranks here, and the process of
+/// each rank with its index among that process's members. coll7: found once per
+/// communicator (`RealComms::layouts`; it was two vectors of the communicator's size built
+/// per call).
+fn layout(s: &mut State, cm: &CommRef) -> Layout {
+    let key = key_of(cm.ctx, &cm.group.ranks);
+    if let Some(l) = s.rcoll.layouts.get(&key) {
+        return l.clone();
+    }
     let mut seen = vec![0usize; s.nproc];
     let mut local = Vec::new();
-    let procs: Vec<(usize, usize)> = c
-        .comm
+    let procs: Arc<[(usize, usize)]> = cm
         .group
         .ranks
         .iter()
@@ -165,14 +527,12 @@ pub(super) fn new_rec(s: &State, c: &Coll) -> Rec {
             (p, seen[p] - 1)
         })
         .collect();
-    let per = local.len();
-    Rec {
-        parts: (0..local.len()).map(|_| None).collect(),
-        local,
-        joined: 0,
-        procs,
-        per,
+    let l: Layout = (local.into(), procs);
+    if s.rcoll.layouts.len() >= MAX_LAYOUTS {
+        s.rcoll.layouts.clear();
     }
+    s.rcoll.layouts.insert(key, l.clone());
+    l
 }
 
 /// Each joined member's arguments, in local rank order.
@@ -366,7 +726,7 @@ pub(super) unsafe fn combine(rec: &Rec, me: i32) -> (RealColl, CollMem) {
 /// Bytes per rank of a Gather or Scatter record: any member's own block (the same
 /// everywhere, MPI requires it; an in-place root's is the one in its own slot).
 fn rooted_bytes(rec: &Rec) -> usize {
-    let mut own = members(rec).zip(&rec.local).map(|(p, &r)| match p {
+    let mut own = members(rec).zip(rec.local.iter()).map(|(p, &r)| match p {
         Part::Gather { send: Some(b), .. } | Part::Scatter { recv: Some(b), .. } => b.count * b.dt.size,
         Part::Gather { parts, .. } | Part::Scatter { parts, .. } => parts.get(r as usize).map_or(0, |v| v.count * v.dt.size),
         _ => 0,
@@ -486,11 +846,12 @@ mod tests {
                     })
                     .collect();
                 Rec {
-                    local,
+                    local: local.into(),
                     parts,
                     joined: per,
-                    procs: procs.clone(),
+                    procs: procs.clone().into(),
                     per,
+                    early: None,
                 }
             })
             .collect();

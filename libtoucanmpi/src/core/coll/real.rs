@@ -144,6 +144,9 @@ enum Inflight {
     /// A nonblocking call served without a helper task (`coll::nbc`): one of this request's
     /// events is done (its status takes the error class, if any, of the buffer's post step).
     Req { id: crate::core::request::ReqId },
+    /// coll7: a two-level broadcast started early (`coll::nbrec::join_bcast`): its record
+    /// (call `key`, still open) settles.
+    Early { key: (CommKey, u64), uid: u64 },
     /// coll5: a round of persistent plan `plan` (`coll::persist`) through its record.
     Plan {
         plan: u64,
@@ -162,6 +165,12 @@ pub struct RealComms {
     next_token: u64,
     /// Open records of two-level nonblocking calls (`coll::nbrec`).
     pub(super) recs: crate::core::coll::nbrec::Recs,
+    /// coll7: each communicator's layout for those records (`nbrec::layout`).
+    pub(super) layouts: crate::core::coll::nbrec::Layouts,
+    /// coll7: finished broadcast records' allocations, for reuse (`nbrec::Shells`).
+    pub(super) shells: crate::core::coll::nbrec::Shells,
+    /// coll7: broadcast records whose members all joined, until their operation lands.
+    pub(super) landing: crate::core::coll::nbrec::Landing,
     /// coll5: persistent collectives planned once (`coll::persist`).
     pub(super) plans: crate::core::coll::persist::Plans,
     /// The blocking real call made in place (`coll::solo`), while `solo::inline_busy`: its
@@ -538,6 +547,7 @@ pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
             s.event_done(id);
         }
         Some(Inflight::Plan { plan, rec }) => crate::core::coll::persist::finish(s, plan, rec, buf),
+        Some(Inflight::Early { key, uid }) => crate::core::coll::nbrec::landed(s, key, uid),
         Some(Inflight::Dup { child }) => {
             if let Some(t) = s.rcoll.twins.get_mut(&child) {
                 t.comm = comm;
@@ -589,34 +599,67 @@ pub unsafe fn submit(c: &Coll, what: RealColl, mem: CollMem, id: crate::core::re
     unsafe { queue(c, what, mem, Inflight::Req { id }) }
 }
 
-/// As `submit`, for a two-level call's record (`coll::nbrec`): its members' requests
-/// complete after the distribution of the result.
+/// As `submit`, for a two-level call's record (`coll::nbrec`), under the state lock: call
+/// `key`'s operation, whose completion distributes the result and completes the members'
+/// requests.
 ///
 /// # Safety
 /// As `submit`, for every member's buffers.
-pub unsafe fn submit_rec(c: &Coll, what: RealColl, mem: CollMem, rec: Box<crate::core::coll::nbrec::Rec>) -> MpiResult<()> {
+pub(super) unsafe fn queue_rec(
+    s: &mut State,
+    key: (CommKey, u64),
+    what: RealColl,
+    mem: CollMem,
+    rec: Box<crate::core::coll::nbrec::Rec>,
+) -> MpiResult<()> {
     // SAFETY: forwarded from the caller.
-    unsafe { queue(c, what, mem, Inflight::Rec { rec }) }
+    unsafe { queue_at(s, key.0, (key.1, 0), what, mem, Inflight::Rec { rec }) }
 }
 
-/// `submit` and `submit_rec`: queues the operation at its place on the twin, with what its
-/// completion finishes, and starts what can start.
+/// coll7: as `queue_rec`, for a broadcast's record started before every local member joined
+/// (`coll::nbrec::join_bcast_in`): it stays open under `key`, and settles when the operation
+/// finishes.
+///
+/// # Safety
+/// As `submit`, for the record's buffer.
+pub(super) unsafe fn queue_early(s: &mut State, key: (CommKey, u64), uid: u64, what: RealColl, mem: CollMem) -> MpiResult<()> {
+    // SAFETY: forwarded from the caller.
+    unsafe { queue_at(s, key.0, (key.1, 0), what, mem, Inflight::Early { key, uid }) }
+}
+
+/// coll7: registers `place` on twin `key` as `enrol` does (under the state lock).
+pub(super) fn enrol_in(s: &mut State, key: CommKey, place: Place) {
+    if let Some(t) = s.rcoll.twins.get_mut(&key) {
+        if !t.knows(place) {
+            t.waiting.insert(place);
+        }
+    }
+}
+
+/// `submit`: queues the operation at call `c`'s place on its twin.
 ///
 /// # Safety
 /// As `submit`.
 unsafe fn queue(c: &Coll, what: RealColl, mem: CollMem, done: Inflight) -> MpiResult<()> {
     let key = key_of(c.comm.ctx, &c.comm.group.ranks);
-    let place = (c.seq, 0);
-    state::with(|s| {
-        let token = s.rcoll.token();
-        let Some(t) = s.rcoll.twins.get_mut(&key).filter(|t| t.waiting.contains(&place)) else {
-            return err(c::MPI_ERR_INTERN, "real collective submitted without its place");
-        };
-        t.ready.insert(place, Queued { what, mem, token });
-        s.rcoll.inflight.insert(token, done);
-        pump(s, key);
-        Ok(())
-    })?
+    // SAFETY: forwarded from the caller.
+    state::with(|s| unsafe { queue_at(s, key, (c.seq, 0), what, mem, done) })?
+}
+
+/// Queues an operation at `place` on twin `key`, with what its completion finishes, and
+/// starts what can start.
+///
+/// # Safety
+/// As `submit`.
+unsafe fn queue_at(s: &mut State, key: CommKey, place: Place, what: RealColl, mem: CollMem, done: Inflight) -> MpiResult<()> {
+    let token = s.rcoll.token();
+    let Some(t) = s.rcoll.twins.get_mut(&key).filter(|t| t.waiting.contains(&place)) else {
+        return err(c::MPI_ERR_INTERN, "real collective submitted without its place");
+    };
+    t.ready.insert(place, Queued { what, mem, token });
+    s.rcoll.inflight.insert(token, done);
+    pump(s, key);
+    Ok(())
 }
 
 // coll5: private twins of persistent collectives (`coll::persist`).
@@ -817,12 +860,14 @@ pub fn one_per_process(cm: &CommRef) -> bool {
         return false;
     }
     state::with(|s| {
+        if cm.group.ranks.len() != s.nproc {
+            return false;
+        }
         let mut seen = vec![false; s.nproc];
-        cm.group.ranks.len() == s.nproc
-            && cm.group.ranks.iter().all(|&w| {
-                let p = s.locate(w).0;
-                !std::mem::replace(&mut seen[p], true)
-            })
+        cm.group.ranks.iter().all(|&w| {
+            let p = s.locate(w).0;
+            !std::mem::replace(&mut seen[p], true)
+        })
     })
     .unwrap_or(false)
 }
