@@ -261,7 +261,11 @@ fn solo_fits(cm: &CommRef, p: &Part, equal: bool) -> bool {
     }
     match p {
         Part::Barrier | Part::Bcast { .. } => true,
-        Part::Reduce { red, .. } | Part::ReduceScatter { red, .. } => real::reducible(red),
+        Part::Reduce { red, .. } => real::reducible(red),
+        // Session 16: MPICH's blocking Reduce_scatter loses to our path (coll4: one real
+        // allreduce, then the own block): 2x1, quiet, 8 B 1.43 against 1.11 µs, 64 KiB 86.4
+        // against 43.6 (bench/RESULTS.md, "Session 16: V=1 A/B").
+        Part::ReduceScatter { .. } => false,
         // `equal` is not set for Allgatherv: its blocks say.
         Part::Allgather { parts, .. } => matches!(parts, Blocks::Equal { .. }) && real::one_per_process(cm),
         Part::Alltoall { .. } | Part::Gather { .. } | Part::Scatter { .. } => equal && real::one_per_process(cm),
