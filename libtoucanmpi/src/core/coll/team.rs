@@ -5,12 +5,18 @@
 //! on it needs no message and no matching queue:
 //!
 //! 1. each member writes a pointer to its arguments (`Part`, on its own stack) into its slot
-//!    and counts itself in with one atomic add;
-//! 2. the member that arrives last does the whole call from the members' buffers (copies
-//!    each byte once, reduces in rank order into one work buffer and writes the results),
-//!    then advances the team's generation and wakes the others;
+//!    and counts itself in on the arrival tree (smp7): at its leaf (the members whose home
+//!    is its worker), and, when it is the last there, at the nodes above, up to the root;
+//! 2. the member that completes the root does the whole call from the members' buffers
+//!    (copies each byte once, reduces in rank order into one work buffer and writes the
+//!    results), then advances the team's generation and wakes the others: its own leaf's
+//!    members, and on the other branches the member that completed each (its delegate),
+//!    which wakes its own in turn (`wake_below`);
 //! 3. the others wait for the generation to move: parked (their siblings run meanwhile), or,
-//!    at several workers with nothing else to run, spinning briefly first for a cousin.
+//!    at several workers with nothing else to run, spinning briefly first for a cousin (a
+//!    spinning member is not woken: it names its task only when it parks, `wait`).
+//!
+//! With one worker the tree is one leaf (the root): one atomic add per member, as before.
 //!
 //! The generation orders consecutive calls on one communicator (every member calls them in
 //! the same order, MPI's rule), different communicators have different teams, and nothing
