@@ -14,5 +14,5 @@ pub mod task;
 pub mod timer;
 pub mod worker;
 
-pub use park::{others_ready, own_ready, wake};
+pub use park::{others_ready, wake};
 pub use worker::{current, defer, in_coroutine, park, rank, yield_now};

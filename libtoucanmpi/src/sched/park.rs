@@ -166,15 +166,6 @@ pub fn others_ready() -> bool {
     super::worker::running_worker().is_some_and(queue::any_for)
 }
 
-/// Whether some task waits in the calling worker's own queues (not counting what it could
-/// steal): for a waiter that spins while its own worker has nothing else to do, and must
-/// not give its core up to steal a cousin's task that another worker is about to run
-/// (smp7: the collectives' meeting points, `core::coll::team`).
-#[inline]
-pub fn own_ready() -> bool {
-    super::worker::running_worker().is_some_and(queue::has_own)
-}
-
 /// Runnable tasks other than `me` that satisfy `pred`: whether one is queued on the calling
 /// worker (its home is this worker), and whether one is queued elsewhere or running on
 /// another worker.
