@@ -760,88 +760,8 @@ fn prep_scan(
     Ok(Prepared::part(sub, cm, part))
 }
 
-// coll4: the blocking collectives' fast path among the subranks of one process.
-
-/// The team of communicator `comm_h` (its members all in this process, looked up before by
-/// `team::of`), the caller's rank and the team's size: the fast path of the blocking
-/// collectives, which skips the copy of the communicator, the checks of the real-collective
-/// path and the job machinery. None sends the call down the general path (first call on the
-/// communicator, no team, or an error to report).
-fn team_now(comm_h: usize) -> Option<(i32, Arc<team::Team>)> {
-    let sub = hd::me().ok()?;
-    state::with(|s| {
-        hd::active(s, sub).ok()?;
-        let cm = hd::comm_in(s, sub, comm_h).ok()?;
-        match &cm.team {
-            crate::core::comm::TeamCell::Here(t) => Some((cm.rank, t.clone())),
-            _ => None,
-        }
-    })
-    .ok()
-    .flatten()
-}
-
-/// Blocking MPI_Barrier on a team (see `team_now`).
-fn fast_barrier(comm_h: usize) -> Option<MpiResult<()>> {
-    let (rank, t) = team_now(comm_h)?;
-    // SAFETY: no buffers; every member makes the same collective calls in the same order.
-    Some(unsafe { t.run(rank, &Part::Barrier) })
-}
-
-/// Blocking MPI_Bcast on a team (see `team_now`).
-fn fast_bcast(buf: *mut c_void, count: i64, dt: usize, root: c_int, comm_h: usize) -> Option<MpiResult<()>> {
-    let (rank, t) = team_now(comm_h)?;
-    let n = usize::try_from(count).ok()?;
-    let d = hd::dtype(dt).ok()?;
-    if !(0..t.size() as i32).contains(&root) || hd::buffer(buf as *const u8, n, &d).is_err() {
-        return None;
-    }
-    let part = Part::Bcast {
-        buf: Buf::new(buf as *mut u8, n, d),
-        root,
-    };
-    // SAFETY: MPI requires the buffer to stay valid until the call returns, and every member
-    // to make the same collective calls in the same order.
-    Some(unsafe { t.run(rank, &part) })
-}
-
-/// Blocking MPI_Reduce (`root` Some) or MPI_Allreduce on a team with a predefined operation
-/// (see `team_now`).
-fn fast_reduce(
-    sbuf: *const c_void,
-    rbuf: *mut c_void,
-    count: i64,
-    dt: usize,
-    op: usize,
-    root: Option<c_int>,
-    comm_h: usize,
-) -> Option<MpiResult<()>> {
-    // User operations take the general path.
-    crate::core::coll::op::OpKind::from_handle(op)?;
-    let (rank, t) = team_now(comm_h)?;
-    let n = usize::try_from(count).ok()?;
-    let d = hd::dtype(dt).ok()?;
-    let at_root = root.is_none_or(|r| r == rank);
-    if root.is_some_and(|r| !(0..t.size() as i32).contains(&r))
-        || (in_place(sbuf) && !at_root)
-        || hd::buffer(if in_place(sbuf) { rbuf } else { sbuf } as *const u8, n, &d).is_err()
-        || (at_root && hd::buffer(rbuf as *const u8, n, &d).is_err())
-    {
-        return None;
-    }
-    let red = Reducer::new(op, &d, dt).ok()?;
-    let part = Part::Reduce {
-        send: sbuf as *const u8,
-        recv: rbuf as *mut u8,
-        count: n,
-        dt: d,
-        red,
-        root,
-    };
-    // SAFETY: MPI requires the buffers to stay valid until the call returns, and every member
-    // to make the same collective calls in the same order.
-    Some(unsafe { t.run(rank, &part) })
-}
+// coll4: the blocking collectives' fast path among the subranks of one process; smp7: on the
+// read side, in `abi::collteam`.
 
 /// Defines the blocking, nonblocking and persistent exports of one collective (names in that
 /// order, each with its PMPI twin) from one argument list and one expression producing the
@@ -900,7 +820,7 @@ macro_rules! coll_family {
 coll_forms!(
     comm_h,
     [MPI_Barrier PMPI_Barrier MPI_Ibarrier PMPI_Ibarrier MPI_Barrier_init PMPI_Barrier_init],
-    fast = crate::abi::collsolo::barrier(comm_h).or_else(|| fast_barrier(comm_h)),
+    fast = crate::abi::collsolo::barrier(comm_h).or_else(|| crate::abi::collteam::barrier(comm_h)),
     |comm_h: usize| prep_barrier(comm_h)?
 );
 
@@ -909,7 +829,7 @@ coll_family!(
     comm_h,
     [MPI_Bcast PMPI_Bcast MPI_Ibcast PMPI_Ibcast MPI_Bcast_init PMPI_Bcast_init],
     [MPI_Bcast_c PMPI_Bcast_c MPI_Ibcast_c PMPI_Ibcast_c MPI_Bcast_init_c PMPI_Bcast_init_c],
-    fast = crate::abi::collsolo::bcast(buf, wide(count), dt, root, comm_h).or_else(|| fast_bcast(buf, wide(count), dt, root, comm_h)),
+    fast = crate::abi::collsolo::bcast(buf, wide(count), dt, root, comm_h).or_else(|| crate::abi::collteam::bcast(buf, wide(count), dt, root, comm_h)),
     |buf: *mut c_void, count: Count, dt: usize, root: c_int, comm_h: usize| prep_bcast(buf, wide(count), dt, root, comm_h)?
 );
 
@@ -919,7 +839,7 @@ coll_family!(
     [MPI_Reduce PMPI_Reduce MPI_Ireduce PMPI_Ireduce MPI_Reduce_init PMPI_Reduce_init],
     [MPI_Reduce_c PMPI_Reduce_c MPI_Ireduce_c PMPI_Ireduce_c MPI_Reduce_init_c PMPI_Reduce_init_c],
     fast = crate::abi::collsolo::reduce(sbuf, rbuf, wide(count), dt, op, Some(root), comm_h)
-        .or_else(|| fast_reduce(sbuf, rbuf, wide(count), dt, op, Some(root), comm_h)),
+        .or_else(|| crate::abi::collteam::reduce(sbuf, rbuf, wide(count), dt, op, Some(root), comm_h)),
     |sbuf: *const c_void, rbuf: *mut c_void, count: Count, dt: usize, op: usize, root: c_int, comm_h: usize| {
         prep_reduce(sbuf, rbuf, wide(count), dt, op, Some(root), comm_h)?
     }
@@ -931,7 +851,7 @@ coll_family!(
     [MPI_Allreduce PMPI_Allreduce MPI_Iallreduce PMPI_Iallreduce MPI_Allreduce_init PMPI_Allreduce_init],
     [MPI_Allreduce_c PMPI_Allreduce_c MPI_Iallreduce_c PMPI_Iallreduce_c MPI_Allreduce_init_c PMPI_Allreduce_init_c],
     fast = crate::abi::collsolo::reduce(sbuf, rbuf, wide(count), dt, op, None, comm_h)
-        .or_else(|| fast_reduce(sbuf, rbuf, wide(count), dt, op, None, comm_h)),
+        .or_else(|| crate::abi::collteam::reduce(sbuf, rbuf, wide(count), dt, op, None, comm_h)),
     |sbuf: *const c_void, rbuf: *mut c_void, count: Count, dt: usize, op: usize, comm_h: usize| {
         prep_reduce(sbuf, rbuf, wide(count), dt, op, None, comm_h)?
     }
@@ -1002,7 +922,8 @@ coll_family!(
     comm_h,
     [MPI_Allgather PMPI_Allgather MPI_Iallgather PMPI_Iallgather MPI_Allgather_init PMPI_Allgather_init],
     [MPI_Allgather_c PMPI_Allgather_c MPI_Iallgather_c PMPI_Iallgather_c MPI_Allgather_init_c PMPI_Allgather_init_c],
-    fast = crate::abi::collsolo::exchange(sbuf, wide(scount), sdt, rbuf, wide(rcount), rdt, comm_h, true),
+    fast = crate::abi::collsolo::exchange(sbuf, wide(scount), sdt, rbuf, wide(rcount), rdt, comm_h, true)
+        .or_else(|| crate::abi::collteam::exchange(sbuf, wide(scount), sdt, rbuf, wide(rcount), rdt, comm_h, true)),
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, comm_h: usize| {
         prep_allgather(sbuf, wide(scount), sdt, rbuf, Layout::Equal(wide(rcount), rdt), comm_h)?
     }
@@ -1031,7 +952,8 @@ coll_family!(
     comm_h,
     [MPI_Alltoall PMPI_Alltoall MPI_Ialltoall PMPI_Ialltoall MPI_Alltoall_init PMPI_Alltoall_init],
     [MPI_Alltoall_c PMPI_Alltoall_c MPI_Ialltoall_c PMPI_Ialltoall_c MPI_Alltoall_init_c PMPI_Alltoall_init_c],
-    fast = crate::abi::collsolo::exchange(sbuf, wide(scount), sdt, rbuf, wide(rcount), rdt, comm_h, false),
+    fast = crate::abi::collsolo::exchange(sbuf, wide(scount), sdt, rbuf, wide(rcount), rdt, comm_h, false)
+        .or_else(|| crate::abi::collteam::exchange(sbuf, wide(scount), sdt, rbuf, wide(rcount), rdt, comm_h, false)),
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, comm_h: usize| {
         let (sl, rl) = (Layout::Equal(wide(scount), sdt), Layout::Equal(wide(rcount), rdt));
         prep_alltoall(sbuf, sl, rbuf, rl, comm_h)?

@@ -13,6 +13,8 @@ mod attr;
 mod coll;
 // Session 15: blocking collectives at V=1 as the real MPI's (`core::coll::solo`).
 mod collsolo;
+// smp7 (issue 14/16): the blocking collectives on a team, from the read side.
+mod collteam;
 mod comm;
 mod convert;
 mod datatype;

@@ -92,6 +92,19 @@ impl Reducer {
         }
     }
 
+    /// `new` for predefined operation `op` on datatype `dt` (None when it is not defined on
+    /// it), with the work datatype made by `work` from the basic type (smp7: the team's fast
+    /// path lends the predefined one without touching its count).
+    pub fn builtin(op: OpKind, dt: &DtRef, work: impl FnOnce(BasicType) -> Option<DtRef>) -> Option<Reducer> {
+        let b = dt.basic?;
+        (op::valid(op, b) && !matches!(op, OpKind::Replace | OpKind::NoOp)).then_some(())?;
+        Some(Reducer::Builtin {
+            op,
+            ty: b,
+            work_dt: work(b)?,
+        })
+    }
+
     pub fn commutative(&self) -> bool {
         match self {
             Reducer::Builtin { .. } => true,

@@ -5,12 +5,18 @@
 //! on it needs no message and no matching queue:
 //!
 //! 1. each member writes a pointer to its arguments (`Part`, on its own stack) into its slot
-//!    and counts itself in with one atomic add;
-//! 2. the member that arrives last does the whole call from the members' buffers (copies
-//!    each byte once, reduces in rank order into one work buffer and writes the results),
-//!    then advances the team's generation and wakes the others;
+//!    and counts itself in on the arrival tree (smp7): at its leaf (the members whose home
+//!    is its worker), and, when it is the last there, at the nodes above, up to the root;
+//! 2. the member that completes the root does the whole call from the members' buffers
+//!    (copies each byte once, reduces in rank order into one work buffer and writes the
+//!    results), then advances the team's generation and wakes the others: its own leaf's
+//!    members, and on the other branches the member that completed each (its delegate),
+//!    which wakes its own in turn (`wake_below`);
 //! 3. the others wait for the generation to move: parked (their siblings run meanwhile), or,
-//!    at several workers with nothing else to run, spinning briefly first for a cousin.
+//!    at several workers with nothing else to run, spinning briefly first for a cousin (a
+//!    spinning member is not woken: it names its task only when it parks, `wait`).
+//!
+//! With one worker the tree is one leaf (the root): one atomic add per member, as before.
 //!
 //! The generation orders consecutive calls on one communicator (every member calls them in
 //! the same order, MPI's rule), different communicators have different teams, and nothing
@@ -241,8 +247,11 @@ struct Slot {
     /// The number of the member's next nonblocking or persistent call (only the member
     /// touches it; `teamcall`).
     next_call: UnsafeCell<u64>,
-    /// The member's task, to wake (usize::MAX: it does not wait).
+    /// The member's task, to wake (usize::MAX: it does not wait, or spins and sees the
+    /// generation move by itself).
     task: AtomicUsize,
+    /// The member's leaf of the arrival tree (fixed).
+    leaf: usize,
     /// The member's error in the last call (written by the combiner before the generation
     /// moves, taken by the member after).
     error: UnsafeCell<Option<MpiError>>,
@@ -256,18 +265,45 @@ struct Padded<T>(T);
 pub(super) struct Scratch {
     acc: Vec<u8>,
     x: Vec<u8>,
-    wake: Vec<usize>,
     /// The members' operands of a reduction combined in place (`reduce_direct`).
     operands: Vec<*const u8>,
 }
 
+/// A node of the arrival tree (smp7), on cache lines of its own. A leaf gathers the members
+/// whose home is one worker, so they count themselves in on a line that stays in that
+/// worker's cache; the nodes above gather up to `FAN_IN` nodes each. The last arrival at a
+/// node goes on to its parent; the one that completes the root combines.
+#[repr(align(128))]
+struct Node {
+    /// Arrivals still missing in the current call: counts down from the number of
+    /// children, and the last one sets it back before it goes on (nobody counts in for the
+    /// next call before the generation moves).
+    left: AtomicUsize,
+    /// Members (a leaf) or nodes (above).
+    children: Box<[usize]>,
+    leaf: bool,
+    /// The parent node (`NONE` at the root).
+    parent: usize,
+    /// The member that completed this node in the current call and waits for the call's
+    /// end (`NONE`: it left early): it wakes the others under the node then (`wake_path`).
+    /// Written before its completer counts in at the parent, read by whoever completes an
+    /// ancestor, after the generation moves.
+    delegate: AtomicUsize,
+}
+
+/// No node, no member.
+const NONE: usize = usize::MAX;
+/// Children of a node above the leaves.
+const FAN_IN: usize = 8;
+
 /// The shared-memory meeting point of a communicator's members (all in this process).
 pub struct Team {
     n: usize,
-    /// Several workers: a waiting member may spin for a cousin before parking.
+    /// Members on several workers: a waiting member may spin for a cousin before parking.
     spin: bool,
     slots: Box<[Slot]>,
-    arrived: Padded<AtomicUsize>,
+    /// The arrival tree: leaves first, the root last.
+    nodes: Box<[Node]>,
     generation: Padded<AtomicU64>,
     scratch: UnsafeCell<Scratch>,
     /// Nonblocking and persistent calls some members have started and others not yet
@@ -296,9 +332,12 @@ const SPINS: u32 = 4000;
 const KEEP_MAX: usize = 16 << 20;
 
 impl Team {
-    fn new(n: usize, spin: bool) -> Team {
+    /// A team whose member `i` has its home on worker `homes[i]`.
+    fn new(homes: &[usize]) -> Team {
+        let n = homes.len();
+        let (nodes, leaf_of) = tree(homes);
         let slots = (0..n)
-            .map(|_| Slot {
+            .map(|i| Slot {
                 part: UnsafeCell::new(std::ptr::null()),
                 kind: UnsafeCell::new(0),
                 staged: UnsafeCell::new(false),
@@ -306,14 +345,15 @@ impl Team {
                 next: UnsafeCell::new(0),
                 next_call: UnsafeCell::new(0),
                 task: AtomicUsize::new(usize::MAX),
+                leaf: leaf_of[i],
                 error: UnsafeCell::new(None),
             })
             .collect();
         Team {
             n,
-            spin,
+            spin: nodes.len() > 1,
             slots,
-            arrived: Padded(AtomicUsize::new(0)),
+            nodes,
             generation: Padded(AtomicU64::new(0)),
             scratch: Default::default(),
             calls: Lock::new(Vec::new()),
@@ -331,14 +371,12 @@ impl Team {
         // SAFETY: the slot's cells are this member's until it counts itself in (below), once
         // its previous call is over: the generation is `g` (it cannot pass `g` before this
         // member arrives, and is `g - 1` while a call it left early is still open).
-        let early = unsafe {
+        let (early, g) = unsafe {
             let g = *slot.next.get();
             if self.generation.0.load(Ordering::Acquire) != g {
-                // Whoever closes that call wakes this task: stored before looking again
-                // (sequentially consistent, against the closer's store of the generation
-                // before it reads the tasks), so the wake-up cannot be missed.
-                slot.task.store(sched::current(), Ordering::SeqCst);
-                self.wait(g.wrapping_sub(1));
+                // Whoever closes that call (or its delegate here) wakes this task, if it
+                // parks (`wait`).
+                self.wait(slot, g.wrapping_sub(1), false);
             }
             *slot.next.get() = g.wrapping_add(1);
             *slot.part.get() = part;
@@ -346,53 +384,60 @@ impl Team {
             *slot.error.get() = None;
             let early = part.early(rank) && stage(part, &mut *slot.stage.get());
             *slot.staged.get() = early;
-            early
+            (early, g)
         };
+        // Several workers: nobody wakes a member that spins (it sees the generation move);
+        // it names its task when it parks (`wait`). One worker: it parks at once.
+        let named = !early && !self.spin;
         slot.task
-            .store(if early { usize::MAX } else { sched::current() }, Ordering::Relaxed);
-        // SAFETY: read under the same rule (this member's, before it counts itself in).
-        let g = unsafe { *slot.next.get() }.wrapping_sub(1);
-        if self.arrived.0.fetch_add(1, Ordering::AcqRel) + 1 < self.n {
+            .store(if named { sched::current() } else { usize::MAX }, Ordering::Relaxed);
+        // Count in at the leaf, and at each node above that this member completes.
+        let mut node = slot.leaf;
+        let combiner = loop {
+            let nd = &self.nodes[node];
+            if nd.left.fetch_sub(1, Ordering::AcqRel) != 1 {
+                break false;
+            }
+            nd.left.store(nd.children.len(), Ordering::Relaxed);
+            if nd.parent == NONE {
+                break true;
+            }
+            nd.delegate.store(if early { NONE } else { r }, Ordering::Relaxed);
+            node = nd.parent;
+        };
+        if !combiner {
             if early {
                 return Ok(());
             }
-            self.wait(g);
+            self.wait(slot, g, named);
+            // The nodes this member completed (those below `node`, where it stopped): it
+            // wakes the others under them.
+            self.wake_below(r, node);
             // SAFETY: the combiner wrote it before moving the generation (seen above).
             return unsafe { self.take_error(r) }.map_or(Ok(()), Err);
         }
-        // The last arrival: every part is in place (acquired by the add).
+        // The last arrival: every part is in place (acquired along the tree's counts).
         // SAFETY: this member is the only combiner until the generation moves.
         let sc = unsafe { &mut *self.scratch.get() };
-        // SAFETY: the parts are the parked members' arguments, valid as the caller's.
+        // SAFETY: the parts are the waiting members' arguments, valid as the caller's.
         let mine = unsafe { combine(self, r, sc) };
         for v in [&mut sc.acc, &mut sc.x] {
             if v.capacity() > KEEP_MAX {
                 *v = Vec::new();
             }
         }
-        self.arrived.0.store(0, Ordering::Relaxed);
         self.generation.0.store(g.wrapping_add(1), Ordering::SeqCst);
-        // The tasks are read after the generation moved (see the wait at a call's start): a
-        // member may already be in its next call then, with the same task (a subrank's own),
-        // or none (usize::MAX) when it left that one early and is not waiting. The scratch is
-        // still this member's: the next call cannot combine before it arrives.
-        sc.wake.clear();
-        sc.wake.extend(
-            (0..self.n)
-                .filter(|&i| i != r)
-                .map(|i| self.slots[i].task.load(Ordering::SeqCst))
-                .filter(|&t| t != usize::MAX),
-        );
-        for &t in &sc.wake {
-            sched::wake(t);
-        }
+        // The tasks are read after the generation moved (see `wait`): a member may already
+        // be in its next call then, with the same task (a subrank's own), or none
+        // (usize::MAX) when it left that one early or spins. The scratch is still this
+        // member's: the next call cannot combine before it arrives.
+        self.wake_below(r, NONE);
         mine
     }
-
     /// A team of `n` members for unit tests (no process state needed).
     #[cfg(test)]
     pub(super) fn for_tests(n: usize) -> Team {
-        Team::new(n, false)
+        Team::new(&vec![0; n])
     }
 
     /// How many members the team has.
@@ -414,24 +459,89 @@ impl Team {
         }
     }
 
-    /// Waits until generation `g` is over.
-    fn wait(&self, g: u64) {
+    /// Waits (as the member of `slot`) until generation `g` is over: with members on several
+    /// workers it spins first while nothing else can run here, then names its task in its
+    /// slot and parks. Whoever sees the generation move wakes the tasks it finds named
+    /// (`wake_below`): each names its task (sequentially consistent) before it looks at
+    /// the generation once more, and the waker moves or sees the generation (sequentially
+    /// consistent) before it reads the task, so one of them sees the other.
+    fn wait(&self, slot: &Slot, g: u64, named: bool) {
         let moved = || self.generation.0.load(Ordering::SeqCst) != g;
         if self.spin {
             for i in 0..SPINS {
                 if moved() {
                     return;
                 }
+                // Another worker's ready task ends the spin too (this worker then steals
+                // it): tried in session 16, spinning while only this worker's own queue is
+                // empty (no steal of a cousin that its worker is about to run) measured 2x
+                // slower at 1x2x4 on the loaded machine (2 µs against 1.2 for a barrier),
+                // since a worker then waits for the other one's arrivals one by one
+                // instead of sharing them.
                 if i % 64 == 0 && sched::others_ready() {
                     break;
                 }
                 std::hint::spin_loop();
             }
         }
+        // (`named`: at the count-in already, read by the combiner after it: one worker.)
+        if !named {
+            slot.task.store(sched::current(), Ordering::SeqCst);
+        }
         // A wake-up that comes before the park is kept (the task is marked notified), so
         // none is lost between the check and the park.
         while !moved() {
             sched::park();
+        }
+    }
+
+    /// After the generation moved: member `r` wakes the others under the nodes it completed
+    /// in this call, those on its path from its leaf up to (not including) `stop` (`NONE`:
+    /// up to the root, for the combiner). A node's other children are woken through their
+    /// delegate (who completed them and waits: it wakes its own nodes' others in turn), or,
+    /// when theirs left early, one by one.
+    #[inline]
+    fn wake_below(&self, r: usize, stop: usize) {
+        let leaf = self.slots[r].leaf;
+        if leaf != stop {
+            self.wake_path(leaf, r, stop);
+        }
+    }
+
+    /// `wake_below` from `node`, reached from its child `from`: the nodes above first (their
+    /// members are on other workers, which can run them meanwhile).
+    fn wake_path(&self, node: usize, from: usize, stop: usize) {
+        let nd = &self.nodes[node];
+        if nd.parent != stop {
+            self.wake_path(nd.parent, node, stop);
+        }
+        let others = nd.children.iter().copied().filter(|&c| c != from);
+        if nd.leaf {
+            others.for_each(|m| self.wake_member(m));
+        } else {
+            others.for_each(|c| self.wake_under(c));
+        }
+    }
+
+    /// Wakes the waiting members under node `node`, which someone else completed.
+    fn wake_under(&self, node: usize) {
+        let nd = &self.nodes[node];
+        let d = nd.delegate.load(Ordering::Relaxed);
+        if d != NONE {
+            self.wake_member(d);
+        } else if nd.leaf {
+            nd.children.iter().for_each(|&m| self.wake_member(m));
+        } else {
+            nd.children.iter().for_each(|&c| self.wake_under(c));
+        }
+    }
+
+    /// Wakes member `i` if it named its task (it parks, or parked).
+    #[inline]
+    fn wake_member(&self, i: usize) {
+        let t = self.slots[i].task.load(Ordering::SeqCst);
+        if t != usize::MAX {
+            sched::wake(t);
         }
     }
 }
@@ -754,6 +864,49 @@ enum Src<'a> {
     Work(&'a [u8]),
 }
 
+/// The arrival tree of a team whose member `i` has its home on worker `homes[i]`: one leaf
+/// per worker that has members (in worker order), then levels of up to `FAN_IN` nodes until
+/// one is left, the root (a team on one worker: one leaf, the root). Returns the nodes,
+/// leaves first and the root last, and each member's leaf.
+fn tree(homes: &[usize]) -> (Box<[Node]>, Vec<usize>) {
+    let node = |children: Vec<usize>, leaf: bool| Node {
+        left: AtomicUsize::new(children.len()),
+        children: children.into_boxed_slice(),
+        leaf,
+        parent: NONE,
+        delegate: AtomicUsize::new(NONE),
+    };
+    let mut workers: Vec<usize> = homes.to_vec();
+    workers.sort_unstable();
+    workers.dedup();
+    let mut leaf_of = vec![0; homes.len()];
+    let mut nodes: Vec<Node> = workers
+        .iter()
+        .enumerate()
+        .map(|(l, &w)| {
+            let members: Vec<usize> = (0..homes.len()).filter(|&i| homes[i] == w).collect();
+            members.iter().for_each(|&i| leaf_of[i] = l);
+            node(members, true)
+        })
+        .collect();
+    if nodes.is_empty() {
+        nodes.push(node(Vec::new(), true));
+    }
+    // The level being gathered: nodes[lo..].
+    let mut lo = 0;
+    while nodes.len() - lo > 1 {
+        let hi = nodes.len();
+        for start in (lo..hi).step_by(FAN_IN) {
+            let children: Vec<usize> = (start..hi.min(start + FAN_IN)).collect();
+            let p = nodes.len();
+            children.iter().for_each(|&c| nodes[c].parent = p);
+            nodes.push(node(children, false));
+        }
+        lo = hi;
+    }
+    (nodes.into_boxed_slice(), leaf_of)
+}
+
 /// A member that leaves early copies what it contributes into its stage (packed send data of
 /// a Gather, the work buffer of a Reduce operand). Returns false when it cannot (then it waits).
 ///
@@ -879,12 +1032,13 @@ pub fn of(sub: usize, cm: &CommRef, comm_h: usize) -> MpiResult<Option<Arc<Team>
         TeamCell::Absent => return Ok(None),
         TeamCell::Unknown => {}
     }
-    let (local, workers) = state::with(|s| {
+    // Each member's home worker (smp7: the leaves of the arrival tree), when all are here.
+    let homes = state::with(|s| {
         let me = s.myproc;
         let local = cm.group.ranks.iter().all(|&w| s.locate(w).0 == me);
-        (local, s.cfg.workers)
+        local.then(|| cm.group.ranks.iter().map(|&w| s.cfg.home(s.locate(w).1)).collect::<Vec<usize>>())
     })?;
-    let team = (local && !cm.is_inter() && !sched::swap::active()).then(|| join(cm, workers > 1));
+    let team = homes.filter(|_| !cm.is_inter() && !sched::swap::active()).map(|h| join(cm, &h));
     let cell = team.clone().map_or(TeamCell::Absent, TeamCell::Here);
     state::with(|s| {
         let i = crate::core::comm::comm_index(comm_h)?;
@@ -894,14 +1048,14 @@ pub fn of(sub: usize, cm: &CommRef, comm_h: usize) -> MpiResult<Option<Arc<Team>
     Ok(team)
 }
 
-fn join(cm: &CommRef, spin: bool) -> Arc<Team> {
+fn join(cm: &CommRef, homes: &[usize]) -> Arc<Team> {
     let key = super::hier::key_of(cm.ctx, &cm.group.ranks);
     let n = cm.group.size();
     let mut j = JOINING.lock();
     let i = match j.iter().position(|e| e.0 == key) {
         Some(i) => i,
         None => {
-            j.push((key, Arc::new(Team::new(n, spin)), 0));
+            j.push((key, Arc::new(Team::new(homes)), 0));
             j.len() - 1
         }
     };
@@ -1041,11 +1195,91 @@ mod tests {
         }
     }
 
+    /// The arrival tree (smp7): a leaf per worker with members, in worker order, levels of at
+    /// most `FAN_IN` nodes above, the root last; every member in its worker's leaf.
+    #[rstest]
+    #[case::one_worker(vec![0; 4], 1)]
+    #[case::two_workers(vec![0, 0, 1, 1], 3)]
+    #[case::interleaved(vec![1, 0, 1, 0, 2], 4)]
+    #[case::eight_leaves(vec![0, 1, 2, 3, 4, 5, 6, 7], 9)]
+    #[case::nine_leaves((0..9).collect(), 12)]
+    #[case::sixty_four_workers((0..128).map(|i| i / 2).collect(), 64 + 8 + 1)]
+    #[case::empty(vec![], 1)]
+    fn the_tree_has_a_leaf_per_worker(#[case] homes: Vec<usize>, #[case] nodes: usize) {
+        let (t, leaf_of) = tree(&homes);
+        assert_eq!(t.len(), nodes);
+        let root = t.len() - 1;
+        assert_eq!(t[root].parent, NONE);
+        for (i, &h) in homes.iter().enumerate() {
+            let l = &t[leaf_of[i]];
+            assert!(l.leaf && l.children.contains(&i));
+            assert!(l.children.iter().all(|&m| homes[m] == h), "a leaf holds one worker's members");
+        }
+        for (k, nd) in t.iter().enumerate() {
+            assert!(nd.leaf || (1..=FAN_IN).contains(&nd.children.len()));
+            assert_eq!(nd.left.load(Ordering::Relaxed), nd.children.len());
+            if !nd.leaf {
+                assert!(nd.children.iter().all(|&c| t[c].parent == k));
+            }
+            // Every node reaches the root.
+            let (mut x, mut hops) = (k, 0);
+            while t[x].parent != NONE {
+                x = t[x].parent;
+                hops += 1;
+                assert!(hops < 16);
+            }
+            assert_eq!(x, root);
+        }
+    }
+
+    /// Members on threads of their own (no scheduler: waits spin) run many Allreduces and
+    /// Barriers on trees of one to three levels: every result is the sum of the round's
+    /// operands, whoever arrives last.
+    #[rstest]
+    #[case::one_leaf(vec![0; 3], 100)]
+    #[case::two_leaves(vec![0, 0, 1, 1], 100)]
+    #[case::three_levels((0..9).collect(), 6)]
+    fn members_on_threads_meet_every_round(#[case] homes: Vec<usize>, #[case] rounds: i64) {
+        let t = Team::new(&homes);
+        let n = homes.len();
+        let dbl = crate::core::datatype::lookup(c::MPI_LONG).expect("MPI_LONG");
+        let red = Reducer::new(c::MPI_SUM, &dbl, c::MPI_LONG).expect("sum of longs");
+        std::thread::scope(|sc| {
+            for r in 0..n {
+                let (t, dbl, red) = (&t, dbl.clone(), red.clone());
+                sc.spawn(move || {
+                    for k in 0..rounds {
+                        let mut x = [k * 100 + r as i64, 1];
+                        let mut y = [-1i64; 2];
+                        let p = Part::Reduce {
+                            send: x.as_mut_ptr() as *const u8,
+                            recv: y.as_mut_ptr() as *mut u8,
+                            count: 2,
+                            dt: dbl.clone(),
+                            red: red.clone(),
+                            root: if k % 3 == 0 { Some((k as usize % n) as i32) } else { None },
+                        };
+                        // SAFETY: the buffers are this thread's locals, alive until run returns;
+                        // every member makes the same calls in the same order.
+                        unsafe { t.run(r as i32, &p) }.expect("reduces");
+                        let want = [k * 100 * n as i64 + (n * (n - 1) / 2) as i64, n as i64];
+                        if k % 3 != 0 || k as usize % n == r {
+                            assert_eq!(y, want, "member {r}, round {k}");
+                        }
+                        // SAFETY: no buffers.
+                        unsafe { t.run(r as i32, &Part::Barrier) }.expect("barrier");
+                    }
+                });
+            }
+        });
+        assert_eq!(t.generation.0.load(Ordering::Relaxed), 2 * rounds as u64);
+    }
+
     #[rstest]
     #[case(1)]
     #[case(4)]
     fn a_team_of_one_runs_alone(#[case] rounds: usize) {
-        let t = Team::new(1, false);
+        let t = Team::new(&[0]);
         let mut x = [7i32];
         let mut y = [0i32];
         for _ in 0..rounds {

@@ -282,6 +282,12 @@ pub fn predefined(h: usize) -> Option<&'static Datatype> {
     h.checked_sub(PREDEF_BASE).and_then(|i| table().get(i)).and_then(|d| d.as_deref())
 }
 
+/// The table's own `Arc` of a predefined datatype (smp7: lent by `abi::collteam` without a
+/// clone, whose count every caller would write).
+pub fn predefined_arc(h: usize) -> Option<&'static DtRef> {
+    h.checked_sub(PREDEF_BASE).and_then(|i| table().get(i)).and_then(|d| d.as_ref())
+}
+
 /// Element size + 1 of each predefined datatype known to be contiguous (0: not known yet,
 /// or not contiguous), indexed by handle - PREDEF_BASE: a single load on the fast paths.
 static CONTIG_SIZE: [AtomicUsize; PREDEF_END - PREDEF_BASE] = [const { AtomicUsize::new(0) }; PREDEF_END - PREDEF_BASE];
