@@ -627,10 +627,16 @@ impl Coll {
         let total: usize = counts.iter().sum();
         let r = self.rank() as usize;
         let ext = dt.extent.max(0) as usize;
-        let mut full = vec![0u8; (total * ext).max(1)];
         let in_place = send == c::MPI_IN_PLACE_ADDR as *const u8;
         let src = if in_place { recv as *const u8 } else { send };
         if self.real {
+            // Session 16: each local member gets only its block (`hier::reduce_scatter`).
+            if let Some(res) = crate::core::coll::hier::reduce_scatter(self, send, recv, counts, dt, red) {
+                return res;
+            }
+            // Session 16: not zeroed (the allreduce writes all of it before the own block is
+            // read): zeroing the whole vector at every rank cost as much as the reduction.
+            let mut full: Vec<u8> = Vec::with_capacity((total * ext).max(1));
             // Enrolled for a real collective (`abi::coll::prep_reduce_scatter`: a predefined
             // operation from `TOUCAN_REAL_COLL_MIN` bytes): the whole vector reduced by one
             // two-level allreduce, whose inter-process step is one real MPI_Iallreduce, and each
@@ -647,6 +653,7 @@ impl Coll {
                 return Ok(());
             }
         }
+        let mut full = vec![0u8; (total * ext).max(1)];
         self.reduce(src, full.as_mut_ptr(), total, dt, red, 0)?;
         let mut parts = Vec::with_capacity(counts.len());
         let mut off = 0;
