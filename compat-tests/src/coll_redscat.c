@@ -48,6 +48,38 @@ static void run(MPI_Comm c, int rank, const char *cname, int *errp)
                want);
     }
 
+    /* Session 16: blocks above the real-collective threshold (8 KiB), uneven, one empty, with
+     * and without MPI_IN_PLACE (at several ranks per process, each member gets only its block
+     * of the reduced vector: core::coll::hier::reduce_scatter). */
+    {
+        int *bc = ct_malloc(sizeof(int) * n), btot = 0, off = 0, pass;
+        int *v, *r;
+        for (j = 0; j < n; j++) {
+            bc[j] = j == 1 ? 0 : 2500 + 7 * j;
+            btot += bc[j];
+        }
+        for (j = 0; j < me; j++)
+            off += bc[j];
+        v = ct_malloc(sizeof(int) * btot);
+        r = ct_malloc(sizeof(int) * (bc[me] + 1));
+        for (pass = 0; pass < 2; pass++) {
+            int *out = pass ? v : r;
+            for (i = 0; i < btot; i++)
+                v[i] = me * 3 + i % 1000;
+            r[bc[me]] = -1;
+            MPI_Reduce_scatter(pass ? MPI_IN_PLACE : v, out, bc, MPI_INT, MPI_SUM, c);
+            for (i = 0; i < bc[me]; i++)
+                CHECKP(out[i] == 3 * n * (n - 1) / 2 + n * ((off + i) % 1000),
+                       "%s large Reduce_scatter%s [%d] = %d", cname, pass ? " in place" : "", i,
+                       out[i]);
+            if (!pass)
+                CHECKP(r[bc[me]] == -1, "%s large Reduce_scatter wrote past its block", cname);
+        }
+        free(v);
+        free(r);
+        free(bc);
+    }
+
     /* Scan and Exscan */
     {
         int s[3], r[3] = {-7, -7, -7}, want_sum = 0, want_max = -1, r2;
