@@ -242,8 +242,14 @@ mod tests {
         assert_eq!(PMPI_Type_c2f(h) as usize, h);
     }
 
+    /// Tests that hand out and release integers of the shared table take turns: a second
+    /// release of a released integer frees whoever got it meanwhile (session 16: seen in a
+    /// clean-clone CI, `large_handles_...` beside `released_integers_...`).
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     #[test]
     fn large_handles_get_stable_integers_per_kind() {
+        let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let (r1, r2) = ((1usize << 40) | 5, (1usize << 40) | (3 << 24) | 7);
         let (i1, i2) = (MPI_Request_toint(r1), MPI_Request_toint(r2));
         assert!(i1 >= TABLE_BASE && i2 >= TABLE_BASE && i1 != i2);
@@ -266,8 +272,7 @@ mod tests {
     fn released_integers_are_forgotten_and_reused(#[case] to: ToInt, #[case] from: FromInt) {
         // smp7: the two cases share the table; one's second release of its integer could free
         // the other's `j` once reused (seen failing 2 times in 4 `cargo test` runs): one at a
-        // time.
-        static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        // time (`ONE_AT_A_TIME`).
         let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let h = (1usize << 41) | (1 << 40) | (9 << 24) | 3;
         let i = to(h);
