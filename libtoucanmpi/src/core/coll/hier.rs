@@ -466,6 +466,26 @@ fn reducible(nm: &NodeMap, red: &Reducer) -> bool {
     red.commutative() || nm.contiguous
 }
 
+/// The representative's whole reduction of an allreduce-shaped call: the local members'
+/// operands combined, then the processes' partial results (one real allreduce when `c.real`,
+/// else between the representatives). Give the buffer back with `recycle`.
+///
+/// # Safety
+/// The members' operands stay valid while they are parked in this call.
+unsafe fn reduce_all(c: &Coll, nm: &NodeMap, ms: &[Member], count: usize, dt: &DtRef, red: &Reducer) -> MpiResult<Vec<u8>> {
+    // SAFETY: as the caller's.
+    let acc = unsafe { combine(ms, count, dt, red) };
+    if c.real {
+        // SAFETY: the work buffer is ours.
+        unsafe { real::allreduce(c, acc, count, dt, red) }
+    } else if nm.reps.len() > 1 {
+        // SAFETY: as above.
+        unsafe { c.view(nm.reps.clone()).allreduce_work(acc, count, dt, red) }
+    } else {
+        Ok(acc)
+    }
+}
+
 /// # Safety
 /// As `Coll::allreduce`.
 pub unsafe fn allreduce(c: &Coll, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer) -> Option<MpiResult<()>> {
@@ -487,12 +507,7 @@ pub unsafe fn allreduce(c: &Coll, send: *const u8, recv: *mut u8, count: usize, 
         // SAFETY: the members' buffers stay valid while they are parked in this call; every
         // operand is read before any result is written (MPI_IN_PLACE).
         unsafe {
-            let mut acc = combine(&ms, count, dt, red);
-            if c.real {
-                acc = real::allreduce(c, acc, count, dt, red)?;
-            } else if nm.reps.len() > 1 {
-                acc = c.view(nm.reps.clone()).allreduce_work(acc, count, dt, red)?;
-            }
+            let acc = reduce_all(c, &nm, &ms, count, dt, red)?;
             for m in &ms {
                 red.store(&acc, m.buf.as_ref().expect("allreduce members register a buffer").ptr, count, dt);
             }
@@ -536,12 +551,7 @@ pub unsafe fn reduce_scatter(
         // SAFETY: the members' buffers stay valid while they are parked in this call; every
         // operand is read before any result is written (MPI_IN_PLACE).
         unsafe {
-            let mut acc = combine(&ms, count, dt, red);
-            if c.real {
-                acc = real::allreduce(c, acc, count, dt, red)?;
-            } else if nm.reps.len() > 1 {
-                acc = c.view(nm.reps.clone()).allreduce_work(acc, count, dt, red)?;
-            }
+            let acc = reduce_all(c, &nm, &ms, count, dt, red)?;
             for m in &ms {
                 let r = m.rank as usize;
                 // A contiguous work buffer holds the packed elements: block r starts at the
