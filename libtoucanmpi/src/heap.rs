@@ -405,10 +405,16 @@ pub unsafe fn bind_deep(before: &[crate::got::Object], handle: *mut c_void, extr
     changed
 }
 
-/// The library's own allocations (Rust's global allocator) go to the C library's heap
-/// directly, whatever subrank runs: the runtime's objects (message copies, queues, requests)
-/// are not the program's, and would otherwise spread over every subrank's heap (each heap
-/// takes whole pages per size class: 0.9 MiB more per idle subrank, measured).
+/// The library's own allocations (Rust's global allocator) stay off the subranks' heaps,
+/// whatever subrank runs: the runtime's objects (message copies, queues, requests) are not
+/// the program's, and would otherwise spread over every subrank's heap (each heap takes whole
+/// pages per size class: 0.9 MiB more per idle subrank, measured). They go to mimalloc's
+/// heap of the calling thread (`mi_malloc`: the worker's, shared by all its subranks), or to
+/// the C library's with `TOUCAN_HEAP=system`. mimalloc's fast paths cost a fraction of the C
+/// library's: a V=1 `MPI_Bcast` made four allocations of ~150 instructions each (glibc's
+/// `malloc` + `_int_free`), about a fifth of the call's own instructions (callgrind).
+/// The mode is fixed at the first allocation and never changes, so every block is freed by
+/// the allocator that made it.
 pub struct Runtime;
 
 extern "C" {
@@ -421,14 +427,36 @@ extern "C" {
 
 /// What glibc's malloc aligns to by itself.
 const MIN_ALIGN: usize = 16;
+/// What mimalloc's `mi_malloc` aligns every block to, whatever its size (a word; 16 only
+/// from 16 bytes up): larger alignments take the `_aligned` calls.
+const MI_WORD: usize = 8;
 
-// SAFETY: the C library's allocator meets GlobalAlloc's contract: blocks of at least the
-// requested size and alignment (memalign beyond 16), freed and reallocated by the same.
+/// Whether the runtime's blocks are mimalloc's (the heap mode is `Subrank`).
+#[inline(always)]
+fn runtime_on_mimalloc() -> bool {
+    let on = mode() == Mode::Subrank;
+    if on && !USED.load(Ordering::Relaxed) {
+        // Frees of the program's `free` ask mimalloc's page map from now on (a runtime block
+        // never reaches them, but if one did it must go to mimalloc).
+        USED.store(true, Ordering::Release);
+    }
+    on
+}
+
+// SAFETY: mimalloc's and the C library's allocators both meet GlobalAlloc's contract: blocks
+// of at least the requested size and alignment, freed and reallocated by the same allocator
+// (the mode never changes once read, `runtime_on_mimalloc`).
 unsafe impl std::alloc::GlobalAlloc for Runtime {
     unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
-        // SAFETY: as the C library's functions.
+        // SAFETY: as the allocators' functions.
         unsafe {
-            if l.align() <= MIN_ALIGN {
+            if runtime_on_mimalloc() {
+                if l.align() <= MI_WORD {
+                    mi::mi_malloc(l.size()).cast()
+                } else {
+                    mi::mi_malloc_aligned(l.size(), l.align()).cast()
+                }
+            } else if l.align() <= MIN_ALIGN {
                 __libc_malloc(l.size()).cast()
             } else {
                 __libc_memalign(l.align(), l.size()).cast()
@@ -436,9 +464,15 @@ unsafe impl std::alloc::GlobalAlloc for Runtime {
         }
     }
     unsafe fn alloc_zeroed(&self, l: std::alloc::Layout) -> *mut u8 {
-        // SAFETY: as the C library's functions.
+        // SAFETY: as the allocators' functions.
         unsafe {
-            if l.align() <= MIN_ALIGN {
+            if runtime_on_mimalloc() {
+                if l.align() <= MI_WORD {
+                    mi::mi_zalloc(l.size()).cast()
+                } else {
+                    mi::mi_zalloc_aligned(l.size(), l.align()).cast()
+                }
+            } else if l.align() <= MIN_ALIGN {
                 __libc_calloc(1, l.size()).cast()
             } else {
                 let p: *mut u8 = __libc_memalign(l.align(), l.size()).cast();
@@ -450,13 +484,25 @@ unsafe impl std::alloc::GlobalAlloc for Runtime {
         }
     }
     unsafe fn dealloc(&self, p: *mut u8, _l: std::alloc::Layout) {
-        // SAFETY: `p` came from this allocator.
-        unsafe { __libc_free(p.cast()) }
+        // SAFETY: `p` came from this allocator, in the same mode.
+        unsafe {
+            if runtime_on_mimalloc() {
+                mi::mi_free(p.cast())
+            } else {
+                __libc_free(p.cast())
+            }
+        }
     }
     unsafe fn realloc(&self, p: *mut u8, l: std::alloc::Layout, n: usize) -> *mut u8 {
-        // SAFETY: `p` came from this allocator with layout `l`.
+        // SAFETY: `p` came from this allocator with layout `l`, in the same mode.
         unsafe {
-            if l.align() <= MIN_ALIGN {
+            if runtime_on_mimalloc() {
+                if l.align() <= MI_WORD {
+                    mi::mi_realloc(p.cast(), n).cast()
+                } else {
+                    mi::mi_realloc_aligned(p.cast(), n, l.align()).cast()
+                }
+            } else if l.align() <= MIN_ALIGN {
                 __libc_realloc(p.cast(), n).cast()
             } else {
                 let q: *mut u8 = __libc_memalign(l.align(), n).cast();
