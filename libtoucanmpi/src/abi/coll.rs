@@ -129,13 +129,13 @@ pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()
         Mode::Now => {
             // Session 15: at one subrank per process, the real MPI's blocking collective.
             let solo = solo::on() && matches!(&work, Work::Part(p) if solo_fits(&cm, p, equal));
-            let job = match work {
-                Work::Job(j) => j,
-                Work::Part(p) => job_of(p),
-            };
             let mut coll = real::enrol(Coll::new(sub, &cm, comm_h)?, real || solo)?;
             coll.solo = solo && coll.real;
-            return job(&coll);
+            return match work {
+                Work::Job(j) => j(&coll),
+                // SAFETY: MPI requires the buffers to stay valid until the call returns.
+                Work::Part(p) => unsafe { exec(&coll, &p) },
+            };
         }
         Mode::Start(req) => (req, false),
         Mode::Init(info, req) => {
@@ -349,65 +349,65 @@ pub(crate) fn launch(id: ReqId, op: Rc<CollOp>) -> MpiResult<()> {
     Ok(())
 }
 
-/// The job over point-to-point (`core::coll`, `hier`, `realcoll`) of a call's arguments.
+/// The job over point-to-point (`core::coll`, `hier`, `realcoll`) of a call's arguments, for
+/// a helper task or a persistent call's starts.
 fn job_of(p: Part) -> CollJob {
-    // SAFETY (each job): MPI requires the buffers to stay valid until the collective completes.
-    match p {
-        Part::Idle => Box::new(|_: &Coll| Ok(())),
-        Part::Barrier => Box::new(|c: &Coll| c.barrier()),
-        Part::Bcast { buf, root } => Box::new(move |c: &Coll| unsafe { c.bcast(&buf, root) }),
-        Part::Reduce {
-            send,
-            recv,
-            count,
-            dt,
-            red,
-            root,
-        } => Box::new(move |c: &Coll| unsafe {
-            match root {
-                Some(root) => c.reduce(send, recv, count, &dt, &red, root),
-                None => c.allreduce(send, recv, count, &dt, &red),
-            }
-        }),
-        Part::Gather { send, parts, root } => {
-            let parts = parts.into_vec();
-            Box::new(move |c: &Coll| unsafe { c.gatherv(send.as_ref(), &parts, root) })
-        }
-        Part::Scatter { parts, recv, root } => {
-            let parts = parts.into_vec();
-            Box::new(move |c: &Coll| unsafe { c.scatterv(&parts, recv.as_ref(), root) })
-        }
-        Part::Allgather { send, parts } => {
-            let parts = parts.into_vec();
-            Box::new(move |c: &Coll| unsafe { c.allgatherv(send.as_ref(), &parts) })
-        }
-        Part::Alltoall { sends, recvs } => {
-            let (sends, recvs) = (sends.map(Blocks::into_vec), recvs.into_vec());
-            Box::new(move |c: &Coll| unsafe {
-                match &sends {
-                    Some(sends) => c.alltoallv(sends, &recvs),
+    // SAFETY: MPI requires the buffers to stay valid until the collective completes.
+    Box::new(move |c: &Coll| unsafe { exec(c, &p) })
+}
+
+/// Runs call `c` with arguments `p` over point-to-point (`core::coll`, `hier`, `realcoll`);
+/// the blocking form calls it in place, without boxing a job.
+///
+/// # Safety
+/// MPI requires the buffers to stay valid until the collective completes.
+unsafe fn exec(c: &Coll, p: &Part) -> MpiResult<()> {
+    // SAFETY (each arm): the caller's contract.
+    unsafe {
+        match p {
+            Part::Idle => Ok(()),
+            Part::Barrier => c.barrier(),
+            Part::Bcast { buf, root } => c.bcast(buf, *root),
+            Part::Reduce {
+                send,
+                recv,
+                count,
+                dt,
+                red,
+                root,
+            } => match root {
+                Some(root) => c.reduce(*send, *recv, *count, dt, red, *root),
+                None => c.allreduce(*send, *recv, *count, dt, red),
+            },
+            Part::Gather { send, parts, root } => c.gatherv(send.as_ref(), &parts.to_vec(), *root),
+            Part::Scatter { parts, recv, root } => c.scatterv(&parts.to_vec(), recv.as_ref(), *root),
+            Part::Allgather { send, parts } => c.allgatherv(send.as_ref(), &parts.to_vec()),
+            Part::Alltoall { sends, recvs } => {
+                let recvs = recvs.to_vec();
+                match sends {
+                    Some(sends) => c.alltoallv(&sends.to_vec(), &recvs),
                     None => {
                         let (_keep, sends) = team::snapshot(&recvs);
                         c.alltoallv(&sends, &recvs)
                     }
                 }
-            })
+            }
+            Part::ReduceScatter {
+                send,
+                recv,
+                counts,
+                dt,
+                red,
+            } => c.reduce_scatter(*send, *recv, counts, dt, red),
+            Part::Scan {
+                send,
+                recv,
+                count,
+                dt,
+                red,
+                exclusive,
+            } => c.scan(*send, *recv, *count, dt, red, *exclusive),
         }
-        Part::ReduceScatter {
-            send,
-            recv,
-            counts,
-            dt,
-            red,
-        } => Box::new(move |c: &Coll| unsafe { c.reduce_scatter(send, recv, &counts, &dt, &red) }),
-        Part::Scan {
-            send,
-            recv,
-            count,
-            dt,
-            red,
-            exclusive,
-        } => Box::new(move |c: &Coll| unsafe { c.scan(send, recv, count, &dt, &red, exclusive) }),
     }
 }
 

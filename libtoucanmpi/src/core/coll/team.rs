@@ -86,6 +86,13 @@ impl Blocks {
             Blocks::List(v) => v.get(i).map(View::from),
         }
     }
+    /// Every block as a `Buf`, the blocks left in place.
+    pub fn to_vec(&self) -> Vec<Buf> {
+        match self {
+            Blocks::Equal { ptr, count, dt, n } => (0..*n).map(|i| Buf::new(*ptr, 0, dt.clone()).at(i * count, *count)).collect(),
+            Blocks::List(v) => v.clone(),
+        }
+    }
     /// Every block as a `Buf`.
     pub fn into_vec(self) -> Vec<Buf> {
         match self {
