@@ -621,3 +621,31 @@ impl Transport {
         Ok(Event::DirectDone { token, st, temp: buf })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    /// A status as MPICH's `MPIR_STATUS_SET_COUNT` and `MPIR_STATUS_SET_CANCEL_BIT` leave it.
+    fn mpich_status(count: u64, cancelled: bool) -> RealStatus {
+        RealStatus {
+            count_lo: count as u32 as c_int,
+            count_hi_and_cancelled: (((count >> 32) as c_int) << 1) | cancelled as c_int,
+            MPI_SOURCE: 3,
+            MPI_TAG: 7,
+            MPI_ERROR: 0,
+        }
+    }
+
+    #[rstest]
+    #[case::empty(0, false)]
+    #[case::small(8, false)]
+    #[case::cancelled(0, true)]
+    #[case::low_word_sign_bit(0x8000_0000, false)]
+    #[case::above_32_bits(0x1_2345_6789, true)]
+    #[case::large(0x3fff_ffff_ffff, false)]
+    fn status_fields_read_mpich_statuses(#[case] count: u64, #[case] cancelled: bool) {
+        assert_eq!(status_fields(&mpich_status(count, cancelled)), (count, cancelled));
+    }
+}
