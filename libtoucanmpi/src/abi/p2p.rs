@@ -895,25 +895,7 @@ unsafe fn recv_fast_direct(
     }
 }
 
-/// Waits for a receive begun by `State::direct_recv_begin` into `t`: polls it in place as the
-/// real MPI_Recv would, then (when nothing came) hands it to the engine as a request and
-/// parks on it. Its status.
-///
-/// # Safety
-/// `t` is the receive's contiguous buffer outside the thread-locals, of the running subrank.
-unsafe fn direct_recv_finish(sub: usize, comm_h: usize, mut req: RRequest, pat: Pattern, t: RecvTarget) -> MpiResult<Status> {
-    let cap = t.count * t.dt.size;
-    // Under one lock, as `recv_in_place` polls: with one subrank per process nobody else
-    // waits for it (a thread of the program gets it between rounds).
-    let st = state::with_hot(|s| poll_in_place(s, &mut req, &pat, cap, true))?;
-    if let Some(st) = st {
-        return Ok(st);
-    }
-    // SAFETY: forwarded from the caller.
-    unsafe { direct_recv_park(sub, comm_h, req, pat, t) }
-}
-
-/// The polls in place of `direct_recv_finish` (`count`: the caller wants the status's length).
+/// The polls in place of a direct blocking receive (`recv_fast_direct`, `sendrecv_direct`) (`count`: the caller wants the status's length).
 #[inline(always)]
 fn poll_in_place(s: &mut State, req: &mut RRequest, pat: &Pattern, cap: usize, count: bool) -> Option<Status> {
     for i in 1..=blocking::SPIN_POLLS {
@@ -929,11 +911,11 @@ fn poll_in_place(s: &mut State, req: &mut RRequest, pat: &Pattern, cap: usize, c
     None
 }
 
-/// `direct_recv_finish` after its polls in place found nothing: the receive becomes a request
-/// that the engine completes while the rank is parked.
+/// A direct blocking receive whose polls in place found nothing: the receive becomes a
+/// request that the engine completes while the rank is parked.
 ///
 /// # Safety
-/// As `direct_recv_finish`.
+/// `t` is the receive's contiguous buffer outside the thread-locals, of the running subrank.
 #[inline(never)]
 unsafe fn direct_recv_park(sub: usize, comm_h: usize, req: RRequest, pat: Pattern, t: RecvTarget) -> MpiResult<Status> {
     // SAFETY: forwarded from the caller.
@@ -974,7 +956,7 @@ pub(super) unsafe fn sendrecv_direct(
         return None;
     }
     let cap = direct_recv_cap(rbuf, rcount, rdt, rtag)?;
-    let (req, pat, sreq) = {
+    let (got, sreq) = {
         let mut g = state::lock();
         let s = g.as_mut()?;
         let cm = fast_comm(s, sub, comm_h)?;
@@ -1009,11 +991,21 @@ pub(super) unsafe fn sendrecv_direct(
             debug_assert!(id.is_some(), "a direct communicator (its receive began), no hints");
             id
         };
-        (req, pat, sreq)
+        // Polled in place under the same lock (issue 16, p2p8: `direct_recv_finish` took a
+        // second one, and a reference on the datatype).
+        let mut req = req;
+        let got = poll_in_place(s, &mut req, &pat, cap, true);
+        (got.ok_or((req, pat)), sreq)
     };
-    let t = recv_target(rbuf, rcount, rdt);
-    // SAFETY: the caller's receive buffer, outside the thread-locals (above); the caller runs.
-    let r = unsafe { direct_recv_finish(sub, comm_h, req, pat, t) };
+    let r = match got {
+        Ok(st) => Ok(st),
+        Err((req, pat)) => {
+            let t = recv_target(rbuf, rcount, rdt);
+            // SAFETY: the caller's receive buffer, outside the thread-locals (above); the
+            // caller runs.
+            unsafe { direct_recv_park(sub, comm_h, req, pat, t) }
+        }
+    };
     if let Some(mut h) = sreq.map(|id| id as Req) {
         // The send's buffer may be reused once it completed (usually at once: eager).
         // SAFETY: `h` is the request just made for this call.

@@ -266,6 +266,11 @@ impl State {
                     Some(rc) => {
                         let null = crate::transport::Transport::null_request();
                         let n = leans.len();
+                        // A failure the statuses do not carry is the real MPI's own (lost
+                        // messages): it ends the job, as `direct_testall`'s does.
+                        if rc != crate::transport::real::REAL_MPI_SUCCESS as i32 && !crate::transport::Transport::lean_failed(rc, n).1 {
+                            fatal_transport(format!("the real MPI_Waitall failed (error {rc})"));
+                        }
                         let mut all = true;
                         for (k, &id) in tokens.iter().enumerate() {
                             if leans[k] == null {
