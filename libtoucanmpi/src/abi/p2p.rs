@@ -261,8 +261,10 @@ fn direct_send_len(buf: *const c_void, count: i64, dt: usize, tag: c_int) -> Opt
 /// `direct_send_len` for a receive into `buf` (tag or MPI_ANY_TAG): its capacity in bytes and
 /// its datatype, when the buffer also lies outside the program's thread-locals (a direct
 /// receive writes there while other subranks' values may be in place: see `recv_direct`).
+/// issue 16 (p2p8): the datatype stays a handle (a contiguous predefined one: no reference
+/// count on the way; `recv_target` makes the target when a receive needs one).
 #[inline(always)]
-fn direct_recv_cap(buf: *mut c_void, count: i64, dt: usize, tag: c_int) -> Option<(usize, DtRef)> {
+fn direct_recv_cap(buf: *mut c_void, count: i64, dt: usize, tag: c_int) -> Option<usize> {
     let size = crate::core::datatype::contiguous_size(dt)?;
     if count < 0 || (buf.is_null() && count > 0) || (tag < 0 && tag != c::MPI_ANY_TAG) || tag > hd::tag_ub() {
         return None;
@@ -271,7 +273,20 @@ fn direct_recv_cap(buf: *mut c_void, count: i64, dt: usize, tag: c_int) -> Optio
     if cap != 0 && crate::sched::swap::in_blocks(buf as usize, buf as usize + cap) {
         return None;
     }
-    Some((cap, crate::core::datatype::lookup(dt).ok()?))
+    Some(cap)
+}
+
+/// The target of a receive of `count` items of the predefined datatype `dt` (checked by
+/// `direct_recv_cap`) at `buf`.
+fn recv_target(buf: *mut c_void, count: i64, dt: usize) -> RecvTarget {
+    let dt = crate::core::datatype::predefined_arc(dt)
+        .cloned()
+        .expect("a predefined datatype (direct_recv_cap)");
+    RecvTarget {
+        buf: buf as *mut u8,
+        count: count as usize,
+        dt,
+    }
 }
 
 /// MPI_Isend in standard mode of a contiguous predefined type on a direct communicator
@@ -301,7 +316,7 @@ unsafe fn isend_direct(buf: *const c_void, count: i64, dt: usize, dest: c_int, t
 /// counterpart). None: the general path runs (nothing was done).
 #[inline(never)]
 unsafe fn irecv_direct(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag: c_int, comm_h: usize) -> Option<ReqId> {
-    let (_, d) = direct_recv_cap(buf, count, dt, tag)?;
+    let cap = direct_recv_cap(buf, count, dt, tag)?;
     let sub = sched::rank();
     state::with_hot(|s| {
         let cm = fast_comm(s, sub, comm_h)?;
@@ -309,14 +324,9 @@ unsafe fn irecv_direct(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag:
             fast_world_of(s.world_size(), cm, comm_h, src)?;
         }
         let pat = Pattern { ctx: cm.ctx, src, tag };
-        let t = RecvTarget {
-            buf: buf as *mut u8,
-            count: count as usize,
-            dt: d,
-        };
         // SAFETY: the caller's buffer, valid until the request completes, outside the
         // thread-locals (above).
-        unsafe { s.irecv_direct(sub, comm_h, pat, t) }
+        unsafe { s.irecv_direct(sub, comm_h, pat, buf as *mut u8, count as usize, dt, cap) }
     })
     .ok()
     .flatten()
@@ -844,7 +854,7 @@ unsafe fn recv_fast_direct(
     if !sched::in_coroutine() {
         return Err(false);
     }
-    let (cap, d) = direct_recv_cap(buf, i64::from(count), dt, tag).ok_or(false)?;
+    let cap = direct_recv_cap(buf, i64::from(count), dt, tag).ok_or(false)?;
     let started = {
         let mut g = state::lock();
         let Some(s) = g.as_mut() else { return Err(false) };
@@ -867,11 +877,7 @@ unsafe fn recv_fast_direct(
     let r = match started {
         Ok(st) => Ok(st),
         Err((req, pat)) => {
-            let t = RecvTarget {
-                buf: buf as *mut u8,
-                count: count as usize,
-                dt: d,
-            };
+            let t = recv_target(buf, i64::from(count), dt);
             // SAFETY: the caller's buffer, outside the thread-locals (above); the caller runs.
             unsafe { direct_recv_park(sub, comm_h, req, pat, t) }
         }
@@ -889,44 +895,27 @@ unsafe fn recv_fast_direct(
     }
 }
 
-/// Waits for a receive begun by `State::direct_recv_begin` into `t`: polls it in place as the
-/// real MPI_Recv would, then (when nothing came) hands it to the engine as a request and
-/// parks on it. Its status.
-///
-/// # Safety
-/// `t` is the receive's contiguous buffer outside the thread-locals, of the running subrank.
-unsafe fn direct_recv_finish(sub: usize, comm_h: usize, mut req: RRequest, pat: Pattern, t: RecvTarget) -> MpiResult<Status> {
-    let cap = t.count * t.dt.size;
-    // Under one lock, as `recv_in_place` polls: with one subrank per process nobody else
-    // waits for it (a thread of the program gets it between rounds).
-    let st = state::with_hot(|s| poll_in_place(s, &mut req, &pat, cap, true))?;
-    if let Some(st) = st {
-        return Ok(st);
-    }
-    // SAFETY: forwarded from the caller.
-    unsafe { direct_recv_park(sub, comm_h, req, pat, t) }
-}
-
-/// The polls in place of `direct_recv_finish` (`count`: the caller wants the status's length).
+/// The polls in place of a direct blocking receive (`recv_fast_direct`, `sendrecv_direct`) (`count`: the caller wants the status's length).
 #[inline(always)]
 fn poll_in_place(s: &mut State, req: &mut RRequest, pat: &Pattern, cap: usize, count: bool) -> Option<Status> {
     for i in 1..=blocking::SPIN_POLLS {
         if let Some(st) = s.direct_recv_poll(req, pat, cap, count) {
             return Some(st);
         }
-        // The rest of the engine now and then (the ring, other requests), as a wait does.
+        // The rest of the engine now and then (the ring, other requests), as a wait does;
+        // the rank's lean requests stay lean (p2p8: it runs, and waits for them itself).
         if i.is_multiple_of(blocking::DIRECT_FULL_POLL) {
-            s.progress();
+            s.progress_step();
         }
     }
     None
 }
 
-/// `direct_recv_finish` after its polls in place found nothing: the receive becomes a request
-/// that the engine completes while the rank is parked.
+/// A direct blocking receive whose polls in place found nothing: the receive becomes a
+/// request that the engine completes while the rank is parked.
 ///
 /// # Safety
-/// As `direct_recv_finish`.
+/// `t` is the receive's contiguous buffer outside the thread-locals, of the running subrank.
 #[inline(never)]
 unsafe fn direct_recv_park(sub: usize, comm_h: usize, req: RRequest, pat: Pattern, t: RecvTarget) -> MpiResult<Status> {
     // SAFETY: forwarded from the caller.
@@ -966,8 +955,8 @@ pub(super) unsafe fn sendrecv_direct(
     if !small && !outside_tls(sbuf, len) {
         return None;
     }
-    let (cap, d) = direct_recv_cap(rbuf, rcount, rdt, rtag)?;
-    let (req, pat, sreq) = {
+    let cap = direct_recv_cap(rbuf, rcount, rdt, rtag)?;
+    let (got, sreq) = {
         let mut g = state::lock();
         let s = g.as_mut()?;
         let cm = fast_comm(s, sub, comm_h)?;
@@ -1002,15 +991,21 @@ pub(super) unsafe fn sendrecv_direct(
             debug_assert!(id.is_some(), "a direct communicator (its receive began), no hints");
             id
         };
-        (req, pat, sreq)
+        // Polled in place under the same lock (issue 16, p2p8: `direct_recv_finish` took a
+        // second one, and a reference on the datatype).
+        let mut req = req;
+        let got = poll_in_place(s, &mut req, &pat, cap, true);
+        (got.ok_or((req, pat)), sreq)
     };
-    let t = RecvTarget {
-        buf: rbuf as *mut u8,
-        count: rcount as usize,
-        dt: d,
+    let r = match got {
+        Ok(st) => Ok(st),
+        Err((req, pat)) => {
+            let t = recv_target(rbuf, rcount, rdt);
+            // SAFETY: the caller's receive buffer, outside the thread-locals (above); the
+            // caller runs.
+            unsafe { direct_recv_park(sub, comm_h, req, pat, t) }
+        }
     };
-    // SAFETY: the caller's receive buffer, outside the thread-locals (above); the caller runs.
-    let r = unsafe { direct_recv_finish(sub, comm_h, req, pat, t) };
     if let Some(mut h) = sreq.map(|id| id as Req) {
         // The send's buffer may be reused once it completed (usually at once: eager).
         // SAFETY: `h` is the request just made for this call.
@@ -1655,7 +1650,7 @@ unsafe fn wait_direct(v: &mut [Req], statuses: bool, mut each: impl FnMut(usize,
             Some(false) => {}
         }
         if i.is_multiple_of(blocking::DIRECT_FULL_POLL) {
-            s.progress();
+            s.progress_step();
         }
         if sched::others_ready() {
             return Err(true);
@@ -2107,6 +2102,8 @@ mpi_fn!(MPI_Request_free, PMPI_Request_free, |req: *mut Req| errcomm = errcomm()
     }
     let h = *req as ReqId;
     state::with(|s| -> MpiResult<()> {
+        // issue 16 (p2p8): a lean direct request is completed (then dropped) by the engine.
+        s.unlean();
         let Some(r) = s.req_mut(h) else {
             return Err(bad_request(h as usize));
         };

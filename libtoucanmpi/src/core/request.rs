@@ -121,6 +121,26 @@ pub struct Request {
     pub greq: Option<Greq>,
     /// The stand-in for a receive buffer in the program's thread-locals (`tlsbuf`).
     pub bounce: Option<Bounce>,
+    /// issue 16 (p2p8): a lean direct operation's real request (`p2p::direct`), not yet
+    /// handed to the transport's pending list.
+    pub lean: Option<Lean>,
+}
+
+/// issue 16 (p2p8): a direct operation (`p2p::direct`) whose real request its own request
+/// keeps: no pending entry, no posted entry, no event. The wait that finds it complete
+/// finishes it; `State::unlean` registers it (pending list, posted queue) when the general
+/// path may look at it (a progress step of the engine: its owner parked, Test, Waitany...;
+/// Cancel, Request_free).
+#[derive(Clone, Copy)]
+pub struct Lean {
+    pub req: crate::transport::real::RRequest,
+    /// A receive's pattern (communicator context, source and tag as the program gave them).
+    pub pat: super::p2p::matching::Pattern,
+    /// A receive's buffer: `count` elements of the contiguous predefined datatype `dt`
+    /// (a handle: no reference count until it is registered).
+    pub buf: *mut u8,
+    pub count: usize,
+    pub dt: usize,
 }
 
 impl Request {
@@ -142,6 +162,7 @@ impl Request {
             keep: None,
             greq: None,
             bounce: None,
+            lean: None,
         }
     }
 

@@ -242,6 +242,15 @@ pub struct State {
     pub rcoll: super::coll::real::RealComms,
     /// Communicators whose point-to-point passes through to the real MPI (`p2p::direct`).
     pub direct: super::p2p::direct::Directs,
+    // issue 16 (p2p8): lean direct requests (`request::Lean`).
+    /// Requests made lean, in the order they started (some may be finished or registered
+    /// since: `unlean` skips those).
+    pub(super) leans: Vec<ReqId>,
+    /// How many of `leans` are still lean.
+    pub(super) lean_live: usize,
+    /// A wait's lean real requests, kept between polls to save an allocation.
+    pub(super) lean_reqs: Vec<crate::transport::real::RRequest>,
+    // end p2p8
 }
 
 // SAFETY: the raw pointers State holds (receive targets, persistent arguments, a sibling's
@@ -547,6 +556,9 @@ impl State {
             meets: Default::default(),
             rcoll: Default::default(),
             direct: Default::default(),
+            leans: Vec::new(),
+            lean_live: 0,
+            lean_reqs: Vec::new(),
         };
         super::coll::real::install_world(&mut s);
         s
@@ -657,6 +669,17 @@ impl State {
     /// Control messages are handled as they come out of the ring (an eager payload is read
     /// in place); one eager message ends the step (see `Transport::poll_ring`).
     pub fn progress(&mut self) -> bool {
+        // issue 16 (p2p8): the general path may now look at lean direct requests (a parked
+        // owner, the deadlock detector, Test...): they become ordinary pending ones.
+        if !self.leans.is_empty() {
+            self.unlean();
+        }
+        self.progress_step()
+    }
+
+    /// `progress` leaving lean direct requests to the wait that polls them in place
+    /// (`p2p::direct`: its owner runs and looks at them itself).
+    pub fn progress_step(&mut self) -> bool {
         // With real requests pending, one real progress step covers them and the ring's head
         // (polling the ring, then testing the requests, made two).
         if self.tp.has_pending() {

@@ -16,6 +16,33 @@ pub const SMALL: usize = super::engine::TINY;
 /// general path.
 const TESTALL_SCAN: usize = 4096;
 
+/// issue 16 (p2p8): the byte count and cancel flag of a status of the real MPI, read from the
+/// fields of MPICH's `MPI_Status` (as its `MPIR_STATUS_GET_COUNT` and
+/// `MPIR_STATUS_GET_CANCEL_BIT` read them), valid when `status_layout_ok`.
+#[inline(always)]
+fn status_fields(st: &RealStatus) -> (u64, bool) {
+    let hi = (st.count_hi_and_cancelled as u32 >> 1) as u64;
+    ((st.count_lo as u32 as u64) | hi << 32, st.count_hi_and_cancelled & 1 != 0)
+}
+
+/// Whether `status_fields` reads the real MPI's statuses right: a status whose count and
+/// cancel flag the real MPI set (`MPI_Status_set_elements_x`, `MPI_Status_set_cancelled`)
+/// reads back as set, for a count above 32 bits and both flag values. Checked once at
+/// start-up; otherwise statuses are read with the real MPI's calls.
+pub(super) fn status_layout_ok(real: &super::real::RealMpi) -> bool {
+    let n: i64 = 0x1_2345_6789;
+    [true, false].into_iter().all(|cancelled| {
+        // SAFETY: MPI_Status is plain integers; all zeros is a valid value.
+        let mut st: RealStatus = unsafe { std::mem::zeroed() };
+        // SAFETY: plain calls on a local status.
+        let ok = unsafe {
+            real.PMPI_Status_set_elements_x(&mut st, h(real::REAL_MPI_BYTE), n as _) == real::REAL_MPI_SUCCESS as c_int
+                && real.PMPI_Status_set_cancelled(&mut st, cancelled as c_int) == real::REAL_MPI_SUCCESS as c_int
+        };
+        ok && status_fields(&st) == (n as u64, cancelled)
+    })
+}
+
 /// What the real MPI said about a finished direct receive (or a probed message).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DirectStatus {
@@ -32,17 +59,23 @@ pub struct DirectStatus {
 impl Transport {
     /// Reads status `st` of a finished direct operation; `err` is its error field's meaning
     /// (set only when the real call reported `MPI_ERR_IN_STATUS`, else success).
-    pub(super) fn direct_status(&self, st: &RealStatus, err: c_int) -> Result<DirectStatus, String> {
-        let mut count: i64 = 0;
-        let mut cancelled: c_int = 0;
-        // SAFETY: `st` is a status the real MPI filled.
-        unsafe {
-            check(
-                self.real.PMPI_Get_count_c(st, h(real::REAL_MPI_BYTE), &mut count),
-                "MPI_Get_count_c",
-            )?;
-            check(self.real.PMPI_Test_cancelled(st, &mut cancelled), "MPI_Test_cancelled")?;
-        }
+    pub fn direct_status(&self, st: &RealStatus, err: c_int) -> Result<DirectStatus, String> {
+        let (count, cancelled) = if self.status_fields {
+            let (n, c) = status_fields(st);
+            (n as i64, c as c_int)
+        } else {
+            let mut count: i64 = 0;
+            let mut cancelled: c_int = 0;
+            // SAFETY: `st` is a status the real MPI filled.
+            unsafe {
+                check(
+                    self.real.PMPI_Get_count_c(st, h(real::REAL_MPI_BYTE), &mut count),
+                    "MPI_Get_count_c",
+                )?;
+                check(self.real.PMPI_Test_cancelled(st, &mut cancelled), "MPI_Test_cancelled")?;
+            }
+            (count, cancelled)
+        };
         let mut truncated = false;
         if err != real::REAL_MPI_SUCCESS as c_int {
             let mut class: c_int = 0;
@@ -80,10 +113,35 @@ impl Transport {
         keep: Option<Vec<u8>>,
         token: u64,
     ) -> Result<bool, String> {
+        // SAFETY: forwarded from the caller; `keep` moves into the pending list, which holds
+        // it until completion.
+        match unsafe { self.lean_send(comm, dst, tag, data, len, sync) }? {
+            None => Ok(true),
+            Some(req) => {
+                self.post_direct(req, Action::DirectSent(token), keep);
+                Ok(false)
+            }
+        }
+    }
+
+    /// issue 16 (p2p8): starts a real send (`direct_send` without its pending entry): None
+    /// when it completed at once (the real request is freed), else the real request, which
+    /// the caller keeps (a lean request, `core::p2p::direct`) or hands to `lean_adopt`.
+    ///
+    /// # Safety
+    /// As `direct_send`.
+    pub unsafe fn lean_send(
+        &mut self,
+        comm: RComm,
+        dst: i32,
+        tag: i32,
+        data: *const u8,
+        len: usize,
+        sync: bool,
+    ) -> Result<Option<RRequest>, String> {
         let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
         let start = if sync { self.real.PMPI_Issend_c } else { self.real.PMPI_Isend_c };
-        // SAFETY: the caller keeps the bytes valid until completion; `keep` moves into the
-        // pending list, which holds it until then.
+        // SAFETY: the caller keeps the bytes valid until completion.
         check(
             unsafe { start(data as *const c_void, len as _, h(real::REAL_MPI_BYTE), dst, tag, comm, &mut req) },
             if sync { "MPI_Issend_c" } else { "MPI_Isend_c" },
@@ -97,17 +155,83 @@ impl Transport {
         let rc = unsafe { (self.real.PMPI_Request_get_status)(req, &mut done, real::REAL_MPI_STATUS_IGNORE as *mut RealStatus) };
         if done == 0 {
             check(rc, "MPI_Request_get_status")?;
+            return Ok(Some(req));
         }
-        if done != 0 {
-            // SAFETY: the request is complete.
-            check(
-                unsafe { self.real.PMPI_Wait(&mut req, real::REAL_MPI_STATUS_IGNORE as *mut RealStatus) },
-                "MPI_Wait",
-            )?;
+        // SAFETY: the request is complete.
+        check(
+            unsafe { self.real.PMPI_Wait(&mut req, real::REAL_MPI_STATUS_IGNORE as *mut RealStatus) },
+            "MPI_Wait",
+        )?;
+        Ok(None)
+    }
+
+    /// issue 16 (p2p8): hands a lean operation's real request (`lean_send`, `direct_irecv_raw`)
+    /// to the pending list: `DirectDone(token)` reports it from now on.
+    pub fn lean_adopt(&mut self, req: RRequest, token: u64, send: bool) {
+        let action = if send {
+            Action::DirectSent(token)
         } else {
-            self.post_direct(req, Action::DirectSent(token), keep);
+            Action::DirectRecv(token, false)
+        };
+        self.post_direct(req, action, None);
+    }
+
+    /// issue 16 (p2p8): one poll of a wait over lean operations only (real requests the
+    /// caller keeps, `reqs`): `MPI_Request_get_status` of each in order (a complete one costs
+    /// no progress step; the first incomplete one makes one and ends the poll: Ok(None)), then
+    /// one real `MPI_Waitall` (`MPI_Wait` for one) that frees them all (their entries become
+    /// the real `MPI_REQUEST_NULL`). Ok(Some(rc)): the real call's code; with `statuses`
+    /// their statuses are `stat(k)`, and a failure is `MPI_ERR_IN_STATUS` with the error in
+    /// the status (`rc` itself for one request).
+    pub fn lean_testall(&mut self, reqs: &mut [RRequest], statuses: bool) -> Result<Option<c_int>, String> {
+        let get_status = self.real.PMPI_Request_get_status;
+        for &r in reqs.iter() {
+            let mut flag: c_int = 0;
+            // SAFETY: a live request of the caller's; the status is ignored.
+            let rc = unsafe { get_status(r, &mut flag, real::REAL_MPI_STATUS_IGNORE as *mut RealStatus) };
+            if flag == 0 {
+                check(rc, "MPI_Request_get_status")?;
+                return Ok(None);
+            }
         }
-        Ok(done != 0)
+        let n = reqs.len();
+        let stats = if statuses {
+            // SAFETY: MPI_Status is plain integers; all zeros is a valid value.
+            self.stats.resize(n.max(self.stats.len()), unsafe { std::mem::zeroed() });
+            self.stats.as_mut_ptr()
+        } else {
+            real::REAL_MPI_STATUSES_IGNORE as *mut RealStatus
+        };
+        // SAFETY: `reqs` (and `stats` when given) have n entries; the requests are live ones
+        // of the caller's, all complete (no progress step).
+        let rc = unsafe {
+            if n == 1 {
+                self.real.PMPI_Wait(reqs.as_mut_ptr(), stats)
+            } else {
+                self.real.PMPI_Waitall(n as c_int, reqs.as_mut_ptr(), stats)
+            }
+        };
+        Ok(Some(rc))
+    }
+
+    /// The status `lean_testall` left for its `k`th request.
+    #[inline]
+    pub fn lean_stat(&self, k: usize) -> &RealStatus {
+        &self.stats[k]
+    }
+
+    /// Whether `rc` of `lean_testall` (of `n` requests) or a status's error field means a
+    /// failed operation (a truncated receive): (the call failed as a whole, the error is in
+    /// the statuses).
+    pub fn lean_failed(rc: c_int, n: usize) -> (bool, bool) {
+        let one = n == 1 && rc != real::REAL_MPI_SUCCESS as c_int;
+        (one, one || rc == real::REAL_MPI_ERR_IN_STATUS as c_int)
+    }
+
+    /// The real MPI's `MPI_REQUEST_NULL`.
+    #[inline]
+    pub fn null_request() -> RRequest {
+        h(real::REAL_MPI_REQUEST_NULL)
     }
 
     /// Receives into `into` (`cap` bytes; or into `temp`, which comes back in `DirectDone`)
@@ -480,8 +604,12 @@ impl Transport {
             d
         } else {
             let mut cancelled: c_int = 0;
-            // SAFETY: the status of the completed send.
-            check(unsafe { self.real.PMPI_Test_cancelled(st, &mut cancelled) }, "MPI_Test_cancelled")?;
+            if self.status_fields {
+                cancelled = status_fields(st).1 as c_int;
+            } else {
+                // SAFETY: the status of the completed send.
+                check(unsafe { self.real.PMPI_Test_cancelled(st, &mut cancelled) }, "MPI_Test_cancelled")?;
+            }
             if cancelled != 0 {
                 self.direct_sent -= 1;
             }
@@ -491,5 +619,33 @@ impl Transport {
             }
         };
         Ok(Event::DirectDone { token, st, temp: buf })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    /// A status as MPICH's `MPIR_STATUS_SET_COUNT` and `MPIR_STATUS_SET_CANCEL_BIT` leave it.
+    fn mpich_status(count: u64, cancelled: bool) -> RealStatus {
+        RealStatus {
+            count_lo: count as u32 as c_int,
+            count_hi_and_cancelled: (((count >> 32) as c_int) << 1) | cancelled as c_int,
+            MPI_SOURCE: 3,
+            MPI_TAG: 7,
+            MPI_ERROR: 0,
+        }
+    }
+
+    #[rstest]
+    #[case::empty(0, false)]
+    #[case::small(8, false)]
+    #[case::cancelled(0, true)]
+    #[case::low_word_sign_bit(0x8000_0000, false)]
+    #[case::above_32_bits(0x1_2345_6789, true)]
+    #[case::large(0x3fff_ffff_ffff, false)]
+    fn status_fields_read_mpich_statuses(#[case] count: u64, #[case] cancelled: bool) {
+        assert_eq!(status_fields(&mpich_status(count, cancelled)), (count, cancelled));
     }
 }

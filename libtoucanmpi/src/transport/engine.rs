@@ -174,6 +174,10 @@ pub struct Transport {
     /// `testsome`'s completed entries (pending index, status index), kept to save an
     /// allocation per completion.
     pub(super) done: Vec<(usize, usize)>,
+    /// issue 16 (p2p8): the real MPI's `MPI_Status` keeps a count and the cancel flag where
+    /// MPICH's header says (`direct::status_layout_ok`, checked at start-up): a status is then
+    /// read in place, without `MPI_Get_count_c` and `MPI_Test_cancelled`.
+    pub(super) status_fields: bool,
 }
 
 /// Outstanding real requests by kind (`Transport::pending_kinds`).
@@ -339,7 +343,9 @@ impl Transport {
             idx: Vec::new(),
             stats: Vec::new(),
             done: Vec::new(),
+            status_fields: false,
         };
+        t.status_fields = super::direct::status_layout_ok(&t.real);
         // Errors on the real twins (all derived from `coll`) come back as codes: a direct
         // receive's truncation is the program's, reported in its status. The real world's
         // handler is the one MPICH calls for a multiple completion (`MPI_Testsome`) that

@@ -34,7 +34,7 @@ use crate::consts as c;
 use crate::core::idmap::IdMap;
 use crate::core::p2p::matching::{Body, Envelope, Pattern, Posted, SyncAck, Unexp};
 use crate::core::p2p::{fatal_transport, SendData, SendMode};
-use crate::core::request::{ReqId, Status};
+use crate::core::request::{Lean, ReqId, Status};
 use crate::core::state::State;
 use crate::transport::direct::DirectStatus;
 use crate::transport::real::{self, RComm, RMessage, RRequest};
@@ -223,7 +223,10 @@ impl State {
     pub fn direct_wait_poll(&mut self, sub: usize, handles: &[usize], statuses: bool) -> Option<bool> {
         let mut tokens = std::mem::take(&mut self.direct_tokens);
         tokens.clear();
+        let mut leans = std::mem::take(&mut self.lean_reqs);
+        leans.clear();
         let mut plain = true;
+        let mut registered = false;
         for &h in handles {
             if h == c::MPI_REQUEST_NULL {
                 continue;
@@ -234,16 +237,55 @@ impl State {
                 .flatten();
             match r {
                 Some(r) if r.complete || !r.active => {}
-                Some(_) => tokens.push(id),
+                Some(r) => {
+                    match r.lean {
+                        Some(l) => leans.push(l.req),
+                        None => registered = true,
+                    }
+                    tokens.push(id)
+                }
                 None => {
                     plain = false;
                     break;
                 }
             }
         }
+        // issue 16 (p2p8): lean requests and others together: all go the registered way.
+        if plain && registered && !leans.is_empty() {
+            self.unlean();
+            leans.clear();
+        }
         let r = match (plain, tokens.is_empty()) {
             (false, _) => None,
             (true, true) => Some(true),
+            // issue 16 (p2p8): lean requests only, polled and finished here.
+            (true, false) if !leans.is_empty() => {
+                super::super::background::stepped();
+                match self.tp.lean_testall(&mut leans, statuses).unwrap_or_else(|e| fatal_transport(e)) {
+                    None => Some(false),
+                    Some(rc) => {
+                        let null = crate::transport::Transport::null_request();
+                        let n = leans.len();
+                        // A failure the statuses do not carry is the real MPI's own (lost
+                        // messages): it ends the job, as `direct_testall`'s does.
+                        if rc != crate::transport::real::REAL_MPI_SUCCESS as i32 && !crate::transport::Transport::lean_failed(rc, n).1 {
+                            fatal_transport(format!("the real MPI_Waitall failed (error {rc})"));
+                        }
+                        let mut all = true;
+                        for (k, &id) in tokens.iter().enumerate() {
+                            if leans[k] == null {
+                                self.lean_done(sub, id, k, n, rc, statuses);
+                            } else if let Some(l) = self.locals[sub].reqs.get_mut(id).and_then(|r| r.lean.as_mut()) {
+                                // Not freed by the real call (not expected of complete ones):
+                                // still lean, its real request as the real MPI left it.
+                                l.req = leans[k];
+                                all = false;
+                            }
+                        }
+                        Some(all)
+                    }
+                }
+            }
             (true, false) => {
                 super::super::background::stepped();
                 let mut ev = std::mem::take(&mut self.events);
@@ -259,6 +301,7 @@ impl State {
             }
         };
         self.direct_tokens = tokens;
+        self.lean_reqs = leans;
         r
     }
 
@@ -359,22 +402,129 @@ impl State {
         }
         let comm = self.direct.get(ctx)?.comm;
         let id = self.new_request(sub, comm_h);
-        let small = len <= crate::transport::direct::SMALL;
-        if let Some(r) = self.locals[sub].reqs.get_mut(id) {
-            r.mark_send(dest, tag);
-            // Sent below before anything can look at it: complete, as `complete` would make
-            // it (nobody to wake: its owner runs; not freed, no attached buffer).
-            r.complete = small;
-        }
-        if small {
-            let proc = self.locate(dest).0 as i32;
+        let proc = self.locate(dest).0 as i32;
+        let real = if len <= crate::transport::direct::SMALL {
             // SAFETY: forwarded from the caller (only read during the call).
             unsafe { self.tp.direct_send_small(comm, proc, tag, ptr, len) }.unwrap_or_else(|e| fatal_transport(e));
+            None
         } else {
-            let data = SendData { ptr, len, owned: None };
-            self.send_direct(id, comm, dest, tag, data, SendMode::Standard);
+            // issue 16 (p2p8): a larger one is a lean request (`request::Lean`) unless the real
+            // MPI sent it at once.
+            // SAFETY: forwarded from the caller.
+            unsafe { self.tp.lean_send(comm, proc, tag, ptr, len, false) }.unwrap_or_else(|e| fatal_transport(e))
+        };
+        let r = self.locals[sub].reqs.get_mut(id)?;
+        r.mark_send(dest, tag);
+        match real {
+            // Sent before anything could look at it: complete, as `complete` would make it
+            // (nobody to wake: its owner runs; not freed, no attached buffer).
+            None => r.complete = true,
+            Some(req) => {
+                r.lean = Some(Lean {
+                    req,
+                    pat: Pattern { ctx, src: 0, tag },
+                    buf: std::ptr::null_mut(),
+                    count: 0,
+                    dt: 0,
+                });
+                self.lean_add(id);
+            }
         }
         Some(id)
+    }
+
+    /// issue 16 (p2p8): request `id` was made lean.
+    #[inline]
+    fn lean_add(&mut self, id: ReqId) {
+        // Finished ones are dropped from the list when none is left, or when they are most of
+        // a long one (a program that always keeps some outstanding).
+        if self.lean_live == 0 {
+            self.leans.clear();
+        } else if self.leans.len() >= 64 && self.leans.len() > 4 * self.lean_live {
+            let locals = &self.locals;
+            self.leans.retain(|&id| {
+                crate::core::request::owner_of(id)
+                    .and_then(|o| locals.get(o))
+                    .and_then(|l| l.reqs.get(id))
+                    .is_some_and(|r| r.lean.is_some())
+            });
+        }
+        self.leans.push(id);
+        self.lean_live += 1;
+    }
+
+    /// issue 16 (p2p8): hands every lean direct request to the engine, as the general path
+    /// makes them: its real request to the transport's pending list (`DirectDone` completes
+    /// it), a receive's pattern to its rank's posted queue (the deadlock report reads it) and
+    /// its target to the request. Called before the general path looks at requests: a
+    /// progress step of the engine (a parked owner, Test, Waitany, the deadlock detector...),
+    /// Cancel, Request_free.
+    pub fn unlean(&mut self) {
+        let mut ids = std::mem::take(&mut self.leans);
+        for &id in &ids {
+            let Some(l) = crate::core::request::owner_of(id).and_then(|o| self.locals.get_mut(o)) else {
+                continue;
+            };
+            let Some(r) = l.reqs.get_mut(id) else { continue };
+            let Some(lean) = r.lean.take() else { continue };
+            r.pending = 1;
+            if r.is_send {
+                self.tp.lean_adopt(lean.req, id, true);
+                continue;
+            }
+            let Some(dt) = crate::core::datatype::predefined_arc(lean.dt) else {
+                continue;
+            };
+            r.recv = Some(crate::core::request::RecvTarget {
+                buf: lean.buf,
+                count: lean.count,
+                dt: dt.clone(),
+            });
+            l.posted.push_back(Posted { pat: lean.pat, req: id });
+            self.tp.lean_adopt(lean.req, id, false);
+        }
+        ids.clear();
+        self.leans = ids;
+        self.lean_live = 0;
+    }
+
+    /// issue 16 (p2p8): finishes lean request `id` of `sub` whose real request a wait just
+    /// completed: the `k`th of `n` in `lean_testall` with code `rc` (`statuses`: it asked for
+    /// them). Its status is set and it is complete, as `on_direct_done` would leave it.
+    fn lean_done(&mut self, sub: usize, id: ReqId, k: usize, n: usize, rc: i32, statuses: bool) {
+        let Some(r) = self.locals[sub].reqs.get_mut(id) else { return };
+        let Some(lean) = r.lean.take() else { return };
+        self.lean_live -= 1;
+        r.complete = true;
+        r.pending = 0;
+        if r.is_send {
+            return;
+        }
+        self.tp.direct_recvd += 1;
+        let (one, in_status) = crate::transport::Transport::lean_failed(rc, n);
+        if !statuses {
+            // The real MPI filled no status: a failure (a truncation) marks every operation
+            // of the call, as `direct_testall` does (the caller reports MPI_ERR_IN_STATUS).
+            r.status.error = if in_status { c::MPI_ERR_TRUNCATE } else { c::MPI_SUCCESS };
+            return;
+        }
+        let st = *self.tp.lean_stat(k);
+        let err = match (one, in_status) {
+            (true, _) => rc,
+            (false, true) => st.MPI_ERROR,
+            (false, false) => crate::transport::real::REAL_MPI_SUCCESS as i32,
+        };
+        let d = self.tp.direct_status(&st, err).unwrap_or_else(|e| fatal_transport(e));
+        let source = self.direct.get(lean.pat.ctx).map_or(d.source, |dc| dc.rank(d.source));
+        let cap = lean.count * crate::core::datatype::contiguous_size(lean.dt).unwrap_or(0);
+        let Some(r) = self.locals[sub].reqs.get_mut(id) else { return };
+        r.status = Status {
+            source,
+            tag: d.tag,
+            error: if d.truncated { c::MPI_ERR_TRUNCATE } else { c::MPI_SUCCESS },
+            bytes: d.bytes.min(cap as u64),
+            cancelled: false,
+        };
     }
 
     /// MPI_Irecv's fast path on a direct communicator: one real receive of at most `t`'s
@@ -385,23 +535,34 @@ impl State {
     /// # Safety
     /// `t` is a contiguous receive buffer of `sub` outside the program's thread-locals, valid
     /// until the request completes.
-    pub unsafe fn irecv_direct(&mut self, sub: usize, comm_h: usize, pat: Pattern, t: crate::core::request::RecvTarget) -> Option<ReqId> {
+    /// issue 16 (p2p8): the request is lean (`request::Lean`): the real request stays in it, the
+    /// target (`count` items of the predefined type `dt`, `cap` bytes at `buf`) too.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn irecv_direct(
+        &mut self,
+        sub: usize,
+        comm_h: usize,
+        pat: Pattern,
+        buf: *mut u8,
+        count: usize,
+        dt: usize,
+        cap: usize,
+    ) -> Option<ReqId> {
         let l = self.locals.get(sub)?;
         if l.region.tracking || real_queued(l, pat.ctx) {
             return None;
         }
         let dc = self.direct.get(pat.ctx)?;
         let (comm, src) = (dc.comm, dc.source(pat.src));
-        let (buf, cap) = (t.buf, t.count * t.dt.size);
+        // SAFETY: the buffer holds `cap` bytes until the request completes (caller).
+        let req = unsafe { self.tp.direct_irecv_raw(comm, src, real_tag(pat.tag), buf, cap) }.unwrap_or_else(|e| fatal_transport(e));
         let id = self.new_request(sub, comm_h);
         // A new request is a receive with an empty status until told otherwise; the buffer
         // lies outside the thread-locals (the caller's promise): no bounce (`set_recv`).
         if let Some(r) = self.locals[sub].reqs.get_mut(id) {
-            r.recv = Some(t);
+            r.lean = Some(Lean { req, pat, buf, count, dt });
         }
-        // SAFETY: the buffer holds `cap` bytes until the request completes (caller).
-        unsafe { self.tp.direct_recv(comm, src, real_tag(pat.tag), buf, cap, None, id) }.unwrap_or_else(|e| fatal_transport(e));
-        self.locals[sub].posted.push_back(Posted { pat, req: id });
+        self.lean_add(id);
         Some(id)
     }
 
@@ -541,6 +702,8 @@ impl State {
         if !on() || self.locals.len() != 1 {
             return;
         }
+        // issue 16 (p2p8): counted and reported like the others.
+        self.unlean();
         let ctxs = self.direct.contexts();
         for ctx in ctxs {
             let any = Pattern {

@@ -571,6 +571,10 @@ impl State {
 
     /// Cancels request `id` if it has not been matched yet. Returns whether it was.
     pub fn cancel(&mut self, id: ReqId) -> bool {
+        // issue 16 (p2p8): a lean direct request is cancelled as a registered one.
+        if !self.leans.is_empty() {
+            self.unlean();
+        }
         let Some(r) = self.req(id) else { return false };
         if r.complete {
             return false;
