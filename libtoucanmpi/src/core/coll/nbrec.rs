@@ -107,7 +107,14 @@ pub type Layouts = crate::core::idmap::IdMap<CommKey, Layout>;
 
 /// coll7: a communicator's ranks on this process (ascending), and the process of each rank
 /// with its index among that process's members.
-pub type Layout = (Arc<[i32]>, Arc<[(usize, usize)]>);
+#[derive(Clone)]
+pub struct Layout {
+    local: Arc<[i32]>,
+    procs: Arc<[(usize, usize)]>,
+    /// nbc8: every process holding members holds as many (Gather, Scatter and Allgather need
+    /// it: `fits`), found with the rest.
+    even: bool,
+}
 
 /// Whether a nonblocking call on `cm` with arguments `part` is served here (see the module
 /// documentation); `equal`: the binding has equal blocks (not a v/w form).
@@ -115,6 +122,13 @@ pub fn eligible(cm: &CommRef, part: &Part, equal: bool) -> bool {
     if cm.is_inter() || crate::sched::swap::active() || !real::has_twin(cm) {
         return false;
     }
+    fits(part, equal, || even(cm))
+}
+
+/// nbc8: whether a call with arguments `part` is of a kind this path serves, given whether
+/// every process holds as many members (`even`, asked only for the kinds that need it). The
+/// one rule of both `eligible` (the general path) and `fast`, so both decide alike.
+fn fits(part: &Part, equal: bool, even: impl FnOnce() -> bool) -> bool {
     let worth = super::nbc::worth;
     match part {
         Part::Barrier => true,
@@ -127,10 +141,10 @@ pub fn eligible(cm: &CommRef, part: &Part, equal: bool) -> bool {
                 (None, Blocks::Equal { count, dt, .. }) => count * dt.size,
                 (None, Blocks::List(_)) => return false,
             };
-            equal && worth(bytes) && bytes < ROOTED_MAX && even(cm)
+            equal && worth(bytes) && bytes < ROOTED_MAX && even()
         }
         Part::Allgather { parts: b, .. } => match b {
-            Blocks::Equal { count, dt, .. } => equal && worth(count * dt.size) && even(cm),
+            Blocks::Equal { count, dt, .. } => equal && worth(count * dt.size) && even(),
             Blocks::List(_) => false,
         },
         // Not Alltoall: its record packs every member's every block (the process's own
@@ -144,15 +158,7 @@ pub fn eligible(cm: &CommRef, part: &Part, equal: bool) -> bool {
 
 /// Whether every process holding members of `cm` holds the same number.
 fn even(cm: &CommRef) -> bool {
-    state::with(|s| {
-        let mut count = vec![0usize; s.nproc];
-        for &w in cm.group.ranks.iter() {
-            count[s.locate(w).0] += 1;
-        }
-        let first = count.iter().copied().find(|&c| c > 0).unwrap_or(0);
-        count.iter().all(|&c| c == 0 || c == first)
-    })
-    .unwrap_or(false)
+    state::with(|s| layout(s, cm).even).unwrap_or(false)
 }
 
 /// Request `id` (just made) completes with one event: its record's.
@@ -227,26 +233,21 @@ unsafe fn finish_join(key: (CommKey, u64), me: i32, next: Next) -> MpiResult<()>
 }
 
 /// coll7: the whole `MPI_I*` call at several members per process in one pass under the state
-/// lock, for Barrier, Bcast, Reduce and Allreduce (the kinds `eligible` takes without looking
-/// at the other processes' members): what `abi::coll::run`'s general path does in six lock
-/// rounds (the call's number, the eligibility, the place on the twin, the request, the join,
-/// the start). `Err(part)`: nothing was done (the general path runs and decides the same:
-/// the same conditions as `eligible`, and not at one member per process, `nbc`'s).
+/// lock, for every kind `eligible` takes (Barrier, Bcast, Reduce and Allreduce; nbc8: also
+/// Gather, Scatter and Allgather, whose members per process come from the communicator's
+/// cached layout): what `abi::coll::run`'s general path does in six lock rounds (the call's
+/// number, the eligibility, the place on the twin, the request, the join, the start).
+/// `Err(part)`: nothing was done (the general path runs and decides the same: the same rule,
+/// `fits`, as `eligible`, and not at one member per process, `nbc`'s).
 ///
 /// # Safety
 /// MPI requires the buffers of `part` to stay valid until the request completes.
 pub unsafe fn fast(sub: usize, comm_h: usize, cm: &CommRef, part: Part, equal: bool) -> Result<MpiResult<ReqId>, Part> {
-    let kind = match &part {
-        Part::Barrier => true,
-        Part::Bcast { buf, .. } => super::nbc::worth(buf.count * buf.dt.size),
-        Part::Reduce { count, dt, red, .. } => real::reducible(red) && super::nbc::worth(count * dt.size),
-        _ => false,
-    };
     // One subrank per process: every communicator with a twin has one member per process.
-    if !kind || crate::core::runtime::config().local() == 1 || cm.is_inter() || crate::sched::swap::active() {
+    // The members per process are looked at under the lock (`fits` again, below).
+    if crate::core::runtime::config().local() == 1 || cm.is_inter() || crate::sched::swap::active() || !fits(&part, equal, || true) {
         return Err(part);
     }
-    let _ = equal;
     let key = key_of(cm.ctx, &cm.group.ranks);
     let mut slot = Some(part);
     let r = state::with(|s| {
@@ -258,6 +259,10 @@ pub unsafe fn fast(sub: usize, comm_h: usize, cm: &CommRef, part: Part, equal: b
         // One member per process is `nbc`'s (`eligible` there); a communicator with a twin
         // spans every process, so it is that exactly when its size is the process count.
         if cm.group.ranks.len() == s.nproc {
+            return None;
+        }
+        // nbc8: Gather, Scatter and Allgather want as many members on every process.
+        if !fits(slot.as_ref()?, equal, || layout(s, cm).even) {
             return None;
         }
         let seq = real::next_place(s, sub, i)?.0;
@@ -346,7 +351,7 @@ pub type Shells = Vec<Shell>;
 /// A broadcast record of `bytes` bytes from `root` for call `c`, from a spare shell when there
 /// is one.
 fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize) -> Rec {
-    let (local, procs) = layout(s, cm);
+    let Layout { local, procs, .. } = layout(s, cm);
     let n = local.len();
     let lroot = local.binary_search(&root).ok();
     let Shell { mut parts, mut early } = s.rcoll.shells.pop().unwrap_or_else(|| Shell {
@@ -419,9 +424,10 @@ impl Completed {
     }
 }
 
-/// Completes what broadcast record `key` allows: every joined member but the root once the
-/// data is here (its copy taken), the root once the real operation finished; drops the
-/// record once every local member joined and the operation finished.
+/// Completes what broadcast record `key` allows: every joined member once the data is here
+/// (its copy taken; nbc8: the root too, at its own join, since the record holds the packed
+/// copy the real operation sends from); drops the record once every local member joined
+/// and the operation finished.
 fn settle(s: &mut State, key: (CommKey, u64)) {
     let Some(rec) = s.rcoll.recs.get_mut(&key) else { return };
     let mut done = Completed::default();
@@ -449,7 +455,7 @@ fn settle_rec(rec: &mut Rec, done: &mut Completed) {
     for (j, slot) in rec.parts.iter().enumerate() {
         let Some((part, id)) = slot else { continue };
         let root = e.root == Some(j);
-        if e.fin[j] || !(if root { e.done } else { e.here }) {
+        if e.fin[j] || !e.here {
             continue;
         }
         if let (Part::Bcast { buf: b, .. }, false) = (part, root) {
@@ -487,7 +493,7 @@ pub(super) fn new_rec(s: &mut State, c: &Coll) -> Rec {
 
 /// A record for a call on `cm`.
 fn rec_for(s: &mut State, cm: &CommRef) -> Rec {
-    let (local, procs) = layout(s, cm);
+    let Layout { local, procs, .. } = layout(s, cm);
     let per = local.len();
     Rec {
         parts: (0..local.len()).map(|_| None).collect(),
@@ -527,7 +533,13 @@ fn layout(s: &mut State, cm: &CommRef) -> Layout {
             (p, seen[p] - 1)
         })
         .collect();
-    let l: Layout = (local.into(), procs);
+    let first = seen.iter().copied().find(|&c| c > 0).unwrap_or(0);
+    let even = seen.iter().all(|&c| c == 0 || c == first);
+    let l = Layout {
+        local: local.into(),
+        procs,
+        even,
+    };
     if s.rcoll.layouts.len() >= MAX_LAYOUTS {
         s.rcoll.layouts.clear();
     }
@@ -811,7 +823,63 @@ unsafe fn distribute(rec: &Rec, buf: &[u8], myproc: usize) {
 mod tests {
     use super::*;
     use crate::consts as c;
+    use crate::core::coll::Buf;
     use rstest::rstest;
+
+    /// nbc8: the one rule of `eligible` and `fast` (`fits`): the rooted kinds and Allgather
+    /// need as many members on every process (`even`), and Gather/Scatter blocks below
+    /// `ROOTED_MAX`; v forms and Alltoall stay off.
+    #[rstest]
+    #[case::barrier("barrier", 1, true, false, true)]
+    #[case::barrier_uneven("barrier", 1, true, true, true)]
+    #[case::gather("gather", 4, true, true, true)]
+    #[case::gather_uneven("gather", 4, true, false, false)]
+    #[case::gather_v("gather", 4, false, true, false)]
+    #[case::gather_large("gather", ROOTED_MAX / 4, true, true, false)]
+    #[case::scatter("scatter", 100, true, true, true)]
+    #[case::scatter_uneven("scatter", 100, true, false, false)]
+    #[case::allgather("allgather", 100_000, true, true, true)]
+    #[case::allgather_uneven("allgather", 3, true, false, false)]
+    #[case::alltoall("alltoall", 1, true, true, false)]
+    fn fits_by_kind(#[case] kind: &str, #[case] ints: usize, #[case] equal: bool, #[case] even: bool, #[case] want: bool) {
+        let int = crate::core::datatype::lookup(c::MPI_INT).expect("MPI_INT");
+        let mut v = vec![0i32; ints];
+        let buf = Buf::new(v.as_mut_ptr() as *mut u8, ints, int.clone());
+        let blocks = Blocks::Equal {
+            ptr: v.as_mut_ptr() as *mut u8,
+            count: ints,
+            dt: int.clone(),
+            n: 1,
+        };
+        let part = match kind {
+            "barrier" => Part::Barrier,
+            "gather" => Part::Gather {
+                send: Some(buf),
+                parts: blocks,
+                root: 0,
+            },
+            "scatter" => Part::Scatter {
+                parts: blocks,
+                recv: Some(buf),
+                root: 0,
+            },
+            "allgather" => Part::Allgather {
+                send: Some(buf),
+                parts: blocks,
+            },
+            _ => Part::Alltoall { sends: None, recvs: blocks },
+        };
+        let mut asked = false;
+        let got = fits(&part, equal, || {
+            asked = true;
+            even
+        });
+        assert_eq!(got, want);
+        // Only the kinds that need the members per process look at them.
+        if kind == "barrier" {
+            assert!(!asked);
+        }
+    }
 
     /// coll5: the per-process layout of a packed Alltoall (`combine` and `distribute`), with
     /// the real Ialltoall played by copying block q of process p's send half into block p of
