@@ -867,7 +867,10 @@ mod tests {
                 send: Some(buf),
                 parts: blocks,
             },
-            _ => Part::Alltoall { sends: None, recvs: blocks },
+            _ => Part::Alltoall {
+                sends: None,
+                recvs: blocks,
+            },
         };
         let mut asked = false;
         let got = fits(&part, equal, || {
