@@ -444,6 +444,7 @@ fn settle(s: &mut State, key: (CommKey, u64)) {
             }
         }
     }
+    note_order(s, &done);
     for id in done.ids() {
         s.event_done(id);
     }
@@ -467,6 +468,35 @@ fn settle_rec(rec: &mut Rec, done: &mut Completed) {
     }
 }
 
+std::thread_local! {
+    /// nbc8: the task that completed its own broadcast request together with siblings that
+    /// joined before it, in its own poll (`landed`), and lets them go first (`after_wait`).
+    static GIVE_WAY: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+}
+
+/// nbc8: requests `done` of one landing complete together. When the running task (a member
+/// that polled in its wait) is one of them but not the first, it would return first and run
+/// on to its next call while the siblings that called before it (the ones whose span is the
+/// longest) wait in the ready queue: note that it should give way (`after_wait`).
+fn note_order(s: &State, done: &Completed) {
+    let me = crate::sched::current();
+    let mut owners = done.ids().map(|id| s.req(id).map_or(usize::MAX, |r| r.owner));
+    if owners.next().is_some_and(|first| first != me) && owners.any(|o| o == me) {
+        GIVE_WAY.with(|g| g.set(me));
+    }
+}
+
+/// nbc8: after a completed `MPI_Wait` (`abi::p2p`): lets the siblings whose broadcast landed
+/// with the caller's, and who called before it, run first (one switch of the caller's; a
+/// thread-local load otherwise).
+pub fn after_wait() {
+    let me = crate::sched::current();
+    if GIVE_WAY.with(|g| g.get() == me && me != usize::MAX) {
+        GIVE_WAY.with(|g| g.set(usize::MAX));
+        crate::sched::yield_now();
+    }
+}
+
 /// Broadcast record `uid` (call `key`)'s real operation finished (from `real::on_done`).
 pub(super) fn landed(s: &mut State, key: (CommKey, u64), uid: u64) {
     if let Some(mut rec) = s.rcoll.landing.remove(&uid) {
@@ -476,6 +506,7 @@ pub(super) fn landed(s: &mut State, key: (CommKey, u64), uid: u64) {
         }
         settle_rec(&mut rec, &mut done);
         recycle(s, rec);
+        note_order(s, &done);
         for id in done.ids() {
             s.event_done(id);
         }
