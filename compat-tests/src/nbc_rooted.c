@@ -6,8 +6,9 @@
  * Igather of 1 and 100 ints (and in place at the root), Iscatter of 1 and 100 ints (and in
  * place), Iallgather of 3 ints (and in place), two broadcasts of 64 KiB with different
  * roots, and an Igatherv (a v form, which keeps the general path) between them; every rank
- * computes a rank- and call-dependent time before each start. A root overwrites its
- * broadcast buffer as soon as that request completes, and the ranks complete by Waitall,
+ * computes a rank- and call-dependent time before each start. A broadcast's root, a
+ * gather's non-root and a scatter's root overwrite their send buffer as soon as that
+ * request completes, and the ranks complete by Waitall,
  * Test loops or Waitany in turn. The program ends with a 64 KiB broadcast whose root calls
  * MPI_Finalize right after its wait, while the others may still be receiving. */
 #include "ct.h"
@@ -137,6 +138,18 @@ static void round_on(MPI_Comm comm, int round, int wrank, int *errp, double *sin
         case 10:
             MPI_Igatherv(gvs, 2, MPI_INT, gvr, cnt, dsp, MPI_INT, root[k], comm, &rq[nq++]);
             break;
+        }
+        /* A rank that only sends (a gather's non-root, a scatter's root not in place) may
+         * find its request complete at once: its send buffer is then free to reuse. */
+        if ((k <= 2 && me != root[k]) || ((k == 3 || k == 4) && me == root[k])) {
+            int flag = 0, n = (k == 0 || k == 3) ? gn[0] : gn[1];
+            MPI_Test(&rq[nq - 1], &flag, MPI_STATUS_IGNORE);
+            if (flag && k <= 2)
+                for (int i = 0; i < n; i++)
+                    gs[k][i] = -9;
+            if (flag && k > 2)
+                for (int i = 0; i < n * size; i++)
+                    ss[k - 3][i] = -9;
         }
     }
 

@@ -1126,8 +1126,10 @@ pub fn settle(s: &mut State) {
         s.rcoll.inflight.values().any(|f| matches!(f, Inflight::Dup { .. }))
             || s.rcoll.twins.values().any(|t| !t.ready.is_empty())
             // nbc8: a two-level broadcast whose members all completed (the root's process
-            // completes them at once) may still be sending from its record.
+            // completes them at once), or a Gather/Scatter record whose members only send,
+            // may still be sending from its record.
             || !s.rcoll.landing.is_empty()
+            || s.rcoll.inflight.values().any(|f| matches!(f, Inflight::Rec { .. }))
     };
     while unsettled(s) {
         s.progress();
