@@ -42,6 +42,15 @@ use std::sync::Arc;
 /// 210-460 / 230. To be re-measured quietly.
 const ROOTED_MAX: usize = 16 * 1024;
 
+/// nbc8: bytes from which a broadcast leaves this path for the helper task (the blocking
+/// algorithm, whose inter-process step is our point-to-point rendezvous: the payload goes
+/// once the receiver posted its real receive into the buffer). A loop like IMB's at 2x4
+/// (call, wait, barrier; loaded, chrt; the machine in the state where IMB-NBC read 3.9x),
+/// slowest rank, this path / blocking Bcast: 8 KiB 8.2 / 6.1 µs, 16 KiB 16.3 / 7.8, 32 KiB
+/// 28.5 / 10.4, 64 KiB 56-58 / 16.3-17.5, and 64 KiB on the helper path 17.1-20.1. In the
+/// machine's other state this path read 22-23 µs at 64 KiB (blocking 14-15).
+const BCAST_MAX: usize = 16 * 1024;
+
 /// One call's record on this process.
 pub struct Rec {
     /// Communicator ranks on this process, ascending (coll7: shared by the communicator's
@@ -135,7 +144,7 @@ fn fits(part: &Part, equal: bool, even: impl FnOnce() -> bool) -> bool {
     let worth = super::nbc::worth;
     match part {
         Part::Barrier => true,
-        Part::Bcast { buf, .. } => worth(buf.count * buf.dt.size),
+        Part::Bcast { buf, .. } => worth(buf.count * buf.dt.size) && buf.count * buf.dt.size < BCAST_MAX,
         Part::Reduce { count, dt, red, .. } => real::reducible(red) && worth(count * dt.size),
         // In place the root's own block has the size every rank's has.
         Part::Gather { send: b, parts, .. } | Part::Scatter { recv: b, parts, .. } => {
@@ -935,6 +944,8 @@ mod tests {
     #[case::allgather("allgather", 100_000, true, true, true)]
     #[case::allgather_uneven("allgather", 3, true, false, false)]
     #[case::alltoall("alltoall", 1, true, true, false)]
+    #[case::bcast("bcast", 2048, true, false, true)]
+    #[case::bcast_large("bcast", BCAST_MAX / 4, true, true, false)]
     fn fits_by_kind(#[case] kind: &str, #[case] ints: usize, #[case] equal: bool, #[case] even: bool, #[case] want: bool) {
         let int = crate::core::datatype::lookup(c::MPI_INT).expect("MPI_INT");
         let mut v = vec![0i32; ints];
@@ -947,6 +958,7 @@ mod tests {
         };
         let part = match kind {
             "barrier" => Part::Barrier,
+            "bcast" => Part::Bcast { buf, root: 0 },
             "gather" => Part::Gather {
                 send: Some(buf),
                 parts: blocks,
@@ -973,7 +985,7 @@ mod tests {
         });
         assert_eq!(got, want);
         // Only the kinds that need the members per process look at them.
-        if kind == "barrier" {
+        if kind == "barrier" || kind == "bcast" {
             assert!(!asked);
         }
     }
