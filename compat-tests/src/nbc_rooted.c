@@ -1,7 +1,8 @@
 /* Nonblocking Igather, Iscatter and Iallgather with roots on every process, and large
- * broadcasts whose root finishes first (issue 16, nbc8: at several ranks per process these
- * calls take the two-level records in one pass, and a broadcast's root completes as soon as
- * its data is packed). On MPI_COMM_WORLD, a duplicate and a split with the ranks reversed,
+ * broadcasts beside them (issue 16, nbc8: at several ranks per process the rooted calls and
+ * Iallgather take the two-level records in one pass, a gather's non-roots and a scatter's
+ * root complete once their blocks are packed, and 64 KiB broadcasts run in helper tasks
+ * among them). On MPI_COMM_WORLD, a duplicate and a split with the ranks reversed,
  * each round starts at once, from roots that change with the call and the round:
  * Igather of 1 and 100 ints (and in place at the root), Iscatter of 1 and 100 ints (and in
  * place), Iallgather of 3 ints (and in place), two broadcasts of 64 KiB with different

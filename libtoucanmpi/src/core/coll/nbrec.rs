@@ -17,7 +17,7 @@
 //! local combine, as the team's records do (`teamcall`).
 //!
 //! Served (`eligible`, decided from what every rank passes alike, so every process and every
-//! local member decides the same): Barrier, Bcast, Reduce and Allreduce (a predefined
+//! local member decides the same): Barrier, Bcast (nbc8: below `BCAST_MAX`), Reduce and Allreduce (a predefined
 //! operation on a C basic type), and Gather, Scatter (coll3) and Allgather with equal blocks
 //! when every process holds the same number of members (not Alltoall: see `eligible`); on a communicator with a twin
 //! (members on every process), when the program has no swapped thread-locals (a buffer there would be
