@@ -48,7 +48,9 @@ const ROOTED_MAX: usize = 16 * 1024;
 /// (call, wait, barrier; loaded, chrt; the machine in the state where IMB-NBC read 3.9x),
 /// slowest rank, this path / blocking Bcast: 8 KiB 8.2 / 6.1 µs, 16 KiB 16.3 / 7.8, 32 KiB
 /// 28.5 / 10.4, 64 KiB 56-58 / 16.3-17.5, and 64 KiB on the helper path 17.1-20.1. In the
-/// machine's other state this path read 22-23 µs at 64 KiB (blocking 14-15).
+/// machine's other state this path read 22-23 µs at 64 KiB (blocking 14-15). Below, this
+/// path wins (three pairs, slowest rank, this path / helper: 4 KiB 5.7-5.8 / 6.4-6.7, 8 KiB
+/// 7.9 / 8.4-9.6).
 const BCAST_MAX: usize = 16 * 1024;
 
 /// One call's record on this process.
