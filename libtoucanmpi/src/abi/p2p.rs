@@ -1681,6 +1681,8 @@ mpi_fn!(MPI_Wait, PMPI_Wait, |req: *mut Req, status: *mut MpiStatus| errcomm = e
         if let Some(st) = wait_shared(h) {
             *req = c::MPI_REQUEST_NULL;
             store(status, &st);
+            // nbc8: siblings whose broadcast landed with this one and called first go first.
+            crate::core::coll::nbrec::after_wait();
             return status_result(st, "MPI_Wait").map(|_| ());
         }
         // issue 16 (p2p7): a direct operation, polled in place with the real MPI.

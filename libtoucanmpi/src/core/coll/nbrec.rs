@@ -17,7 +17,7 @@
 //! local combine, as the team's records do (`teamcall`).
 //!
 //! Served (`eligible`, decided from what every rank passes alike, so every process and every
-//! local member decides the same): Barrier, Bcast, Reduce and Allreduce (a predefined
+//! local member decides the same): Barrier, Bcast (nbc8: below `BCAST_MAX`), Reduce and Allreduce (a predefined
 //! operation on a C basic type), and Gather, Scatter (coll3) and Allgather with equal blocks
 //! when every process holds the same number of members (not Alltoall: see `eligible`); on a communicator with a twin
 //! (members on every process), when the program has no swapped thread-locals (a buffer there would be
@@ -42,6 +42,17 @@ use std::sync::Arc;
 /// 210-460 / 230. To be re-measured quietly.
 const ROOTED_MAX: usize = 16 * 1024;
 
+/// nbc8: bytes from which a broadcast leaves this path for the helper task (the blocking
+/// algorithm, whose inter-process step is our point-to-point rendezvous: the payload goes
+/// once the receiver posted its real receive into the buffer). A loop like IMB's at 2x4
+/// (call, wait, barrier; loaded, chrt; the machine in the state where IMB-NBC read 3.9x),
+/// slowest rank, this path / blocking Bcast: 8 KiB 8.2 / 6.1 µs, 16 KiB 16.3 / 7.8, 32 KiB
+/// 28.5 / 10.4, 64 KiB 56-58 / 16.3-17.5, and 64 KiB on the helper path 17.1-20.1. In the
+/// machine's other state this path read 22-23 µs at 64 KiB (blocking 14-15). Below, this
+/// path wins (three pairs, slowest rank, this path / helper: 4 KiB 5.7-5.8 / 6.4-6.7, 8 KiB
+/// 7.9 / 8.4-9.6).
+const BCAST_MAX: usize = 16 * 1024;
+
 /// One call's record on this process.
 pub struct Rec {
     /// Communicator ranks on this process, ascending (coll7: shared by the communicator's
@@ -56,6 +67,9 @@ pub struct Rec {
     per: usize,
     /// coll7: a broadcast started before every local member joined (`join_bcast`).
     early: Option<Box<Early>>,
+    /// nbc8: the members that only send (`sends_only`) completed when the real operation
+    /// started (`finish_join`); `finish` leaves them alone.
+    sent: bool,
 }
 
 /// coll7 (issue 16, session 16): a broadcast's record whose real operation starts at the
@@ -107,7 +121,14 @@ pub type Layouts = crate::core::idmap::IdMap<CommKey, Layout>;
 
 /// coll7: a communicator's ranks on this process (ascending), and the process of each rank
 /// with its index among that process's members.
-pub type Layout = (Arc<[i32]>, Arc<[(usize, usize)]>);
+#[derive(Clone)]
+pub struct Layout {
+    local: Arc<[i32]>,
+    procs: Arc<[(usize, usize)]>,
+    /// nbc8: every process holding members holds as many (Gather, Scatter and Allgather need
+    /// it: `fits`), found with the rest.
+    even: bool,
+}
 
 /// Whether a nonblocking call on `cm` with arguments `part` is served here (see the module
 /// documentation); `equal`: the binding has equal blocks (not a v/w form).
@@ -115,10 +136,17 @@ pub fn eligible(cm: &CommRef, part: &Part, equal: bool) -> bool {
     if cm.is_inter() || crate::sched::swap::active() || !real::has_twin(cm) {
         return false;
     }
+    fits(part, equal, || even(cm))
+}
+
+/// nbc8: whether a call with arguments `part` is of a kind this path serves, given whether
+/// every process holds as many members (`even`, asked only for the kinds that need it). The
+/// one rule of both `eligible` (the general path) and `fast`, so both decide alike.
+fn fits(part: &Part, equal: bool, even: impl FnOnce() -> bool) -> bool {
     let worth = super::nbc::worth;
     match part {
         Part::Barrier => true,
-        Part::Bcast { buf, .. } => worth(buf.count * buf.dt.size),
+        Part::Bcast { buf, .. } => worth(buf.count * buf.dt.size) && buf.count * buf.dt.size < BCAST_MAX,
         Part::Reduce { count, dt, red, .. } => real::reducible(red) && worth(count * dt.size),
         // In place the root's own block has the size every rank's has.
         Part::Gather { send: b, parts, .. } | Part::Scatter { recv: b, parts, .. } => {
@@ -127,10 +155,10 @@ pub fn eligible(cm: &CommRef, part: &Part, equal: bool) -> bool {
                 (None, Blocks::Equal { count, dt, .. }) => count * dt.size,
                 (None, Blocks::List(_)) => return false,
             };
-            equal && worth(bytes) && bytes < ROOTED_MAX && even(cm)
+            equal && worth(bytes) && bytes < ROOTED_MAX && even()
         }
         Part::Allgather { parts: b, .. } => match b {
-            Blocks::Equal { count, dt, .. } => equal && worth(count * dt.size) && even(cm),
+            Blocks::Equal { count, dt, .. } => equal && worth(count * dt.size) && even(),
             Blocks::List(_) => false,
         },
         // Not Alltoall: its record packs every member's every block (the process's own
@@ -144,15 +172,7 @@ pub fn eligible(cm: &CommRef, part: &Part, equal: bool) -> bool {
 
 /// Whether every process holding members of `cm` holds the same number.
 fn even(cm: &CommRef) -> bool {
-    state::with(|s| {
-        let mut count = vec![0usize; s.nproc];
-        for &w in cm.group.ranks.iter() {
-            count[s.locate(w).0] += 1;
-        }
-        let first = count.iter().copied().find(|&c| c > 0).unwrap_or(0);
-        count.iter().all(|&c| c == 0 || c == first)
-    })
-    .unwrap_or(false)
+    state::with(|s| layout(s, cm).even).unwrap_or(false)
 }
 
 /// Request `id` (just made) completes with one event: its record's.
@@ -219,34 +239,76 @@ unsafe fn join_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), part: Part, 
 /// # Safety
 /// As `join`.
 unsafe fn finish_join(key: (CommKey, u64), me: i32, next: Next) -> MpiResult<()> {
-    let Next::Combine(rec) = next else { return Ok(()) };
+    let Next::Combine(mut rec) = next else { return Ok(()) };
     // SAFETY: every member's buffers stay valid until its request completes.
     let (what, mem) = unsafe { combine(&rec, me) };
-    // SAFETY: `mem` is ours (`keep`), or points at nothing.
-    state::with(|s| unsafe { real::queue_rec(s, key, what, mem, rec) })?
+    // nbc8: what the members that only send give is in `mem` now: they complete here.
+    let mut sent = Completed::default();
+    for (j, (part, id)) in rec.parts.iter().enumerate().filter_map(|(j, p)| p.as_ref().map(|p| (j, p))) {
+        if sends_only(part, rec.local[j]) {
+            // SAFETY: the member's buffers stay valid until its request completes (below).
+            unsafe { own_block(part) };
+            sent.push(*id);
+        }
+    }
+    rec.sent = sent.n > 0;
+    state::with(|s| {
+        for id in sent.ids() {
+            s.event_done(id);
+        }
+        // SAFETY: `mem` is ours (`keep`), or points at nothing.
+        unsafe { real::queue_rec(s, key, what, mem, rec) }
+    })?
+}
+
+/// nbc8: whether local member `me` with arguments `part` receives nothing from the real
+/// operation: a Gather's non-root, or a Scatter's root (its own block is copied at the start,
+/// `own_block`). Its request completes once `combine` packed its blocks (the packed copy is
+/// what the real operation sends), as the root of a broadcast does at its join.
+fn sends_only(part: &Part, me: i32) -> bool {
+    match part {
+        Part::Gather { root, .. } => *root != me,
+        Part::Scatter { root, .. } => *root == me,
+        _ => false,
+    }
+}
+
+/// nbc8: a Scatter root's own block into its receive buffer (nothing in place), before its
+/// request completes at the start.
+///
+/// # Safety
+/// The member's buffers are valid.
+unsafe fn own_block(part: &Part) {
+    if let Part::Scatter {
+        parts,
+        recv: Some(b),
+        root,
+    } = part
+    {
+        if let Some(v) = parts.get(*root as usize) {
+            let mut scratch = Vec::with_capacity(b.count * b.dt.size);
+            v.dt.pack(v.ptr, v.count, &mut scratch);
+            b.dt.unpack(&scratch, b.ptr, b.count);
+        }
+    }
 }
 
 /// coll7: the whole `MPI_I*` call at several members per process in one pass under the state
-/// lock, for Barrier, Bcast, Reduce and Allreduce (the kinds `eligible` takes without looking
-/// at the other processes' members): what `abi::coll::run`'s general path does in six lock
-/// rounds (the call's number, the eligibility, the place on the twin, the request, the join,
-/// the start). `Err(part)`: nothing was done (the general path runs and decides the same:
-/// the same conditions as `eligible`, and not at one member per process, `nbc`'s).
+/// lock, for every kind `eligible` takes (Barrier, Bcast, Reduce and Allreduce; nbc8: also
+/// Gather, Scatter and Allgather, whose members per process come from the communicator's
+/// cached layout): what `abi::coll::run`'s general path does in six lock rounds (the call's
+/// number, the eligibility, the place on the twin, the request, the join, the start).
+/// `Err(part)`: nothing was done (the general path runs and decides the same: the same rule,
+/// `fits`, as `eligible`, and not at one member per process, `nbc`'s).
 ///
 /// # Safety
 /// MPI requires the buffers of `part` to stay valid until the request completes.
 pub unsafe fn fast(sub: usize, comm_h: usize, cm: &CommRef, part: Part, equal: bool) -> Result<MpiResult<ReqId>, Part> {
-    let kind = match &part {
-        Part::Barrier => true,
-        Part::Bcast { buf, .. } => super::nbc::worth(buf.count * buf.dt.size),
-        Part::Reduce { count, dt, red, .. } => real::reducible(red) && super::nbc::worth(count * dt.size),
-        _ => false,
-    };
     // One subrank per process: every communicator with a twin has one member per process.
-    if !kind || crate::core::runtime::config().local() == 1 || cm.is_inter() || crate::sched::swap::active() {
+    // The members per process are looked at under the lock (`fits` again, below).
+    if crate::core::runtime::config().local() == 1 || cm.is_inter() || crate::sched::swap::active() || !fits(&part, equal, || true) {
         return Err(part);
     }
-    let _ = equal;
     let key = key_of(cm.ctx, &cm.group.ranks);
     let mut slot = Some(part);
     let r = state::with(|s| {
@@ -258,6 +320,10 @@ pub unsafe fn fast(sub: usize, comm_h: usize, cm: &CommRef, part: Part, equal: b
         // One member per process is `nbc`'s (`eligible` there); a communicator with a twin
         // spans every process, so it is that exactly when its size is the process count.
         if cm.group.ranks.len() == s.nproc {
+            return None;
+        }
+        // nbc8: Gather, Scatter and Allgather want as many members on every process.
+        if !fits(slot.as_ref()?, equal, || layout(s, cm).even) {
             return None;
         }
         let seq = real::next_place(s, sub, i)?.0;
@@ -346,7 +412,7 @@ pub type Shells = Vec<Shell>;
 /// A broadcast record of `bytes` bytes from `root` for call `c`, from a spare shell when there
 /// is one.
 fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize) -> Rec {
-    let (local, procs) = layout(s, cm);
+    let Layout { local, procs, .. } = layout(s, cm);
     let n = local.len();
     let lroot = local.binary_search(&root).ok();
     let Shell { mut parts, mut early } = s.rcoll.shells.pop().unwrap_or_else(|| Shell {
@@ -381,6 +447,7 @@ fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize) -> Rec {
         joined: 0,
         procs,
         early: Some(early),
+        sent: false,
     }
 }
 
@@ -421,7 +488,11 @@ impl Completed {
 
 /// Completes what broadcast record `key` allows: every joined member but the root once the
 /// data is here (its copy taken), the root once the real operation finished; drops the
-/// record once every local member joined and the operation finished.
+/// record once every local member joined and the operation finished. (nbc8 tried completing
+/// the root at its own join, since the record holds the packed copy the real operation sends
+/// from: the root's Ibcast + Wait of 64 KiB at 2x4 fell from 17 to 8.5 µs, but the other
+/// process's members, the slowest ranks, rose from 22.5 to 25.5 µs in three loaded pairs, so
+/// the root's process keeps polling the transfer in the root's wait.)
 fn settle(s: &mut State, key: (CommKey, u64)) {
     let Some(rec) = s.rcoll.recs.get_mut(&key) else { return };
     let mut done = Completed::default();
@@ -438,6 +509,7 @@ fn settle(s: &mut State, key: (CommKey, u64)) {
             }
         }
     }
+    note_order(s, done.ids());
     for id in done.ids() {
         s.event_done(id);
     }
@@ -461,6 +533,37 @@ fn settle_rec(rec: &mut Rec, done: &mut Completed) {
     }
 }
 
+std::thread_local! {
+    /// nbc8: the task that completed its own broadcast request together with siblings that
+    /// joined before it, in its own poll (`landed`), and lets them go first (`after_wait`).
+    static GIVE_WAY: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+}
+
+/// nbc8: requests `done` of one landing complete together. When the running task (a member
+/// that polled in its wait) is one of them but not the first, it would return first and run
+/// on to its next call while the siblings that called before it (the ones whose span is the
+/// longest) wait in the ready queue: note that it should give way (`after_wait`). Tried on
+/// a reduction record's `finish` too and not kept there: in a loaded 2x4 loop it evened out
+/// the ranks' times without lowering the slowest, and raised their mean.
+fn note_order(s: &State, done: impl Iterator<Item = ReqId>) {
+    let me = crate::sched::current();
+    let mut owners = done.map(|id| s.req(id).map_or(usize::MAX, |r| r.owner));
+    if owners.next().is_some_and(|first| first != me) && owners.any(|o| o == me) {
+        GIVE_WAY.with(|g| g.set(me));
+    }
+}
+
+/// nbc8: after a completed `MPI_Wait` (`abi::p2p`): lets the siblings whose broadcast landed
+/// with the caller's, and who called before it, run first (one switch of the caller's; a
+/// thread-local load otherwise).
+pub fn after_wait() {
+    let me = crate::sched::current();
+    if GIVE_WAY.with(|g| g.get() == me && me != usize::MAX) {
+        GIVE_WAY.with(|g| g.set(usize::MAX));
+        crate::sched::yield_now();
+    }
+}
+
 /// Broadcast record `uid` (call `key`)'s real operation finished (from `real::on_done`).
 pub(super) fn landed(s: &mut State, key: (CommKey, u64), uid: u64) {
     if let Some(mut rec) = s.rcoll.landing.remove(&uid) {
@@ -470,6 +573,7 @@ pub(super) fn landed(s: &mut State, key: (CommKey, u64), uid: u64) {
         }
         settle_rec(&mut rec, &mut done);
         recycle(s, rec);
+        note_order(s, done.ids());
         for id in done.ids() {
             s.event_done(id);
         }
@@ -487,7 +591,7 @@ pub(super) fn new_rec(s: &mut State, c: &Coll) -> Rec {
 
 /// A record for a call on `cm`.
 fn rec_for(s: &mut State, cm: &CommRef) -> Rec {
-    let (local, procs) = layout(s, cm);
+    let Layout { local, procs, .. } = layout(s, cm);
     let per = local.len();
     Rec {
         parts: (0..local.len()).map(|_| None).collect(),
@@ -496,6 +600,7 @@ fn rec_for(s: &mut State, cm: &CommRef) -> Rec {
         procs,
         per,
         early: None,
+        sent: false,
     }
 }
 
@@ -527,7 +632,13 @@ fn layout(s: &mut State, cm: &CommRef) -> Layout {
             (p, seen[p] - 1)
         })
         .collect();
-    let l: Layout = (local.into(), procs);
+    let first = seen.iter().copied().find(|&c| c > 0).unwrap_or(0);
+    let even = seen.iter().all(|&c| c == 0 || c == first);
+    let l = Layout {
+        local: local.into(),
+        procs,
+        even,
+    };
     if s.rcoll.layouts.len() >= MAX_LAYOUTS {
         s.rcoll.layouts.clear();
     }
@@ -739,8 +850,10 @@ fn rooted_bytes(rec: &Rec) -> usize {
 pub fn finish(s: &mut State, rec: &Rec, buf: Vec<u8>) {
     // SAFETY: every member's buffers stay valid until its request completes (below).
     unsafe { distribute(rec, &buf, s.myproc) };
-    for (_, id) in rec.parts.iter().flatten() {
-        s.event_done(*id);
+    for (j, (part, id)) in rec.parts.iter().enumerate().filter_map(|(j, p)| p.as_ref().map(|p| (j, p))) {
+        if !(rec.sent && sends_only(part, rec.local[j])) {
+            s.event_done(*id);
+        }
     }
 }
 
@@ -753,6 +866,10 @@ unsafe fn distribute(rec: &Rec, buf: &[u8], myproc: usize) {
     for (j, slot) in rec.parts.iter().enumerate() {
         let Some((part, _)) = slot else { continue };
         let me = rec.local[j];
+        // nbc8: complete since the start (`finish_join`): its buffers are the program's again.
+        if rec.sent && sends_only(part, me) {
+            continue;
+        }
         // SAFETY: every member's buffers stay valid until its request completes (below).
         unsafe {
             match part {
@@ -811,7 +928,69 @@ unsafe fn distribute(rec: &Rec, buf: &[u8], myproc: usize) {
 mod tests {
     use super::*;
     use crate::consts as c;
+    use crate::core::coll::Buf;
     use rstest::rstest;
+
+    /// nbc8: the one rule of `eligible` and `fast` (`fits`): the rooted kinds and Allgather
+    /// need as many members on every process (`even`), and Gather/Scatter blocks below
+    /// `ROOTED_MAX`; v forms and Alltoall stay off.
+    #[rstest]
+    #[case::barrier("barrier", 1, true, false, true)]
+    #[case::barrier_uneven("barrier", 1, true, true, true)]
+    #[case::gather("gather", 4, true, true, true)]
+    #[case::gather_uneven("gather", 4, true, false, false)]
+    #[case::gather_v("gather", 4, false, true, false)]
+    #[case::gather_large("gather", ROOTED_MAX / 4, true, true, false)]
+    #[case::scatter("scatter", 100, true, true, true)]
+    #[case::scatter_uneven("scatter", 100, true, false, false)]
+    #[case::allgather("allgather", 100_000, true, true, true)]
+    #[case::allgather_uneven("allgather", 3, true, false, false)]
+    #[case::alltoall("alltoall", 1, true, true, false)]
+    #[case::bcast("bcast", 2048, true, false, true)]
+    #[case::bcast_large("bcast", BCAST_MAX / 4, true, true, false)]
+    fn fits_by_kind(#[case] kind: &str, #[case] ints: usize, #[case] equal: bool, #[case] even: bool, #[case] want: bool) {
+        let int = crate::core::datatype::lookup(c::MPI_INT).expect("MPI_INT");
+        let mut v = vec![0i32; ints];
+        let buf = Buf::new(v.as_mut_ptr() as *mut u8, ints, int.clone());
+        let blocks = Blocks::Equal {
+            ptr: v.as_mut_ptr() as *mut u8,
+            count: ints,
+            dt: int.clone(),
+            n: 1,
+        };
+        let part = match kind {
+            "barrier" => Part::Barrier,
+            "bcast" => Part::Bcast { buf, root: 0 },
+            "gather" => Part::Gather {
+                send: Some(buf),
+                parts: blocks,
+                root: 0,
+            },
+            "scatter" => Part::Scatter {
+                parts: blocks,
+                recv: Some(buf),
+                root: 0,
+            },
+            "allgather" => Part::Allgather {
+                send: Some(buf),
+                parts: blocks,
+            },
+            _ => Part::Alltoall {
+                sends: None,
+                recvs: blocks,
+            },
+        };
+        let mut asked = false;
+        let got = fits(&part, equal, || {
+            asked = true;
+            even
+        });
+        assert_eq!(got, want);
+        // Only the kinds that need the members per process look at them.
+        if kind == "barrier" || kind == "bcast" {
+            assert!(!asked);
+        }
+    }
 
     /// coll5: the per-process layout of a packed Alltoall (`combine` and `distribute`), with
     /// the real Ialltoall played by copying block q of process p's send half into block p of
@@ -852,6 +1031,7 @@ mod tests {
                     procs: procs.clone().into(),
                     per,
                     early: None,
+                    sent: false,
                 }
             })
             .collect();

@@ -1123,7 +1123,13 @@ fn direct_children(children: &[(u64, &[u32])]) -> MpiResult<()> {
 pub fn settle(s: &mut State) {
     crate::core::coll::persist::settle(s);
     let unsettled = |s: &State| {
-        s.rcoll.inflight.values().any(|f| matches!(f, Inflight::Dup { .. })) || s.rcoll.twins.values().any(|t| !t.ready.is_empty())
+        s.rcoll.inflight.values().any(|f| matches!(f, Inflight::Dup { .. }))
+            || s.rcoll.twins.values().any(|t| !t.ready.is_empty())
+            // nbc8: a two-level broadcast whose members all completed (the root's process
+            // completes them at once), or a Gather/Scatter record whose members only send,
+            // may still be sending from its record.
+            || !s.rcoll.landing.is_empty()
+            || s.rcoll.inflight.values().any(|f| matches!(f, Inflight::Rec { .. }))
     };
     while unsettled(s) {
         s.progress();
