@@ -124,6 +124,9 @@ pub struct Call<'a> {
     pub count: usize,
     pub dt: &'a DtRef,
     pub red: &'a Reducer,
+    /// No carrier waits: the member that folds the last operand takes the result (`contribute`
+    /// returns it) and closes the fold.
+    pub last_takes: bool,
 }
 
 /// The fold of call `key` (made on first use).
@@ -134,11 +137,11 @@ fn slot(s: &mut State, key: Key, n: usize) -> &mut Fold {
 impl Call<'_> {
     /// Member `i` (local index in rank order) contributes `operand` (its own buffer: it runs).
     /// Returns once the operand was read; the fold goes on in whichever member holds the
-    /// accumulator.
+    /// accumulator. With `last_takes`, the member that folded the last operand gets the result.
     ///
     /// # Safety
     /// `operand` holds `count` elements of `dt`.
-    pub unsafe fn contribute(&self, i: usize, operand: *const u8) -> MpiResult<()> {
+    pub unsafe fn contribute(&self, i: usize, operand: *const u8) -> MpiResult<Option<Vec<u8>>> {
         let (key, n) = (self.key, self.n);
         let turn = state::with(|s| {
             let f = slot(s, key, n);
@@ -167,7 +170,7 @@ impl Call<'_> {
                     f.busy = true;
                     Some((f.acc.take(), x))
                 })?;
-                let Some((acc, x)) = turn else { return Ok(()) };
+                let Some((acc, x)) = turn else { return Ok(None) };
                 // SAFETY: a work buffer.
                 unsafe { fold_in(acc, Src::Work(x), self.count, self.dt, self.red, &mut spare) }
             }
@@ -177,15 +180,21 @@ impl Call<'_> {
 
     /// The holder of the accumulator, which has just folded operand `next`: folds on the staged
     /// operands next in rank order, then puts the accumulator back (and wakes the carrier when
-    /// the fold is over).
-    fn drain(&self, mut acc: Vec<u8>, mut spare: Vec<Vec<u8>>) -> MpiResult<()> {
+    /// the fold is over; with `last_takes`, returns the result instead).
+    fn drain(&self, mut acc: Vec<u8>, mut spare: Vec<Vec<u8>>) -> MpiResult<Option<Vec<u8>>> {
         let (key, n) = (self.key, self.n);
+        let mut out = None;
         loop {
             let next = state::with(|s| {
                 let f = slot(s, key, n);
                 f.next += 1;
                 if let Some(x) = f.staged.get_mut(f.next).and_then(Option::take) {
                     return Ok(x);
+                }
+                if self.last_takes && f.next == n {
+                    s.meets.folds.remove(&key);
+                    out = Some(std::mem::take(&mut acc));
+                    return Err(None);
                 }
                 f.acc = Some(std::mem::take(&mut acc));
                 f.busy = false;
@@ -205,7 +214,7 @@ impl Call<'_> {
         for v in spare {
             super::hier::recycle(v);
         }
-        Ok(())
+        Ok(out)
     }
 
     /// The carrier (which contributed already): waits until every local operand is folded and

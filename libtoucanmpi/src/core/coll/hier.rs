@@ -590,18 +590,28 @@ pub unsafe fn reduce(
     // Session 17: the local operands are folded in rank order as the members arrive
     // (`coll::fold`); a member other than the carrier (the root, or its process's
     // representative) leaves once its operand was read, as AMPI's non-roots do. Only the
-    // carrier waits for the fold and for the inter-process step.
+    // carrier waits for the fold and for the inter-process step. Away from the root's process,
+    // when that step is a real reduction (whose sender may be any member), nobody waits: the
+    // member that folds the last operand sends the result on without waiting
+    // (`real::reduce_away`).
+    let away = c.real && !c.solo && nm.owner[root as usize] as usize != nm.me;
     let call = super::fold::Call {
         key,
         n: nm.local.len(),
         count,
         dt,
         red,
+        last_takes: away,
     };
     let i = nm.local.binary_search(&c.comm.rank).ok()?;
     // SAFETY: the caller's own operand, read while it runs.
-    if let Err(e) = unsafe { call.contribute(i, operand) } {
-        return Some(Err(e));
+    let last = match unsafe { call.contribute(i, operand) } {
+        Ok(l) => l,
+        Err(e) => return Some(Err(e)),
+    };
+    if away {
+        // SAFETY: our own work buffer.
+        return Some(last.map_or(Ok(()), |acc| unsafe { real::reduce_away(c, acc, count, dt, red, nm.proc_of(root)) }));
     }
     if c.comm.rank != nm.my_rep(root) {
         return Some(Ok(()));
@@ -651,10 +661,19 @@ unsafe fn reduce_on(
     // SAFETY: our own work buffer; only the root's receive buffer is written.
     unsafe {
         let mut acc = Some(acc);
-        if c.real {
+        if c.real && nm.owner[root as usize] as usize != nm.me {
+            // Session 17: away from the root's process the carrier does not wait for the real
+            // reduction either (its operand is our work buffer).
             let acc0 = acc.take().expect("combined");
-            // Only the root's process receives the result (its carrier is the root).
-            acc = Some(real::reduce(c, acc0, count, dt, red, nm.proc_of(root))?);
+            return real::reduce_away(c, acc0, count, dt, red, nm.proc_of(root));
+        } else if c.real {
+            let acc0 = acc.take().expect("combined");
+            // Only the root's process receives the result (its carrier is the root): straight
+            // into the root's buffer when it can take the work buffer's bytes.
+            acc = match real::reduce_into(c, acc0, recv, count, dt, red, nm.proc_of(root))? {
+                Some(a) => Some(real::reduce(c, a, count, dt, red, nm.proc_of(root))?),
+                None => None,
+            };
         } else if nm.reps.len() > 1 {
             let acc0 = acc.take().expect("combined");
             acc = c

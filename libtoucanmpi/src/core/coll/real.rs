@@ -147,6 +147,9 @@ enum Inflight {
     /// coll7: a two-level broadcast started early (`coll::nbrec::join_bcast`): its record
     /// (call `key`, still open) settles.
     Early { key: (CommKey, u64), uid: u64 },
+    /// Session 17: a process's partial result of a Reduce sent on to the root's process by a
+    /// carrier that did not wait (`reduce_away`): nothing to do but drop the buffer.
+    Detached,
     /// coll5: a round of persistent plan `plan` (`coll::persist`) through its record.
     Plan {
         plan: u64,
@@ -548,6 +551,7 @@ pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
         }
         Some(Inflight::Plan { plan, rec }) => crate::core::coll::persist::finish(s, plan, rec, buf),
         Some(Inflight::Early { key, uid }) => crate::core::coll::nbrec::landed(s, key, uid),
+        Some(Inflight::Detached) => drop(buf),
         Some(Inflight::Dup { child }) => {
             if let Some(t) = s.rcoll.twins.get_mut(&child) {
                 t.comm = comm;
@@ -853,6 +857,65 @@ pub unsafe fn reduce(c: &Coll, acc: Vec<u8>, count: usize, dt: &DtRef, red: &Red
     unsafe { run(c, RealColl::Reduce { root, op, ty, count: n }, CollMem::owned(acc)) }
 }
 
+/// Session 17: the inter-process level of a reduction from a process other than the root's
+/// (`root`), without waiting: the work buffer goes to the real `MPI_Ireduce` at the call's
+/// place, and the call returns (MPI lets a non-root return once its operand may be reused;
+/// this one is ours). The operation completes in whichever thread polls the progress engine;
+/// `settle` waits for it before the real MPI is finalized.
+///
+/// # Safety
+/// As `allreduce`.
+pub unsafe fn reduce_away(c: &Coll, acc: Vec<u8>, count: usize, dt: &DtRef, red: &Reducer, root: usize) -> MpiResult<()> {
+    let Some((op, ty)) = real_reduction(red) else {
+        return err(c::MPI_ERR_INTERN, "real reduction of an unsupported type");
+    };
+    if c.solo {
+        // The real MPI's blocking call (`coll::solo`) keeps its own way.
+        // SAFETY: as the caller's.
+        return unsafe { reduce(c, acc, count, dt, red, root) }.map(|_| ());
+    }
+    let (n, _) = red.work(count, dt);
+    // SAFETY: our own buffer, kept by the operation until it completes.
+    unsafe {
+        queue(
+            c,
+            RealColl::Reduce { root, op, ty, count: n },
+            CollMem::owned(acc),
+            Inflight::Detached,
+        )
+    }
+}
+
+/// Session 17: the inter-process level of a reduction at the root (this process is `root`):
+/// the work buffer `acc` reduced with the other processes' straight into the root's receive
+/// buffer `recv` when it can take the work buffer's bytes as they are (`as_is`); Some(acc)
+/// back otherwise, untouched, for `reduce`.
+///
+/// # Safety
+/// As `reduce`; `recv` is the running root's receive buffer for `count` elements of `dt`.
+pub unsafe fn reduce_into(
+    c: &Coll,
+    acc: Vec<u8>,
+    recv: *mut u8,
+    count: usize,
+    dt: &DtRef,
+    red: &Reducer,
+    root: usize,
+) -> MpiResult<Option<Vec<u8>>> {
+    let Some((op, ty)) = real_reduction(red) else {
+        return Ok(Some(acc));
+    };
+    if c.solo || !as_is(recv, count, dt, red) {
+        return Ok(Some(acc));
+    }
+    let (n, _) = red.work(count, dt);
+    // SAFETY: `acc` lives until the operation completed (`run` parks until then); `recv` is
+    // the caller's.
+    unsafe { run(c, RealColl::Reduce { root, op, ty, count: n }, CollMem::at(acc.as_ptr(), recv, 0)) }?;
+    crate::core::coll::hier::recycle(acc);
+    Ok(None)
+}
+
 /// Whether every process holds exactly one member of intra-communicator `cm` (the layout at
 /// V=1): then its inter-process level is the whole call. The same answer on every process.
 pub fn one_per_process(cm: &CommRef) -> bool {
@@ -1123,7 +1186,11 @@ fn direct_children(children: &[(u64, &[u32])]) -> MpiResult<()> {
 pub fn settle(s: &mut State) {
     crate::core::coll::persist::settle(s);
     let unsettled = |s: &State| {
-        s.rcoll.inflight.values().any(|f| matches!(f, Inflight::Dup { .. })) || s.rcoll.twins.values().any(|t| !t.ready.is_empty())
+        s.rcoll
+            .inflight
+            .values()
+            .any(|f| matches!(f, Inflight::Dup { .. } | Inflight::Detached))
+            || s.rcoll.twins.values().any(|t| !t.ready.is_empty())
     };
     while unsettled(s) {
         s.progress();
