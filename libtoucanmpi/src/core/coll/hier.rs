@@ -554,13 +554,17 @@ pub unsafe fn reduce_scatter(
         // operand is read before any result is written (MPI_IN_PLACE).
         unsafe {
             let acc = reduce_all(c, &nm, &ms, count, dt, red)?;
+            // A contiguous work buffer holds the packed elements: block r starts at the bytes
+            // of the blocks before it. The members come in rank order, so one running sum
+            // over the counts serves them all (session 17: it was a sum per member, O(members
+            // x ranks) per call).
+            let (mut off, mut upto) = (0usize, 0usize);
             for m in &ms {
                 let r = m.rank as usize;
-                // A contiguous work buffer holds the packed elements: block r starts at the
-                // bytes of the blocks before it.
-                let off = counts[..r].iter().sum::<usize>() * dt.size;
+                off += counts[upto..r].iter().sum::<usize>();
+                upto = r;
                 let dst = m.buf.as_ref().expect("reduce_scatter members register a buffer").ptr;
-                red.store(&acc[off..], dst, counts[r], dt);
+                red.store(&acc[off * dt.size..], dst, counts[r], dt);
             }
             recycle(acc);
         }
