@@ -858,8 +858,15 @@ pub unsafe fn reduce_direct(
         return None;
     }
     let (n, _) = red.work(count, dt);
+    // Session 17: MPICH 4.0.2's blocking MPI_Reduce (`coll::solo`) crashes in place at a root
+    // other than process 0 (from 1024 ints): it gets a copy of the operand.
+    let copy = (c.solo && at_root && root != 0 && std::ptr::eq(send, recv)).then(|| {
+        // SAFETY: laid out as is (`as_is`): the operand is its count * size bytes.
+        unsafe { std::slice::from_raw_parts(send, count * dt.size) }.to_vec()
+    });
+    let send = copy.as_ref().map_or(send, |v| v.as_ptr());
     let mem = CollMem::at(send, if at_root { recv } else { std::ptr::null_mut() }, 0);
-    // SAFETY: the user's buffers, valid for the whole call (the caller's contract).
+    // SAFETY: the user's buffers (and `copy`), valid for the whole call (the caller's contract).
     Some(unsafe { run(c, RealColl::Reduce { root, op, ty, count: n }, mem) }.map(|_| ()))
 }
 
@@ -910,6 +917,20 @@ pub unsafe fn reduce(c: &Coll, acc: Vec<u8>, count: usize, dt: &DtRef, red: &Red
         return err(c::MPI_ERR_INTERN, "real reduction of an unsupported type");
     };
     let (n, _) = red.work(count, dt);
+    if c.solo {
+        // Session 17: not in place for MPICH 4.0.2's blocking MPI_Reduce, which crashes in place
+        // at a root other than process 0 (from 1024 ints).
+        let send = acc.clone();
+        let mut keep = acc;
+        let mem = CollMem {
+            send: send.as_ptr(),
+            recv: keep.as_mut_ptr(),
+            bytes: keep.len(),
+            keep,
+        };
+        // SAFETY: our own buffers (`send` lives until the call returned).
+        return unsafe { run(c, RealColl::Reduce { root, op, ty, count: n }, mem) };
+    }
     // SAFETY: our own buffer.
     unsafe { run(c, RealColl::Reduce { root, op, ty, count: n }, CollMem::owned(acc)) }
 }
