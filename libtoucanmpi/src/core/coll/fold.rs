@@ -233,3 +233,99 @@ impl Call<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::consts as c;
+    use crate::core::coll::reduce::{UserCall, UserOp};
+    use rstest::rstest;
+    use std::os::raw::{c_int, c_void};
+
+    /// inout = in x inout for 2x2 matrices of i64 (not commutative).
+    unsafe extern "C" fn matmul(a: *mut c_void, b: *mut c_void, len: *mut c_int, _: *mut usize) {
+        // SAFETY: the fold passes work buffers of `len` matrices.
+        unsafe {
+            for k in 0..*len as usize {
+                let (x, y) = ((a as *const i64).add(4 * k), (b as *mut i64).add(4 * k));
+                let (x, m) = (std::slice::from_raw_parts(x, 4), std::slice::from_raw_parts_mut(y, 4));
+                let r = [
+                    x[0] * m[0] + x[1] * m[2],
+                    x[0] * m[1] + x[1] * m[3],
+                    x[2] * m[0] + x[3] * m[2],
+                    x[2] * m[1] + x[3] * m[3],
+                ];
+                m.copy_from_slice(&r);
+            }
+        }
+    }
+
+    fn mat(k: i64) -> [i64; 4] {
+        [k + 2, 1, k, 1]
+    }
+
+    /// The operands of 4 members folded in rank order, each from its own buffer or staged
+    /// (a work-buffer copy), give the product (or sum) in rank order.
+    #[rstest]
+    #[case::all_own(&[false, false, false, false])]
+    #[case::all_staged(&[true, true, true, true])]
+    #[case::mixed(&[true, false, true, false])]
+    #[case::first_staged(&[true, false, false, false])]
+    fn folds_in_rank_order(#[case] staged: &[bool]) {
+        let int = crate::core::datatype::lookup(c::MPI_INT).expect("MPI_INT");
+        let i64t = crate::core::datatype::lookup(c::MPI_INT64_T).expect("MPI_INT64_T");
+        let m4: DtRef = std::sync::Arc::new(crate::core::datatype::typemap::contiguous(4, &i64t).expect("4 x int64"));
+        let user = Reducer::User {
+            op: UserOp {
+                f: UserCall::Int(matmul),
+                commute: false,
+            },
+            dt: m4.clone(),
+            handle: 0,
+        };
+        let sum = Reducer::new(c::MPI_SUM, &int, c::MPI_INT).expect("sum of ints");
+        let mats: Vec<[i64; 4]> = (0..4).map(mat).collect();
+        let ints: Vec<[i32; 3]> = (0..4).map(|k| [k, 10 * k, 1]).collect();
+        let (mut acc_m, mut acc_i, mut spare) = (None, None, Vec::new());
+        for k in 0..4 {
+            let (pm, pi) = (mats[k].as_ptr() as *const u8, ints[k].as_ptr() as *const u8);
+            // SAFETY: the arrays hold one matrix / three ints.
+            unsafe {
+                let (sm, si) = if staged[k] {
+                    (Src::Work(user.load(pm, 1, &m4)), Src::Work(sum.load(pi, 3, &int)))
+                } else {
+                    (Src::User(pm), Src::User(pi))
+                };
+                acc_m = Some(fold_in(acc_m, sm, 1, &m4, &user, &mut spare));
+                acc_i = Some(fold_in(acc_i, si, 3, &int, &sum, &mut spare));
+            }
+        }
+        let mut want = mats[3];
+        for k in (0..3).rev() {
+            let mut one = 1;
+            // SAFETY: one matrix each.
+            unsafe {
+                matmul(
+                    mats[k].as_ptr() as *mut c_void,
+                    want.as_mut_ptr() as *mut c_void,
+                    &mut one,
+                    std::ptr::null_mut(),
+                )
+            };
+        }
+        let got: Vec<i64> = acc_m
+            .expect("folded")
+            .chunks(8)
+            .take(4)
+            .map(|b| i64::from_ne_bytes(b.try_into().expect("8")))
+            .collect();
+        assert_eq!(got, want);
+        let got: Vec<i32> = acc_i
+            .expect("folded")
+            .chunks(4)
+            .take(3)
+            .map(|b| i32::from_ne_bytes(b.try_into().expect("4")))
+            .collect();
+        assert_eq!(got, [6, 60, 4]);
+    }
+}
