@@ -146,7 +146,7 @@ DIRECT_TESTS = ^(anysource|cancel|comm_basic|coll_comms|nbc_mixed|deadlock_(ring
 
 # Blocking collectives at V=1 as the real MPI's own (core/coll/solo.rs): on when the real MPI runs
 # at MPI_THREAD_MULTIPLE; these compat tests run again in that mode (docs/collectives.md).
-SOLO_TESTS = ^(barrier|bcast|coll_(alltoall|alltoallv_c|comm_order|gather|hier|large_count|nbreal|persistent|pplan|redscat|solo|team)|deadlock_(coll|rma|rma_lock)|info_comm|io_(basic|collread|nbcoll)|reduce_(arith|minmax)|threads_(multiple|openmp)|topo_cart)$$
+SOLO_TESTS = ^(barrier|bcast|coll_(alltoall|alltoallv_c|comm_order|gather|hier|large_count|nbreal|persistent|pplan|redscat|reduce_early|solo|team)|deadlock_(coll|rma|rma_lock)|info_comm|io_(basic|collread|nbcoll)|reduce_(arith|minmax)|threads_(multiple|openmp)|topo_cart)$$
 
 compat-test:
 	@compat-tests/badinput-coverage.sh || echo "WARNING: exported functions missing from compat-tests/src/badinput.c (above)"

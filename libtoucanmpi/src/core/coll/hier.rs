@@ -147,13 +147,15 @@ fn comm_key(c: &Coll) -> CommKey {
 const MAX_MAPS: usize = 1024;
 
 /// A meeting point: (communicator, call number, step within the call).
-type Key = (CommKey, u64, u32);
+pub type Key = (CommKey, u64, u32);
 
 /// Per-process state of the two-level collectives.
 #[derive(Default)]
 pub struct Meets {
     maps: IdMap<CommKey, Arc<NodeMap>>,
     open: IdMap<Key, Meet>,
+    /// Session 17: the local folds of open Reduce calls (`coll::fold`).
+    pub(super) folds: IdMap<Key, super::fold::Fold>,
     /// Work buffers kept for reuse by representatives.
     spare: Vec<Vec<u8>>,
 }
@@ -420,12 +422,12 @@ const SPARES: usize = 4;
 const SPARE_MAX: usize = 16 << 20;
 
 /// A work buffer from the spares (empty if there is none).
-fn spare() -> Vec<u8> {
+pub(super) fn spare() -> Vec<u8> {
     state::with(|s| s.meets.spare.pop()).ok().flatten().unwrap_or_default()
 }
 
 /// Gives a work buffer back to the spares.
-fn recycle(v: Vec<u8>) {
+pub(super) fn recycle(v: Vec<u8>) {
     if v.capacity() <= SPARE_MAX {
         let _ = state::with(|s| {
             if s.meets.spare.len() < SPARES {
@@ -552,13 +554,17 @@ pub unsafe fn reduce_scatter(
         // operand is read before any result is written (MPI_IN_PLACE).
         unsafe {
             let acc = reduce_all(c, &nm, &ms, count, dt, red)?;
+            // A contiguous work buffer holds the packed elements: block r starts at the bytes
+            // of the blocks before it. The members come in rank order, so one running sum
+            // over the counts serves them all (session 17: it was a sum per member, O(members
+            // x ranks) per call).
+            let (mut off, mut upto) = (0usize, 0usize);
             for m in &ms {
                 let r = m.rank as usize;
-                // A contiguous work buffer holds the packed elements: block r starts at the
-                // bytes of the blocks before it.
-                let off = counts[..r].iter().sum::<usize>() * dt.size;
+                off += counts[upto..r].iter().sum::<usize>();
+                upto = r;
                 let dst = m.buf.as_ref().expect("reduce_scatter members register a buffer").ptr;
-                red.store(&acc[off..], dst, counts[r], dt);
+                red.store(&acc[off * dt.size..], dst, counts[r], dt);
             }
             recycle(acc);
         }
@@ -579,44 +585,113 @@ pub unsafe fn reduce(
     root: i32,
 ) -> Option<MpiResult<()>> {
     let (nm, key) = plan(c).filter(|(nm, _)| reducible(nm, red))?;
-    let rep = c.comm.rank == nm.my_rep(root);
     let operand = if c.comm.rank == root { in_place(send, recv) } else { send };
-    let send = Some(Buf::new(operand as *mut u8, count, dt.clone()));
-    Some(step(key, &nm, c.comm.rank, Some(rep), send, None, |members| {
-        let ms = members()?;
-        if c.real && ms.len() == 1 {
-            // SAFETY: as the caller's.
-            if let Some(r) = unsafe { real::reduce_direct(c, operand, recv, count, dt, red, nm.proc_of(root), c.comm.rank == root) } {
-                return r;
-            }
-        }
-        // SAFETY: as in allreduce; only the root's receive buffer is written.
-        unsafe {
-            let mut acc = Some(combine(&ms, count, dt, red));
-            // The other local members only contribute (the root, if it is here, is the
-            // representative): once their operands are combined they may go, as the non-roots
-            // of a one-process team leave once they counted in, instead of waiting for the
-            // inter-process step, which the representative carries alone (coll4).
-            release(key, &nm, &Ok(()));
+    if nm.local.len() == 1 {
+        // The caller is its process's only member: its operand goes on as it is.
+        // SAFETY: as the caller's.
+        return Some(unsafe { reduce_on(c, &nm, operand, None, recv, count, dt, red, root) });
+    }
+    // Session 17: the local operands are folded in rank order as the members arrive
+    // (`coll::fold`); a member other than the carrier (the root, or its process's
+    // representative) leaves once its operand was read, as AMPI's non-roots do. Only the
+    // carrier waits for the fold and for the inter-process step. Away from the root's process,
+    // when that step is a real reduction (whose sender may be any member), nobody waits: the
+    // member that folds the last operand sends the result on without waiting
+    // (`real::reduce_away`).
+    let away = c.real && !c.solo && nm.owner[root as usize] as usize != nm.me;
+    let call = super::fold::Call {
+        key,
+        n: nm.local.len(),
+        count,
+        dt,
+        red,
+        last_takes: away,
+    };
+    let i = nm.local.binary_search(&c.comm.rank).ok()?;
+    // SAFETY: the caller's own operand, read while it runs.
+    let last = match unsafe { call.contribute(i, operand) } {
+        Ok(l) => l,
+        Err(e) => return Some(Err(e)),
+    };
+    if away {
+        // SAFETY: our own work buffer.
+        return Some(last.map_or(Ok(()), |acc| unsafe { real::reduce_away(c, acc, count, dt, red, nm.proc_of(root)) }));
+    }
+    if c.comm.rank != nm.my_rep(root) {
+        return Some(Ok(()));
+    }
+    let acc = match call.result() {
+        Ok(a) => a,
+        Err(e) => return Some(Err(e)),
+    };
+    // SAFETY: as the caller's.
+    Some(unsafe { reduce_on(c, &nm, std::ptr::null(), Some(acc), recv, count, dt, red, root) })
+}
+
+/// The carrier's part of a reduction: the process's partial result (`acc`, or the caller's
+/// own operand when it is its process's only member) reduced among the processes, the result
+/// stored at the root.
+///
+/// # Safety
+/// As `Coll::reduce`; `operand` holds the caller's operand when `acc` is None.
+#[allow(clippy::too_many_arguments)]
+unsafe fn reduce_on(
+    c: &Coll,
+    nm: &NodeMap,
+    operand: *const u8,
+    acc: Option<Vec<u8>>,
+    recv: *mut u8,
+    count: usize,
+    dt: &DtRef,
+    red: &Reducer,
+    root: i32,
+) -> MpiResult<()> {
+    let at_root = c.comm.rank == root;
+    let acc = match acc {
+        Some(a) => a,
+        None => {
             if c.real {
-                let acc0 = acc.take().expect("combined");
-                // Only the root's process receives the result (its representative is the root).
-                acc = Some(real::reduce(c, acc0, count, dt, red, nm.proc_of(root))?);
-            } else if nm.reps.len() > 1 {
-                let acc0 = acc.take().expect("combined");
-                acc = c
-                    .view(nm.reps_with(root))
-                    .reduce_work(acc0, count, dt, red, nm.owner[root as usize] as i32)?;
-            }
-            if let Some(a) = acc {
-                if c.comm.rank == root {
-                    red.store(&a, recv, count, dt);
+                // SAFETY: as the caller's.
+                if let Some(r) = unsafe { real::reduce_direct(c, operand, recv, count, dt, red, nm.proc_of(root), at_root) } {
+                    return r;
                 }
-                recycle(a);
             }
+            let mut a = spare();
+            // SAFETY: as the caller's.
+            unsafe { red.load_into(operand, count, dt, &mut a) };
+            a
         }
-        Ok(())
-    }))
+    };
+    // SAFETY: our own work buffer; only the root's receive buffer is written.
+    unsafe {
+        let mut acc = Some(acc);
+        if c.real && nm.owner[root as usize] as usize != nm.me {
+            // Session 17: away from the root's process the carrier does not wait for the real
+            // reduction either (its operand is our work buffer).
+            let acc0 = acc.take().expect("combined");
+            return real::reduce_away(c, acc0, count, dt, red, nm.proc_of(root));
+        } else if c.real {
+            let acc0 = acc.take().expect("combined");
+            // Only the root's process receives the result (its carrier is the root): straight
+            // into the root's buffer when it can take the work buffer's bytes.
+            acc = match real::reduce_into(c, acc0, recv, count, dt, red, nm.proc_of(root))? {
+                Some(a) => Some(real::reduce(c, a, count, dt, red, nm.proc_of(root))?),
+                None => None,
+            };
+        } else if nm.reps.len() > 1 {
+            let acc0 = acc.take().expect("combined");
+            acc = c
+                .view(nm.reps_with(root))
+                .reduce_work(acc0, count, dt, red, nm.owner[root as usize] as i32)?;
+        }
+        if let Some(a) = acc {
+            if at_root {
+                red.store(&a, recv, count, dt);
+            }
+            recycle(a);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

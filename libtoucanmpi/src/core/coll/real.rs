@@ -102,7 +102,41 @@ pub(super) struct Twin {
     /// Session 16: rank i on process i (found with `layout`): the blocking fast path's blocks
     /// are the call's as they are (`begin_straight`).
     straight: bool,
+    /// Session 17: the real communicators made for this twin's children, reused by later ones
+    /// (`Pool`).
+    pool: Pool,
+    /// Session 17: the entry of its parent's pool this twin's real communicator is (parent's
+    /// key, index): it goes back there when the twin is released.
+    entry: Option<(CommKey, usize)>,
 }
+
+/// Session 17: a parent twin's spare real communicators. Every twin spans all processes in
+/// process order (a twin is an `MPI_Comm_idup` of its parent's, the world's first), so a real
+/// communicator made for one child serves any later one, once every process has released it:
+/// an `MPI_Comm_idup` costs MPICH a nonblocking context-id agreement of several rounds (here
+/// 30-300 µs per idup + wait, and hundreds when many are queued; one 8-byte `MPI_Iallreduce`
+/// costs 1.2-1.5 µs). A child made from the parent (`derive`) first *picks*: one real
+/// `MPI_Iallreduce` (bitwise and) of the masks of entries free on each process, at the
+/// child's place in the parent's issue order; the lowest entry free everywhere is the child's
+/// twin. When none is, the child's real `MPI_Comm_idup` follows at the next place, and its
+/// communicator becomes a new entry. Picks of one parent run one at a time, in place order
+/// (the next starts when the previous is decided), so entries are made in the same order,
+/// with the same indices, on every process, and no entry is offered to two picks. An entry is
+/// free here once its child twin was released here (every local handle freed, nothing waiting
+/// for a turn, no tree or recursive-doubling step left: `release_if_unused`), so every real
+/// operation of the old child started on this process before any of the new child's.
+#[derive(Default)]
+pub(super) struct Pool {
+    /// Some(comm): free here; None: a child holds it.
+    entries: Vec<Option<RComm>>,
+    /// Children waiting for their pick, in place order: (the pick's place, the child).
+    queue: std::collections::VecDeque<(Place, CommKey)>,
+    /// A pick's allreduce runs.
+    active: bool,
+}
+
+/// Entries of one parent's pool at most (one 64-bit mask).
+const POOL_MAX: usize = 64;
 
 impl Twin {
     fn new(comm: Option<RComm>, handles: usize) -> Twin {
@@ -119,6 +153,8 @@ impl Twin {
             persistent: 0,
             layout: None,
             straight: false,
+            pool: Pool::default(),
+            entry: None,
         }
     }
     /// Marks the operation at `place` started; returns its number (the n-th started is n).
@@ -147,6 +183,12 @@ enum Inflight {
     /// coll7: a two-level broadcast started early (`coll::nbrec::join_bcast`): its record
     /// (call `key`, still open) settles.
     Early { key: (CommKey, u64), uid: u64 },
+    /// Session 17: the pick of child `child` of twin `parent` (`Pool`); `dup`: the place of
+    /// its `MPI_Comm_idup` when no entry is free everywhere.
+    Pick { parent: CommKey, child: CommKey, dup: Place },
+    /// Session 17: a process's partial result of a Reduce sent on to the root's process by a
+    /// carrier that did not wait (`reduce_away`): nothing to do but drop the buffer.
+    Detached,
     /// coll5: a round of persistent plan `plan` (`coll::persist`) through its record.
     Plan {
         plan: u64,
@@ -487,11 +529,28 @@ pub(super) fn release_if_unused(s: &mut State, key: CommKey) {
         return;
     }
     let Some(comm) = t.comm else { return };
-    s.rcoll.twins.remove(&key);
+    let Some(t) = s.rcoll.twins.remove(&key) else { return };
     // A persistent call's private twin (`coll::persist`) is no communicator of the program's.
     if !crate::core::coll::persist::is_private(key) {
         s.direct.remove(key.0);
     }
+    // A parent's spare communicators go with it.
+    for c in t.pool.entries.into_iter().flatten() {
+        free_real(s, c);
+    }
+    // Session 17: an entry of its parent's pool goes back there, free here.
+    if let Some((parent, i)) = t.entry {
+        if let Some(e) = s.rcoll.twins.get_mut(&parent).and_then(|p| p.pool.entries.get_mut(i)) {
+            if e.is_none() {
+                *e = Some(comm);
+                return;
+            }
+        }
+    }
+    free_real(s, comm);
+}
+
+fn free_real(s: &mut State, comm: RComm) {
     if let Err(e) = s.tp.free_comm(comm) {
         crate::core::diag::fatal(&format!("real collective: {e}"));
     }
@@ -548,6 +607,8 @@ pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
         }
         Some(Inflight::Plan { plan, rec }) => crate::core::coll::persist::finish(s, plan, rec, buf),
         Some(Inflight::Early { key, uid }) => crate::core::coll::nbrec::landed(s, key, uid),
+        Some(Inflight::Detached) => drop(buf),
+        Some(Inflight::Pick { parent, child, dup }) => picked(s, parent, child, dup, &buf),
         Some(Inflight::Dup { child }) => {
             if let Some(t) = s.rcoll.twins.get_mut(&child) {
                 t.comm = comm;
@@ -797,8 +858,15 @@ pub unsafe fn reduce_direct(
         return None;
     }
     let (n, _) = red.work(count, dt);
+    // Session 17: MPICH 4.0.2's blocking MPI_Reduce (`coll::solo`) crashes in place at a root
+    // other than process 0 (from 1024 ints): it gets a copy of the operand.
+    let copy = (c.solo && at_root && root != 0 && std::ptr::eq(send, recv)).then(|| {
+        // SAFETY: laid out as is (`as_is`): the operand is its count * size bytes.
+        unsafe { std::slice::from_raw_parts(send, count * dt.size) }.to_vec()
+    });
+    let send = copy.as_ref().map_or(send, |v| v.as_ptr());
     let mem = CollMem::at(send, if at_root { recv } else { std::ptr::null_mut() }, 0);
-    // SAFETY: the user's buffers, valid for the whole call (the caller's contract).
+    // SAFETY: the user's buffers (and `copy`), valid for the whole call (the caller's contract).
     Some(unsafe { run(c, RealColl::Reduce { root, op, ty, count: n }, mem) }.map(|_| ()))
 }
 
@@ -849,8 +917,81 @@ pub unsafe fn reduce(c: &Coll, acc: Vec<u8>, count: usize, dt: &DtRef, red: &Red
         return err(c::MPI_ERR_INTERN, "real reduction of an unsupported type");
     };
     let (n, _) = red.work(count, dt);
+    if c.solo {
+        // Session 17: not in place for MPICH 4.0.2's blocking MPI_Reduce, which crashes in place
+        // at a root other than process 0 (from 1024 ints).
+        let send = acc.clone();
+        let mut keep = acc;
+        let mem = CollMem {
+            send: send.as_ptr(),
+            recv: keep.as_mut_ptr(),
+            bytes: keep.len(),
+            keep,
+        };
+        // SAFETY: our own buffers (`send` lives until the call returned).
+        return unsafe { run(c, RealColl::Reduce { root, op, ty, count: n }, mem) };
+    }
     // SAFETY: our own buffer.
     unsafe { run(c, RealColl::Reduce { root, op, ty, count: n }, CollMem::owned(acc)) }
+}
+
+/// Session 17: the inter-process level of a reduction from a process other than the root's
+/// (`root`), without waiting: the work buffer goes to the real `MPI_Ireduce` at the call's
+/// place, and the call returns (MPI lets a non-root return once its operand may be reused;
+/// this one is ours). The operation completes in whichever thread polls the progress engine;
+/// `settle` waits for it before the real MPI is finalized.
+///
+/// # Safety
+/// As `allreduce`.
+pub unsafe fn reduce_away(c: &Coll, acc: Vec<u8>, count: usize, dt: &DtRef, red: &Reducer, root: usize) -> MpiResult<()> {
+    let Some((op, ty)) = real_reduction(red) else {
+        return err(c::MPI_ERR_INTERN, "real reduction of an unsupported type");
+    };
+    if c.solo {
+        // The real MPI's blocking call (`coll::solo`) keeps its own way.
+        // SAFETY: as the caller's.
+        return unsafe { reduce(c, acc, count, dt, red, root) }.map(|_| ());
+    }
+    let (n, _) = red.work(count, dt);
+    // SAFETY: our own buffer, kept by the operation until it completes.
+    unsafe {
+        queue(
+            c,
+            RealColl::Reduce { root, op, ty, count: n },
+            CollMem::owned(acc),
+            Inflight::Detached,
+        )
+    }
+}
+
+/// Session 17: the inter-process level of a reduction at the root (this process is `root`):
+/// the work buffer `acc` reduced with the other processes' straight into the root's receive
+/// buffer `recv` when it can take the work buffer's bytes as they are (`as_is`); Some(acc)
+/// back otherwise, untouched, for `reduce`.
+///
+/// # Safety
+/// As `reduce`; `recv` is the running root's receive buffer for `count` elements of `dt`.
+pub unsafe fn reduce_into(
+    c: &Coll,
+    acc: Vec<u8>,
+    recv: *mut u8,
+    count: usize,
+    dt: &DtRef,
+    red: &Reducer,
+    root: usize,
+) -> MpiResult<Option<Vec<u8>>> {
+    let Some((op, ty)) = real_reduction(red) else {
+        return Ok(Some(acc));
+    };
+    if c.solo || !as_is(recv, count, dt, red) {
+        return Ok(Some(acc));
+    }
+    let (n, _) = red.work(count, dt);
+    // SAFETY: `acc` lives until the operation completed (`run` parks until then); `recv` is
+    // the caller's.
+    unsafe { run(c, RealColl::Reduce { root, op, ty, count: n }, CollMem::at(acc.as_ptr(), recv, 0)) }?;
+    crate::core::coll::hier::recycle(acc);
+    Ok(None)
 }
 
 /// Whether every process holds exactly one member of intra-communicator `cm` (the layout at
@@ -1068,8 +1209,11 @@ pub fn derive(parent: &CommRef, seq: u64, children: &[(u64, &[u32])]) -> MpiResu
             seen.iter().all(|&x| x).then(|| (key_of(ctx, ranks), local))
         });
         let spanning: Vec<(CommKey, usize)> = spanning.take(MAX_SPLIT).collect();
+        // Session 17: without the pass-through (whose program messages travel on the twins),
+        // children reuse the parent's spare real communicators (`Pool`).
+        let pooled = !s.cfg.p2p_direct;
         for (i, (child, local)) in spanning.into_iter().enumerate() {
-            let place = (seq, i as u32);
+            let place = if pooled { (seq, 2 * i as u32) } else { (seq, i as u32) };
             let token = s.rcoll.token();
             let Some(t) = s.rcoll.twins.get_mut(&pk) else { return };
             if t.knows(place) {
@@ -1079,6 +1223,14 @@ pub fn derive(parent: &CommRef, seq: u64, children: &[(u64, &[u32])]) -> MpiResu
                 break;
             }
             t.children += 1;
+            if pooled {
+                // The pick at `place`, the idup (if it comes to that) at the next one.
+                t.waiting.insert(place);
+                t.waiting.insert((seq, 2 * i as u32 + 1));
+                t.pool.queue.push_back((place, child));
+                s.rcoll.twins.insert(child, Twin::new(None, local));
+                continue;
+            }
             t.waiting.insert(place);
             t.ready.insert(
                 place,
@@ -1091,12 +1243,95 @@ pub fn derive(parent: &CommRef, seq: u64, children: &[(u64, &[u32])]) -> MpiResu
             s.rcoll.inflight.insert(token, Inflight::Dup { child });
             s.rcoll.twins.insert(child, Twin::new(None, local));
         }
+        next_pick(s, pk);
         pump(s, pk);
     })?;
     if crate::core::p2p::direct::on() {
         direct_children(children)?;
     }
     Ok(())
+}
+
+/// Session 17: starts the next pick of twin `parent`'s pool when none runs: the mask of the
+/// entries free here, and-reduced with every process's at the pick's place.
+fn next_pick(s: &mut State, parent: CommKey) {
+    let token = s.rcoll.token();
+    let Some(t) = s.rcoll.twins.get_mut(&parent) else { return };
+    if t.pool.active {
+        return;
+    }
+    let Some((place, child)) = t.pool.queue.pop_front() else { return };
+    t.pool.active = true;
+    let mask = t
+        .pool
+        .entries
+        .iter()
+        .enumerate()
+        .fold(0u64, |m, (i, e)| if e.is_some() { m | 1 << i } else { m });
+    t.ready.insert(
+        place,
+        Queued {
+            what: RealColl::Allreduce {
+                op: r::REAL_MPI_BAND,
+                ty: r::REAL_MPI_UINT64_T,
+                count: 1,
+            },
+            mem: CollMem::owned(mask.to_ne_bytes().to_vec()),
+            token,
+        },
+    );
+    let dup = (place.0, place.1 + 1);
+    s.rcoll.inflight.insert(token, Inflight::Pick { parent, child, dup });
+}
+
+/// Session 17: the pick of `child` is decided (`mask`: the entries free on every process):
+/// the lowest such entry is its twin, or its `MPI_Comm_idup` starts at place `dup`.
+fn picked(s: &mut State, parent: CommKey, child: CommKey, dup: Place, mask: &[u8]) {
+    let mask = mask.get(..8).map_or(0, |b| u64::from_ne_bytes(b.try_into().expect("8 bytes")));
+    let token = s.rcoll.token();
+    let Some(t) = s.rcoll.twins.get_mut(&parent) else { return };
+    t.pool.active = false;
+    let free = (mask != 0).then(|| mask.trailing_zeros() as usize);
+    match free.and_then(|i| Some((i, t.pool.entries.get_mut(i)?.take()?))) {
+        Some((i, comm)) => {
+            // Taken on every process: no idup at `dup`.
+            t.waiting.remove(&dup);
+            match s.rcoll.twins.get_mut(&child) {
+                Some(c) => {
+                    c.comm = Some(comm);
+                    c.entry = Some((parent, i));
+                }
+                // Its twin waits for this communicator, so it is there; if not, the entry
+                // stays free.
+                None => {
+                    if let Some(e) = s.rcoll.twins.get_mut(&parent).and_then(|p| p.pool.entries.get_mut(i)) {
+                        *e = Some(comm);
+                    }
+                }
+            }
+            pump(s, child);
+        }
+        None => {
+            let entry = (t.pool.entries.len() < POOL_MAX).then(|| {
+                t.pool.entries.push(None);
+                t.pool.entries.len() - 1
+            });
+            t.ready.insert(
+                dup,
+                Queued {
+                    what: RealColl::Dup,
+                    mem: CollMem::owned(Vec::new()),
+                    token,
+                },
+            );
+            s.rcoll.inflight.insert(token, Inflight::Dup { child });
+            if let Some(c) = s.rcoll.twins.get_mut(&child) {
+                c.entry = entry.map(|i| (parent, i));
+            }
+        }
+    }
+    next_pick(s, parent);
+    pump(s, parent);
 }
 
 /// Point-to-point passing through (`p2p::direct`): waits until the twins of `children` are
@@ -1123,13 +1358,15 @@ fn direct_children(children: &[(u64, &[u32])]) -> MpiResult<()> {
 pub fn settle(s: &mut State) {
     crate::core::coll::persist::settle(s);
     let unsettled = |s: &State| {
-        s.rcoll.inflight.values().any(|f| matches!(f, Inflight::Dup { .. }))
-            || s.rcoll.twins.values().any(|t| !t.ready.is_empty())
+        s.rcoll
+            .inflight
+            .values()
+            .any(|f| matches!(f, Inflight::Dup { .. } | Inflight::Detached | Inflight::Pick { .. } | Inflight::Rec { .. }))
+            || s.rcoll.twins.values().any(|t| !t.ready.is_empty() || !t.pool.queue.is_empty())
             // nbc8: a two-level broadcast whose members all completed (the root's process
             // completes them at once), or a Gather/Scatter record whose members only send,
             // may still be sending from its record.
             || !s.rcoll.landing.is_empty()
-            || s.rcoll.inflight.values().any(|f| matches!(f, Inflight::Rec { .. }))
     };
     while unsettled(s) {
         s.progress();
