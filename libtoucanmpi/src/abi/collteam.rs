@@ -93,10 +93,7 @@ fn team_of(comm_h: usize) -> Option<(i32, Held)> {
 #[inline(always)]
 fn one_per_process() -> bool {
     static ONE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ONE.get_or_init(|| {
-        let c = crate::core::runtime::config();
-        c.v == 1 && c.workers == 1
-    })
+    *ONE.get_or_init(|| crate::core::runtime::config().local() == 1)
 }
 
 fn in_place(p: *const c_void) -> bool {

@@ -76,16 +76,12 @@ fn kind_eligible(part: &Part, equal: bool) -> bool {
 /// Bytes per block of `parts` when they lie back to back as one buffer in process order
 /// (`ordered`), each `bytes` long.
 fn whole(parts: &Blocks, ordered: bool) -> Option<(*mut u8, usize)> {
-    let Blocks::Equal { ptr, count, dt, n } = parts else {
+    let Blocks::Equal { ptr, count, dt, .. } = parts else {
         return None;
     };
     let bytes = count * dt.size;
-    let v = parts_vec(*ptr, *count, dt, *n);
+    let v = parts.to_vec();
     (ordered && one_buffer(&v, bytes)).then_some((*ptr, bytes))
-}
-
-fn parts_vec(ptr: *mut u8, count: usize, dt: &crate::core::datatype::DtRef, n: usize) -> Vec<Buf> {
-    (0..n).map(|i| Buf::new(ptr, 0, dt.clone()).at(i * count, count)).collect()
 }
 
 /// Whether `b` goes to the real MPI as it is: contiguous, outside the swapped thread-locals.

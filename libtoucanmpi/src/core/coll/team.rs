@@ -93,11 +93,11 @@ impl Blocks {
             Blocks::List(v) => v.clone(),
         }
     }
-    /// Every block as a `Buf`.
+    /// Every block as a `Buf` (a list moves out as it is).
     pub fn into_vec(self) -> Vec<Buf> {
         match self {
-            Blocks::Equal { ptr, count, dt, n } => (0..n).map(|i| Buf::new(ptr, 0, dt.clone()).at(i * count, count)).collect(),
             Blocks::List(v) => v,
+            equal => equal.to_vec(),
         }
     }
 }
