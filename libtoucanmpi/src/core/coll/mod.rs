@@ -18,6 +18,7 @@ pub mod reduce;
 pub mod solo;
 pub mod team;
 pub mod teamcall;
+mod teamfold;
 
 use crate::consts as c;
 use crate::core::coll::reduce::Reducer;

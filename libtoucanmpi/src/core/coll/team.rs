@@ -313,6 +313,8 @@ pub struct Team {
     nodes: Box<[Node]>,
     generation: Padded<AtomicU64>,
     scratch: UnsafeCell<Scratch>,
+    /// A blocking Reduce's fold (`teamfold`).
+    fold: super::teamfold::Folder,
     /// Nonblocking and persistent calls some members have started and others not yet
     /// (`teamcall`): the call's number, its record, how many members joined it.
     pub(super) calls: Lock<Vec<(u64, Arc<super::teamcall::Call>, usize)>>,
@@ -363,6 +365,7 @@ impl Team {
             nodes,
             generation: Padded(AtomicU64::new(0)),
             scratch: Default::default(),
+            fold: super::teamfold::Folder::new(n),
             calls: Lock::new(Vec::new()),
         }
     }
@@ -375,9 +378,12 @@ impl Team {
     pub unsafe fn run(&self, rank: i32, part: &Part) -> MpiResult<()> {
         let r = rank as usize;
         let slot = &self.slots[r];
+        let folds = super::teamfold::eligible(part);
         // SAFETY: the slot's cells are this member's until it counts itself in (below), once
         // its previous call is over: the generation is `g` (it cannot pass `g` before this
-        // member arrives, and is `g - 1` while a call it left early is still open).
+        // member arrives, and is `g - 1` while a call it left early is still open). The fold
+        // reads this member's stage only after it marked it ready under the fold's lock, and
+        // it does not touch it again before the generation moves (`teamfold`).
         let (early, g) = unsafe {
             let g = *slot.next.get();
             if self.generation.0.load(Ordering::Acquire) != g {
@@ -389,7 +395,13 @@ impl Team {
             *slot.part.get() = part;
             *slot.kind.get() = part.kind();
             *slot.error.get() = None;
-            let early = part.early(rank) && stage(part, &mut *slot.stage.get());
+            let early = if folds {
+                // Its operand is folded or staged before it counts in.
+                self.fold.arrive(self, r, part, &mut *slot.stage.get());
+                part.early(rank)
+            } else {
+                part.early(rank) && stage(part, &mut *slot.stage.get())
+            };
             *slot.staged.get() = early;
             (early, g)
         };
@@ -427,7 +439,17 @@ impl Team {
         // SAFETY: this member is the only combiner until the generation moves.
         let sc = unsafe { &mut *self.scratch.get() };
         // SAFETY: the parts are the waiting members' arguments, valid as the caller's.
-        let mine = unsafe { combine(self, r, sc) };
+        let mine = unsafe {
+            if folds {
+                self.fold.finish(self, r)
+            } else if matches!(part, Part::Reduce { .. }) && !self.fold.untouched() {
+                // Others folded what this member reduces otherwise (their parts are gone):
+                // the fold is unfinished, which fails the call everywhere.
+                self.fold.finish(self, r)
+            } else {
+                combine(self, r, sc)
+            }
+        };
         for v in [&mut sc.acc, &mut sc.x] {
             if v.capacity() > KEEP_MAX {
                 *v = Vec::new();
@@ -625,15 +647,7 @@ pub(super) unsafe fn combine<M: Members + ?Sized>(m: &M, me: usize, sc: &mut Scr
     // SAFETY (whole body): the parts and their buffers are valid (the caller's contract);
     // every operand is read before a result is written where they may alias (in place).
     unsafe {
-        for i in 0..n {
-            if m.kind(i) != m.kind(me) {
-                let e = MpiError::new(c::MPI_ERR_OTHER, "members called different collectives on one communicator");
-                for j in 0..n {
-                    m.fail(j, e.clone());
-                }
-                return Err(e);
-            }
-        }
+        agree(m, me)?;
         match m.part(me) {
             Part::Idle | Part::Barrier => {}
             Part::Bcast { root, .. } => {
@@ -752,6 +766,25 @@ pub(super) unsafe fn combine<M: Members + ?Sized>(m: &M, me: usize, sc: &mut Scr
         }
         m.take_error(me).map_or(Ok(()), Err)
     }
+}
+
+/// Fails the call everywhere when the members called different collectives.
+///
+/// # Safety
+/// As `combine`.
+pub(super) unsafe fn agree<M: Members + ?Sized>(m: &M, me: usize) -> MpiResult<()> {
+    let n = m.count();
+    // SAFETY: the kinds are in place (the caller's contract).
+    unsafe {
+        if (0..n).any(|i| m.kind(i) != m.kind(me)) {
+            let e = MpiError::new(c::MPI_ERR_OTHER, "members called different collectives on one communicator");
+            for j in 0..n {
+                m.fail(j, e.clone());
+            }
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
 /// Reduces the members' operands (`operand` gives member i's) in rank order into
