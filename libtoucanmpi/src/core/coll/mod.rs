@@ -618,6 +618,54 @@ impl Coll {
         Ok(())
     }
 
+    /// Reduce_scatter by recursive halving (session 18), for a predefined operation over a
+    /// power-of-two number of ranks: in each of log2 n rounds a rank swaps half of the blocks
+    /// it still holds partial results for with the rank across the halving line (it sends the
+    /// half whose ranks lie on the peer's side and combines the peer's data into its own
+    /// half), so each rank ends with its block reduced over every rank; every byte crosses
+    /// between two ranks once per round, and there is no root. Reducing to rank 0 and
+    /// scattering took two dependent steps through one rank (at V=1, n=2, IMB Reduce_scatter
+    /// 8 B: 1.37 µs against MPICH's 0.59). Predefined operations commute, so the grouping (the
+    /// ranks across each line first) needs no rank order; it is the same at every call.
+    ///
+    /// # Safety
+    /// As `reduce_scatter`; `src` holds the whole vector.
+    unsafe fn reduce_scatter_halving(&self, src: *const u8, recv: *mut u8, counts: &[usize], dt: &DtRef, red: &Reducer) -> MpiResult<()> {
+        let (nr, r) = (self.size() as usize, self.rank() as usize);
+        let total: usize = counts.iter().sum();
+        let mut acc = red.load(src, total, dt);
+        // The work buffer's byte offset of the blocks of ranks `..q`, and its (elements, type)
+        // for `k` user elements.
+        let at = |q: usize| {
+            let (n, w) = red.work(counts[..q].iter().sum(), dt);
+            n * w.extent.max(0) as usize
+        };
+        let mut tmp = Vec::new();
+        let (mut lo, mut hi, mut mask) = (0, nr, nr / 2);
+        while mask > 0 {
+            let peer = r ^ mask;
+            let mid = lo + mask;
+            let (keep, give) = if r < mid { ((lo, mid), (mid, hi)) } else { ((mid, hi), (lo, mid)) };
+            let kcount: usize = counts[keep.0..keep.1].iter().sum();
+            let gcount: usize = counts[give.0..give.1].iter().sum();
+            let (kn, w) = red.work(kcount, dt);
+            let (gn, _) = red.work(gcount, dt);
+            tmp.resize(red.work_len(kcount, dt), 0);
+            let q = self.irecv(&Buf::new(tmp.as_mut_ptr(), kn, w.clone()), peer as i32, TAG_REDUCE)?;
+            let snd = self.isend(&Buf::new(acc.as_mut_ptr().add(at(give.0)), gn, w), peer as i32, TAG_REDUCE)?;
+            for st in wait_all(&[q, snd])? {
+                if st.error != c::MPI_SUCCESS {
+                    return err(st.error, "collective message did not fit the receive buffer (mismatched counts?)");
+                }
+            }
+            let k = at(keep.0);
+            red.apply(&tmp, &mut acc[k..], kcount, dt);
+            (lo, hi, mask) = (keep.0, keep.1, mask / 2);
+        }
+        red.store(&acc[at(r)..], recv, counts[r], dt);
+        Ok(())
+    }
+
     /// Reduce then scatter `counts[i]` elements to rank i.
     ///
     /// # Safety
@@ -654,6 +702,12 @@ impl Coll {
                 local_copy(&mine, &Buf::new(recv, counts[r], dt.clone()));
                 return Ok(());
             }
+        }
+        // One member per process (V = 1): recursive halving. With several members per process
+        // the two-level reduce below wins (2x4, loaded: halving 8 B 6.3-6.5 against 5.6-5.8 µs).
+        let halving = self.size().count_ones() == 1 && self.size() > 1 && crate::core::runtime::config().local() == 1;
+        if let (true, Reducer::Builtin { .. }) = (halving, red) {
+            return self.reduce_scatter_halving(src, recv, counts, dt, red);
         }
         let mut full = vec![0u8; (total * ext).max(1)];
         self.reduce(src, full.as_mut_ptr(), total, dt, red, 0)?;
