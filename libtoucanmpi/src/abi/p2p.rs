@@ -461,6 +461,53 @@ unsafe fn waitall_shared(v: &mut [Req], statuses: *mut MpiStatus) -> (usize, boo
     (v.len(), failed)
 }
 
+/// issue 16 (p2p9): MPI_Waitall with one worker per process (the general path, not the
+/// pass-through) when every handle is null or a plain request of the running subrank: under one
+/// lock, takes the complete requests in order and makes a progress step of the engine when the
+/// next is not complete, until all are taken, for at most `SPIN_POLLS` steps (as the general
+/// path spins before parking) or until another task is ready to run. A window's arrivals then
+/// cost one progress step each, not a progress step, a lock and a look through the read side
+/// per request (`waitall_shared`'s `wait_shared` per handle). Returns how many leading entries
+/// it finished (handles nulled, statuses stored), whether one failed, and whether it spun (the
+/// general path, which finishes the rest, then parks at once).
+///
+/// # Safety
+/// `v` are the caller's handles; `statuses` is null or has room for `v.len()` statuses.
+unsafe fn waitall_alone(v: &mut [Req], statuses: *mut MpiStatus) -> (usize, bool, bool) {
+    if v.is_empty() || direct::on() || !sched::in_coroutine() || sched::queue::workers() != 1 {
+        return (0, false, false);
+    }
+    let sub = sched::rank();
+    let mut g = state::lock();
+    let Some(s) = g.as_mut() else { return (0, false, false) };
+    if !s.locals.get(sub).is_some_and(|l| shared::all_own(l, v, c::MPI_REQUEST_NULL)) {
+        return (0, false, false);
+    }
+    let (mut k, mut failed) = (0, false);
+    for i in 0..=blocking::SPIN_POLLS {
+        while let Some(h) = v.get_mut(k) {
+            let st = if *h == c::MPI_REQUEST_NULL {
+                Status::empty()
+            } else if s.locals[sub].reqs.is_done(*h as ReqId) {
+                take_own(s, sub, h)
+            } else {
+                break;
+            };
+            failed |= st.error != c::MPI_SUCCESS;
+            store_at(statuses, k, &st);
+            k += 1;
+        }
+        if k == v.len() {
+            return (k, failed, false);
+        }
+        if i == blocking::SPIN_POLLS || sched::others_ready() {
+            break;
+        }
+        s.progress();
+    }
+    (k, failed, true)
+}
+
 /// Waits for `id` and returns its status, with a truncation turned into the call's error.
 fn wait_one(id: ReqId, what: &str) -> MpiResult<Status> {
     let st = blocking::wait(id)?;
@@ -1844,7 +1891,16 @@ mpi_fn!(
                         Err(s) => spun = s,
                     }
                 }
-                let (k, failed) = waitall_shared(v, statuses);
+                // issue 16 (p2p9): one worker: one lock for the whole wait.
+                let (k, failed, s) = waitall_alone(v, statuses);
+                spun |= s;
+                let (k, failed) = if k == v.len() || s {
+                    (k, failed)
+                } else {
+                    let statuses_k = if statuses.is_null() { statuses } else { statuses.add(k) };
+                    let (k2, f2) = waitall_shared(&mut v[k..], statuses_k);
+                    (k + k2, failed | f2)
+                };
                 let rest = if statuses.is_null() { statuses } else { statuses.add(k) };
                 (&mut v[k..], rest, failed)
             } else {
