@@ -474,16 +474,28 @@ unsafe fn waitall_shared(v: &mut [Req], statuses: *mut MpiStatus) -> (usize, boo
 /// # Safety
 /// `v` are the caller's handles; `statuses` is null or has room for `v.len()` statuses.
 unsafe fn waitall_alone(v: &mut [Req], statuses: *mut MpiStatus) -> (usize, bool, bool) {
+    let mut failed = false;
+    let (k, spun) = wait_alone(v, |i, st| {
+        failed |= st.error != c::MPI_SUCCESS;
+        // SAFETY: the caller's statuses have room for `v.len()` (or are ignored).
+        unsafe { store_at(statuses, i, &st) };
+    });
+    (k, failed, spun)
+}
+
+/// `waitall_alone`'s loop: each finished entry's index and status go to `each`. Returns how
+/// many leading entries it finished and whether it spun.
+unsafe fn wait_alone(v: &mut [Req], mut each: impl FnMut(usize, Status)) -> (usize, bool) {
     if v.is_empty() || direct::on() || !sched::in_coroutine() || sched::queue::workers() != 1 {
-        return (0, false, false);
+        return (0, false);
     }
     let sub = sched::rank();
     let mut g = state::lock();
-    let Some(s) = g.as_mut() else { return (0, false, false) };
+    let Some(s) = g.as_mut() else { return (0, false) };
     if !s.locals.get(sub).is_some_and(|l| shared::all_own(l, v, c::MPI_REQUEST_NULL)) {
-        return (0, false, false);
+        return (0, false);
     }
-    let (mut k, mut failed) = (0, false);
+    let mut k = 0;
     for i in 0..=blocking::SPIN_POLLS {
         while let Some(h) = v.get_mut(k) {
             let st = if *h == c::MPI_REQUEST_NULL {
@@ -493,19 +505,18 @@ unsafe fn waitall_alone(v: &mut [Req], statuses: *mut MpiStatus) -> (usize, bool
             } else {
                 break;
             };
-            failed |= st.error != c::MPI_SUCCESS;
-            store_at(statuses, k, &st);
+            each(k, st);
             k += 1;
         }
         if k == v.len() {
-            return (k, failed, false);
+            return (k, false);
         }
         if i == blocking::SPIN_POLLS || sched::others_ready() {
             break;
         }
         s.progress();
     }
-    (k, failed, true)
+    (k, true)
 }
 
 /// Waits for `id` and returns its status, with a truncation turned into the call's error.

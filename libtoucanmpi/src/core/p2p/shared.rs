@@ -8,7 +8,7 @@
 use crate::consts as c;
 use crate::core::p2p::matching::{find_posted, find_unexpected, Body, Direct, Envelope, Pattern, Posted, SyncAck, Unexp};
 use crate::core::p2p::{eager_header, fatal_transport, received};
-use crate::core::request::{owner_of, RecvTarget, ReqId, Request, Status};
+use crate::core::request::{owner_of, RecvTarget, ReqId, Status};
 use crate::core::state::{Local, Shared};
 use crate::sched;
 use crate::transport::Payload;
@@ -298,9 +298,20 @@ pub fn isend_remote(
     if data.len() > sh.cfg().eager_max {
         return None;
     }
-    let id = send_request(sh, sub, comm_h, dest, env.tag)?;
+    // issue 16 (p2p9): the request is made complete, under one lock of the sender's `Local`
+    // (it was made pending, then completed under a second): nobody sees it before this call
+    // returns, and by then the message is sent (an eager send's buffer is free at once; a
+    // failure of the real MPI ends the job). The `Local` lock is released before the
+    // transport's is taken (lock order: transport -> `Local`, never the other way).
+    let id = {
+        let mut l = sh.local(sub)?;
+        let id = send_request_in(&mut l, comm_h, dest, env.tag)?;
+        let r = l.reqs.get_mut(id)?;
+        r.pending = 0;
+        r.complete = true;
+        id
+    };
     send_remote(sh, proc, dsub, sub, env, data);
-    sh.local(sub)?.complete(id);
     Some(id)
 }
 
@@ -429,11 +440,12 @@ pub unsafe fn irecv(sh: &Shared<'_>, sub: usize, comm_h: usize, pat: Pattern, t:
             return None;
         }
     }
-    let mut r = Request::new(sub, comm_h);
-    r.waiter = sched::current();
+    // issue 16 (p2p9): built where it is kept (a request is a few hundred bytes; `insert` of
+    // one built on the stack copied it).
+    let id = l.reqs.insert_new(comm_h, sched::current());
+    let r = l.reqs.get_mut(id)?;
     // SAFETY: forwarded from the caller.
     unsafe { r.set_recv(t) };
-    let id = l.reqs.insert(r);
     let Some(i) = found else {
         l.posted.push_back(Posted { pat, req: id });
         return Some(id);
