@@ -9,7 +9,11 @@
  *   3. [a complete send, a late receive truncated]: MPI_ERR_IN_STATUS, statuses per entry
  *   4. a window of 40 receives and 40 sends (more than the ring's 32 slots) of sizes 0 to
  *      256 KiB, around the eager limit (8 KiB) and the tiny-send bound (256 B), all in one
- *      MPI_Waitall, the partner's sends posted 20 ms late; three rounds. */
+ *      MPI_Waitall, the partner's sends posted 20 ms late; three rounds.
+ *   5. small sends that complete at once (Toucan gives them one built-in complete request,
+ *      as MPICH does) taken by every completion call: Request_free, Cancel + Wait +
+ *      Test_cancelled, Test, Request_get_status then Wait, Testsome and Waitany over two at
+ *      once, Waitsome, Testall, and Request_c2f/f2c before Wait. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,6 +148,57 @@ static void cases(struct me *m, MPI_Comm comm, int me, int peer)
         free(rb[j]);
     }
     MPI_Barrier(comm);
+
+    /* 5: sends complete at once, taken by every completion call (12 messages of tag 20 + i). */
+    if (a) {
+        int v[12], flag, idx, out, ids[2];
+        MPI_Request q[2];
+        MPI_Status qs[2];
+        for (int i = 0; i < 12; i++) v[i] = 100 + i;
+        MPI_Isend(&v[0], 1, MPI_INT, peer, 20, comm, &q[0]);
+        MPI_Request_free(&q[0]);
+        check(q[0] == MPI_REQUEST_NULL, "5: Request_free nulls");
+        MPI_Isend(&v[1], 1, MPI_INT, peer, 21, comm, &q[0]);
+        MPI_Cancel(&q[0]);
+        MPI_Wait(&q[0], &qs[0]);
+        MPI_Test_cancelled(&qs[0], &flag);
+        check(!flag, "5: a complete send is not cancelled");
+        MPI_Isend(&v[2], 1, MPI_INT, peer, 22, comm, &q[0]);
+        do MPI_Test(&q[0], &flag, MPI_STATUS_IGNORE);
+        while (!flag);
+        check(q[0] == MPI_REQUEST_NULL, "5: Test nulls");
+        MPI_Isend(&v[3], 1, MPI_INT, peer, 23, comm, &q[0]);
+        do MPI_Request_get_status(q[0], &flag, MPI_STATUS_IGNORE);
+        while (!flag);
+        MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+        check(q[0] == MPI_REQUEST_NULL, "5: get_status then Wait");
+        MPI_Isend(&v[4], 1, MPI_INT, peer, 24, comm, &q[0]);
+        MPI_Isend(&v[5], 1, MPI_INT, peer, 25, comm, &q[1]);
+        out = 0;
+        for (int got = 0; got < 2; got += out == MPI_UNDEFINED ? 0 : out) MPI_Testsome(2, q, &out, ids, qs);
+        check(q[0] == MPI_REQUEST_NULL && q[1] == MPI_REQUEST_NULL, "5: Testsome of two");
+        MPI_Isend(&v[6], 1, MPI_INT, peer, 26, comm, &q[0]);
+        MPI_Isend(&v[7], 1, MPI_INT, peer, 27, comm, &q[1]);
+        MPI_Waitany(2, q, &idx, &qs[0]);
+        MPI_Waitany(2, q, &out, &qs[0]);
+        check(idx != out && q[0] == MPI_REQUEST_NULL && q[1] == MPI_REQUEST_NULL, "5: Waitany twice");
+        MPI_Isend(&v[8], 1, MPI_INT, peer, 28, comm, &q[0]);
+        MPI_Isend(&v[9], 1, MPI_INT, peer, 29, comm, &q[1]);
+        for (int got = 0; got < 2; got += out) MPI_Waitsome(2, q, &out, ids, qs);
+        MPI_Isend(&v[10], 1, MPI_INT, peer, 30, comm, &q[0]);
+        MPI_Fint f = MPI_Request_c2f(q[0]);
+        q[0] = MPI_Request_f2c(f);
+        MPI_Isend(&v[11], 1, MPI_INT, peer, 31, comm, &q[1]);
+        do MPI_Testall(2, q, &flag, qs);
+        while (!flag);
+        check(q[0] == MPI_REQUEST_NULL && q[1] == MPI_REQUEST_NULL, "5: Request_f2c, Testall");
+    } else {
+        int v[12] = {0}, ok = 1;
+        for (int i = 0; i < 12; i++) MPI_Recv(&v[i], 1, MPI_INT, peer, 20 + i, comm, MPI_STATUS_IGNORE);
+        for (int i = 0; i < 12; i++) ok &= v[i] == 100 + i;
+        check(ok, "5: every message arrived");
+    }
+    MPI_Barrier(comm);
 }
 
 int main(int argc, char **argv)
@@ -164,7 +219,7 @@ int main(int argc, char **argv)
         /* and on the world, where the pass-through applies too */
         cases(&m, MPI_COMM_WORLD, rank, peer);
     } else {
-        for (int i = 0; i < 4; i++) MPI_Barrier(MPI_COMM_WORLD); /* cases' barriers on the world */
+        for (int i = 0; i < 5; i++) MPI_Barrier(MPI_COMM_WORLD); /* cases' barriers on the world */
     }
     MPI_Comm_free(&pair);
     MPI_Barrier(MPI_COMM_WORLD);

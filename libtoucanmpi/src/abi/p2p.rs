@@ -202,7 +202,7 @@ unsafe fn isend_shared(buf: *const c_void, count: i64, dt: usize, dest: c_int, t
     state::shared(|sh| {
         let (env, w, proc, dsub) = send_target(&sh, sub, comm_h, dest, tag)?;
         if proc != sh.myproc() {
-            return shared::isend_remote(&sh, sub, comm_h, proc, dsub, w, env, data);
+            return shared::isend_remote(&sh, sub, proc, dsub, env, data);
         }
         // SAFETY: forwarded from the caller.
         unsafe { shared::isend(&sh, sub, comm_h, dsub, w, env, data) }
@@ -1670,7 +1670,8 @@ fn take_own(s: &mut State, sub: usize, h: &mut Req) -> Status {
         l.drop_request(id);
         *h = c::MPI_REQUEST_NULL;
     }
-    if let Some(e) = ERRCOMM.get(sub) {
+    // issue 16 (p2p9): the built-in complete send names no communicator of the program.
+    if let (Some(e), false) = (ERRCOMM.get(sub), l.reqs.is_done_send(id)) {
         e.store(comm, Ordering::Relaxed);
     }
     st

@@ -284,32 +284,23 @@ fn send_request_in(l: &mut Local, comm_h: usize, dest: u32, tag: i32) -> Option<
 }
 
 /// MPI_Isend in standard mode of an eager message to subrank `dsub` of another process
-/// `proc` (world rank `dest`): a complete request. None: nothing was done.
-pub fn isend_remote(
-    sh: &Shared<'_>,
-    sub: usize,
-    comm_h: usize,
-    proc: usize,
-    dsub: usize,
-    dest: u32,
-    env: Envelope,
-    data: &[u8],
-) -> Option<ReqId> {
+/// `proc`: a complete request. None: nothing was done.
+pub fn isend_remote(sh: &Shared<'_>, sub: usize, proc: usize, dsub: usize, env: Envelope, data: &[u8]) -> Option<ReqId> {
     if data.len() > sh.cfg().eager_max {
         return None;
     }
-    // issue 16 (p2p9): the request is made complete, under one lock of the sender's `Local`
-    // (it was made pending, then completed under a second): nobody sees it before this call
-    // returns, and by then the message is sent (an eager send's buffer is free at once; a
-    // failure of the real MPI ends the job). The `Local` lock is released before the
-    // transport's is taken (lock order: transport -> `Local`, never the other way).
+    // issue 16 (p2p9): the send completes in this call (an eager send's buffer is free once
+    // sent; a failure of the real MPI ends the job), so its request is the sender's built-in
+    // complete send (`Slab::done_send`, as MPICH's built-in complete request): no slab entry
+    // to make and free. Unless its region hints track requests (the general path makes one).
+    // The `Local` lock is released before the transport's is taken (lock order: transport ->
+    // `Local`, never the other way).
     let id = {
         let mut l = sh.local(sub)?;
-        let id = send_request_in(&mut l, comm_h, dest, env.tag)?;
-        let r = l.reqs.get_mut(id)?;
-        r.pending = 0;
-        r.complete = true;
-        id
+        if l.region.tracking {
+            return None;
+        }
+        l.reqs.done_send()
     };
     send_remote(sh, proc, dsub, sub, env, data);
     Some(id)
