@@ -202,7 +202,7 @@ unsafe fn isend_shared(buf: *const c_void, count: i64, dt: usize, dest: c_int, t
     state::shared(|sh| {
         let (env, w, proc, dsub) = send_target(&sh, sub, comm_h, dest, tag)?;
         if proc != sh.myproc() {
-            return shared::isend_remote(&sh, sub, comm_h, proc, dsub, w, env, data);
+            return shared::isend_remote(&sh, sub, proc, dsub, env, data);
         }
         // SAFETY: forwarded from the caller.
         unsafe { shared::isend(&sh, sub, comm_h, dsub, w, env, data) }
@@ -459,6 +459,64 @@ unsafe fn waitall_shared(v: &mut [Req], statuses: *mut MpiStatus) -> (usize, boo
         store_at(statuses, i, &st);
     }
     (v.len(), failed)
+}
+
+/// issue 16 (p2p9): MPI_Waitall with one worker per process (the general path, not the
+/// pass-through) when every handle is null or a plain request of the running subrank: under one
+/// lock, takes the complete requests in order and makes a progress step of the engine when the
+/// next is not complete, until all are taken, for at most `SPIN_POLLS` steps (as the general
+/// path spins before parking) or until another task is ready to run. A window's arrivals then
+/// cost one progress step each, not a progress step, a lock and a look through the read side
+/// per request (`waitall_shared`'s `wait_shared` per handle). Returns how many leading entries
+/// it finished (handles nulled, statuses stored), whether one failed, and whether it spun (the
+/// general path, which finishes the rest, then parks at once).
+///
+/// # Safety
+/// `v` are the caller's handles; `statuses` is null or has room for `v.len()` statuses.
+unsafe fn waitall_alone(v: &mut [Req], statuses: *mut MpiStatus) -> (usize, bool, bool) {
+    let mut failed = false;
+    let (k, spun) = wait_alone(v, |i, st| {
+        failed |= st.error != c::MPI_SUCCESS;
+        // SAFETY: the caller's statuses have room for `v.len()` (or are ignored).
+        unsafe { store_at(statuses, i, &st) };
+    });
+    (k, failed, spun)
+}
+
+/// `waitall_alone`'s loop: each finished entry's index and status go to `each`. Returns how
+/// many leading entries it finished and whether it spun.
+unsafe fn wait_alone(v: &mut [Req], mut each: impl FnMut(usize, Status)) -> (usize, bool) {
+    if v.is_empty() || direct::on() || !sched::in_coroutine() || sched::queue::workers() != 1 {
+        return (0, false);
+    }
+    let sub = sched::rank();
+    let mut g = state::lock();
+    let Some(s) = g.as_mut() else { return (0, false) };
+    if !s.locals.get(sub).is_some_and(|l| shared::all_own(l, v, c::MPI_REQUEST_NULL)) {
+        return (0, false);
+    }
+    let mut k = 0;
+    for i in 0..=blocking::SPIN_POLLS {
+        while let Some(h) = v.get_mut(k) {
+            let st = if *h == c::MPI_REQUEST_NULL {
+                Status::empty()
+            } else if s.locals[sub].reqs.is_done(*h as ReqId) {
+                take_own(s, sub, h)
+            } else {
+                break;
+            };
+            each(k, st);
+            k += 1;
+        }
+        if k == v.len() {
+            return (k, false);
+        }
+        if i == blocking::SPIN_POLLS || sched::others_ready() {
+            break;
+        }
+        s.progress();
+    }
+    (k, true)
 }
 
 /// Waits for `id` and returns its status, with a truncation turned into the call's error.
@@ -1612,7 +1670,8 @@ fn take_own(s: &mut State, sub: usize, h: &mut Req) -> Status {
         l.drop_request(id);
         *h = c::MPI_REQUEST_NULL;
     }
-    if let Some(e) = ERRCOMM.get(sub) {
+    // issue 16 (p2p9): the built-in complete send names no communicator of the program.
+    if let (Some(e), false) = (ERRCOMM.get(sub), l.reqs.is_done_send(id)) {
         e.store(comm, Ordering::Relaxed);
     }
     st
@@ -1844,7 +1903,16 @@ mpi_fn!(
                         Err(s) => spun = s,
                     }
                 }
-                let (k, failed) = waitall_shared(v, statuses);
+                // issue 16 (p2p9): one worker: one lock for the whole wait.
+                let (k, failed, s) = waitall_alone(v, statuses);
+                spun |= s;
+                let (k, failed) = if k == v.len() || s {
+                    (k, failed)
+                } else {
+                    let statuses_k = if statuses.is_null() { statuses } else { statuses.add(k) };
+                    let (k2, f2) = waitall_shared(&mut v[k..], statuses_k);
+                    (k + k2, failed | f2)
+                };
                 let rest = if statuses.is_null() { statuses } else { statuses.add(k) };
                 (&mut v[k..], rest, failed)
             } else {

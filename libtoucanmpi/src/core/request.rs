@@ -215,6 +215,8 @@ pub struct Slab {
     owner: usize,
     slots: Vec<(u32, Option<Request>)>,
     free: Vec<usize>,
+    /// issue 16 (p2p9): the owner's built-in complete send (`done_send`), once made.
+    done: Option<ReqId>,
 }
 
 pub type ReqId = u64;
@@ -313,7 +315,38 @@ impl Slab {
         self.locate(id).and_then(move |i| self.slots[i].1.as_mut())
     }
 
+    /// issue 16 (p2p9): the handle of the owner's built-in complete send, made at the first
+    /// call: what `MPI_Isend` returns for a send that completed in the call (an eager message
+    /// to another process), as MPICH returns its built-in complete request
+    /// (`MPIR_Request_create_complete`). It is never freed: taking it (Wait, Test,
+    /// Request_free...) gives a send's status and leaves it in place (`discard`, `remove`),
+    /// so any number of the program's handles may name it at once, and a send that completes
+    /// at once costs no slab entry and no free. Its communicator is MPI_COMM_WORLD (a complete
+    /// send reports no error).
+    pub fn done_send(&mut self) -> ReqId {
+        if let Some(id) = self.done {
+            return id;
+        }
+        let owner = self.owner;
+        let (id, slot) = self.vacant();
+        let r = slot.insert(Request::new(owner, crate::consts::MPI_COMM_WORLD));
+        r.mark_send(0, 0);
+        r.send_to = None;
+        r.complete = true;
+        self.done = Some(id);
+        id
+    }
+
+    /// Whether `id` is the built-in complete send (`done_send`).
+    #[inline]
+    pub fn is_done_send(&self, id: ReqId) -> bool {
+        self.done == Some(id)
+    }
+
     pub fn remove(&mut self, id: ReqId) -> Option<Request> {
+        if self.is_done_send(id) {
+            return None;
+        }
         let i = self.locate(id)?;
         self.free.push(i);
         self.slots[i].1.take()
@@ -322,6 +355,9 @@ impl Slab {
     /// Removes request `id`, dropping it where it lies (no move of the whole request out of
     /// its slot, as `remove` makes); a generalized request's callbacks come back.
     pub fn discard(&mut self, id: ReqId) -> Option<Greq> {
+        if self.is_done_send(id) {
+            return None;
+        }
         let i = self.locate(id)?;
         self.free.push(i);
         let slot = &mut self.slots[i].1;
@@ -369,6 +405,24 @@ mod tests {
         assert_eq!(to_short(b, 2), None, "only the owner's requests");
         assert!(Slab::new(2).get(b).is_none(), "another subrank's slab does not take it");
         assert_eq!(s.live(), 1);
+    }
+
+    #[test]
+    fn the_done_send_survives_every_take() {
+        let mut s = Slab::new(3);
+        let d = s.done_send();
+        assert_eq!(s.done_send(), d, "one per owner");
+        assert!(s.is_done(d));
+        assert!(s.get(d).is_some_and(|r| r.is_send && r.status.error == 0 && !r.freed));
+        assert!(s.discard(d).is_none() && s.remove(d).is_none());
+        assert!(s.get(d).is_some(), "never freed");
+        let a = s.insert(Request::new(3, 0));
+        assert_ne!(a, d);
+        assert!(s.remove(a).is_some());
+        let b = s.insert(Request::new(3, 0));
+        assert_ne!(b, d, "its slot is never handed out again");
+        assert_eq!(owner_of(d), Some(3));
+        assert_eq!(from_short(to_short(d, 3).expect("a small index"), 3), d);
     }
 
     /// A handle of subrank `owner` with generation `gen` and index `idx`.

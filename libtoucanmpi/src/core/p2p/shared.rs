@@ -8,7 +8,7 @@
 use crate::consts as c;
 use crate::core::p2p::matching::{find_posted, find_unexpected, Body, Direct, Envelope, Pattern, Posted, SyncAck, Unexp};
 use crate::core::p2p::{eager_header, fatal_transport, received};
-use crate::core::request::{owner_of, RecvTarget, ReqId, Request, Status};
+use crate::core::request::{owner_of, RecvTarget, ReqId, Status};
 use crate::core::state::{Local, Shared};
 use crate::sched;
 use crate::transport::Payload;
@@ -284,23 +284,25 @@ fn send_request_in(l: &mut Local, comm_h: usize, dest: u32, tag: i32) -> Option<
 }
 
 /// MPI_Isend in standard mode of an eager message to subrank `dsub` of another process
-/// `proc` (world rank `dest`): a complete request. None: nothing was done.
-pub fn isend_remote(
-    sh: &Shared<'_>,
-    sub: usize,
-    comm_h: usize,
-    proc: usize,
-    dsub: usize,
-    dest: u32,
-    env: Envelope,
-    data: &[u8],
-) -> Option<ReqId> {
+/// `proc`: a complete request. None: nothing was done.
+pub fn isend_remote(sh: &Shared<'_>, sub: usize, proc: usize, dsub: usize, env: Envelope, data: &[u8]) -> Option<ReqId> {
     if data.len() > sh.cfg().eager_max {
         return None;
     }
-    let id = send_request(sh, sub, comm_h, dest, env.tag)?;
+    // issue 16 (p2p9): the send completes in this call (an eager send's buffer is free once
+    // sent; a failure of the real MPI ends the job), so its request is the sender's built-in
+    // complete send (`Slab::done_send`, as MPICH's built-in complete request): no slab entry
+    // to make and free. Unless its region hints track requests (the general path makes one).
+    // The `Local` lock is released before the transport's is taken (lock order: transport ->
+    // `Local`, never the other way).
+    let id = {
+        let mut l = sh.local(sub)?;
+        if l.region.tracking {
+            return None;
+        }
+        l.reqs.done_send()
+    };
     send_remote(sh, proc, dsub, sub, env, data);
-    sh.local(sub)?.complete(id);
     Some(id)
 }
 
@@ -429,11 +431,12 @@ pub unsafe fn irecv(sh: &Shared<'_>, sub: usize, comm_h: usize, pat: Pattern, t:
             return None;
         }
     }
-    let mut r = Request::new(sub, comm_h);
-    r.waiter = sched::current();
+    // issue 16 (p2p9): built where it is kept (a request is a few hundred bytes; `insert` of
+    // one built on the stack copied it).
+    let id = l.reqs.insert_new(comm_h, sched::current());
+    let r = l.reqs.get_mut(id)?;
     // SAFETY: forwarded from the caller.
     unsafe { r.set_recv(t) };
-    let id = l.reqs.insert(r);
     let Some(i) = found else {
         l.posted.push_back(Posted { pat, req: id });
         return Some(id);
