@@ -75,6 +75,8 @@ pub struct Rec {
     procs: Arc<[(usize, usize)]>,
     /// Members per process (Allgather: the same everywhere).
     per: usize,
+    /// nbc9: rank r is member r % per of process r / per (`Layout::ordered`).
+    ordered: bool,
     /// coll7: a broadcast started before every local member joined (`join_bcast`).
     early: Option<Box<Early>>,
     /// nbc8: the members that only send (`sends_only`) completed when the real operation
@@ -138,6 +140,9 @@ pub struct Layout {
     /// nbc8: every process holding members holds as many (Gather, Scatter and Allgather need
     /// it: `fits`), found with the rest.
     even: bool,
+    /// nbc9: the ranks are in process order, as many on every process (rank r is member
+    /// r % per of process r / per): a buffer of rank-ordered blocks is laid out per process.
+    ordered: bool,
 }
 
 /// Whether a nonblocking call on `cm` with arguments `part` is served here (see the module
@@ -441,7 +446,7 @@ pub type Shells = Vec<Shell>;
 /// A broadcast record of `bytes` bytes from `root` for call `c`, from a spare shell when there
 /// is one.
 fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize) -> Rec {
-    let Layout { local, procs, .. } = layout(s, cm);
+    let Layout { local, procs, ordered, .. } = layout(s, cm);
     let n = local.len();
     let lroot = local.binary_search(&root).ok();
     let Shell { mut parts, mut early } = s.rcoll.shells.pop().unwrap_or_else(|| Shell {
@@ -472,6 +477,7 @@ fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize) -> Rec {
     Rec {
         parts,
         per: n,
+        ordered,
         local,
         joined: 0,
         procs,
@@ -620,7 +626,7 @@ pub(super) fn new_rec(s: &mut State, c: &Coll) -> Rec {
 
 /// A record for a call on `cm`.
 fn rec_for(s: &mut State, cm: &CommRef) -> Rec {
-    let Layout { local, procs, .. } = layout(s, cm);
+    let Layout { local, procs, ordered, .. } = layout(s, cm);
     let per = local.len();
     Rec {
         parts: (0..local.len()).map(|_| None).collect(),
@@ -628,6 +634,7 @@ fn rec_for(s: &mut State, cm: &CommRef) -> Rec {
         joined: 0,
         procs,
         per,
+        ordered,
         early: None,
         sent: false,
     }
@@ -663,10 +670,12 @@ fn layout(s: &mut State, cm: &CommRef) -> Layout {
         .collect();
     let first = seen.iter().copied().find(|&c| c > 0).unwrap_or(0);
     let even = seen.iter().all(|&c| c == 0 || c == first);
+    let ordered = even && first > 0 && procs.iter().enumerate().all(|(r, &(p, k))| (p, k) == (r / first, r % first));
     let l = Layout {
         local: local.into(),
         procs,
         even,
+        ordered,
     };
     if s.rcoll.layouts.len() >= MAX_LAYOUTS {
         s.rcoll.layouts.clear();
@@ -777,18 +786,37 @@ pub(super) unsafe fn combine(rec: &Rec, me: i32) -> (RealColl, CollMem) {
         Part::Allgather { parts, .. } => {
             let bytes = block_bytes(parts);
             let blk = rec.per * bytes;
-            let mut all = vec![0u8; nproc * blk];
             let base = rec.procs[me as usize].0 * blk;
+            // nbc9: straight into the first member's receive buffer when it is laid out as
+            // the real operation's (`landing`), else into a buffer of ours.
+            let land = landing(rec);
+            let mut keep = Vec::new();
+            let all: &mut [u8] = match land {
+                // SAFETY: the first member's receive buffer, `nproc * blk` contiguous bytes
+                // (`landing`), valid until its request completes; no other member's buffer
+                // overlaps it.
+                Some(p) => unsafe { std::slice::from_raw_parts_mut(p, nproc * blk) },
+                None => {
+                    keep.resize(nproc * blk, 0);
+                    &mut keep
+                }
+            };
             for (j, p) in members(rec).enumerate() {
                 if let Part::Allgather { send, parts } = p {
                     let at = base + j * bytes;
                     match send {
-                        Some(b) => pack_buf(b.into(), &mut all, at),
-                        None => pack_block(parts, rec.local[j] as usize, &mut all, at),
+                        Some(b) => pack_buf(b.into(), all, at),
+                        // In place, the landing member's own block is where it belongs.
+                        None if land.is_some() && j == 0 => {}
+                        None => pack_block(parts, rec.local[j] as usize, all, at),
                     }
                 }
             }
-            (RealColl::Allgather { bytes: blk }, CollMem::owned(all))
+            let mem = match land {
+                Some(p) => CollMem::at(p, p, nproc * blk),
+                None => CollMem::owned(keep),
+            };
+            (RealColl::Allgather { bytes: blk }, mem)
         }
         Part::Gather { root, .. } => {
             let bytes = rooted_bytes(rec);
@@ -884,6 +912,22 @@ pub(super) unsafe fn combine(rec: &Rec, me: i32) -> (RealColl, CollMem) {
     }
 }
 
+/// nbc9: where an Allgather record's real operation lands when not in a buffer of ours: the
+/// first local member's receive buffer, when it holds the whole result laid out as the real
+/// operation lays it out (the communicator's ranks in process order, equal blocks of a
+/// contiguous type one after the other). Its members then copy from there, and the first
+/// one has nothing to copy (one copy of the whole result fewer, and no zeroed buffer).
+/// None for other kinds.
+fn landing(rec: &Rec) -> Option<*mut u8> {
+    if !rec.ordered {
+        return None;
+    }
+    match rec.parts.first() {
+        Some(Some((Part::Allgather { parts: Blocks::Equal { ptr, dt, n, .. }, .. }, _))) if dt.is_contiguous() && *n == rec.procs.len() => Some(*ptr),
+        _ => None,
+    }
+}
+
 /// nbc9: whether an Alltoall record's blocks between local members are copied straight from
 /// sender to receiver at the start (`combine`) rather than through the real exchange: when
 /// no member is in place (a receive buffer that is also a send buffer could be overwritten
@@ -942,6 +986,7 @@ pub fn finish(s: &mut State, rec: &Rec, buf: Vec<u8>) {
 /// Every member's buffers are valid.
 unsafe fn distribute(rec: &Rec, buf: &[u8], myproc: usize) {
     let direct = direct_alltoall(rec);
+    let land = landing(rec);
     for (j, slot) in rec.parts.iter().enumerate() {
         let Some((part, _)) = slot else { continue };
         let me = rec.local[j];
@@ -984,8 +1029,23 @@ unsafe fn distribute(rec: &Rec, buf: &[u8], myproc: usize) {
                 Part::Allgather { parts, .. } => {
                     let bytes = block_bytes(parts);
                     let blk = rec.per * bytes;
-                    for (i, &(p, k)) in rec.procs.iter().enumerate() {
-                        unpack_block(parts, i, buf, p * blk + k * bytes, bytes);
+                    // nbc9: the result landed in the first member's buffer (`landing`).
+                    let src = match land {
+                        _ if land.is_some() && j == 0 => continue,
+                        // SAFETY: as in `combine`: the first member's buffer holds the
+                        // result, and no other member's buffer overlaps it.
+                        Some(p) => std::slice::from_raw_parts(p as *const u8, rec.procs.len() * bytes),
+                        None => buf,
+                    };
+                    match parts {
+                        Blocks::Equal { ptr, count, dt, n } if dt.is_contiguous() && *n == rec.procs.len() && rec.ordered => {
+                            crate::transport::copy::bytes(src.as_ptr(), *ptr, n * count * dt.size)
+                        }
+                        _ => {
+                            for (i, &(p, k)) in rec.procs.iter().enumerate() {
+                                unpack_block(parts, i, src, p * blk + k * bytes, bytes);
+                            }
+                        }
                     }
                 }
                 // coll5: the layout of `combine`'s Alltoall; the received half follows the sent one.
@@ -1117,6 +1177,7 @@ mod tests {
                     joined: per,
                     procs: procs.clone().into(),
                     per,
+                    ordered: true,
                     early: None,
                     sent: false,
                 }
