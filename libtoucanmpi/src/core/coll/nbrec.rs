@@ -181,7 +181,10 @@ fn fits(part: &Part, equal: bool, even: impl FnOnce() -> Option<(usize, usize)>)
         // 2 x 2 x 16 MiB and read 51.7 ms against 4.0 on the helper path) with a bound on
         // what the record packs: processes x members^2 blocks each way, at most
         // `ALLTOALL_MAX` bytes.
-        Part::Alltoall { recvs: Blocks::Equal { count, dt, .. }, .. } => {
+        Part::Alltoall {
+            recvs: Blocks::Equal { count, dt, .. },
+            ..
+        } => {
             let bytes = count * dt.size;
             equal
                 && worth(bytes)
@@ -340,7 +343,8 @@ unsafe fn own_block(part: &Part) {
 pub unsafe fn fast(sub: usize, comm_h: usize, cm: &CommRef, part: Part, equal: bool) -> Result<MpiResult<ReqId>, Part> {
     // One subrank per process: every communicator with a twin has one member per process.
     // The members per process are looked at under the lock (`fits` again, below).
-    if crate::core::runtime::config().local() == 1 || cm.is_inter() || crate::sched::swap::active() || !fits(&part, equal, || Some((0, 0))) {
+    if crate::core::runtime::config().local() == 1 || cm.is_inter() || crate::sched::swap::active() || !fits(&part, equal, || Some((0, 0)))
+    {
         return Err(part);
     }
     let key = key_of(cm.ctx, &cm.group.ranks);
@@ -923,7 +927,13 @@ fn landing(rec: &Rec) -> Option<*mut u8> {
         return None;
     }
     match rec.parts.first() {
-        Some(Some((Part::Allgather { parts: Blocks::Equal { ptr, dt, n, .. }, .. }, _))) if dt.is_contiguous() && *n == rec.procs.len() => Some(*ptr),
+        Some(Some((
+            Part::Allgather {
+                parts: Blocks::Equal { ptr, dt, n, .. },
+                ..
+            },
+            _,
+        ))) if dt.is_contiguous() && *n == rec.procs.len() => Some(*ptr),
         _ => None,
     }
 }
@@ -933,7 +943,9 @@ fn landing(rec: &Rec) -> Option<*mut u8> {
 /// no member is in place (a receive buffer that is also a send buffer could be overwritten
 /// before its blocks are read). False for other kinds.
 fn direct_alltoall(rec: &Rec) -> bool {
-    rec.parts.iter().all(|p| matches!(p, Some((Part::Alltoall { sends: Some(_), .. }, _))))
+    rec.parts
+        .iter()
+        .all(|p| matches!(p, Some((Part::Alltoall { sends: Some(_), .. }, _))))
 }
 
 /// nbc9: copies the data of `src` into `dst` (same type signature, MPI's rule for matching
