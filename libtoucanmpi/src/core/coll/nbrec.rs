@@ -58,9 +58,9 @@ const BCAST_MAX: usize = 16 * 1024;
 /// nbc9: most bytes a two-level Alltoall's record packs to send (processes x members^2 x
 /// block; as many come back): `fits`. Above, the helper task's pairwise messages straight
 /// between the buffers win. A loop like IMB's at 2x4 (call, wait, barrier; loaded, chrt),
-/// slowest rank, this path / helper path: 8 B 3.3-5.9 / 13.5-16.5 µs, 1 KiB 13.6-21.8 /
-/// 19-27, 8 KiB 42-100 / 39-126, 16 KiB (512 KiB packed) 197-199 / 230-245, 32 KiB (1 MiB)
-/// 371-388 / 350, 64 KiB (2 MiB) 300-820 / 156-466.
+/// slowest rank, this path / helper path: 8 B 4.1-7.2 / 14.0-18.1 µs, 1 KiB 14.5-22.8 /
+/// 19.6-27.4, 8 KiB 45-103 / 40-136, 16 KiB (512 KiB packed) 197-200 / 230-245, 32 KiB
+/// (1 MiB) 372-388 / 351-353, 64 KiB (2 MiB) 323-837 / 167-658.
 const ALLTOALL_MAX: usize = 512 << 10;
 
 /// One call's record on this process.
