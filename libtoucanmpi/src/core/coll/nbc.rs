@@ -585,6 +585,13 @@ pub(crate) const SMALL_MAX: usize = 2048;
 /// Most processes for a pairwise-exchange Alltoall (n - 1 dependent exchanges).
 const RD_ALLTOALL_MAX: usize = 4;
 
+/// nbc9: largest block of a pairwise-exchange Alltoall (one real message each way per step).
+/// Above `SMALL_MAX` since a two-level Ialltoall at V>1 exchanges members^2 blocks per process
+/// pair in one block (16 KiB at 2x4 with 1 KiB blocks): an IMB-like loop at 2x4 (loaded,
+/// chrt), slowest rank, 1 KiB blocks, this / MPICH's `MPI_Ialltoall`: 18.3-19.5 / 21.2-22.3
+/// µs; 4 KiB blocks (64 KiB per pair, above this bound) 50.8-54.7 / 53.8-68.7.
+const RD_ALLTOALL_BYTES: usize = 16 * 1024;
+
 /// Whether `TOUCAN_NBC_RD` (default on; `0`/`off`: never) lets small Allreduce, Allgather,
 /// Alltoall and Barrier run by recursive doubling (the same on every process: the environment).
 fn rd_enabled() -> bool {
@@ -593,8 +600,8 @@ fn rd_enabled() -> bool {
 
 /// The recursive-doubling form of real operation `what`, when it has one: a small
 /// Allreduce (at most `SMALL_MAX` bytes, a predefined operation on a type of `RD_TYPES`),
-/// Allgather (at most `SMALL_MAX` bytes per step), Alltoall (blocks of at most `SMALL_MAX`
-/// bytes, at most `RD_ALLTOALL_MAX` processes) or Barrier, among a power-of-two number of
+/// Allgather (at most `SMALL_MAX` bytes per step), Alltoall (blocks of at most
+/// `RD_ALLTOALL_BYTES` bytes, at most `RD_ALLTOALL_MAX` processes) or Barrier, among a power-of-two number of
 /// processes, without the pass-through. Decided from `what` and the process count only,
 /// which every process has alike for the operation at one place.
 fn rd_kind(s: &State, what: &RealColl) -> Option<RdKind> {
@@ -612,7 +619,9 @@ fn rd_kind(s: &State, what: &RealColl) -> Option<RdKind> {
         RealColl::Allgather { bytes } => (bytes > 0 && bytes.checked_mul(n / 2)? <= SMALL_MAX).then_some(RdKind::Allgather { bytes }),
         // n - 1 exchanges in turn: only while that stays below the real MPI's log-depth
         // algorithms' cost.
-        RealColl::Alltoall { bytes } => (bytes > 0 && bytes <= SMALL_MAX && n <= RD_ALLTOALL_MAX).then_some(RdKind::Alltoall { bytes }),
+        RealColl::Alltoall { bytes } => {
+            (bytes > 0 && bytes <= RD_ALLTOALL_BYTES && n <= RD_ALLTOALL_MAX).then_some(RdKind::Alltoall { bytes })
+        }
         RealColl::Barrier => Some(RdKind::Barrier),
         _ => None,
     }

@@ -19,13 +19,15 @@
 //! Served (`eligible`, decided from what every rank passes alike, so every process and every
 //! local member decides the same): Barrier, Bcast (nbc8: below `BCAST_MAX`), Reduce and Allreduce (a predefined
 //! operation on a C basic type), and Gather, Scatter (coll3) and Allgather with equal blocks
-//! when every process holds the same number of members (not Alltoall: see `eligible`); on a communicator with a twin
+//! when every process holds the same number of members, and (nbc9) Alltoall on the same
+//! terms up to `ALLTOALL_MAX` packed bytes (the blocks between processes go through one real
+//! exchange, those between local members are copied at the start); on a communicator with a twin
 //! (members on every process), when the program has no swapped thread-locals (a buffer there would be
 //! another subrank's while its owner is switched out: `sched::swap`, as `team::of` decides).
 
 use crate::core::coll::hier::{key_of, CommKey};
 use crate::core::coll::real;
-use crate::core::coll::team::{Blocks, Part};
+use crate::core::coll::team::{Blocks, Part, View};
 use crate::core::coll::{in_place, Coll};
 use crate::core::comm::CommRef;
 use crate::core::error::MpiResult;
@@ -53,6 +55,14 @@ const ROOTED_MAX: usize = 16 * 1024;
 /// 7.9 / 8.4-9.6).
 const BCAST_MAX: usize = 16 * 1024;
 
+/// nbc9: most bytes a two-level Alltoall's record packs to send (processes x members^2 x
+/// block; as many come back): `fits`. Above, the helper task's pairwise messages straight
+/// between the buffers win. A loop like IMB's at 2x4 (call, wait, barrier; loaded, chrt),
+/// slowest rank, this path / helper path: 8 B 4.1-7.2 / 14.0-18.1 µs, 1 KiB 14.5-22.8 /
+/// 19.6-27.4, 8 KiB 45-103 / 40-136, 16 KiB (512 KiB packed) 197-200 / 230-245, 32 KiB
+/// (1 MiB) 372-388 / 351-353, 64 KiB (2 MiB) 323-837 / 167-658.
+const ALLTOALL_MAX: usize = 512 << 10;
+
 /// One call's record on this process.
 pub struct Rec {
     /// Communicator ranks on this process, ascending (coll7: shared by the communicator's
@@ -65,6 +75,8 @@ pub struct Rec {
     procs: Arc<[(usize, usize)]>,
     /// Members per process (Allgather: the same everywhere).
     per: usize,
+    /// nbc9: rank r is member r % per of process r / per (`Layout::ordered`).
+    ordered: bool,
     /// coll7: a broadcast started before every local member joined (`join_bcast`).
     early: Option<Box<Early>>,
     /// nbc8: the members that only send (`sends_only`) completed when the real operation
@@ -128,6 +140,9 @@ pub struct Layout {
     /// nbc8: every process holding members holds as many (Gather, Scatter and Allgather need
     /// it: `fits`), found with the rest.
     even: bool,
+    /// nbc9: the ranks are in process order, as many on every process (rank r is member
+    /// r % per of process r / per): a buffer of rank-ordered blocks is laid out per process.
+    ordered: bool,
 }
 
 /// Whether a nonblocking call on `cm` with arguments `part` is served here (see the module
@@ -139,10 +154,11 @@ pub fn eligible(cm: &CommRef, part: &Part, equal: bool) -> bool {
     fits(part, equal, || even(cm))
 }
 
-/// nbc8: whether a call with arguments `part` is of a kind this path serves, given whether
-/// every process holds as many members (`even`, asked only for the kinds that need it). The
-/// one rule of both `eligible` (the general path) and `fast`, so both decide alike.
-fn fits(part: &Part, equal: bool, even: impl FnOnce() -> bool) -> bool {
+/// nbc8: whether a call with arguments `part` is of a kind this path serves, given the
+/// members every process holds when every process holding members holds as many (`even`:
+/// `(members per process, processes)`, None when uneven; asked only for the kinds that need
+/// it). The one rule of both `eligible` (the general path) and `fast`, so both decide alike.
+fn fits(part: &Part, equal: bool, even: impl FnOnce() -> Option<(usize, usize)>) -> bool {
     let worth = super::nbc::worth;
     match part {
         Part::Barrier => true,
@@ -155,24 +171,46 @@ fn fits(part: &Part, equal: bool, even: impl FnOnce() -> bool) -> bool {
                 (None, Blocks::Equal { count, dt, .. }) => count * dt.size,
                 (None, Blocks::List(_)) => return false,
             };
-            equal && worth(bytes) && bytes < ROOTED_MAX && even()
+            equal && worth(bytes) && bytes < ROOTED_MAX && even().is_some()
         }
         Part::Allgather { parts: b, .. } => match b {
-            Blocks::Equal { count, dt, .. } => equal && worth(count * dt.size) && even(),
+            Blocks::Equal { count, dt, .. } => equal && worth(count * dt.size) && even().is_some(),
             Blocks::List(_) => false,
         },
-        // Not Alltoall: its record packs every member's every block (the process's own
-        // included) into a fresh buffer of 2 x processes x members^2 blocks and sends it all
-        // through the real Ialltoall. Measured quietly (IMB-NBC, n=2 V=4, 1 MiB): t_pure
-        // 51.7 ms this way against 4.0 ms on the helper path (blocking Alltoall 3.3 ms).
-        // A version exchanging only the blocks between processes could come back here.
+        // nbc9: Alltoall comes back (session 11 took it off: a 1 MiB Ialltoall at 2x4 packed
+        // 2 x 2 x 16 MiB and read 51.7 ms against 4.0 on the helper path) with a bound on
+        // what the record packs: processes x members^2 blocks each way, at most
+        // `ALLTOALL_MAX` bytes.
+        Part::Alltoall {
+            recvs: Blocks::Equal { count, dt, .. },
+            ..
+        } => {
+            let bytes = count * dt.size;
+            equal
+                && worth(bytes)
+                && even().is_some_and(|(per, nproc)| {
+                    per.checked_mul(per)
+                        .and_then(|x| x.checked_mul(nproc))
+                        .and_then(|x| x.checked_mul(bytes))
+                        .is_some_and(|b| b <= ALLTOALL_MAX)
+                })
+        }
         _ => false,
     }
 }
 
-/// Whether every process holding members of `cm` holds the same number.
-fn even(cm: &CommRef) -> bool {
-    state::with(|s| layout(s, cm).even).unwrap_or(false)
+/// Whether every process holding members of `cm` holds the same number: Some((members per
+/// process, processes)) when it does.
+fn even(cm: &CommRef) -> Option<(usize, usize)> {
+    state::with(|s| layout(s, cm).per()).ok().flatten()
+}
+
+impl Layout {
+    /// `(members per process, processes)` when every process holds as many (`fits`).
+    fn per(&self) -> Option<(usize, usize)> {
+        let nproc = self.procs.iter().map(|p| p.0 + 1).max().unwrap_or(1);
+        self.even.then_some((self.local.len(), nproc))
+    }
 }
 
 /// Request `id` (just made) completes with one event: its record's.
@@ -286,9 +324,8 @@ unsafe fn own_block(part: &Part) {
     } = part
     {
         if let Some(v) = parts.get(*root as usize) {
-            let mut scratch = Vec::with_capacity(b.count * b.dt.size);
-            v.dt.pack(v.ptr, v.count, &mut scratch);
-            b.dt.unpack(&scratch, b.ptr, b.count);
+            // SAFETY: the caller's contract; not in place (`recv` is Some), so they do not overlap.
+            unsafe { copy_view(v, b.into()) };
         }
     }
 }
@@ -306,7 +343,8 @@ unsafe fn own_block(part: &Part) {
 pub unsafe fn fast(sub: usize, comm_h: usize, cm: &CommRef, part: Part, equal: bool) -> Result<MpiResult<ReqId>, Part> {
     // One subrank per process: every communicator with a twin has one member per process.
     // The members per process are looked at under the lock (`fits` again, below).
-    if crate::core::runtime::config().local() == 1 || cm.is_inter() || crate::sched::swap::active() || !fits(&part, equal, || true) {
+    if crate::core::runtime::config().local() == 1 || cm.is_inter() || crate::sched::swap::active() || !fits(&part, equal, || Some((0, 0)))
+    {
         return Err(part);
     }
     let key = key_of(cm.ctx, &cm.group.ranks);
@@ -323,7 +361,7 @@ pub unsafe fn fast(sub: usize, comm_h: usize, cm: &CommRef, part: Part, equal: b
             return None;
         }
         // nbc8: Gather, Scatter and Allgather want as many members on every process.
-        if !fits(slot.as_ref()?, equal, || layout(s, cm).even) {
+        if !fits(slot.as_ref()?, equal, || layout(s, cm).per()) {
             return None;
         }
         let seq = real::next_place(s, sub, i)?.0;
@@ -412,7 +450,7 @@ pub type Shells = Vec<Shell>;
 /// A broadcast record of `bytes` bytes from `root` for call `c`, from a spare shell when there
 /// is one.
 fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize) -> Rec {
-    let Layout { local, procs, .. } = layout(s, cm);
+    let Layout { local, procs, ordered, .. } = layout(s, cm);
     let n = local.len();
     let lroot = local.binary_search(&root).ok();
     let Shell { mut parts, mut early } = s.rcoll.shells.pop().unwrap_or_else(|| Shell {
@@ -443,6 +481,7 @@ fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize) -> Rec {
     Rec {
         parts,
         per: n,
+        ordered,
         local,
         joined: 0,
         procs,
@@ -591,7 +630,7 @@ pub(super) fn new_rec(s: &mut State, c: &Coll) -> Rec {
 
 /// A record for a call on `cm`.
 fn rec_for(s: &mut State, cm: &CommRef) -> Rec {
-    let Layout { local, procs, .. } = layout(s, cm);
+    let Layout { local, procs, ordered, .. } = layout(s, cm);
     let per = local.len();
     Rec {
         parts: (0..local.len()).map(|_| None).collect(),
@@ -599,6 +638,7 @@ fn rec_for(s: &mut State, cm: &CommRef) -> Rec {
         joined: 0,
         procs,
         per,
+        ordered,
         early: None,
         sent: false,
     }
@@ -634,10 +674,12 @@ fn layout(s: &mut State, cm: &CommRef) -> Layout {
         .collect();
     let first = seen.iter().copied().find(|&c| c > 0).unwrap_or(0);
     let even = seen.iter().all(|&c| c == 0 || c == first);
+    let ordered = even && first > 0 && procs.iter().enumerate().all(|(r, &(p, k))| (p, k) == (r / first, r % first));
     let l = Layout {
         local: local.into(),
         procs,
         even,
+        ordered,
     };
     if s.rcoll.layouts.len() >= MAX_LAYOUTS {
         s.rcoll.layouts.clear();
@@ -663,12 +705,22 @@ fn block_bytes(b: &Blocks) -> usize {
 ///
 /// # Safety
 /// `b`'s buffers are valid.
-unsafe fn pack_block(b: &Blocks, i: usize, out: &mut [u8], at: usize, scratch: &mut Vec<u8>) {
+unsafe fn pack_block(b: &Blocks, i: usize, out: &mut [u8], at: usize) {
     if let Some(v) = b.get(i) {
-        scratch.clear();
-        v.dt.pack(v.ptr, v.count, scratch);
-        out[at..at + scratch.len()].copy_from_slice(scratch);
+        // SAFETY: forwarded from the caller.
+        unsafe { pack_buf(v, out, at) };
     }
+}
+
+/// nbc9: packs `v` into `out` at `at`, straight (it went through a scratch vector and a
+/// second copy).
+///
+/// # Safety
+/// `v`'s buffer is valid.
+unsafe fn pack_buf(v: View<'_>, out: &mut [u8], at: usize) {
+    let dst = &mut out[at..at + v.count * v.dt.size];
+    // SAFETY: `dst` has room for the packed data (bounds-checked above); `v` is valid.
+    unsafe { v.dt.pack_to(v.ptr, v.count, dst.as_mut_ptr()) };
 }
 
 /// Unpacks `bytes` at `at` of `from` into block `i` of `b`.
@@ -738,19 +790,37 @@ pub(super) unsafe fn combine(rec: &Rec, me: i32) -> (RealColl, CollMem) {
         Part::Allgather { parts, .. } => {
             let bytes = block_bytes(parts);
             let blk = rec.per * bytes;
-            let mut all = vec![0u8; nproc * blk];
-            let mut scratch = Vec::with_capacity(bytes);
             let base = rec.procs[me as usize].0 * blk;
+            // nbc9: straight into the first member's receive buffer when it is laid out as
+            // the real operation's (`landing`), else into a buffer of ours.
+            let land = landing(rec);
+            let mut keep = Vec::new();
+            let all: &mut [u8] = match land {
+                // SAFETY: the first member's receive buffer, `nproc * blk` contiguous bytes
+                // (`landing`), valid until its request completes; no other member's buffer
+                // overlaps it.
+                Some(p) => unsafe { std::slice::from_raw_parts_mut(p, nproc * blk) },
+                None => {
+                    keep.resize(nproc * blk, 0);
+                    &mut keep
+                }
+            };
             for (j, p) in members(rec).enumerate() {
                 if let Part::Allgather { send, parts } = p {
                     let at = base + j * bytes;
                     match send {
-                        Some(b) => pack_block(&Blocks::List(vec![b.clone()]), 0, &mut all, at, &mut scratch),
-                        None => pack_block(parts, rec.local[j] as usize, &mut all, at, &mut scratch),
+                        Some(b) => pack_buf(b.into(), all, at),
+                        // In place, the landing member's own block is where it belongs.
+                        None if land.is_some() && j == 0 => {}
+                        None => pack_block(parts, rec.local[j] as usize, all, at),
                     }
                 }
             }
-            (RealColl::Allgather { bytes: blk }, CollMem::owned(all))
+            let mem = match land {
+                Some(p) => CollMem::at(p, p, nproc * blk),
+                None => CollMem::owned(keep),
+            };
+            (RealColl::Allgather { bytes: blk }, mem)
         }
         Part::Gather { root, .. } => {
             let bytes = rooted_bytes(rec);
@@ -761,13 +831,12 @@ pub(super) unsafe fn combine(rec: &Rec, me: i32) -> (RealColl, CollMem) {
             // others send theirs from the start of the buffer.
             let (len, base) = if me == rp { (nproc * blk, me * blk) } else { (blk, 0) };
             let mut all = vec![0u8; len];
-            let mut scratch = Vec::with_capacity(bytes);
             for (j, p) in members(rec).enumerate() {
                 if let Part::Gather { send, parts, .. } = p {
                     let at = base + j * bytes;
                     match send {
-                        Some(b) => pack_block(&Blocks::List(vec![b.clone()]), 0, &mut all, at, &mut scratch),
-                        None => pack_block(parts, rec.local[j] as usize, &mut all, at, &mut scratch),
+                        Some(b) => pack_buf(b.into(), &mut all, at),
+                        None => pack_block(parts, rec.local[j] as usize, &mut all, at),
                     }
                 }
             }
@@ -783,14 +852,13 @@ pub(super) unsafe fn combine(rec: &Rec, me: i32) -> (RealColl, CollMem) {
             }
             // The root's blocks laid out per process; this process's own stays in place.
             let mut all = vec![0u8; nproc * blk];
-            let mut scratch = Vec::with_capacity(bytes);
             let src = rec.local.iter().position(|r| r == root).and_then(|j| match &rec.parts[j] {
                 Some((Part::Scatter { parts, .. }, _)) => Some(parts),
                 _ => None,
             });
             if let Some(parts) = src {
                 for (i, &(p, k)) in rec.procs.iter().enumerate() {
-                    pack_block(parts, i, &mut all, p * blk + k * bytes, &mut scratch);
+                    pack_block(parts, i, &mut all, p * blk + k * bytes);
                 }
             }
             let mem = CollMem {
@@ -801,21 +869,35 @@ pub(super) unsafe fn combine(rec: &Rec, me: i32) -> (RealColl, CollMem) {
             };
             (RealColl::Scatter { root: rp, bytes: blk }, mem)
         }
-        // coll5: only for a persistent plan at one member per process (`coll::persist`), whose
-        // blocks cannot go as they are (`eligible` keeps Alltoall off this path otherwise). Per
-        // process p, one block of per x per: (local member j -> p's member k) at j*per + k.
+        // Per process q, one block of per x per: (local member j -> q's member k) at
+        // j*per + k (coll5, for a persistent plan at one member per process whose blocks
+        // cannot go as they are; nbc9: every two-level Ialltoall within `ALLTOALL_MAX`).
         Part::Alltoall { recvs, .. } => {
             let bytes = block_bytes(recvs);
             let blk = rec.per * rec.per * bytes;
             let half = nproc * blk;
+            let myproc = rec.procs[me as usize].0;
+            // nbc9: not in place, the blocks between local members are copied straight
+            // (`direct`); this process's own block of the exchange is left as it is.
+            let direct = direct_alltoall(rec);
             let mut keep = vec![0u8; 2 * half];
-            let mut scratch = Vec::with_capacity(bytes);
             for (j, p) in members(rec).enumerate() {
                 if let Part::Alltoall { sends, recvs } = p {
                     // In place the send data is the receive buffer, packed before anything arrives.
                     let from = sends.as_ref().unwrap_or(recvs);
                     for (i, &(q, k)) in rec.procs.iter().enumerate() {
-                        pack_block(from, i, &mut keep, q * blk + (j * rec.per + k) * bytes, &mut scratch);
+                        if direct && q == myproc {
+                            // Block i of member j's sends is block j's rank of member k's receives.
+                            let to = match &rec.parts[k] {
+                                Some((Part::Alltoall { recvs, .. }, _)) => recvs.get(rec.local[j] as usize),
+                                _ => None,
+                            };
+                            if let (Some(src), Some(dst)) = (from.get(i), to) {
+                                copy_view(src, dst);
+                            }
+                        } else {
+                            pack_block(from, i, &mut keep, q * blk + (j * rec.per + k) * bytes);
+                        }
                     }
                 }
             }
@@ -831,6 +913,58 @@ pub(super) unsafe fn combine(rec: &Rec, me: i32) -> (RealColl, CollMem) {
             (RealColl::Alltoall { bytes: blk }, mem)
         }
         _ => (RealColl::Barrier, CollMem::owned(Vec::new())),
+    }
+}
+
+/// nbc9: where an Allgather record's real operation lands when not in a buffer of ours: the
+/// first local member's receive buffer, when it holds the whole result laid out as the real
+/// operation lays it out (the communicator's ranks in process order, equal blocks of a
+/// contiguous type one after the other). Its members then copy from there, and the first
+/// one has nothing to copy (one copy of the whole result fewer, and no zeroed buffer).
+/// None for other kinds.
+fn landing(rec: &Rec) -> Option<*mut u8> {
+    if !rec.ordered {
+        return None;
+    }
+    match rec.parts.first() {
+        Some(Some((
+            Part::Allgather {
+                parts: Blocks::Equal { ptr, dt, n, .. },
+                ..
+            },
+            _,
+        ))) if dt.is_contiguous() && *n == rec.procs.len() => Some(*ptr),
+        _ => None,
+    }
+}
+
+/// nbc9: whether an Alltoall record's blocks between local members are copied straight from
+/// sender to receiver at the start (`combine`) rather than through the real exchange: when
+/// no member is in place (a receive buffer that is also a send buffer could be overwritten
+/// before its blocks are read). False for other kinds.
+fn direct_alltoall(rec: &Rec) -> bool {
+    rec.parts
+        .iter()
+        .all(|p| matches!(p, Some((Part::Alltoall { sends: Some(_), .. }, _))))
+}
+
+/// nbc9: copies the data of `src` into `dst` (same type signature, MPI's rule for matching
+/// blocks).
+///
+/// # Safety
+/// Both buffers are valid and do not overlap.
+unsafe fn copy_view(src: View<'_>, dst: View<'_>) {
+    let n = src.count * src.dt.size;
+    if src.dt.is_contiguous() && dst.dt.is_contiguous() {
+        // SAFETY: both hold `n` bytes (the caller's contract).
+        unsafe { crate::transport::copy::bytes(src.ptr, dst.ptr, n.min(dst.count * dst.dt.size)) };
+        return;
+    }
+    let mut tmp = Vec::with_capacity(n);
+    // SAFETY: the caller's contract.
+    unsafe {
+        src.dt.pack(src.ptr, src.count, &mut tmp);
+        dst.dt.unpack(&tmp, dst.ptr, dst.count);
     }
 }
 
@@ -863,6 +997,8 @@ pub fn finish(s: &mut State, rec: &Rec, buf: Vec<u8>) {
 /// # Safety
 /// Every member's buffers are valid.
 unsafe fn distribute(rec: &Rec, buf: &[u8], myproc: usize) {
+    let direct = direct_alltoall(rec);
+    let land = landing(rec);
     for (j, slot) in rec.parts.iter().enumerate() {
         let Some((part, _)) = slot else { continue };
         let me = rec.local[j];
@@ -905,8 +1041,23 @@ unsafe fn distribute(rec: &Rec, buf: &[u8], myproc: usize) {
                 Part::Allgather { parts, .. } => {
                     let bytes = block_bytes(parts);
                     let blk = rec.per * bytes;
-                    for (i, &(p, k)) in rec.procs.iter().enumerate() {
-                        unpack_block(parts, i, buf, p * blk + k * bytes, bytes);
+                    // nbc9: the result landed in the first member's buffer (`landing`).
+                    let src = match land {
+                        _ if land.is_some() && j == 0 => continue,
+                        // SAFETY: as in `combine`: the first member's buffer holds the
+                        // result, and no other member's buffer overlaps it.
+                        Some(p) => std::slice::from_raw_parts(p as *const u8, rec.procs.len() * bytes),
+                        None => buf,
+                    };
+                    match parts {
+                        Blocks::Equal { ptr, count, dt, n } if dt.is_contiguous() && *n == rec.procs.len() && rec.ordered => {
+                            crate::transport::copy::bytes(src.as_ptr(), *ptr, n * count * dt.size)
+                        }
+                        _ => {
+                            for (i, &(p, k)) in rec.procs.iter().enumerate() {
+                                unpack_block(parts, i, src, p * blk + k * bytes, bytes);
+                            }
+                        }
                     }
                 }
                 // coll5: the layout of `combine`'s Alltoall; the received half follows the sent one.
@@ -914,8 +1065,12 @@ unsafe fn distribute(rec: &Rec, buf: &[u8], myproc: usize) {
                     let bytes = block_bytes(recvs);
                     let blk = rec.per * rec.per * bytes;
                     let half = buf.len() / 2;
+                    // nbc9: the local members' blocks were copied at the start (`combine`).
+                    let skip = direct.then_some(myproc);
                     for (i, &(q, k)) in rec.procs.iter().enumerate() {
-                        unpack_block(recvs, i, buf, half + q * blk + (k * rec.per + j) * bytes, bytes);
+                        if Some(q) != skip {
+                            unpack_block(recvs, i, buf, half + q * blk + (k * rec.per + j) * bytes, bytes);
+                        }
                     }
                 }
                 _ => {}
@@ -933,7 +1088,7 @@ mod tests {
 
     /// nbc8: the one rule of `eligible` and `fast` (`fits`): the rooted kinds and Allgather
     /// need as many members on every process (`even`), and Gather/Scatter blocks below
-    /// `ROOTED_MAX`; v forms and Alltoall stay off.
+    /// `ROOTED_MAX`; v forms stay off; nbc9: Alltoall up to `ALLTOALL_MAX` packed bytes.
     #[rstest]
     #[case::barrier("barrier", 1, true, false, true)]
     #[case::barrier_uneven("barrier", 1, true, true, true)]
@@ -945,7 +1100,10 @@ mod tests {
     #[case::scatter_uneven("scatter", 100, true, false, false)]
     #[case::allgather("allgather", 100_000, true, true, true)]
     #[case::allgather_uneven("allgather", 3, true, false, false)]
-    #[case::alltoall("alltoall", 1, true, true, false)]
+    #[case::alltoall("alltoall", 1, true, true, true)]
+    #[case::alltoall_uneven("alltoall", 1, true, false, false)]
+    #[case::alltoall_v("alltoall", 1, false, true, false)]
+    #[case::alltoall_large("alltoall", ALLTOALL_MAX / 4 / 8 + 1, true, true, false)]
     #[case::bcast("bcast", 2048, true, false, true)]
     #[case::bcast_large("bcast", BCAST_MAX / 4, true, true, false)]
     fn fits_by_kind(#[case] kind: &str, #[case] ints: usize, #[case] equal: bool, #[case] even: bool, #[case] want: bool) {
@@ -981,9 +1139,10 @@ mod tests {
             },
         };
         let mut asked = false;
+        // Two processes of two members each.
         let got = fits(&part, equal, || {
             asked = true;
-            even
+            even.then_some((2, 2))
         });
         assert_eq!(got, want);
         // Only the kinds that need the members per process look at them.
@@ -1030,6 +1189,7 @@ mod tests {
                     joined: per,
                     procs: procs.clone().into(),
                     per,
+                    ordered: true,
                     early: None,
                     sent: false,
                 }

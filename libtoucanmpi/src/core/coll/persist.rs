@@ -24,8 +24,9 @@
 //! Served (`eligible`, decided from what every rank passes alike): what `nbc` serves at one
 //! member per process (Barrier, Bcast, Reduce, Allreduce with a predefined operation on a C
 //! basic type, Gather, Scatter, Allgather, Alltoall with equal blocks) and what `nbrec` serves
-//! at several (the same but Alltoall, Gather/Scatter below `nbrec::ROOTED_MAX`, Allgather and
-//! the rooted ones with as many members on every process); not with swapped thread-locals.
+//! at several (the same, Gather/Scatter below `nbrec::ROOTED_MAX`, Alltoall (nbc9) up to
+//! `nbrec::ALLTOALL_MAX` packed bytes, Allgather, Alltoall and the rooted ones with as many
+//! members on every process); not with swapped thread-locals.
 //! At most `real::MAX_PERSISTENT` calls per communicator over its lifetime get a private twin.
 //! Everything else (v/w forms, Scan/Exscan, Reduce_scatter, user operations, communicators
 //! without a twin, inter-communicators, neighbourhood collectives) keeps its job bound at
