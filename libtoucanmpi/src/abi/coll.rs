@@ -350,10 +350,45 @@ pub(crate) fn launch(id: ReqId, op: Rc<CollOp>) -> MpiResult<()> {
 }
 
 /// The job over point-to-point (`core::coll`, `hier`, `realcoll`) of a call's arguments, for
-/// a helper task or a persistent call's starts.
+/// a helper task or a persistent call's starts. Session 18: an exchange's blocks are made
+/// into a list once here, not at every start (`exec` makes them per call, for the blocking
+/// call that runs once).
 fn job_of(p: Part) -> CollJob {
-    // SAFETY: MPI requires the buffers to stay valid until the collective completes.
-    Box::new(move |c: &Coll| unsafe { exec(c, &p) })
+    // SAFETY (each job): MPI requires the buffers to stay valid until the collective completes.
+    match p {
+        Part::Gather { send, parts, root } => {
+            let parts = parts.into_vec();
+            Box::new(move |c: &Coll| unsafe { c.gatherv(send.as_ref(), &parts, root) })
+        }
+        Part::Scatter { parts, recv, root } => {
+            let parts = parts.into_vec();
+            Box::new(move |c: &Coll| unsafe { c.scatterv(&parts, recv.as_ref(), root) })
+        }
+        Part::Allgather { send, parts } => {
+            let parts = parts.into_vec();
+            Box::new(move |c: &Coll| unsafe { c.allgatherv(send.as_ref(), &parts) })
+        }
+        Part::Alltoall { sends, recvs } => {
+            let (sends, recvs) = (sends.map(Blocks::into_vec), recvs.into_vec());
+            Box::new(move |c: &Coll| unsafe { alltoall(c, sends.as_deref(), &recvs) })
+        }
+        p => Box::new(move |c: &Coll| unsafe { exec(c, &p) }),
+    }
+}
+
+/// An alltoall over point-to-point; `sends` None: in place (from a snapshot of `recvs`).
+///
+/// # Safety
+/// As `Coll::alltoallv`.
+unsafe fn alltoall(c: &Coll, sends: Option<&[Buf]>, recvs: &[Buf]) -> MpiResult<()> {
+    // SAFETY (both): the caller's contract.
+    match sends {
+        Some(sends) => unsafe { c.alltoallv(sends, recvs) },
+        None => {
+            let (_keep, sends) = team::snapshot(recvs);
+            unsafe { c.alltoallv(&sends, recvs) }
+        }
+    }
 }
 
 /// Runs call `c` with arguments `p` over point-to-point (`core::coll`, `hier`, `realcoll`);
@@ -382,16 +417,7 @@ unsafe fn exec(c: &Coll, p: &Part) -> MpiResult<()> {
             Part::Gather { send, parts, root } => c.gatherv(send.as_ref(), &parts.to_vec(), *root),
             Part::Scatter { parts, recv, root } => c.scatterv(&parts.to_vec(), recv.as_ref(), *root),
             Part::Allgather { send, parts } => c.allgatherv(send.as_ref(), &parts.to_vec()),
-            Part::Alltoall { sends, recvs } => {
-                let recvs = recvs.to_vec();
-                match sends {
-                    Some(sends) => c.alltoallv(&sends.to_vec(), &recvs),
-                    None => {
-                        let (_keep, sends) = team::snapshot(&recvs);
-                        c.alltoallv(&sends, &recvs)
-                    }
-                }
-            }
+            Part::Alltoall { sends, recvs } => alltoall(c, sends.as_ref().map(Blocks::to_vec).as_deref(), &recvs.to_vec()),
             Part::ReduceScatter {
                 send,
                 recv,
