@@ -200,6 +200,10 @@ mod tests {
         (ps, ids[0])
     }
 
+    fn reuse(index: usize, comm: RComm, pool: Option<PoolId>) -> Picked {
+        Picked::Reuse { index, comm, pool }
+    }
+
     /// A pick as the real allreduce makes it: every process's mask, and-reduced.
     fn agree(ps: &mut [Pools], id: PoolId) -> Vec<Picked> {
         let m = ps.iter_mut().fold(!0, |m, p| m & p.get_mut(id).map_or(0, |q| q.mask()));
@@ -256,22 +260,8 @@ mod tests {
         assert!(ps.release(Some((w, 0)), 11, Some(p)).is_empty());
         assert_eq!(ps.spares, 2);
         // The next dup picks W's slot 0 and gets P; the next split picks P's slot 0.
-        assert_eq!(
-            ps.pick(w, 1),
-            Picked::Reuse {
-                index: 0,
-                comm: 11,
-                pool: Some(p)
-            }
-        );
-        assert_eq!(
-            ps.pick(p, 1),
-            Picked::Reuse {
-                index: 0,
-                comm: 21,
-                pool: None
-            }
-        );
+        assert_eq!(ps.pick(w, 1), reuse(0, 11, Some(p)));
+        assert_eq!(ps.pick(p, 1), reuse(0, 21, None));
         assert_eq!(ps.spares, 0);
     }
 
@@ -284,14 +274,7 @@ mod tests {
         ps.pick(p, 0);
         // D released while S still holds P's slot 0.
         assert!(ps.release(Some((w, 0)), 11, Some(p)).is_empty());
-        assert_eq!(
-            ps.pick(w, 1),
-            Picked::Reuse {
-                index: 0,
-                comm: 11,
-                pool: Some(p)
-            }
-        );
+        assert_eq!(ps.pick(w, 1), reuse(0, 11, Some(p)));
         // S released now: its slot in P, wherever P is.
         assert!(ps.release(Some((p, 0)), 21, None).is_empty());
         assert_eq!(ps.get_mut(p).unwrap().mask(), 1);

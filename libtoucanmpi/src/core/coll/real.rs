@@ -424,6 +424,18 @@ pub(super) fn idle_twin(
     comm_h: usize,
     check: impl FnOnce(&CommRef) -> bool,
 ) -> Option<(usize, CommKey, usize, RComm)> {
+    let (i, key, me) = twin_entry(s, sub, comm_h, check)?;
+    let t = with_layout(s, sub, i, key)?;
+    // Operations submitted and not started (`ready`) always have a place in `waiting`.
+    (t.waiting.is_empty()).then_some(())?;
+    Some((i, key, me, t.comm?))
+}
+
+/// The fast paths' first look (`idle_twin`, `begin_straight`): communicator `comm_h` of
+/// subrank `sub` (active), an intra-communicator that `check` accepts: (its index in the
+/// subrank's table, its twin's key, the caller's rank).
+#[inline]
+fn twin_entry(s: &State, sub: usize, comm_h: usize, check: impl FnOnce(&CommRef) -> bool) -> Option<(usize, CommKey, usize)> {
     let i = crate::core::comm::comm_index(comm_h)?;
     let l = s.locals.get(sub)?;
     if !l.initialized || l.finalized {
@@ -433,14 +445,16 @@ pub(super) fn idle_twin(
     if cm.is_inter() || !check(cm) {
         return None;
     }
-    let (key, me) = (key_of(cm.ctx, &cm.group.ranks), cm.rank as usize);
+    Some((i, key_of(cm.ctx, &cm.group.ranks), cm.rank as usize))
+}
+
+/// Twin `key` of communicator `i` of subrank `sub`, with its layout found (once per twin).
+#[inline]
+fn with_layout(s: &mut State, sub: usize, i: usize, key: CommKey) -> Option<&mut Twin> {
     if s.rcoll.twins.get(&key)?.layout.is_none() {
         fill_layout(s, sub, i, key)?;
     }
-    let t = s.rcoll.twins.get(&key)?;
-    // Operations submitted and not started (`ready`) always have a place in `waiting`.
-    (t.waiting.is_empty()).then_some(())?;
-    Some((i, key, me, t.comm?))
+    s.rcoll.twins.get_mut(&key)
 }
 
 /// Finds the layout of twin `key` of communicator `i` of subrank `sub` (once per twin).
@@ -454,7 +468,7 @@ fn fill_layout(s: &mut State, sub: usize, i: usize, key: CommKey) -> Option<()> 
     Some(())
 }
 
-/// A check that passed already.
+/// A check that passed already (a fn item: `begin_straight` calls itself with it once).
 fn passed(_: &CommRef) -> bool {
     true
 }
@@ -477,16 +491,7 @@ pub(super) fn begin_straight(
     comm_h: usize,
     check: impl FnOnce(&CommRef) -> bool,
 ) -> Option<(CommKey, RComm, u64)> {
-    let i = crate::core::comm::comm_index(comm_h)?;
-    let l = s.locals.get_mut(sub)?;
-    if !l.initialized || l.finalized {
-        return None;
-    }
-    let cm = l.comms.get_mut(i)?.as_mut()?;
-    if cm.is_inter() || !check(cm) {
-        return None;
-    }
-    let key = key_of(cm.ctx, &cm.group.ranks);
+    let (i, key, _) = twin_entry(s, sub, comm_h, check)?;
     let t = s.rcoll.twins.get_mut(&key)?;
     if t.layout.is_none() {
         // Once per twin; the check above passed and holds still.
@@ -498,6 +503,8 @@ pub(super) fn begin_straight(
         return None;
     }
     let comm = t.comm?;
+    // One twin lookup on this hot path: the call number straight from the table.
+    let cm = s.locals.get_mut(sub)?.comms.get_mut(i)?.as_mut()?;
     cm.coll_seq += 1;
     let number = t.start((cm.coll_seq, 0));
     Some((key, comm, number))
