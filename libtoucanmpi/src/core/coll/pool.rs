@@ -97,6 +97,10 @@ impl Pools {
         self.next
     }
 
+    pub(super) fn get(&self, id: PoolId) -> Option<&Pool> {
+        self.map.get(&id)
+    }
+
     pub(super) fn get_mut(&mut self, id: PoolId) -> Option<&mut Pool> {
         self.map.get_mut(&id)
     }

@@ -92,6 +92,9 @@ pub(super) struct Twin {
     handles: usize,
     /// Children that got a twin so far.
     children: u32,
+    /// Session 18: of those, the ones whose pick reused a spare (`picked`): `children -
+    /// reused` made a real communicator, and that is what `MAX_CHILDREN` bounds.
+    reused: u32,
     /// Operations started on it so far (the n-th started is operation number n).
     pub(super) started: u64,
     /// coll5: persistent calls that got a private twin so far (`coll::persist`), counted in
@@ -141,6 +144,7 @@ impl Twin {
             solo_waiter: None,
             handles,
             children: 0,
+            reused: 0,
             started: 0,
             persistent: 0,
             layout: None,
@@ -214,6 +218,8 @@ pub struct RealComms {
     pub(super) tree: crate::core::coll::nbc::Tracked,
     /// Session 18: every twin's pool of spare real communicators, and those of the spares.
     pools: Pools,
+    /// Session 18: tasks waiting in `derive` for earlier picks to be decided (`near_budget`).
+    budget_waiters: Vec<usize>,
 }
 
 impl RealComms {
@@ -1190,6 +1196,19 @@ pub fn derive(parent: &CommRef, seq: u64, children: &[(u64, &[u32])]) -> MpiResu
         return Ok(());
     }
     let pk = key_of(parent.ctx, &parent.group.ranks);
+    // Session 18: near the budget, the exact count of children that made their real
+    // communicator needs every earlier pick decided (the same on every process then).
+    block_on(|s| {
+        if !near_budget(s, pk, seq, children.len()) {
+            return Some(());
+        }
+        // Woken by the next decided pick (`picked`).
+        let me = sched::current();
+        if !s.rcoll.budget_waiters.contains(&me) {
+            s.rcoll.budget_waiters.push(me);
+        }
+        None
+    })?;
     state::with(|s| {
         if !s.cfg.real_coll_derived || !s.rcoll.twins.contains_key(&pk) {
             return;
@@ -1213,7 +1232,8 @@ pub fn derive(parent: &CommRef, seq: u64, children: &[(u64, &[u32])]) -> MpiResu
             if t.knows(place) {
                 continue;
             }
-            if t.children >= MAX_CHILDREN {
+            // Session 18: children that reused a spare do not count (`Twin::reused`).
+            if t.children - t.reused >= MAX_CHILDREN {
                 break;
             }
             t.children += 1;
@@ -1248,6 +1268,22 @@ pub fn derive(parent: &CommRef, seq: u64, children: &[(u64, &[u32])]) -> MpiResu
         direct_children(children)?;
     }
     Ok(())
+}
+
+/// Session 18: whether creating call `seq` of the communicator with twin `parent` (`n`
+/// children) must wait before deciding which children get a twin: its count of children
+/// that made a real communicator (`children - reused`) is exact only once every earlier pick
+/// of its pool is decided, which differs between processes at any moment; an upper bound
+/// (`reused` only grows) decides alone when even the bound leaves room for all `n`, and
+/// otherwise the call waits for the exact count. Every process thus takes the same decision.
+fn near_budget(s: &State, parent: CommKey, seq: u64, n: usize) -> bool {
+    let Some(t) = s.rcoll.twins.get(&parent) else { return false };
+    if t.knows((seq, 0)) || (t.children - t.reused) as usize + n.min(MAX_SPLIT) < MAX_CHILDREN as usize {
+        return false;
+    }
+    t.pool
+        .and_then(|id| s.rcoll.pools.get(id))
+        .is_some_and(|p| p.active || !p.queue.is_empty())
 }
 
 /// Session 17: starts the next pick of twin `parent`'s pool when none runs: the mask of the
@@ -1296,6 +1332,7 @@ fn picked(s: &mut State, parent: CommKey, child: CommKey, dup: Place, mask: &[u8
             // Taken on every process: no idup at `dup`.
             if let Some(t) = s.rcoll.twins.get_mut(&parent) {
                 t.waiting.remove(&dup);
+                t.reused += 1;
             }
             match s.rcoll.twins.get_mut(&child) {
                 Some(c) => {
@@ -1330,6 +1367,11 @@ fn picked(s: &mut State, parent: CommKey, child: CommKey, dup: Place, mask: &[u8
             if let Some(c) = s.rcoll.twins.get_mut(&child) {
                 c.entry = index.map(|i| (id, i));
             }
+        }
+    }
+    for w in std::mem::take(&mut s.rcoll.budget_waiters) {
+        if w != sched::current() {
+            sched::wake(w);
         }
     }
     next_pick(s, parent);
