@@ -71,8 +71,31 @@ impl Prepared {
     }
 }
 
-fn in_place(p: *const c_void) -> bool {
+#[inline(always)]
+pub(super) fn in_place(p: *const c_void) -> bool {
     p as usize == c::MPI_IN_PLACE_ADDR
+}
+
+/// Session 18: the two sides of an exchange with one block per rank (MPI_Allgather,
+/// MPI_Alltoall, MPI_Gather, MPI_Scatter) as the program passed them, for the blocking fast
+/// paths (`collsolo`, `collteam`), which read them each in their own way (bytes for the real
+/// MPI, `Part`s for the team).
+#[derive(Clone, Copy)]
+pub(super) struct Sides {
+    pub(super) sbuf: *const c_void,
+    pub(super) scount: i64,
+    pub(super) sdt: usize,
+    pub(super) rbuf: *mut c_void,
+    pub(super) rcount: i64,
+    pub(super) rdt: usize,
+}
+
+impl Sides {
+    /// (send buffer, count, type, receive buffer, count, type).
+    #[inline(always)]
+    pub(super) fn unpack(&self) -> (*const c_void, i64, usize, *mut c_void, i64, usize) {
+        (self.sbuf, self.scount, self.sdt, self.rbuf, self.rcount, self.rdt)
+    }
 }
 
 /// MPI_IN_PLACE is not allowed on inter-communicators.
@@ -350,10 +373,45 @@ pub(crate) fn launch(id: ReqId, op: Rc<CollOp>) -> MpiResult<()> {
 }
 
 /// The job over point-to-point (`core::coll`, `hier`, `realcoll`) of a call's arguments, for
-/// a helper task or a persistent call's starts.
+/// a helper task or a persistent call's starts. Session 18: an exchange's blocks are made
+/// into a list once here, not at every start (`exec` makes them per call, for the blocking
+/// call that runs once).
 fn job_of(p: Part) -> CollJob {
-    // SAFETY: MPI requires the buffers to stay valid until the collective completes.
-    Box::new(move |c: &Coll| unsafe { exec(c, &p) })
+    // SAFETY (each job): MPI requires the buffers to stay valid until the collective completes.
+    match p {
+        Part::Gather { send, parts, root } => {
+            let parts = parts.into_vec();
+            Box::new(move |c: &Coll| unsafe { c.gatherv(send.as_ref(), &parts, root) })
+        }
+        Part::Scatter { parts, recv, root } => {
+            let parts = parts.into_vec();
+            Box::new(move |c: &Coll| unsafe { c.scatterv(&parts, recv.as_ref(), root) })
+        }
+        Part::Allgather { send, parts } => {
+            let parts = parts.into_vec();
+            Box::new(move |c: &Coll| unsafe { c.allgatherv(send.as_ref(), &parts) })
+        }
+        Part::Alltoall { sends, recvs } => {
+            let (sends, recvs) = (sends.map(Blocks::into_vec), recvs.into_vec());
+            Box::new(move |c: &Coll| unsafe { alltoall(c, sends.as_deref(), &recvs) })
+        }
+        p => Box::new(move |c: &Coll| unsafe { exec(c, &p) }),
+    }
+}
+
+/// An alltoall over point-to-point; `sends` None: in place (from a snapshot of `recvs`).
+///
+/// # Safety
+/// As `Coll::alltoallv`.
+unsafe fn alltoall(c: &Coll, sends: Option<&[Buf]>, recvs: &[Buf]) -> MpiResult<()> {
+    // SAFETY (both): the caller's contract.
+    match sends {
+        Some(sends) => unsafe { c.alltoallv(sends, recvs) },
+        None => {
+            let (_keep, sends) = team::snapshot(recvs);
+            unsafe { c.alltoallv(&sends, recvs) }
+        }
+    }
 }
 
 /// Runs call `c` with arguments `p` over point-to-point (`core::coll`, `hier`, `realcoll`);
@@ -382,16 +440,7 @@ unsafe fn exec(c: &Coll, p: &Part) -> MpiResult<()> {
             Part::Gather { send, parts, root } => c.gatherv(send.as_ref(), &parts.to_vec(), *root),
             Part::Scatter { parts, recv, root } => c.scatterv(&parts.to_vec(), recv.as_ref(), *root),
             Part::Allgather { send, parts } => c.allgatherv(send.as_ref(), &parts.to_vec()),
-            Part::Alltoall { sends, recvs } => {
-                let recvs = recvs.to_vec();
-                match sends {
-                    Some(sends) => c.alltoallv(&sends.to_vec(), &recvs),
-                    None => {
-                        let (_keep, sends) = team::snapshot(&recvs);
-                        c.alltoallv(&sends, &recvs)
-                    }
-                }
-            }
+            Part::Alltoall { sends, recvs } => alltoall(c, sends.as_ref().map(Blocks::to_vec).as_deref(), &recvs.to_vec()),
             Part::ReduceScatter {
                 send,
                 recv,
@@ -862,7 +911,7 @@ coll_family!(
     comm_h,
     [MPI_Gather PMPI_Gather MPI_Igather PMPI_Igather MPI_Gather_init PMPI_Gather_init],
     [MPI_Gather_c PMPI_Gather_c MPI_Igather_c PMPI_Igather_c MPI_Gather_init_c PMPI_Gather_init_c],
-    fast = crate::abi::collsolo::rooted(sbuf, wide(scount), sdt, rbuf, wide(rcount), rdt, root, comm_h, true),
+    fast = crate::abi::collsolo::rooted(&Sides { sbuf, scount: wide(scount), sdt, rbuf, rcount: wide(rcount), rdt }, root, comm_h, true),
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, root: c_int, comm_h: usize| {
         prep_gather(sbuf, wide(scount), sdt, rbuf, Layout::Equal(wide(rcount), rdt), root, comm_h)?
     }
@@ -892,7 +941,7 @@ coll_family!(
     comm_h,
     [MPI_Scatter PMPI_Scatter MPI_Iscatter PMPI_Iscatter MPI_Scatter_init PMPI_Scatter_init],
     [MPI_Scatter_c PMPI_Scatter_c MPI_Iscatter_c PMPI_Iscatter_c MPI_Scatter_init_c PMPI_Scatter_init_c],
-    fast = crate::abi::collsolo::rooted(sbuf, wide(scount), sdt, rbuf, wide(rcount), rdt, root, comm_h, false),
+    fast = crate::abi::collsolo::rooted(&Sides { sbuf, scount: wide(scount), sdt, rbuf, rcount: wide(rcount), rdt }, root, comm_h, false),
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, root: c_int, comm_h: usize| {
         prep_scatter(sbuf, Layout::Equal(wide(scount), sdt), rbuf, wide(rcount), rdt, root, comm_h)?
     }
@@ -922,8 +971,10 @@ coll_family!(
     comm_h,
     [MPI_Allgather PMPI_Allgather MPI_Iallgather PMPI_Iallgather MPI_Allgather_init PMPI_Allgather_init],
     [MPI_Allgather_c PMPI_Allgather_c MPI_Iallgather_c PMPI_Iallgather_c MPI_Allgather_init_c PMPI_Allgather_init_c],
-    fast = crate::abi::collsolo::exchange(sbuf, wide(scount), sdt, rbuf, wide(rcount), rdt, comm_h, true)
-        .or_else(|| crate::abi::collteam::exchange(sbuf, wide(scount), sdt, rbuf, wide(rcount), rdt, comm_h, true)),
+    fast = {
+        let x = Sides { sbuf, scount: wide(scount), sdt, rbuf, rcount: wide(rcount), rdt };
+        crate::abi::collsolo::exchange(&x, comm_h, true).or_else(|| crate::abi::collteam::exchange(&x, comm_h, true))
+    },
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, comm_h: usize| {
         prep_allgather(sbuf, wide(scount), sdt, rbuf, Layout::Equal(wide(rcount), rdt), comm_h)?
     }
@@ -952,8 +1003,10 @@ coll_family!(
     comm_h,
     [MPI_Alltoall PMPI_Alltoall MPI_Ialltoall PMPI_Ialltoall MPI_Alltoall_init PMPI_Alltoall_init],
     [MPI_Alltoall_c PMPI_Alltoall_c MPI_Ialltoall_c PMPI_Ialltoall_c MPI_Alltoall_init_c PMPI_Alltoall_init_c],
-    fast = crate::abi::collsolo::exchange(sbuf, wide(scount), sdt, rbuf, wide(rcount), rdt, comm_h, false)
-        .or_else(|| crate::abi::collteam::exchange(sbuf, wide(scount), sdt, rbuf, wide(rcount), rdt, comm_h, false)),
+    fast = {
+        let x = Sides { sbuf, scount: wide(scount), sdt, rbuf, rcount: wide(rcount), rdt };
+        crate::abi::collsolo::exchange(&x, comm_h, false).or_else(|| crate::abi::collteam::exchange(&x, comm_h, false))
+    },
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, comm_h: usize| {
         let (sl, rl) = (Layout::Equal(wide(scount), sdt), Layout::Equal(wide(rcount), rdt));
         prep_alltoall(sbuf, sl, rbuf, rl, comm_h)?

@@ -6,7 +6,7 @@
 //! the same real call (packing where it must) or reports the error: so the choice of the real
 //! collective never depends on what only one process sees.
 
-use super::consts as c;
+use super::coll::{in_place, Sides};
 use crate::core::coll::op::{self, OpKind};
 use crate::core::coll::real::{real_op, real_type};
 use crate::core::coll::solo::{self, Turn};
@@ -37,10 +37,6 @@ fn as_bytes(buf: *const c_void, count: i64, dt: usize) -> Option<usize> {
 #[inline(always)]
 fn type_bytes(count: i64, dt: usize) -> Option<usize> {
     Some(usize::try_from(count).ok()? * crate::core::datatype::contiguous_size(dt)?)
-}
-
-fn in_place(p: *const c_void) -> bool {
-    p as usize == c::MPI_IN_PLACE_ADDR
 }
 
 /// The call's turn (`solo::begin`) when `check` accepts the caller's view of the
@@ -130,19 +126,11 @@ pub(super) fn reduce(
 }
 
 /// MPI_Allgather (`all`) or MPI_Alltoall with blocks of the same bytes on both sides.
-pub(super) fn exchange(
-    sbuf: *const c_void,
-    scount: i64,
-    sdt: usize,
-    rbuf: *mut c_void,
-    rcount: i64,
-    rdt: usize,
-    comm_h: usize,
-    all: bool,
-) -> Option<MpiResult<()>> {
+pub(super) fn exchange(x: &Sides, comm_h: usize, all: bool) -> Option<MpiResult<()>> {
     if !solo::on() {
         return None;
     }
+    let (sbuf, scount, sdt, rbuf, rcount, rdt) = x.unpack();
     let bytes = type_bytes(rcount, rdt)?;
     if !in_place(sbuf) && type_bytes(scount, sdt)? != bytes {
         return None;
@@ -164,21 +152,11 @@ pub(super) fn exchange(
 }
 
 /// MPI_Gather (`gather`) or MPI_Scatter with blocks of the same bytes on both sides.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn rooted(
-    sbuf: *const c_void,
-    scount: i64,
-    sdt: usize,
-    rbuf: *mut c_void,
-    rcount: i64,
-    rdt: usize,
-    root: c_int,
-    comm_h: usize,
-    gather: bool,
-) -> Option<MpiResult<()>> {
+pub(super) fn rooted(x: &Sides, root: c_int, comm_h: usize, gather: bool) -> Option<MpiResult<()>> {
     if !solo::on() {
         return None;
     }
+    let (sbuf, scount, sdt, rbuf, rcount, rdt) = x.unpack();
     // The side with the blocks, the side with one block (MPI_IN_PLACE is the root's only).
     let (many, mcount, mdt, one, ocount, odt) = if gather {
         (rbuf as *const c_void, rcount, rdt, sbuf, scount, sdt)

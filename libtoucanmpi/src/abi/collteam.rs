@@ -12,7 +12,7 @@
 //! less there). Threads of the program (`sched::foreign`) have no reader slot: they look the
 //! team up on the write side and hold a clone.
 
-use super::consts as c;
+use super::coll::{in_place, Sides};
 use super::handles as hd;
 use crate::core::coll::op::OpKind;
 use crate::core::coll::reduce::Reducer;
@@ -94,10 +94,6 @@ fn team_of(comm_h: usize) -> Option<(i32, Held)> {
 fn one_per_process() -> bool {
     static ONE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ONE.get_or_init(|| crate::core::runtime::config().local() == 1)
-}
-
-fn in_place(p: *const c_void) -> bool {
-    p as usize == c::MPI_IN_PLACE_ADDR
 }
 
 /// A datatype for one call: the table's own `Arc` of a predefined one, or a clone of a
@@ -262,17 +258,8 @@ pub(super) fn reduce(
 }
 
 /// MPI_Allgather (`all`) or MPI_Alltoall, equal blocks.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn exchange(
-    sbuf: *const c_void,
-    scount: i64,
-    sdt: usize,
-    rbuf: *mut c_void,
-    rcount: i64,
-    rdt: usize,
-    comm_h: usize,
-    all: bool,
-) -> Option<MpiResult<()>> {
+pub(super) fn exchange(x: &Sides, comm_h: usize, all: bool) -> Option<MpiResult<()>> {
+    let (sbuf, scount, sdt, rbuf, rcount, rdt) = x.unpack();
     let (rank, t) = team_of(comm_h)?;
     let n = t.team().size();
     let (rn, rd) = (count(rcount)?, Dt::of(rdt)?);

@@ -84,35 +84,24 @@ impl Transport {
             )?;
             return Ok(false);
         }
-        let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
-        // SAFETY: the caller keeps the bytes until the completion.
-        check(
-            unsafe {
-                self.real
-                    .PMPI_Isend(data as *const c_void, len as c_int, byte, dst as c_int, tag, comm, &mut req)
-            },
-            "MPI_Isend",
-        )?;
-        // An eager send is usually complete already (as `direct_send`).
-        let mut done: c_int = 0;
-        // SAFETY: `req` is the request just started; the status is ignored.
-        let rc = unsafe { (self.real.PMPI_Request_get_status)(req, &mut done, real::REAL_MPI_STATUS_IGNORE as *mut RealStatus) };
-        check(rc, "MPI_Request_get_status")?;
-        if done != 0 {
-            // SAFETY: the request is complete.
-            check(
-                unsafe { self.real.PMPI_Wait(&mut req, real::REAL_MPI_STATUS_IGNORE as *mut RealStatus) },
-                "MPI_Wait",
-            )?;
+        // SAFETY: the caller keeps the bytes until the completion (an eager send is usually
+        // complete already, as `direct_send`'s).
+        let Some(req) = (unsafe { self.isend_now(comm, dst as c_int, tag, data, len, false) })? else {
             return Ok(false);
-        }
+        };
+        self.push_coll(req, token);
+        Ok(true)
+    }
+
+    /// Real request `req` of collective operation `token`: its completion comes back as
+    /// `Event::CollDone { token, .. }`.
+    fn push_coll(&mut self, req: RRequest, token: u64) {
         self.pending.push(Pending {
             req,
             action: Action::Coll(token),
             buf: None,
             comm: None,
         });
-        Ok(true)
     }
 
     /// Sends `len` bytes at `data` to every child of this process in the broadcast tree
@@ -176,12 +165,7 @@ impl Transport {
             },
             "MPI_Irecv",
         )?;
-        self.pending.push(Pending {
-            req,
-            action: Action::Coll(token),
-            buf: None,
-            comm: None,
-        });
+        self.push_coll(req, token);
         Ok(None)
     }
 
@@ -215,12 +199,7 @@ impl Transport {
             },
             "MPI_Irecv",
         )?;
-        self.pending.push(Pending {
-            req,
-            action: Action::Coll(token),
-            buf: None,
-            comm: None,
-        });
+        self.push_coll(req, token);
         // SAFETY: forwarded from the caller.
         unsafe { self.coll_send(comm, partner, tag, send, slen, token) }
     }

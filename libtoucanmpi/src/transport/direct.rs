@@ -139,6 +139,29 @@ impl Transport {
         len: usize,
         sync: bool,
     ) -> Result<Option<RRequest>, String> {
+        // SAFETY: forwarded from the caller.
+        let req = unsafe { self.isend_now(comm, dst, tag, data, len, sync) }?;
+        self.direct_sent += 1;
+        Ok(req)
+    }
+
+    /// Starts a real send of `len` bytes at `data` to rank `dst` of `comm` (synchronous mode
+    /// when `sync`): None when it completed at once (the real request is freed), else the
+    /// real request. Counts nothing (`lean_send` counts a program's message; `coll_send` a
+    /// collective's is not one).
+    ///
+    /// # Safety
+    /// As `direct_send`.
+    #[inline]
+    pub(super) unsafe fn isend_now(
+        &mut self,
+        comm: RComm,
+        dst: i32,
+        tag: i32,
+        data: *const u8,
+        len: usize,
+        sync: bool,
+    ) -> Result<Option<RRequest>, String> {
         let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
         let start = if sync { self.real.PMPI_Issend_c } else { self.real.PMPI_Isend_c };
         // SAFETY: the caller keeps the bytes valid until completion.
@@ -146,7 +169,6 @@ impl Transport {
             unsafe { start(data as *const c_void, len as _, h(real::REAL_MPI_BYTE), dst, tag, comm, &mut req) },
             if sync { "MPI_Issend_c" } else { "MPI_Isend_c" },
         )?;
-        self.direct_sent += 1;
         // An eager send is usually complete already: MPI_Request_get_status then costs no
         // progress step (MPI_Test would make one), and MPI_Wait frees the complete request
         // without one.

@@ -13,6 +13,7 @@ pub mod nbc;
 pub mod nbrec;
 pub mod op;
 pub mod persist;
+pub(crate) mod pool;
 pub mod real;
 pub mod reduce;
 pub mod solo;

@@ -40,6 +40,7 @@
 use crate::consts as c;
 pub use crate::core::coll::hier::{key_of, CommKey};
 use crate::core::coll::op::{self, OpKind};
+use crate::core::coll::pool::{Picked, PoolId, Pools};
 use crate::core::coll::reduce::Reducer;
 use crate::core::coll::{Buf, Coll};
 use crate::core::comm::{CommRef, CTX_WORLD};
@@ -91,6 +92,9 @@ pub(super) struct Twin {
     handles: usize,
     /// Children that got a twin so far.
     children: u32,
+    /// Session 18: of those, the ones whose pick reused a spare (`picked`): `children -
+    /// reused` made a real communicator, and that is what `MAX_CHILDREN` bounds.
+    reused: u32,
     /// Operations started on it so far (the n-th started is operation number n).
     pub(super) started: u64,
     /// coll5: persistent calls that got a private twin so far (`coll::persist`), counted in
@@ -103,40 +107,31 @@ pub(super) struct Twin {
     /// are the call's as they are (`begin_straight`).
     straight: bool,
     /// Session 17: the real communicators made for this twin's children, reused by later ones
-    /// (`Pool`).
-    pool: Pool,
-    /// Session 17: the entry of its parent's pool this twin's real communicator is (parent's
-    /// key, index): it goes back there when the twin is released.
-    entry: Option<(CommKey, usize)>,
+    /// (`coll::pool`). Session 18: the pool of the real communicator `comm`: it came with it
+    /// from a pool's slot, and goes back there with it.
+    pool: Option<PoolId>,
+    /// Session 17: the slot of its parent's pool this twin's real communicator is (pool,
+    /// index): it goes back there when the twin is released (session 18: wherever that pool
+    /// went).
+    entry: Option<(PoolId, usize)>,
 }
 
-/// Session 17: a parent twin's spare real communicators. Every twin spans all processes in
-/// process order (a twin is an `MPI_Comm_idup` of its parent's, the world's first), so a real
-/// communicator made for one child serves any later one, once every process has released it:
-/// an `MPI_Comm_idup` costs MPICH a nonblocking context-id agreement of several rounds (here
-/// 30-300 µs per idup + wait, and hundreds when many are queued; one 8-byte `MPI_Iallreduce`
-/// costs 1.2-1.5 µs). A child made from the parent (`derive`) first *picks*: one real
-/// `MPI_Iallreduce` (bitwise and) of the masks of entries free on each process, at the
-/// child's place in the parent's issue order; the lowest entry free everywhere is the child's
-/// twin. When none is, the child's real `MPI_Comm_idup` follows at the next place, and its
-/// communicator becomes a new entry. Picks of one parent run one at a time, in place order
-/// (the next starts when the previous is decided), so entries are made in the same order,
-/// with the same indices, on every process, and no entry is offered to two picks. An entry is
-/// free here once its child twin was released here (every local handle freed, nothing waiting
-/// for a turn, no tree or recursive-doubling step left: `release_if_unused`), so every real
-/// operation of the old child started on this process before any of the new child's.
-#[derive(Default)]
-pub(super) struct Pool {
-    /// Some(comm): free here; None: a child holds it.
-    entries: Vec<Option<RComm>>,
-    /// Children waiting for their pick, in place order: (the pick's place, the child).
-    queue: std::collections::VecDeque<(Place, CommKey)>,
-    /// A pick's allreduce runs.
-    active: bool,
-}
-
-/// Entries of one parent's pool at most (one 64-bit mask).
-const POOL_MAX: usize = 64;
+// Session 17: a parent twin's spare real communicators (`Pool`, session 18: `coll::pool`).
+// Every twin spans all processes in process order (a twin is an `MPI_Comm_idup` of its
+// parent's, the world's first), so a real communicator made for one child serves any later
+// one, once every process has released it: an `MPI_Comm_idup` costs MPICH a nonblocking
+// context-id agreement of several rounds (here 30-300 µs per idup + wait, and hundreds when
+// many are queued; one 8-byte `MPI_Iallreduce` costs 1.2-1.5 µs). A child made from the parent
+// (`derive`) first *picks*: one real `MPI_Iallreduce` (bitwise and) of the masks of entries
+// free on each process, at the child's place in the parent's issue order; the lowest entry
+// free everywhere is the child's twin. When none is, the child's real `MPI_Comm_idup` follows
+// at the next place, and its communicator becomes a new entry. Picks of one parent run one at
+// a time, in place order (the next starts when the previous is decided), so entries are made
+// in the same order, with the same indices, on every process, and no entry is offered to two
+// picks. An entry is free here once its child twin was released here (every local handle
+// freed, nothing waiting for a turn, no tree or recursive-doubling step left:
+// `release_if_unused`), so every real operation of the old child started on this process
+// before any of the new child's.
 
 impl Twin {
     fn new(comm: Option<RComm>, handles: usize) -> Twin {
@@ -149,11 +144,12 @@ impl Twin {
             solo_waiter: None,
             handles,
             children: 0,
+            reused: 0,
             started: 0,
             persistent: 0,
             layout: None,
             straight: false,
-            pool: Pool::default(),
+            pool: None,
             entry: None,
         }
     }
@@ -220,6 +216,10 @@ pub struct RealComms {
     pub(super) inline: Option<(CommKey, u64)>,
     /// coll6: tree broadcasts' forwards and the real operation of each request (`coll::nbc`).
     pub(super) tree: crate::core::coll::nbc::Tracked,
+    /// Session 18: every twin's pool of spare real communicators, and those of the spares.
+    pools: Pools,
+    /// Session 18: tasks waiting in `derive` for earlier picks to be decided (`near_budget`).
+    budget_waiters: Vec<usize>,
 }
 
 impl RealComms {
@@ -430,6 +430,18 @@ pub(super) fn idle_twin(
     comm_h: usize,
     check: impl FnOnce(&CommRef) -> bool,
 ) -> Option<(usize, CommKey, usize, RComm)> {
+    let (i, key, me) = twin_entry(s, sub, comm_h, check)?;
+    let t = with_layout(s, sub, i, key)?;
+    // Operations submitted and not started (`ready`) always have a place in `waiting`.
+    (t.waiting.is_empty()).then_some(())?;
+    Some((i, key, me, t.comm?))
+}
+
+/// The fast paths' first look (`idle_twin`, `begin_straight`): communicator `comm_h` of
+/// subrank `sub` (active), an intra-communicator that `check` accepts: (its index in the
+/// subrank's table, its twin's key, the caller's rank).
+#[inline]
+fn twin_entry(s: &State, sub: usize, comm_h: usize, check: impl FnOnce(&CommRef) -> bool) -> Option<(usize, CommKey, usize)> {
     let i = crate::core::comm::comm_index(comm_h)?;
     let l = s.locals.get(sub)?;
     if !l.initialized || l.finalized {
@@ -439,14 +451,16 @@ pub(super) fn idle_twin(
     if cm.is_inter() || !check(cm) {
         return None;
     }
-    let (key, me) = (key_of(cm.ctx, &cm.group.ranks), cm.rank as usize);
+    Some((i, key_of(cm.ctx, &cm.group.ranks), cm.rank as usize))
+}
+
+/// Twin `key` of communicator `i` of subrank `sub`, with its layout found (once per twin).
+#[inline]
+fn with_layout(s: &mut State, sub: usize, i: usize, key: CommKey) -> Option<&mut Twin> {
     if s.rcoll.twins.get(&key)?.layout.is_none() {
         fill_layout(s, sub, i, key)?;
     }
-    let t = s.rcoll.twins.get(&key)?;
-    // Operations submitted and not started (`ready`) always have a place in `waiting`.
-    (t.waiting.is_empty()).then_some(())?;
-    Some((i, key, me, t.comm?))
+    s.rcoll.twins.get_mut(&key)
 }
 
 /// Finds the layout of twin `key` of communicator `i` of subrank `sub` (once per twin).
@@ -460,7 +474,7 @@ fn fill_layout(s: &mut State, sub: usize, i: usize, key: CommKey) -> Option<()> 
     Some(())
 }
 
-/// A check that passed already.
+/// A check that passed already (a fn item: `begin_straight` calls itself with it once).
 fn passed(_: &CommRef) -> bool {
     true
 }
@@ -483,16 +497,7 @@ pub(super) fn begin_straight(
     comm_h: usize,
     check: impl FnOnce(&CommRef) -> bool,
 ) -> Option<(CommKey, RComm, u64)> {
-    let i = crate::core::comm::comm_index(comm_h)?;
-    let l = s.locals.get_mut(sub)?;
-    if !l.initialized || l.finalized {
-        return None;
-    }
-    let cm = l.comms.get_mut(i)?.as_mut()?;
-    if cm.is_inter() || !check(cm) {
-        return None;
-    }
-    let key = key_of(cm.ctx, &cm.group.ranks);
+    let (i, key, _) = twin_entry(s, sub, comm_h, check)?;
     let t = s.rcoll.twins.get_mut(&key)?;
     if t.layout.is_none() {
         // Once per twin; the check above passed and holds still.
@@ -504,6 +509,8 @@ pub(super) fn begin_straight(
         return None;
     }
     let comm = t.comm?;
+    // One twin lookup on this hot path: the call number straight from the table.
+    let cm = s.locals.get_mut(sub)?.comms.get_mut(i)?.as_mut()?;
     cm.coll_seq += 1;
     let number = t.start((cm.coll_seq, 0));
     Some((key, comm, number))
@@ -534,20 +541,11 @@ pub(super) fn release_if_unused(s: &mut State, key: CommKey) {
     if !crate::core::coll::persist::is_private(key) {
         s.direct.remove(key.0);
     }
-    // A parent's spare communicators go with it.
-    for c in t.pool.entries.into_iter().flatten() {
+    // Session 17: an entry of its parent's pool goes back there, free here; session 18: with
+    // its own pool of spares. Otherwise it is freed with its spares.
+    for c in s.rcoll.pools.release(t.entry, comm, t.pool) {
         free_real(s, c);
     }
-    // Session 17: an entry of its parent's pool goes back there, free here.
-    if let Some((parent, i)) = t.entry {
-        if let Some(e) = s.rcoll.twins.get_mut(&parent).and_then(|p| p.pool.entries.get_mut(i)) {
-            if e.is_none() {
-                *e = Some(comm);
-                return;
-            }
-        }
-    }
-    free_real(s, comm);
 }
 
 fn free_real(s: &mut State, comm: RComm) {
@@ -613,6 +611,8 @@ pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
             if let Some(t) = s.rcoll.twins.get_mut(&child) {
                 t.comm = comm;
             }
+            // Session 18: its children's picks waited for its real communicator.
+            next_pick(s, child);
             pump(s, child);
             // The one subrank (V=1) waits for it in `direct_children`.
             if crate::core::p2p::direct::on() && sched::current() != 0 {
@@ -1196,6 +1196,19 @@ pub fn derive(parent: &CommRef, seq: u64, children: &[(u64, &[u32])]) -> MpiResu
         return Ok(());
     }
     let pk = key_of(parent.ctx, &parent.group.ranks);
+    // Session 18: near the budget, the exact count of children that made their real
+    // communicator needs every earlier pick decided (the same on every process then).
+    block_on(|s| {
+        if !near_budget(s, pk, seq, children.len()) {
+            return Some(());
+        }
+        // Woken by the next decided pick (`picked`).
+        let me = sched::current();
+        if !s.rcoll.budget_waiters.contains(&me) {
+            s.rcoll.budget_waiters.push(me);
+        }
+        None
+    })?;
     state::with(|s| {
         if !s.cfg.real_coll_derived || !s.rcoll.twins.contains_key(&pk) {
             return;
@@ -1219,7 +1232,8 @@ pub fn derive(parent: &CommRef, seq: u64, children: &[(u64, &[u32])]) -> MpiResu
             if t.knows(place) {
                 continue;
             }
-            if t.children >= MAX_CHILDREN {
+            // Session 18: children that reused a spare do not count (`Twin::reused`).
+            if t.children - t.reused >= MAX_CHILDREN {
                 break;
             }
             t.children += 1;
@@ -1227,7 +1241,11 @@ pub fn derive(parent: &CommRef, seq: u64, children: &[(u64, &[u32])]) -> MpiResu
                 // The pick at `place`, the idup (if it comes to that) at the next one.
                 t.waiting.insert(place);
                 t.waiting.insert((seq, 2 * i as u32 + 1));
-                t.pool.queue.push_back((place, child));
+                let pools = &mut s.rcoll.pools;
+                let id = *t.pool.get_or_insert_with(|| pools.create());
+                if let Some(p) = pools.get_mut(id) {
+                    p.queue.push_back((place, child));
+                }
                 s.rcoll.twins.insert(child, Twin::new(None, local));
                 continue;
             }
@@ -1252,22 +1270,39 @@ pub fn derive(parent: &CommRef, seq: u64, children: &[(u64, &[u32])]) -> MpiResu
     Ok(())
 }
 
+/// Session 18: whether creating call `seq` of the communicator with twin `parent` (`n`
+/// children) must wait before deciding which children get a twin: its count of children
+/// that made a real communicator (`children - reused`) is exact only once every earlier pick
+/// of its pool is decided, which differs between processes at any moment; an upper bound
+/// (`reused` only grows) decides alone when even the bound leaves room for all `n`, and
+/// otherwise the call waits for the exact count. Every process thus takes the same decision.
+fn near_budget(s: &State, parent: CommKey, seq: u64, n: usize) -> bool {
+    let Some(t) = s.rcoll.twins.get(&parent) else { return false };
+    if t.knows((seq, 0)) || (t.children - t.reused) as usize + n.min(MAX_SPLIT) < MAX_CHILDREN as usize {
+        return false;
+    }
+    t.pool
+        .and_then(|id| s.rcoll.pools.get(id))
+        .is_some_and(|p| p.active || !p.queue.is_empty())
+}
+
 /// Session 17: starts the next pick of twin `parent`'s pool when none runs: the mask of the
 /// entries free here, and-reduced with every process's at the pick's place.
+///
+/// Session 18: not before the parent's real communicator is known: a parent that picks a slot
+/// gets the pool that came with it (`picked`), and its own children's picks wait for that.
 fn next_pick(s: &mut State, parent: CommKey) {
     let token = s.rcoll.token();
     let Some(t) = s.rcoll.twins.get_mut(&parent) else { return };
-    if t.pool.active {
+    let Some(p) = t.pool.and_then(|id| s.rcoll.pools.get_mut(id)) else {
+        return;
+    };
+    if p.active || t.comm.is_none() {
         return;
     }
-    let Some((place, child)) = t.pool.queue.pop_front() else { return };
-    t.pool.active = true;
-    let mask = t
-        .pool
-        .entries
-        .iter()
-        .enumerate()
-        .fold(0u64, |m, (i, e)| if e.is_some() { m | 1 << i } else { m });
+    let Some((place, child)) = p.queue.pop_front() else { return };
+    p.active = true;
+    let mask = p.mask();
     t.ready.insert(
         place,
         Queued {
@@ -1289,45 +1324,54 @@ fn next_pick(s: &mut State, parent: CommKey) {
 fn picked(s: &mut State, parent: CommKey, child: CommKey, dup: Place, mask: &[u8]) {
     let mask = mask.get(..8).map_or(0, |b| u64::from_ne_bytes(b.try_into().expect("8 bytes")));
     let token = s.rcoll.token();
-    let Some(t) = s.rcoll.twins.get_mut(&parent) else { return };
-    t.pool.active = false;
-    let free = (mask != 0).then(|| mask.trailing_zeros() as usize);
-    match free.and_then(|i| Some((i, t.pool.entries.get_mut(i)?.take()?))) {
-        Some((i, comm)) => {
+    let Some(id) = s.rcoll.twins.get(&parent).and_then(|t| t.pool) else {
+        return;
+    };
+    match s.rcoll.pools.pick(id, mask) {
+        Picked::Reuse { index, comm, pool } => {
             // Taken on every process: no idup at `dup`.
-            t.waiting.remove(&dup);
+            if let Some(t) = s.rcoll.twins.get_mut(&parent) {
+                t.waiting.remove(&dup);
+                t.reused += 1;
+            }
             match s.rcoll.twins.get_mut(&child) {
                 Some(c) => {
                     c.comm = Some(comm);
-                    c.entry = Some((parent, i));
+                    c.entry = Some((id, index));
+                    // Session 18: with the spares that came with it.
+                    c.pool = s.rcoll.pools.adopt(c.pool, pool);
                 }
                 // Its twin waits for this communicator, so it is there; if not, the entry
-                // stays free.
+                // goes back.
                 None => {
-                    if let Some(e) = s.rcoll.twins.get_mut(&parent).and_then(|p| p.pool.entries.get_mut(i)) {
-                        *e = Some(comm);
+                    for c in s.rcoll.pools.release(Some((id, index)), comm, pool) {
+                        free_real(s, c);
                     }
                 }
             }
+            next_pick(s, child);
             pump(s, child);
         }
-        None => {
-            let entry = (t.pool.entries.len() < POOL_MAX).then(|| {
-                t.pool.entries.push(None);
-                t.pool.entries.len() - 1
-            });
-            t.ready.insert(
-                dup,
-                Queued {
-                    what: RealColl::Dup,
-                    mem: CollMem::owned(Vec::new()),
-                    token,
-                },
-            );
+        Picked::Make { index } => {
+            if let Some(t) = s.rcoll.twins.get_mut(&parent) {
+                t.ready.insert(
+                    dup,
+                    Queued {
+                        what: RealColl::Dup,
+                        mem: CollMem::owned(Vec::new()),
+                        token,
+                    },
+                );
+            }
             s.rcoll.inflight.insert(token, Inflight::Dup { child });
             if let Some(c) = s.rcoll.twins.get_mut(&child) {
-                c.entry = entry.map(|i| (parent, i));
+                c.entry = index.map(|i| (id, i));
             }
+        }
+    }
+    for w in std::mem::take(&mut s.rcoll.budget_waiters) {
+        if w != sched::current() {
+            sched::wake(w);
         }
     }
     next_pick(s, parent);
@@ -1362,7 +1406,8 @@ pub fn settle(s: &mut State) {
             .inflight
             .values()
             .any(|f| matches!(f, Inflight::Dup { .. } | Inflight::Detached | Inflight::Pick { .. } | Inflight::Rec { .. }))
-            || s.rcoll.twins.values().any(|t| !t.ready.is_empty() || !t.pool.queue.is_empty())
+            || s.rcoll.twins.values().any(|t| !t.ready.is_empty())
+            || s.rcoll.pools.picking()
             // nbc8: a two-level broadcast whose members all completed (the root's process
             // completes them at once), or a Gather/Scatter record whose members only send,
             // may still be sending from its record.
