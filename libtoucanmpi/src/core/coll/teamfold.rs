@@ -76,8 +76,9 @@ struct FoldState {
     dst: usize,
     /// The operands that wait for their turn.
     ready: Vec<Ready>,
-    /// Work elements of every operand (set by the first arrival of a call; 0: none yet).
-    nw: usize,
+    /// Work elements of every operand (set by the first arrival of a call; None: nobody
+    /// arrived yet).
+    nw: Option<usize>,
     /// A member's count disagreed with `nw`: the fold stopped at it.
     bad: bool,
     /// The work buffer kept between calls.
@@ -101,7 +102,7 @@ impl Folder {
                 acc: Acc::Empty,
                 dst: 0,
                 ready: vec![Ready::No; n],
-                nw: 0,
+                nw: None,
                 bad: false,
                 spare: Vec::new(),
             }),
@@ -133,10 +134,7 @@ impl Folder {
         let (nw, _) = red.work(*count, dt);
         let first = {
             let mut g = self.st.lock();
-            if g.nw == 0 {
-                g.nw = nw.max(1);
-            }
-            if g.nw != nw.max(1) {
+            if *g.nw.get_or_insert(nw) != nw {
                 g.bad = true;
                 return;
             }
@@ -195,7 +193,7 @@ impl Folder {
                 Acc::Empty if g.dst == 0 => std::mem::take(&mut g.spare),
                 _ => Vec::new(),
             };
-            (g.nw, g.dst, spare)
+            (g.nw.unwrap_or(0), g.dst, spare)
         };
         let bytes = nw * ty_size(red);
         loop {
@@ -254,7 +252,7 @@ impl Folder {
         let acc = std::mem::replace(&mut g.acc, Acc::Empty);
         g.next = 0;
         g.dst = 0;
-        g.nw = 0;
+        g.nw = None;
         g.bad = false;
         g.ready.iter_mut().for_each(|r| *r = Ready::No);
         let err = |e: MpiError| {
@@ -303,7 +301,7 @@ impl Folder {
     /// Whether no member arrived at the fold in the current call (a reduction that does not
     /// fold must find it so, or members disagreed on the kind of reduction).
     pub(super) fn untouched(&self) -> bool {
-        self.st.lock().nw == 0
+        self.st.lock().nw.is_none()
     }
 }
 
@@ -425,6 +423,43 @@ mod tests {
                 recvs[root] = vals[root];
             }
         }
+    }
+
+    /// A Reduce of no elements writes nothing, in any arrival order.
+    #[rstest]
+    #[case::in_order(&[0, 1, 2])]
+    #[case::root_last(&[1, 2, 0])]
+    fn an_empty_reduce_writes_nothing(#[case] order: &[usize]) {
+        let int = crate::core::datatype::lookup(c::MPI_INT).expect("MPI_INT");
+        let red = Reducer::new(c::MPI_SUM, &int, c::MPI_INT).expect("sum of ints");
+        let mut sends = [[5i32; 2]; 3];
+        let mut out = [-1i32; 2];
+        let recv = out.as_mut_ptr() as *mut u8;
+        let held = Held {
+            parts: (0..3)
+                .map(|i| Part::Reduce {
+                    send: sends[i].as_mut_ptr() as *const u8,
+                    recv,
+                    count: 0,
+                    dt: int.clone(),
+                    red: red.clone(),
+                    root: Some(0),
+                })
+                .collect(),
+            stages: (0..3).map(|_| UnsafeCell::new(Vec::new())).collect(),
+            early: vec![false, true, true],
+            errors: RefCell::new(vec![None; 3]),
+        };
+        let folder = Folder::new(3);
+        // SAFETY: live locals, as above.
+        unsafe {
+            for &i in order {
+                folder.arrive(&held, i, &held.parts[i], &mut *held.stages[i].get());
+            }
+            folder.finish(&held, *order.last().unwrap()).expect("folds");
+        }
+        assert_eq!(out, [-1, -1]);
+        assert!(folder.untouched());
     }
 
     /// A member whose count disagrees stops the fold: the call fails everywhere.
