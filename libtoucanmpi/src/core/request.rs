@@ -116,11 +116,13 @@ pub struct Request {
     /// Communicator handle, for error reports.
     pub comm: usize,
     /// Packed or buffered send data the request owns until a sibling's receive copies it.
-    pub keep: Option<Vec<u8>>,
+    /// issue 16 (p2p10): the rare fields are boxed (one word each when absent), so that the
+    /// common receive and send entry is small to build and to drop.
+    pub keep: Option<Box<Vec<u8>>>,
     /// A generalized request's callbacks.
-    pub greq: Option<Greq>,
+    pub greq: Option<Box<Greq>>,
     /// The stand-in for a receive buffer in the program's thread-locals (`tlsbuf`).
-    pub bounce: Option<Bounce>,
+    pub bounce: Option<Box<Bounce>>,
     /// issue 16 (p2p8): a lean direct operation's real request (`p2p::direct`), not yet
     /// handed to the transport's pending list.
     pub lean: Option<Lean>,
@@ -186,7 +188,7 @@ impl Request {
         // SAFETY: forwarded from the caller.
         let (t, b) = unsafe { super::p2p::tlsbuf::receive_target(t) };
         self.recv = Some(t);
-        self.bounce = b;
+        self.bounce = b.map(Box::new);
     }
 
     /// Copies a completed receive's bytes from its bounce buffer, if it has one.
@@ -197,7 +199,7 @@ impl Request {
         if let Some(b) = self.bounce.take() {
             debug_assert_eq!(crate::sched::swap::owner(), self.owner);
             // SAFETY: forwarded from the caller.
-            unsafe { b.settle() };
+            unsafe { (*b).settle() };
         }
     }
 }
@@ -361,7 +363,7 @@ impl Slab {
         let i = self.locate(id)?;
         self.free.push(i);
         let slot = &mut self.slots[i].1;
-        let g = slot.as_mut().and_then(|r| r.greq.take());
+        let g = slot.as_mut().and_then(|r| r.greq.take()).map(|g| *g);
         *slot = None;
         g
     }
@@ -423,6 +425,14 @@ mod tests {
         assert_ne!(b, d, "its slot is never handed out again");
         assert_eq!(owner_of(d), Some(3));
         assert_eq!(from_short(to_short(d, 3).expect("a small index"), 3), d);
+    }
+
+    /// issue 16 (p2p10): the entry every receive and send makes stays small (the rare fields
+    /// boxed); 264 bytes before.
+    #[test]
+    fn a_request_entry_is_small() {
+        let n = std::mem::size_of::<Option<Request>>();
+        assert!(n <= 200, "Request grew to {n} bytes");
     }
 
     /// A handle of subrank `owner` with generation `gen` and index `idx`.

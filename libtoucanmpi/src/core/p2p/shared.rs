@@ -6,7 +6,7 @@
 //! "general" before doing anything, and the caller takes the general path from the start.
 
 use crate::consts as c;
-use crate::core::p2p::matching::{find_posted, find_unexpected, Body, Direct, Envelope, Pattern, Posted, SyncAck, Unexp};
+use crate::core::p2p::matching::{find_posted, find_unexpected, Body, Direct, Envelope, Pattern, Posted, SyncAck, TakeAt, Unexp};
 use crate::core::p2p::{eager_header, fatal_transport, received};
 use crate::core::request::{owner_of, RecvTarget, ReqId, Status};
 use crate::core::state::{Local, Shared};
@@ -122,7 +122,7 @@ pub fn deliver_send(sh: &Shared<'_>, dsub: usize, env: Envelope, data: &[u8], ea
         if owner_of(rid) != Some(dsub) {
             return Sent::General;
         }
-        l.posted.remove(i);
+        l.posted.take_at(i);
         copy_into(&mut l, rid, env, data, data.len());
         match l.complete(rid) {
             Some(w) => woken = w,
@@ -163,7 +163,7 @@ fn deliver_big(sh: &Shared<'_>, dsub: usize, env: Envelope, data: &[u8], eager_m
             if owner_of(rid) != Some(dsub) {
                 return Sent::General;
             }
-            l.posted.remove(i);
+            l.posted.take_at(i);
             let target = l
                 .reqs
                 .get(rid)
@@ -441,7 +441,7 @@ pub unsafe fn irecv(sh: &Shared<'_>, sub: usize, comm_h: usize, pat: Pattern, t:
         l.posted.push_back(Posted { pat, req: id });
         return Some(id);
     };
-    let u = l.unexpected.remove(i).expect("index from find_unexpected");
+    let u = l.unexpected.take_at(i).expect("index from find_unexpected");
     let (src, sender) = match &u.body {
         Body::Eager(p) => (p.as_slice(), None),
         // SAFETY: the sender's buffer stays valid until its request completes, which
@@ -533,7 +533,7 @@ pub unsafe fn recv_start(mut l: crate::sched::lock::Guard<'_, Local>, pat: &Patt
         if !matches!(u.body, Body::Eager(_)) || !matches!(u.sync, SyncAck::None) {
             return Take::General;
         }
-        let u = l.unexpected.remove(i).expect("index from find_unexpected");
+        let u = l.unexpected.take_at(i).expect("index from find_unexpected");
         drop(l);
         let Body::Eager(p) = &u.body else { unreachable!("checked above") };
         let data = p.as_slice();
