@@ -18,6 +18,17 @@ pub struct Status {
 }
 
 impl Status {
+    /// The status of a completed send (no source, tag or bytes to report), as the built-in
+    /// complete send (`Slab::done_send`) gives it.
+    #[inline]
+    pub fn sent() -> Status {
+        Status {
+            source: crate::consts::MPI_ANY_SOURCE,
+            tag: crate::consts::MPI_ANY_TAG,
+            ..Status::default()
+        }
+    }
+
     /// The status of a request with nothing to report (MPI_REQUEST_NULL, inactive persistent).
     pub fn empty() -> Status {
         use crate::consts as c;
@@ -172,11 +183,7 @@ impl Request {
     pub fn mark_send(&mut self, dest: u32, tag: i32) {
         self.is_send = true;
         self.send_to = Some((dest, tag));
-        self.status = Status {
-            source: crate::consts::MPI_ANY_SOURCE,
-            tag: crate::consts::MPI_ANY_TAG,
-            ..Status::default()
-        };
+        self.status = Status::sent();
     }
 
     /// Makes `t` the receive's target (through a bounce buffer if it lies in the program's
@@ -415,7 +422,7 @@ mod tests {
         let d = s.done_send();
         assert_eq!(s.done_send(), d, "one per owner");
         assert!(s.is_done(d));
-        assert!(s.get(d).is_some_and(|r| r.is_send && r.status.error == 0 && !r.freed));
+        assert!(s.get(d).is_some_and(|r| r.is_send && r.status == Status::sent() && !r.freed));
         assert!(s.discard(d).is_none() && s.remove(d).is_none());
         assert!(s.get(d).is_some(), "never freed");
         let a = s.insert(Request::new(3, 0));

@@ -497,6 +497,10 @@ pub fn finish_own(l: &mut Local, id: ReqId) -> Finish {
     if !l.greq_ready.is_empty() {
         return Finish::General;
     }
+    // issue 16 (p2p10): the built-in complete send, taken without a look at its entry.
+    if l.reqs.is_done_send(id) {
+        return Finish::Done(Status::sent(), c::MPI_COMM_WORLD);
+    }
     let Some(r) = l.reqs.get_mut(id) else {
         return Finish::General;
     };
@@ -604,6 +608,7 @@ pub fn all_own(l: &Local, ids: &[usize], null: usize) -> bool {
     l.greq_ready.is_empty()
         && ids.iter().all(|&h| {
             h == null
+                || l.reqs.is_done_send(h as ReqId)
                 || l.reqs
                     .get(h as ReqId)
                     .is_some_and(|r| r.persist.is_none() && r.greq.is_none() && r.active)
