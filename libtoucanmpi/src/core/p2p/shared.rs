@@ -313,8 +313,27 @@ pub fn isend_remote(sh: &Shared<'_>, sub: usize, proc: usize, dsub: usize, env: 
 /// # Safety
 /// `data` stays valid until the request completes (MPI's rule for a send buffer).
 pub unsafe fn isend(sh: &Shared<'_>, sub: usize, comm_h: usize, dsub: usize, dest: u32, env: Envelope, data: &[u8]) -> Option<ReqId> {
+    let eager_max = sh.cfg().intra_eager_max;
+    // issue 16 (p2p10): an eager send completes in `deliver_send` (copied into the matching
+    // receive, or queued as a copy; no request needed), so its request is the sender's
+    // built-in complete send (`Slab::done_send`), as `isend_remote` returns: no slab entry to
+    // make and free. Unless its region hints track requests. The sender's `Local` lock is
+    // released before the receiver's is taken.
+    if data.len() <= eager_max {
+        let id = {
+            let mut l = sh.local(sub)?;
+            if l.region.tracking {
+                return None;
+            }
+            l.reqs.done_send()
+        };
+        return match deliver_send(sh, dsub, env, data, eager_max, None) {
+            Sent::Done => Some(id),
+            Sent::Rendezvous | Sent::General => None,
+        };
+    }
     let id = send_request(sh, sub, comm_h, dest, env.tag)?;
-    match deliver_send(sh, dsub, env, data, sh.cfg().intra_eager_max, Some(id)) {
+    match deliver_send(sh, dsub, env, data, eager_max, Some(id)) {
         Sent::Done => {
             sh.local(sub)?.complete(id);
         }
