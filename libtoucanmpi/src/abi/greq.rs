@@ -44,7 +44,7 @@ pub fn settle() -> MpiResult<()> {
             return Ok(());
         }
         for id in ids {
-            let Some(g) = state::with(|s| s.req(id).and_then(|r| r.greq))? else {
+            let Some(g) = state::with(|s| s.req(id).and_then(|r| r.greq.as_deref().copied()))? else {
                 continue;
             };
             let mut ms = MpiStatus::from(&Status::empty());
@@ -112,7 +112,7 @@ pub fn cancel(h: ReqId) -> Option<MpiResult<()>> {
     if LIVE.load(Ordering::Relaxed) == 0 {
         return None;
     }
-    let g = state::with(|s| s.req(h).and_then(|r| r.greq)).ok().flatten()?;
+    let g = state::with(|s| s.req(h).and_then(|r| r.greq.as_deref().copied())).ok().flatten()?;
     if g.cancel == 0 {
         return Some(Ok(()));
     }
@@ -141,13 +141,13 @@ mpi_fn!(
         let id = state::with(|s| {
             let id = s.new_request(sub, c::MPI_COMM_WORLD);
             if let Some(r) = s.req_mut(id) {
-                r.greq = Some(Greq {
+                r.greq = Some(Box::new(Greq {
                     query,
                     free,
                     cancel,
                     extra: extra as usize,
                     done: false,
-                });
+                }));
             }
             id
         })?;

@@ -500,7 +500,7 @@ unsafe fn wait_alone(v: &mut [Req], mut each: impl FnMut(usize, Status)) -> (usi
         while let Some(h) = v.get_mut(k) {
             let st = if *h == c::MPI_REQUEST_NULL {
                 Status::empty()
-            } else if s.locals[sub].reqs.is_done(*h as ReqId) {
+            } else if s.locals[sub].reqs.is_done_send(*h as ReqId) || s.locals[sub].reqs.is_done(*h as ReqId) {
                 take_own(s, sub, h)
             } else {
                 break;
@@ -1657,6 +1657,12 @@ unsafe fn take(s: &mut State, req: *mut Req) -> Status {
 fn take_own(s: &mut State, sub: usize, h: &mut Req) -> Status {
     let id = *h as ReqId;
     let l = &mut s.locals[sub];
+    // issue 16 (p2p10): the built-in complete send (`Slab::done_send`) is taken without a
+    // look at its entry: a send's status, no communicator to report, nothing to free.
+    if l.reqs.is_done_send(id) {
+        *h = c::MPI_REQUEST_NULL;
+        return Status::sent();
+    }
     let Some(r) = l.reqs.get_mut(id).filter(|r| r.active) else {
         return Status::empty();
     };

@@ -18,6 +18,17 @@ pub struct Status {
 }
 
 impl Status {
+    /// The status of a completed send (no source, tag or bytes to report), as the built-in
+    /// complete send (`Slab::done_send`) gives it.
+    #[inline]
+    pub fn sent() -> Status {
+        Status {
+            source: crate::consts::MPI_ANY_SOURCE,
+            tag: crate::consts::MPI_ANY_TAG,
+            ..Status::default()
+        }
+    }
+
     /// The status of a request with nothing to report (MPI_REQUEST_NULL, inactive persistent).
     pub fn empty() -> Status {
         use crate::consts as c;
@@ -116,11 +127,13 @@ pub struct Request {
     /// Communicator handle, for error reports.
     pub comm: usize,
     /// Packed or buffered send data the request owns until a sibling's receive copies it.
-    pub keep: Option<Vec<u8>>,
+    /// issue 16 (p2p10): the rare fields are boxed (one word each when absent), so that the
+    /// common receive and send entry is small to build and to drop.
+    pub keep: Option<Box<Vec<u8>>>,
     /// A generalized request's callbacks.
-    pub greq: Option<Greq>,
+    pub greq: Option<Box<Greq>>,
     /// The stand-in for a receive buffer in the program's thread-locals (`tlsbuf`).
-    pub bounce: Option<Bounce>,
+    pub bounce: Option<Box<Bounce>>,
     /// issue 16 (p2p8): a lean direct operation's real request (`p2p::direct`), not yet
     /// handed to the transport's pending list.
     pub lean: Option<Lean>,
@@ -170,11 +183,7 @@ impl Request {
     pub fn mark_send(&mut self, dest: u32, tag: i32) {
         self.is_send = true;
         self.send_to = Some((dest, tag));
-        self.status = Status {
-            source: crate::consts::MPI_ANY_SOURCE,
-            tag: crate::consts::MPI_ANY_TAG,
-            ..Status::default()
-        };
+        self.status = Status::sent();
     }
 
     /// Makes `t` the receive's target (through a bounce buffer if it lies in the program's
@@ -186,7 +195,7 @@ impl Request {
         // SAFETY: forwarded from the caller.
         let (t, b) = unsafe { super::p2p::tlsbuf::receive_target(t) };
         self.recv = Some(t);
-        self.bounce = b;
+        self.bounce = b.map(Box::new);
     }
 
     /// Copies a completed receive's bytes from its bounce buffer, if it has one.
@@ -197,7 +206,7 @@ impl Request {
         if let Some(b) = self.bounce.take() {
             debug_assert_eq!(crate::sched::swap::owner(), self.owner);
             // SAFETY: forwarded from the caller.
-            unsafe { b.settle() };
+            unsafe { (*b).settle() };
         }
     }
 }
@@ -361,7 +370,7 @@ impl Slab {
         let i = self.locate(id)?;
         self.free.push(i);
         let slot = &mut self.slots[i].1;
-        let g = slot.as_mut().and_then(|r| r.greq.take());
+        let g = slot.as_mut().and_then(|r| r.greq.take()).map(|g| *g);
         *slot = None;
         g
     }
@@ -413,7 +422,7 @@ mod tests {
         let d = s.done_send();
         assert_eq!(s.done_send(), d, "one per owner");
         assert!(s.is_done(d));
-        assert!(s.get(d).is_some_and(|r| r.is_send && r.status.error == 0 && !r.freed));
+        assert!(s.get(d).is_some_and(|r| r.is_send && r.status == Status::sent() && !r.freed));
         assert!(s.discard(d).is_none() && s.remove(d).is_none());
         assert!(s.get(d).is_some(), "never freed");
         let a = s.insert(Request::new(3, 0));
@@ -423,6 +432,14 @@ mod tests {
         assert_ne!(b, d, "its slot is never handed out again");
         assert_eq!(owner_of(d), Some(3));
         assert_eq!(from_short(to_short(d, 3).expect("a small index"), 3), d);
+    }
+
+    /// issue 16 (p2p10): the entry every receive and send makes stays small (the rare fields
+    /// boxed); 264 bytes before.
+    #[test]
+    fn a_request_entry_is_small() {
+        let n = std::mem::size_of::<Option<Request>>();
+        assert!(n <= 200, "Request grew to {n} bytes");
     }
 
     /// A handle of subrank `owner` with generation `gen` and index `idx`.

@@ -32,7 +32,7 @@
 
 use crate::consts as c;
 use crate::core::idmap::IdMap;
-use crate::core::p2p::matching::{Body, Envelope, Pattern, Posted, SyncAck, Unexp};
+use crate::core::p2p::matching::{Body, Envelope, Pattern, Posted, SyncAck, TakeAt, Unexp};
 use crate::core::p2p::{fatal_transport, SendData, SendMode};
 use crate::core::request::{Lean, ReqId, Status};
 use crate::core::state::State;
@@ -600,7 +600,7 @@ impl State {
             let pat = match l.posted.front() {
                 Some(p) if p.req == rid => l.posted.pop_front().map(|p| p.pat),
                 _ => match l.posted.iter().position(|p| p.req == rid) {
-                    Some(i) => l.posted.remove(i).map(|p| p.pat),
+                    Some(i) => l.posted.take_at(i).map(|p| p.pat),
                     None => None,
                 },
             };

@@ -6,6 +6,25 @@ use crate::consts as c;
 use crate::core::request::{ReqId, Status};
 use crate::transport::Payload;
 
+/// issue 16 (p2p10): takes the `i`th entry of a posted or unexpected queue. The first entry,
+/// the common case (a receive posted in order, a message that arrived in order), is a
+/// `pop_front` of a few instructions; `VecDeque::remove` is an out-of-line call of about 90
+/// even at the front.
+pub trait TakeAt<T> {
+    fn take_at(&mut self, i: usize) -> Option<T>;
+}
+
+impl<T> TakeAt<T> for std::collections::VecDeque<T> {
+    #[inline(always)]
+    fn take_at(&mut self, i: usize) -> Option<T> {
+        if i == 0 {
+            self.pop_front()
+        } else {
+            self.remove(i)
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Envelope {
     pub ctx: u64,

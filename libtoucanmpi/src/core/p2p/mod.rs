@@ -9,7 +9,7 @@ pub mod tlsbuf;
 
 use crate::consts as c;
 use crate::core::error::MpiResult;
-use crate::core::p2p::matching::{find_posted, find_unexpected, Body, Envelope, Pattern, Posted, SyncAck, Unexp};
+use crate::core::p2p::matching::{find_posted, find_unexpected, Body, Envelope, Pattern, Posted, SyncAck, TakeAt, Unexp};
 use crate::core::p2p::shared::{copy_into, direct_into, queue_into};
 use crate::core::request::{owner_of, RecvTarget, ReqId, Status};
 use crate::core::state::State;
@@ -191,7 +191,7 @@ impl State {
             return true;
         }
         if let Some(i) = find_posted(self.locals[dsub].posted.iter(), &env) {
-            let p = self.locals[dsub].posted.remove(i).expect("index from find_posted");
+            let p = self.locals[dsub].posted.take_at(i).expect("index from find_posted");
             self.copy_into(p.req, env, data, len);
             self.complete(p.req);
             return true;
@@ -243,7 +243,7 @@ impl State {
         if matches!(self.locals[sub].unexpected[i].body, Body::Inter { .. } | Body::Real { .. }) {
             return None;
         }
-        let u = self.locals[sub].unexpected.remove(i).expect("index from find_unexpected");
+        let u = self.locals[sub].unexpected.take_at(i).expect("index from find_unexpected");
         if let SyncAck::Inter { proc, sub: ssub, token } = u.sync {
             self.tp.send_ack(proc, ssub, sub, token).unwrap_or_else(|e| fatal_transport(e));
         }
@@ -268,7 +268,7 @@ impl State {
 
     fn send_intra(&mut self, id: ReqId, dsub: usize, env: Envelope, data: SendData, mode: SendMode) {
         if let Some(i) = find_posted(self.locals[dsub].posted.iter(), &env) {
-            let p = self.locals[dsub].posted.remove(i).expect("index from find_posted");
+            let p = self.locals[dsub].posted.take_at(i).expect("index from find_posted");
             // SAFETY: the send buffer holds `len` bytes (caller's guarantee).
             let src = unsafe { bytes(data.ptr, data.len) };
             self.copy_into(p.req, env, src, data.len);
@@ -280,7 +280,7 @@ impl State {
         let unexp = if rendezvous {
             if let Some(r) = self.req_mut(id) {
                 r.pending = 1;
-                r.keep = data.owned;
+                r.keep = data.owned.map(Box::new);
             }
             Unexp {
                 env,
@@ -317,7 +317,7 @@ impl State {
             r.status = Status::empty();
         }
         if let Some(i) = find_unexpected(self.locals[sub].unexpected.iter(), &pat) {
-            let u = self.locals[sub].unexpected.remove(i).expect("index from find_unexpected");
+            let u = self.locals[sub].unexpected.take_at(i).expect("index from find_unexpected");
             self.deliver(id, u);
         } else if self.direct.get(pat.ctx).is_some() {
             self.recv_direct(id, sub, pat);
@@ -399,7 +399,7 @@ impl State {
         let posted = find_posted(self.locals[dst_sub].posted.iter(), &env);
         let eager = hdr.kind == wire::KIND_EAGER;
         if let (Some(i), true) = (posted, eager) {
-            let p = self.locals[dst_sub].posted.remove(i).expect("index from find_posted");
+            let p = self.locals[dst_sub].posted.take_at(i).expect("index from find_posted");
             if let SyncAck::Inter { proc, sub, token } = sync {
                 self.tp.send_ack(proc, sub, dst_sub, token).unwrap_or_else(|e| fatal_transport(e));
             }
@@ -428,7 +428,7 @@ impl State {
             sync,
         };
         if let Some(i) = posted {
-            let p = self.locals[dst_sub].posted.remove(i).expect("index from find_posted");
+            let p = self.locals[dst_sub].posted.take_at(i).expect("index from find_posted");
             self.deliver(p.req, u);
         } else {
             self.queue(dst_sub, u);
@@ -548,7 +548,7 @@ impl State {
         let (u, st) = match self.probe(sub, pat) {
             Some(st) => {
                 let i = find_unexpected(self.locals[sub].unexpected.iter(), pat)?;
-                (self.locals[sub].unexpected.remove(i)?, st)
+                (self.locals[sub].unexpected.take_at(i)?, st)
             }
             None => {
                 let u = self.mprobe_real(pat)?;
@@ -586,7 +586,7 @@ impl State {
         }
         if !is_send {
             if let Some(i) = self.locals[owner].posted.iter().position(|p| p.req == id) {
-                self.locals[owner].posted.remove(i);
+                self.locals[owner].posted.take_at(i);
                 if let Some(r) = self.req_mut(id) {
                     r.status.cancelled = true;
                 }
@@ -602,7 +602,7 @@ impl State {
                 .iter()
                 .position(|u| matches!(u.body, Body::Intra { sreq, .. } if sreq == id))
             {
-                l.unexpected.remove(i);
+                l.unexpected.take_at(i);
                 if let Some(r) = self.req_mut(id) {
                     r.status.cancelled = true;
                     r.pending = 0;

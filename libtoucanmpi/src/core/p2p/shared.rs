@@ -6,7 +6,7 @@
 //! "general" before doing anything, and the caller takes the general path from the start.
 
 use crate::consts as c;
-use crate::core::p2p::matching::{find_posted, find_unexpected, Body, Direct, Envelope, Pattern, Posted, SyncAck, Unexp};
+use crate::core::p2p::matching::{find_posted, find_unexpected, Body, Direct, Envelope, Pattern, Posted, SyncAck, TakeAt, Unexp};
 use crate::core::p2p::{eager_header, fatal_transport, received};
 use crate::core::request::{owner_of, RecvTarget, ReqId, Status};
 use crate::core::state::{Local, Shared};
@@ -122,7 +122,7 @@ pub fn deliver_send(sh: &Shared<'_>, dsub: usize, env: Envelope, data: &[u8], ea
         if owner_of(rid) != Some(dsub) {
             return Sent::General;
         }
-        l.posted.remove(i);
+        l.posted.take_at(i);
         copy_into(&mut l, rid, env, data, data.len());
         match l.complete(rid) {
             Some(w) => woken = w,
@@ -163,7 +163,7 @@ fn deliver_big(sh: &Shared<'_>, dsub: usize, env: Envelope, data: &[u8], eager_m
             if owner_of(rid) != Some(dsub) {
                 return Sent::General;
             }
-            l.posted.remove(i);
+            l.posted.take_at(i);
             let target = l
                 .reqs
                 .get(rid)
@@ -313,8 +313,27 @@ pub fn isend_remote(sh: &Shared<'_>, sub: usize, proc: usize, dsub: usize, env: 
 /// # Safety
 /// `data` stays valid until the request completes (MPI's rule for a send buffer).
 pub unsafe fn isend(sh: &Shared<'_>, sub: usize, comm_h: usize, dsub: usize, dest: u32, env: Envelope, data: &[u8]) -> Option<ReqId> {
+    let eager_max = sh.cfg().intra_eager_max;
+    // issue 16 (p2p10): an eager send completes in `deliver_send` (copied into the matching
+    // receive, or queued as a copy; no request needed), so its request is the sender's
+    // built-in complete send (`Slab::done_send`), as `isend_remote` returns: no slab entry to
+    // make and free. Unless its region hints track requests. The sender's `Local` lock is
+    // released before the receiver's is taken.
+    if data.len() <= eager_max {
+        let id = {
+            let mut l = sh.local(sub)?;
+            if l.region.tracking {
+                return None;
+            }
+            l.reqs.done_send()
+        };
+        return match deliver_send(sh, dsub, env, data, eager_max, None) {
+            Sent::Done => Some(id),
+            Sent::Rendezvous | Sent::General => None,
+        };
+    }
     let id = send_request(sh, sub, comm_h, dest, env.tag)?;
-    match deliver_send(sh, dsub, env, data, sh.cfg().intra_eager_max, Some(id)) {
+    match deliver_send(sh, dsub, env, data, eager_max, Some(id)) {
         Sent::Done => {
             sh.local(sub)?.complete(id);
         }
@@ -441,7 +460,7 @@ pub unsafe fn irecv(sh: &Shared<'_>, sub: usize, comm_h: usize, pat: Pattern, t:
         l.posted.push_back(Posted { pat, req: id });
         return Some(id);
     };
-    let u = l.unexpected.remove(i).expect("index from find_unexpected");
+    let u = l.unexpected.take_at(i).expect("index from find_unexpected");
     let (src, sender) = match &u.body {
         Body::Eager(p) => (p.as_slice(), None),
         // SAFETY: the sender's buffer stays valid until its request completes, which
@@ -497,6 +516,10 @@ pub fn finish_own(l: &mut Local, id: ReqId) -> Finish {
     if !l.greq_ready.is_empty() {
         return Finish::General;
     }
+    // issue 16 (p2p10): the built-in complete send, taken without a look at its entry.
+    if l.reqs.is_done_send(id) {
+        return Finish::Done(Status::sent(), c::MPI_COMM_WORLD);
+    }
     let Some(r) = l.reqs.get_mut(id) else {
         return Finish::General;
     };
@@ -533,7 +556,7 @@ pub unsafe fn recv_start(mut l: crate::sched::lock::Guard<'_, Local>, pat: &Patt
         if !matches!(u.body, Body::Eager(_)) || !matches!(u.sync, SyncAck::None) {
             return Take::General;
         }
-        let u = l.unexpected.remove(i).expect("index from find_unexpected");
+        let u = l.unexpected.take_at(i).expect("index from find_unexpected");
         drop(l);
         let Body::Eager(p) = &u.body else { unreachable!("checked above") };
         let data = p.as_slice();
@@ -604,6 +627,7 @@ pub fn all_own(l: &Local, ids: &[usize], null: usize) -> bool {
     l.greq_ready.is_empty()
         && ids.iter().all(|&h| {
             h == null
+                || l.reqs.is_done_send(h as ReqId)
                 || l.reqs
                     .get(h as ReqId)
                     .is_some_and(|r| r.persist.is_none() && r.greq.is_none() && r.active)
