@@ -33,6 +33,7 @@ use super::op;
 use super::reduce::Reducer;
 use super::team::{Members, Part};
 use crate::consts as c;
+use crate::core::datatype::DtRef;
 use crate::core::error::{MpiError, MpiResult};
 use crate::sched::lock::Lock;
 
@@ -85,6 +86,33 @@ struct FoldState {
     spare: Vec<u8>,
 }
 
+/// What the member that takes the accumulator holds while it folds outside the lock.
+struct Turn {
+    acc: Acc,
+    nw: usize,
+    dst: usize,
+    /// The team's work buffer, when the first operand goes into it.
+    spare: Vec<u8>,
+}
+
+impl FoldState {
+    /// The calling member takes the accumulator (it folds operand `next`).
+    fn take_turn(&mut self) -> Turn {
+        self.busy = true;
+        let acc = std::mem::replace(&mut self.acc, Acc::Empty);
+        let spare = match acc {
+            Acc::Empty if self.dst == 0 => std::mem::take(&mut self.spare),
+            _ => Vec::new(),
+        };
+        Turn {
+            acc,
+            nw: self.nw.unwrap_or(0),
+            dst: self.dst,
+            spare,
+        }
+    }
+}
+
 /// The fold of a team's current blocking Reduce.
 pub(super) struct Folder {
     st: Lock<FoldState>,
@@ -131,7 +159,7 @@ impl Folder {
         let own = super::in_place(*send, *recv);
         // Its buffer is in the work layout (else it is converted into the stage).
         let straight = dt.is_contiguous();
-        let (nw, _) = red.work(*count, dt);
+        let nw = elements(red, *count, dt);
         let first = {
             let mut g = self.st.lock();
             if *g.nw.get_or_insert(nw) != nw {
@@ -145,8 +173,7 @@ impl Folder {
                 g.dst = *recv as usize;
             }
             if straight && !g.busy && g.next == i {
-                g.busy = true;
-                Some(std::mem::replace(&mut g.acc, Acc::Empty))
+                Some(g.take_turn())
             } else if straight && is_root {
                 // Waits for the result: its operand is read in place in its turn.
                 g.ready[i] = Ready::At(own as usize);
@@ -155,15 +182,15 @@ impl Folder {
                 None
             }
         };
-        if let Some(acc) = first {
+        if let Some(turn) = first {
             // SAFETY: this member holds the accumulator (busy); its own buffer is valid.
-            unsafe { self.hold(m, acc, Src(own as usize), red) };
+            unsafe { self.hold(m, turn, Src(own as usize), red) };
             return;
         }
         // Out of turn, or a layout to convert: a copy in the work layout into the stage.
         // SAFETY: `own` holds `count` elements of `dt` (the caller's contract).
         unsafe { red.load_into(own, *count, dt, stage) };
-        let acc = {
+        let turn = {
             let mut g = self.st.lock();
             g.ready[i] = Ready::Staged;
             if g.busy || g.next != i {
@@ -171,11 +198,10 @@ impl Folder {
             }
             // The holder put the accumulator back meanwhile, with this operand next.
             g.ready[i] = Ready::No;
-            g.busy = true;
-            std::mem::replace(&mut g.acc, Acc::Empty)
+            g.take_turn()
         };
         // SAFETY: as above; the stage is this member's and holds the operand.
-        unsafe { self.hold(m, acc, Src(stage.as_ptr() as usize), red) };
+        unsafe { self.hold(m, turn, Src(stage.as_ptr() as usize), red) };
     }
 
     /// The holder of the accumulator folds `src` (the operand of member `next`), then the
@@ -183,18 +209,16 @@ impl Folder {
     ///
     /// # Safety
     /// The caller holds the accumulator (`busy`); `src` is a live operand in the work layout.
-    unsafe fn hold<M: Members + ?Sized>(&self, m: &M, mut acc: Acc, mut src: Src, red: &Reducer) {
+    unsafe fn hold<M: Members + ?Sized>(&self, m: &M, turn: Turn, mut src: Src, red: &Reducer) {
         let Reducer::Builtin { op, ty, .. } = red else {
             return;
         };
-        let (nw, dst, mut spare) = {
-            let mut g = self.st.lock();
-            let spare = match acc {
-                Acc::Empty if g.dst == 0 => std::mem::take(&mut g.spare),
-                _ => Vec::new(),
-            };
-            (g.nw.unwrap_or(0), g.dst, spare)
-        };
+        let Turn {
+            mut acc,
+            nw,
+            dst,
+            mut spare,
+        } = turn;
         let bytes = nw * ty_size(red);
         loop {
             // SAFETY: `src` holds `nw` work elements (the members agreed on `nw`, checked at
@@ -302,6 +326,14 @@ impl Folder {
     /// fold must find it so, or members disagreed on the kind of reduction).
     pub(super) fn untouched(&self) -> bool {
         self.st.lock().nw.is_none()
+    }
+}
+
+/// Work elements of `count` elements of `dt` (as `Reducer::work`, without its datatype).
+fn elements(red: &Reducer, count: usize, dt: &DtRef) -> usize {
+    match red {
+        Reducer::Builtin { ty, .. } => count * dt.elements / if ty.is_pair() { 2 } else { 1 },
+        Reducer::User { .. } => count,
     }
 }
 
