@@ -1108,7 +1108,7 @@ fn join(cm: &CommRef, homes: &[usize]) -> Arc<Team> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use rstest::rstest;
 
@@ -1136,12 +1136,30 @@ mod tests {
         }
     }
 
-    /// The members of one reduction, for `combine` without a team (coll4): their parts, and
-    /// the staged operands of those that left early.
-    struct Held {
-        parts: Vec<Part>,
-        stages: Vec<Option<Vec<u8>>>,
-        errors: std::cell::RefCell<Vec<Option<MpiError>>>,
+    /// The members of one collective call without a team (coll4; `teamfold`'s tests too):
+    /// their parts, and the stages and early-leaving flags of those that left early (a stage
+    /// is written only before it is read, by its member).
+    pub(in crate::core::coll) struct Held {
+        pub parts: Vec<Part>,
+        pub stages: Vec<std::cell::UnsafeCell<Vec<u8>>>,
+        pub early: Vec<bool>,
+        pub errors: std::cell::RefCell<Vec<Option<MpiError>>>,
+    }
+
+    impl Held {
+        /// Members with these parts, the `early` ones holding `stages` (empty otherwise).
+        pub(in crate::core::coll) fn new(parts: Vec<Part>, stages: Vec<Option<Vec<u8>>>) -> Held {
+            let n = parts.len();
+            Held {
+                parts,
+                early: stages.iter().map(Option::is_some).collect(),
+                stages: stages
+                    .into_iter()
+                    .map(|s| std::cell::UnsafeCell::new(s.unwrap_or_default()))
+                    .collect(),
+                errors: std::cell::RefCell::new(vec![None; n]),
+            }
+        }
     }
 
     impl Members for Held {
@@ -1155,10 +1173,12 @@ mod tests {
             &self.parts[i]
         }
         unsafe fn staged(&self, i: usize) -> bool {
-            self.stages[i].is_some()
+            self.early[i]
         }
         unsafe fn stage(&self, i: usize) -> &[u8] {
-            self.stages[i].as_deref().unwrap_or(&[])
+            // SAFETY: a stage is written by its member before anybody reads it (the tests
+            // run one member at a time).
+            unsafe { &*self.stages[i].get() }
         }
         unsafe fn fail(&self, i: usize, e: MpiError) {
             self.errors.borrow_mut()[i] = Some(e);
@@ -1214,11 +1234,7 @@ mod tests {
                     .then(|| unsafe { red.load(sends[i].as_ptr() as *const u8, 3, &dbl) })
             })
             .collect();
-        let held = Held {
-            parts,
-            stages,
-            errors: std::cell::RefCell::new(vec![None; n]),
-        };
+        let held = Held::new(parts, stages);
         let mut sc = Scratch::default();
         // SAFETY: every part's buffers are live locals; staged members' parts are not read.
         assert_eq!(unsafe { reduce_direct(&held, &mut Scratch::default(), &red, root) }, direct);

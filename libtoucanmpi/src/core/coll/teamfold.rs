@@ -347,43 +347,9 @@ fn ty_size(red: &Reducer) -> usize {
 
 #[cfg(test)]
 mod tests {
+    use super::super::team::tests::Held;
     use super::*;
-    use crate::core::error::MpiError;
     use rstest::rstest;
-    use std::cell::{RefCell, UnsafeCell};
-
-    /// Members whose parts and stages live in vectors (no team, no scheduler).
-    struct Held {
-        parts: Vec<Part>,
-        stages: Vec<UnsafeCell<Vec<u8>>>,
-        early: Vec<bool>,
-        errors: RefCell<Vec<Option<MpiError>>>,
-    }
-
-    impl Members for Held {
-        fn count(&self) -> usize {
-            self.parts.len()
-        }
-        unsafe fn kind(&self, i: usize) -> u8 {
-            self.parts[i].kind()
-        }
-        unsafe fn part(&self, i: usize) -> &Part {
-            &self.parts[i]
-        }
-        unsafe fn staged(&self, i: usize) -> bool {
-            self.early[i]
-        }
-        unsafe fn stage(&self, i: usize) -> &[u8] {
-            // SAFETY: the test writes a stage only through `arrive`, before it is read.
-            unsafe { &*self.stages[i].get() }
-        }
-        unsafe fn fail(&self, i: usize, e: MpiError) {
-            self.errors.borrow_mut()[i] = Some(e);
-        }
-        unsafe fn take_error(&self, i: usize) -> Option<MpiError> {
-            self.errors.borrow_mut()[i].take()
-        }
-    }
 
     /// A Reduce of 3 doubles over 4 members arriving in `order`, with `root`, in place at the
     /// root or not: the root's buffer holds the rank-order fold, bit for bit, whatever the
@@ -426,12 +392,7 @@ mod tests {
                 })
                 .collect::<Vec<_>>();
             assert!(parts.iter().all(eligible));
-            let held = Held {
-                parts,
-                stages: (0..n).map(|_| UnsafeCell::new(Vec::new())).collect(),
-                early: (0..n).map(|i| i != root).collect(),
-                errors: RefCell::new(vec![None; n]),
-            };
+            let held = Held::new(parts, (0..n).map(|i| (i != root).then(Vec::new)).collect());
             for &i in order {
                 // SAFETY: the buffers are live locals; each stage is written by its member only.
                 unsafe { folder.arrive(&held, i, &held.parts[i], &mut *held.stages[i].get()) };
@@ -467,21 +428,17 @@ mod tests {
         let mut sends = [[5i32; 2]; 3];
         let mut out = [-1i32; 2];
         let recv = out.as_mut_ptr() as *mut u8;
-        let held = Held {
-            parts: (0..3)
-                .map(|i| Part::Reduce {
-                    send: sends[i].as_mut_ptr() as *const u8,
-                    recv,
-                    count: 0,
-                    dt: int.clone(),
-                    red: red.clone(),
-                    root: Some(0),
-                })
-                .collect(),
-            stages: (0..3).map(|_| UnsafeCell::new(Vec::new())).collect(),
-            early: vec![false, true, true],
-            errors: RefCell::new(vec![None; 3]),
-        };
+        let parts = (0..3)
+            .map(|i| Part::Reduce {
+                send: sends[i].as_mut_ptr() as *const u8,
+                recv,
+                count: 0,
+                dt: int.clone(),
+                red: red.clone(),
+                root: Some(0),
+            })
+            .collect();
+        let held = Held::new(parts, vec![None, Some(Vec::new()), Some(Vec::new())]);
         let folder = Folder::new(3);
         // SAFETY: live locals, as above.
         unsafe {
@@ -510,12 +467,8 @@ mod tests {
             red: red.clone(),
             root: Some(0),
         };
-        let held = Held {
-            parts: vec![part(a.as_mut_ptr() as *const u8, 4), part(b.as_mut_ptr() as *const u8, 3)],
-            stages: (0..2).map(|_| UnsafeCell::new(Vec::new())).collect(),
-            early: vec![false, true],
-            errors: RefCell::new(vec![None; 2]),
-        };
+        let parts = vec![part(a.as_mut_ptr() as *const u8, 4), part(b.as_mut_ptr() as *const u8, 3)];
+        let held = Held::new(parts, vec![None, Some(Vec::new())]);
         let folder = Folder::new(2);
         // SAFETY: live locals, as above.
         unsafe {
