@@ -439,12 +439,10 @@ impl Team {
         // SAFETY: this member is the only combiner until the generation moves.
         let sc = unsafe { &mut *self.scratch.get() };
         // SAFETY: the parts are the waiting members' arguments, valid as the caller's.
+        // A reduction that does not fold while others folded (their parts are gone) finds
+        // the fold unfinished, which fails the call everywhere.
         let mine = unsafe {
-            if folds {
-                self.fold.finish(self, r)
-            } else if matches!(part, Part::Reduce { .. }) && !self.fold.untouched() {
-                // Others folded what this member reduces otherwise (their parts are gone):
-                // the fold is unfinished, which fails the call everywhere.
+            if folds || (matches!(part, Part::Reduce { .. }) && !self.fold.untouched()) {
                 self.fold.finish(self, r)
             } else {
                 combine(self, r, sc)
