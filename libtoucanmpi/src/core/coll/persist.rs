@@ -174,6 +174,8 @@ pub unsafe fn init(c: &Coll, part: Part, id: ReqId) -> MpiResult<Result<PlanRef,
         None
     };
     let me = c.comm.rank;
+    // Session 19: near the budget of private twins, its exact count (`real::private_twin`).
+    real::await_exact_budget(|s| real::private_near_budget(s, parent, c.seq))?;
     state::with(|s| {
         drain(s);
         let okey = (parent, c.seq);

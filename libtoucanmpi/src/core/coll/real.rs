@@ -100,6 +100,9 @@ pub(super) struct Twin {
     /// coll5: persistent calls that got a private twin so far (`coll::persist`), counted in
     /// the parent's call order like `children`.
     persistent: u32,
+    /// Session 19: of those, the ones whose pick reused a spare (`picked`), as `reused` for
+    /// `children`: `persistent - persistent_reused` made a real communicator.
+    persistent_reused: u32,
     /// coll5: the process of each rank when every process holds exactly one (Some(None):
     /// not so), found once (`start_idle`).
     layout: Option<Option<Box<[usize]>>>,
@@ -147,6 +150,7 @@ impl Twin {
             reused: 0,
             started: 0,
             persistent: 0,
+            persistent_reused: 0,
             layout: None,
             straight: false,
             pool: None,
@@ -725,24 +729,45 @@ unsafe fn queue_at(s: &mut State, key: CommKey, place: Place, what: RealColl, me
 
 // coll5: private twins of persistent collectives (`coll::persist`).
 
-/// Persistent calls per parent communicator, over its lifetime, that get a private twin
-/// (later ones rerun their job in a helper task). Bounds the real MPI's context ids, as
-/// `MAX_CHILDREN` does; counted in the parent's call order, so every process agrees.
+/// Persistent calls per parent communicator, over its lifetime, that made a real
+/// communicator for their private twin (later ones rerun their job in a helper task). Bounds
+/// the real MPI's context ids, as `MAX_CHILDREN` does; counted in the parent's call order, so
+/// every process agrees. Session 19: calls whose private twin reused a spare of the parent's
+/// pool do not count (`persistent_reused`).
 const MAX_PERSISTENT: u32 = 512;
 
 /// Makes the private twin `child` of persistent call number `seq` on the communicator with
 /// twin `parent`: its `MPI_Comm_idup` takes the call's place in the parent's issue order.
 /// Returns false (nothing registered) when the parent has no twin or used its budget. Called
 /// once per process, by the first local member to initialise the call, before any later call.
+///
+/// Session 19: without the pass-through it picks a spare real communicator of the parent's
+/// pool first, as a derived communicator does (`derive`: the pick at `(seq, 0)`, the idup if
+/// it comes to that at `(seq, 1)`), so a program that initialises and frees a persistent
+/// collective per step makes one real communicator, not one per step. Its caller waits first
+/// while the budget's count is not exact (`private_near_budget`).
 pub(super) fn private_twin(s: &mut State, parent: CommKey, seq: u64, child: CommKey) -> bool {
     let place = (seq, 0);
     let token = s.rcoll.token();
+    let pooled = !s.cfg.p2p_direct;
     let Some(t) = s.rcoll.twins.get_mut(&parent) else { return false };
-    if t.persistent >= MAX_PERSISTENT || t.knows(place) {
+    if t.persistent - t.persistent_reused >= MAX_PERSISTENT || t.knows(place) {
         return false;
     }
     t.persistent += 1;
     t.waiting.insert(place);
+    if pooled {
+        t.waiting.insert((seq, 1));
+        let pools = &mut s.rcoll.pools;
+        let id = *t.pool.get_or_insert_with(|| pools.create());
+        if let Some(p) = pools.get_mut(id) {
+            p.queue.push_back((place, child));
+        }
+        s.rcoll.twins.insert(child, Twin::new(None, 1));
+        next_pick(s, parent);
+        pump(s, parent);
+        return true;
+    }
     t.ready.insert(
         place,
         Queued {
@@ -755,6 +780,21 @@ pub(super) fn private_twin(s: &mut State, parent: CommKey, seq: u64, child: Comm
     s.rcoll.twins.insert(child, Twin::new(None, 1));
     pump(s, parent);
     true
+}
+
+/// Session 19: whether persistent call `seq` on the communicator with twin `parent` must wait
+/// before deciding whether it gets a private twin, as `near_budget` for a creating call: the
+/// local count of private twins that made a real communicator is an upper bound of the exact
+/// one (picks are decided at different moments on different processes); when even the bound
+/// leaves room the call goes on, else it waits until every earlier pick is decided.
+pub(super) fn private_near_budget(s: &State, parent: CommKey, seq: u64) -> bool {
+    let Some(t) = s.rcoll.twins.get(&parent) else { return false };
+    if t.knows((seq, 0)) || t.persistent - t.persistent_reused < MAX_PERSISTENT {
+        return false;
+    }
+    t.pool
+        .and_then(|id| s.rcoll.pools.get(id))
+        .is_some_and(|p| p.active || !p.queue.is_empty())
 }
 
 /// Queues round `round` of a persistent call on its private twin `key` (rounds go in order:
@@ -1198,17 +1238,7 @@ pub fn derive(parent: &CommRef, seq: u64, children: &[(u64, &[u32])]) -> MpiResu
     let pk = key_of(parent.ctx, &parent.group.ranks);
     // Session 18: near the budget, the exact count of children that made their real
     // communicator needs every earlier pick decided (the same on every process then).
-    block_on(|s| {
-        if !near_budget(s, pk, seq, children.len()) {
-            return Some(());
-        }
-        // Woken by the next decided pick (`picked`).
-        let me = sched::current();
-        if !s.rcoll.budget_waiters.contains(&me) {
-            s.rcoll.budget_waiters.push(me);
-        }
-        None
-    })?;
+    await_exact_budget(|s| near_budget(s, pk, seq, children.len()))?;
     state::with(|s| {
         if !s.cfg.real_coll_derived || !s.rcoll.twins.contains_key(&pk) {
             return;
@@ -1268,6 +1298,21 @@ pub fn derive(parent: &CommRef, seq: u64, children: &[(u64, &[u32])]) -> MpiResu
         direct_children(children)?;
     }
     Ok(())
+}
+
+/// Session 18: waits while `near(state)`: a budget's count is not exact yet; woken by the
+/// next decided pick (`picked`). Session 19: for derived communicators and private twins.
+pub(super) fn await_exact_budget(near: impl Fn(&State) -> bool) -> MpiResult<()> {
+    block_on(|s| {
+        if !near(s) {
+            return Some(());
+        }
+        let me = sched::current();
+        if !s.rcoll.budget_waiters.contains(&me) {
+            s.rcoll.budget_waiters.push(me);
+        }
+        None
+    })
 }
 
 /// Session 18: whether creating call `seq` of the communicator with twin `parent` (`n`
@@ -1332,7 +1377,12 @@ fn picked(s: &mut State, parent: CommKey, child: CommKey, dup: Place, mask: &[u8
             // Taken on every process: no idup at `dup`.
             if let Some(t) = s.rcoll.twins.get_mut(&parent) {
                 t.waiting.remove(&dup);
-                t.reused += 1;
+                // Session 19: a persistent call's private twin counts in its own budget.
+                if crate::core::coll::persist::is_private(child) {
+                    t.persistent_reused += 1;
+                } else {
+                    t.reused += 1;
+                }
             }
             match s.rcoll.twins.get_mut(&child) {
                 Some(c) => {
