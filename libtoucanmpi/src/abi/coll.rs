@@ -1153,10 +1153,23 @@ unsafe fn reduce_local(inbuf: *const c_void, inout: *mut c_void, count: i64, dt:
     let (n, d) = typed(inbuf, count, dt)?;
     hd::buffer(inout as *const u8, n, &d)?;
     let red = Reducer::new(op, &d, dt)?;
-    let a = red.load(inbuf as *const u8, n, &d);
-    let mut b = red.load(inout as *const u8, n, &d);
+    // Session 19: straight between the caller's buffers when they are the work buffers'
+    // layout (a contiguous type, the packed elements) and do not overlap, as MPICH does:
+    // three 64 KiB copies per call were most of a 16384-float call's time.
+    let (p, q) = (inbuf as *const u8, inout as *mut u8);
+    let bytes = n * d.size;
+    let apart = (p as usize).saturating_add(bytes) <= q as usize || (q as usize).saturating_add(bytes) <= p as usize;
+    if apart && d.is_contiguous() && red.work(n, &d).1.is_contiguous() {
+        // SAFETY: `typed` and `hd::buffer` checked both buffers hold `n` elements of `d`, which
+        // is contiguous and laid out as the work buffer (so each is a work buffer of `n`
+        // elements); they do not overlap.
+        red.apply_raw(p, q, n, &d);
+        return Ok(());
+    }
+    let a = red.load(p, n, &d);
+    let mut b = red.load(q, n, &d);
     red.apply(&a, &mut b, n, &d);
-    red.store(&b, inout as *mut u8, n, &d);
+    red.store(&b, q, n, &d);
     Ok(())
 }
 

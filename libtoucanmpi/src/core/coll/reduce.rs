@@ -183,14 +183,24 @@ impl Reducer {
     /// # Safety
     /// Both buffers must be work buffers for `count` elements.
     pub unsafe fn apply(&self, inp: &[u8], inout: &mut [u8], count: usize, dt: &DtRef) {
+        self.apply_raw(inp.as_ptr(), inout.as_mut_ptr(), count, dt)
+    }
+
+    /// [`Reducer::apply`] on raw work buffers (session 19: `MPI_Reduce_local` between the
+    /// caller's buffers when they are laid out as work buffers).
+    ///
+    /// # Safety
+    /// `inp` must be valid for reads and `inout` for reads and writes of a work buffer for
+    /// `count` elements; the two do not overlap, or are the same buffer.
+    pub unsafe fn apply_raw(&self, inp: *const u8, inout: *mut u8, count: usize, dt: &DtRef) {
         match self {
             Reducer::Builtin { op, ty, .. } => {
                 let (n, _) = self.work(count, dt);
-                op::apply(*op, *ty, inp.as_ptr(), inout.as_mut_ptr(), n);
+                op::apply(*op, *ty, inp, inout, n);
             }
             Reducer::User { op, handle, .. } => {
                 let mut h = *handle;
-                let (a, b) = (inp.as_ptr() as *mut c_void, inout.as_mut_ptr() as *mut c_void);
+                let (a, b) = (inp as *mut c_void, inout as *mut c_void);
                 match op.f {
                     UserCall::Int(f) => f(a, b, &mut (count as c_int), &mut h),
                     UserCall::Count(f) => f(a, b, &mut (count as i64), &mut h),
