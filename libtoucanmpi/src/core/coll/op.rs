@@ -341,6 +341,38 @@ impl Bufs {
     }
 }
 
+/// Session 19: from this many elements the back-to-back loop runs in its AVX2 build when the
+/// CPU has AVX2 (the base x86-64 target vectorizes with 128-bit SSE2 only): a 64 KiB sum of
+/// floats took about half the time (bench/RESULTS.md "Reductions"). Below it the feature
+/// check and the call would cost more than they save.
+#[cfg(target_arch = "x86_64")]
+const WIDE_MIN: usize = 64;
+
+/// `inout[i] = f(in[i], inout[i])` for `count` elements back to back; element by element,
+/// so the result is the same whatever width the compiler vectorizes the loop with.
+///
+/// # Safety
+/// `inv` must be valid for reads and `io` for reads and writes of `count` `T`s; the ranges
+/// are the same or do not overlap.
+#[inline(always)]
+unsafe fn back_to_back<T: Copy>(inv: *const T, io: *mut T, count: usize, f: impl Fn(T, T) -> T) {
+    for i in 0..count {
+        // SAFETY: element `i < count` of each buffer is one `T` (this function's contract).
+        unsafe { ptr::write_unaligned(io.add(i), f(ptr::read_unaligned(inv.add(i)), ptr::read_unaligned(io.add(i)))) };
+    }
+}
+
+/// [`back_to_back`] compiled for AVX2 (256-bit vectors).
+///
+/// # Safety
+/// As [`back_to_back`], and the CPU must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn back_to_back_avx2<T: Copy>(inv: *const T, io: *mut T, count: usize, f: impl Fn(T, T) -> T) {
+    // SAFETY: forwarded from the caller.
+    unsafe { back_to_back(inv, io, count, f) }
+}
+
 /// `inout = f(in, inout)` for every element, where the element is a single `T` at offset 0.
 ///
 /// # Safety
@@ -350,11 +382,14 @@ unsafe fn each<T: Copy>(b: Bufs, f: impl Fn(T, T) -> T) {
         // Elements back to back: a loop the compiler can vectorize (a stride known only at
         // run time kept a 64 KiB sum of floats element by element).
         let (inv, io) = (b.inv.cast::<T>(), b.io.cast::<T>());
-        for i in 0..b.count {
-            // SAFETY: element `i < count` of each buffer is one `T` (this function's contract).
-            unsafe { ptr::write_unaligned(io.add(i), f(ptr::read_unaligned(inv.add(i)), ptr::read_unaligned(io.add(i)))) };
+        #[cfg(target_arch = "x86_64")]
+        if b.count >= WIDE_MIN && std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above); the buffers are as `back_to_back`
+            // requires (this function's contract with a stride of one `T`).
+            return unsafe { back_to_back_avx2(inv, io, b.count, f) };
         }
-        return;
+        // SAFETY: as above.
+        return unsafe { back_to_back(inv, io, b.count, f) };
     }
     for i in 0..b.count {
         // SAFETY: element `i < count` holds a `T` at offset 0 (this function's contract).
@@ -629,6 +664,43 @@ mod tests {
 
     /// Filler for bytes that are not data (padding, misalignment): must survive every op.
     const PAD: u8 = 0xAA;
+
+    /// Session 19: the AVX2 build of the back-to-back loop (from `WIDE_MIN` elements) gives
+    /// every element the same bits as one element at a time (NaNs, signed zeros and
+    /// infinities in MAX/MIN included), at lengths around the threshold and vector widths.
+    #[rstest]
+    #[case(Sum, Float, 63)]
+    #[case(Sum, Float, 64)]
+    #[case(Max, Float, 67)]
+    #[case(Min, Double, 131)]
+    #[case(Prod, Double, 1000)]
+    #[case(Sum, Int, 65)]
+    #[case(Max, Long, 200)]
+    #[case(Band, Unsigned, 77)]
+    #[case(Lxor, Short, 300)]
+    fn wide_loops_match_one_element_at_a_time(#[case] op: OpKind, #[case] ty: BasicType, #[case] n: usize) {
+        let size = ty.extent();
+        let special: [f64; 8] = [f64::NAN, -0.0, 0.0, f64::INFINITY, f64::NEG_INFINITY, 1.5, -2.25, 3.0e10];
+        let elem = |i: usize, salt: usize| -> Vec<u8> {
+            let x = special[(i * 7 + salt) % special.len()];
+            match ty {
+                Float => (x as f32).to_ne_bytes().to_vec(),
+                Double => x.to_ne_bytes().to_vec(),
+                _ => ((i * 2_654_435_761 + salt * 97) as u64).to_ne_bytes()[..size].to_vec(),
+            }
+        };
+        let inv: Vec<u8> = (0..n).flat_map(|i| elem(i, 1)).collect();
+        let io0: Vec<u8> = (0..n).flat_map(|i| elem(i, 4)).collect();
+        let mut whole = io0.clone();
+        // SAFETY: both buffers hold `n` elements of `ty`, back to back.
+        unsafe { apply(op, ty, inv.as_ptr(), whole.as_mut_ptr(), n) };
+        for i in 0..n {
+            let mut one = io0[i * size..(i + 1) * size].to_vec();
+            // SAFETY: one element each (below the threshold: the plain loop).
+            unsafe { apply(op, ty, inv[i * size..].as_ptr(), one.as_mut_ptr(), 1) };
+            assert_eq!(one, whole[i * size..(i + 1) * size], "element {i} of {n}");
+        }
+    }
 
     /// The x87 encoding of `m * 2^e`, exactly (`m != 0`, result normal).
     fn big(m: i128, e: i32) -> [u8; 10] {
