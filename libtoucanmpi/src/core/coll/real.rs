@@ -718,9 +718,26 @@ unsafe fn queue(c: &Coll, what: RealColl, mem: CollMem, done: Inflight) -> MpiRe
 /// As `submit`.
 unsafe fn queue_at(s: &mut State, key: CommKey, place: Place, what: RealColl, mem: CollMem, done: Inflight) -> MpiResult<()> {
     let token = s.rcoll.token();
-    let Some(t) = s.rcoll.twins.get_mut(&key).filter(|t| t.waiting.contains(&place)) else {
+    let Some(t) = s.rcoll.twins.get_mut(&key) else {
         return err(c::MPI_ERR_INTERN, "real collective submitted without its place");
     };
+    // nbc10: the operation whose turn it is, with nothing queued and nobody to wake, starts
+    // here as `pump` would start it at once, without a round through `ready` (about 400
+    // instructions of the starting member's call, callgrind at 2x4).
+    let turn = t.ready.is_empty() && !t.hold && t.solo_waiter.is_none() && t.waiting.first() == Some(&place);
+    if let (true, Some(comm)) = (turn, t.comm) {
+        t.waiting.remove(&place);
+        let number = t.start(place);
+        s.rcoll.inflight.insert(token, done);
+        s.rcoll.running.insert(token, (key, number));
+        // SAFETY: as in `pump`: the caller's contract on `mem`.
+        unsafe { start_real(s, key, comm, what, mem, token, place) };
+        release_if_unused(s, key);
+        return Ok(());
+    }
+    if !t.waiting.contains(&place) {
+        return err(c::MPI_ERR_INTERN, "real collective submitted without its place");
+    }
     t.ready.insert(place, Queued { what, mem, token });
     s.rcoll.inflight.insert(token, done);
     pump(s, key);
