@@ -316,6 +316,19 @@ impl Slab {
         }
     }
 
+    /// issue 16 (p2p11): the slot of live request `id`, for a caller that looks at the
+    /// entry and may then drop it (`at_mut`, `discard_at`) with one look-up, not two.
+    #[inline]
+    pub fn index_of(&self, id: ReqId) -> Option<usize> {
+        self.locate(id)
+    }
+
+    /// The live request in slot `i` (from `index_of`, no entry removed since).
+    #[inline]
+    pub fn at_mut(&mut self, i: usize) -> Option<&mut Request> {
+        self.slots.get_mut(i).and_then(|s| s.1.as_mut())
+    }
+
     pub fn get(&self, id: ReqId) -> Option<&Request> {
         self.locate(id).and_then(|i| self.slots[i].1.as_ref())
     }
@@ -368,10 +381,18 @@ impl Slab {
             return None;
         }
         let i = self.locate(id)?;
-        self.free.push(i);
-        let slot = &mut self.slots[i].1;
-        let g = slot.as_mut().and_then(|r| r.greq.take()).map(|g| *g);
+        self.discard_at(i)
+    }
+
+    /// `discard` of the live request in slot `i` (from `index_of`; not the built-in
+    /// complete send, which is never dropped).
+    #[inline]
+    pub fn discard_at(&mut self, i: usize) -> Option<Greq> {
+        let slot = &mut self.slots.get_mut(i)?.1;
+        let r = slot.as_mut()?;
+        let g = r.greq.take().map(|g| *g);
         *slot = None;
+        self.free.push(i);
         g
     }
 
