@@ -348,8 +348,8 @@ unsafe fn irecv_shared(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag:
     }
     let d = crate::core::datatype::lookup(dt).ok()?;
     state::shared(|sh| {
+        let l = sh.local(sub)?;
         let ctx = {
-            let l = sh.local(sub)?;
             let cm = local_comm(&l, comm_h)?;
             if src != c::MPI_ANY_SOURCE {
                 fast_world_of(sh.world_size(), cm, comm_h, src)?;
@@ -362,7 +362,7 @@ unsafe fn irecv_shared(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag:
             dt: d,
         };
         // SAFETY: the caller's buffer, valid until the request completes; the caller runs.
-        unsafe { shared::irecv(&sh, sub, comm_h, Pattern { ctx, src, tag }, t) }
+        unsafe { shared::irecv(&sh, l, sub, comm_h, Pattern { ctx, src, tag }, t) }
     })?
 }
 
