@@ -463,6 +463,38 @@ mod tests {
         assert!(n <= 200, "Request grew to {n} bytes");
     }
 
+    /// issue 16 (p2p11): one look-up to find, change and drop an entry (`index_of`, `at_mut`,
+    /// `discard_at`) behaves as `get_mut` then `discard`: the slot is freed, the handle goes
+    /// stale, a generalized request's callbacks come back, other entries stay.
+    #[rstest::rstest]
+    #[case::plain(false, 1)]
+    #[case::generalized(true, 1)]
+    #[case::among_several(false, 3)]
+    fn an_entry_is_taken_by_its_slot(#[case] greq: bool, #[case] n: usize) {
+        let mut s = Slab::new(2);
+        let ids: Vec<ReqId> = (0..n).map(|_| s.insert(Request::new(2, 0))).collect();
+        let id = ids[n - 1];
+        let i = s.index_of(id).expect("a live request");
+        let r = s.at_mut(i).expect("its slot");
+        r.complete = true;
+        if greq {
+            r.greq = Some(Box::new(Greq {
+                query: 1,
+                free: 2,
+                cancel: 3,
+                extra: 4,
+                done: true,
+            }));
+        }
+        assert_eq!(s.discard_at(i).map(|g| g.free), greq.then_some(2));
+        assert!(s.get(id).is_none() && s.index_of(id).is_none(), "stale after the take");
+        assert!(s.discard_at(i).is_none(), "an empty slot gives nothing");
+        assert_eq!(s.live(), n - 1);
+        assert!(ids[..n - 1].iter().all(|&o| s.get(o).is_some()));
+        let again = s.insert(Request::new(2, 0));
+        assert_ne!(again, id, "the slot comes back with a new generation");
+    }
+
     /// A handle of subrank `owner` with generation `gen` and index `idx`.
     fn handle(owner: usize, gen: u64, idx: u64) -> ReqId {
         (owner as u64) << OWNER_SHIFT | HANDLE_BASE | gen << IDX_BITS | idx
