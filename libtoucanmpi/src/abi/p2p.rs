@@ -348,8 +348,8 @@ unsafe fn irecv_shared(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag:
     }
     let d = crate::core::datatype::lookup(dt).ok()?;
     state::shared(|sh| {
+        let l = sh.local(sub)?;
         let ctx = {
-            let l = sh.local(sub)?;
             let cm = local_comm(&l, comm_h)?;
             if src != c::MPI_ANY_SOURCE {
                 fast_world_of(sh.world_size(), cm, comm_h, src)?;
@@ -362,7 +362,7 @@ unsafe fn irecv_shared(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag:
             dt: d,
         };
         // SAFETY: the caller's buffer, valid until the request completes; the caller runs.
-        unsafe { shared::irecv(&sh, sub, comm_h, Pattern { ctx, src, tag }, t) }
+        unsafe { shared::irecv(&sh, l, sub, comm_h, Pattern { ctx, src, tag }, t) }
     })?
 }
 
@@ -500,10 +500,11 @@ unsafe fn wait_alone(v: &mut [Req], mut each: impl FnMut(usize, Status)) -> (usi
         while let Some(h) = v.get_mut(k) {
             let st = if *h == c::MPI_REQUEST_NULL {
                 Status::empty()
-            } else if s.locals[sub].reqs.is_done_send(*h as ReqId) || s.locals[sub].reqs.is_done(*h as ReqId) {
-                take_own(s, sub, h)
             } else {
-                break;
+                match take_own_done(s, sub, h) {
+                    Some(st) => st,
+                    None => break,
+                }
             };
             each(k, st);
             k += 1;
@@ -1681,6 +1682,46 @@ fn take_own(s: &mut State, sub: usize, h: &mut Req) -> Status {
         e.store(comm, Ordering::Relaxed);
     }
     st
+}
+
+/// issue 16 (p2p11): `take_own` of handle `*h` (a request of the running subrank `sub`)
+/// when it is complete, with one look at its entry (`is_done` then `take_own` made two, and
+/// the slab's free another): its status, the handle nulled unless it is persistent. An
+/// inactive persistent request, or a handle the slab does not know, gives an empty status
+/// (as `take_own`). None: not complete yet (nothing done).
+#[inline]
+fn take_own_done(s: &mut State, sub: usize, h: &mut Req) -> Option<Status> {
+    let id = *h as ReqId;
+    let l = &mut s.locals[sub];
+    if l.reqs.is_done_send(id) {
+        *h = c::MPI_REQUEST_NULL;
+        return Some(Status::sent());
+    }
+    let Some((i, r)) = l.reqs.index_of(id).and_then(|i| Some((i, l.reqs.at_mut(i)?))) else {
+        return Some(Status::empty());
+    };
+    if !r.active {
+        return Some(Status::empty());
+    }
+    if !r.complete {
+        return None;
+    }
+    // SAFETY: the request is complete, and its owner runs (the caller).
+    unsafe { r.settle() };
+    let (st, comm) = (r.status, r.comm);
+    if r.persist.is_some() {
+        r.active = false;
+        r.keep = None;
+    } else {
+        if let Some(g) = l.reqs.discard_at(i) {
+            l.greq_frees.push(g);
+        }
+        *h = c::MPI_REQUEST_NULL;
+    }
+    if let Some(e) = ERRCOMM.get(sub) {
+        e.store(comm, Ordering::Relaxed);
+    }
+    Some(st)
 }
 
 /// issue 16 (p2p7): a wait (MPI_Wait, MPI_Waitall) when point-to-point passes through

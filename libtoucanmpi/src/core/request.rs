@@ -316,6 +316,19 @@ impl Slab {
         }
     }
 
+    /// issue 16 (p2p11): the slot of live request `id`, for a caller that looks at the
+    /// entry and may then drop it (`at_mut`, `discard_at`) with one look-up, not two.
+    #[inline]
+    pub fn index_of(&self, id: ReqId) -> Option<usize> {
+        self.locate(id)
+    }
+
+    /// The live request in slot `i` (from `index_of`, no entry removed since).
+    #[inline]
+    pub fn at_mut(&mut self, i: usize) -> Option<&mut Request> {
+        self.slots.get_mut(i).and_then(|s| s.1.as_mut())
+    }
+
     pub fn get(&self, id: ReqId) -> Option<&Request> {
         self.locate(id).and_then(|i| self.slots[i].1.as_ref())
     }
@@ -368,10 +381,18 @@ impl Slab {
             return None;
         }
         let i = self.locate(id)?;
-        self.free.push(i);
-        let slot = &mut self.slots[i].1;
-        let g = slot.as_mut().and_then(|r| r.greq.take()).map(|g| *g);
+        self.discard_at(i)
+    }
+
+    /// `discard` of the live request in slot `i` (from `index_of`; not the built-in
+    /// complete send, which is never dropped).
+    #[inline]
+    pub fn discard_at(&mut self, i: usize) -> Option<Greq> {
+        let slot = &mut self.slots.get_mut(i)?.1;
+        let r = slot.as_mut()?;
+        let g = r.greq.take().map(|g| *g);
         *slot = None;
+        self.free.push(i);
         g
     }
 
@@ -440,6 +461,38 @@ mod tests {
     fn a_request_entry_is_small() {
         let n = std::mem::size_of::<Option<Request>>();
         assert!(n <= 200, "Request grew to {n} bytes");
+    }
+
+    /// issue 16 (p2p11): one look-up to find, change and drop an entry (`index_of`, `at_mut`,
+    /// `discard_at`) behaves as `get_mut` then `discard`: the slot is freed, the handle goes
+    /// stale, a generalized request's callbacks come back, other entries stay.
+    #[rstest::rstest]
+    #[case::plain(false, 1)]
+    #[case::generalized(true, 1)]
+    #[case::among_several(false, 3)]
+    fn an_entry_is_taken_by_its_slot(#[case] greq: bool, #[case] n: usize) {
+        let mut s = Slab::new(2);
+        let ids: Vec<ReqId> = (0..n).map(|_| s.insert(Request::new(2, 0))).collect();
+        let id = ids[n - 1];
+        let i = s.index_of(id).expect("a live request");
+        let r = s.at_mut(i).expect("its slot");
+        r.complete = true;
+        if greq {
+            r.greq = Some(Box::new(Greq {
+                query: 1,
+                free: 2,
+                cancel: 3,
+                extra: 4,
+                done: true,
+            }));
+        }
+        assert_eq!(s.discard_at(i).map(|g| g.free), greq.then_some(2));
+        assert!(s.get(id).is_none() && s.index_of(id).is_none(), "stale after the take");
+        assert!(s.discard_at(i).is_none(), "an empty slot gives nothing");
+        assert_eq!(s.live(), n - 1);
+        assert!(ids[..n - 1].iter().all(|&o| s.get(o).is_some()));
+        let again = s.insert(Request::new(2, 0));
+        assert_ne!(again, id, "the slot comes back with a new generation");
     }
 
     /// A handle of subrank `owner` with generation `gen` and index `idx`.

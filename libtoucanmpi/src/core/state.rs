@@ -688,15 +688,14 @@ impl State {
         super::background::stepped();
         let mut any = false;
         for _ in 0..RING {
-            let e = match self.tp.poll_ring() {
-                Ok(Some(e)) => e,
+            let a = match self.tp.poll_ring_raw() {
+                Ok(Some(a)) => a,
                 Ok(None) => break,
                 Err(e) => progress_failed(e),
             };
             any = true;
-            let eager = matches!(&e, Event::Msg { hdr, .. } if hdr.kind == wire::KIND_EAGER);
-            self.dispatch(e);
-            if eager {
+            // issue 16 (p2p11): matched in place when it can be (`p2p::eager_to_posted`).
+            if self.on_arrived(a) {
                 break;
             }
         }
@@ -736,8 +735,10 @@ impl State {
         }
         self.events = ev;
         if self.tp.ring_held() {
-            match self.tp.poll_ring() {
-                Ok(Some(e)) => self.dispatch(e),
+            match self.tp.poll_ring_raw() {
+                Ok(Some(a)) => {
+                    self.on_arrived(a);
+                }
                 Ok(None) => {}
                 Err(e) => progress_failed(e),
             }

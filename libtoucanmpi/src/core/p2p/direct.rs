@@ -381,8 +381,8 @@ impl State {
     /// MPI_Isend's fast path on a direct communicator: a standard-mode send of `len`
     /// contiguous bytes to world rank `dest` in a new request of the running subrank `sub`
     /// (handle `comm_h`). A message of at most `SMALL` bytes goes out with one blocking real
-    /// send (eager: it completes locally) and the request is complete at once; a larger one is
-    /// one real `MPI_Isend`. None: not a direct communicator, or the rank's region hints track
+    /// send (eager: it completes locally) and the handle is the built-in complete send
+    /// (`Slab::done_send`); a larger one is one real `MPI_Isend` in a lean request. None: not a direct communicator, or the rank's region hints track
     /// its requests (the general path runs; nothing was done).
     ///
     /// # Safety
@@ -401,7 +401,6 @@ impl State {
             return None;
         }
         let comm = self.direct.get(ctx)?.comm;
-        let id = self.new_request(sub, comm_h);
         let proc = self.locate(dest).0 as i32;
         let real = if len <= crate::transport::direct::SMALL {
             // SAFETY: forwarded from the caller (only read during the call).
@@ -413,23 +412,23 @@ impl State {
             // SAFETY: forwarded from the caller.
             unsafe { self.tp.lean_send(comm, proc, tag, ptr, len, false) }.unwrap_or_else(|e| fatal_transport(e))
         };
+        // issue 16 (p2p11): sent before anything could look at it: the built-in complete send
+        // (`Slab::done_send`), as the general path's eager sends to another process: no slab
+        // entry made and freed per message.
+        let Some(req) = real else {
+            return Some(self.locals[sub].reqs.done_send());
+        };
+        let id = self.new_request(sub, comm_h);
         let r = self.locals[sub].reqs.get_mut(id)?;
         r.mark_send(dest, tag);
-        match real {
-            // Sent before anything could look at it: complete, as `complete` would make it
-            // (nobody to wake: its owner runs; not freed, no attached buffer).
-            None => r.complete = true,
-            Some(req) => {
-                r.lean = Some(Lean {
-                    req,
-                    pat: Pattern { ctx, src: 0, tag },
-                    buf: std::ptr::null_mut(),
-                    count: 0,
-                    dt: 0,
-                });
-                self.lean_add(id);
-            }
-        }
+        r.lean = Some(Lean {
+            req,
+            pat: Pattern { ctx, src: 0, tag },
+            buf: std::ptr::null_mut(),
+            count: 0,
+            dt: 0,
+        });
+        self.lean_add(id);
         Some(id)
     }
 

@@ -520,10 +520,74 @@ impl State {
 
     #[inline(never)]
     fn dispatch_arrived(&mut self, a: Arrived) {
+        if self.eager_to_posted(&a) {
+            return;
+        }
         match self.tp.event_of(a) {
             Ok(e) => self.dispatch(e),
             Err(e) => crate::core::state::progress_failed(e),
         }
+    }
+
+    /// A message just taken from the ring by a progress step (`State::progress_step`):
+    /// matched in place when it can be (`eager_to_posted`), else made an event and
+    /// dispatched. Returns whether it was an eager message (which ends the step: see
+    /// `Transport::poll_ring`).
+    #[inline(always)]
+    pub(crate) fn on_arrived(&mut self, a: Arrived) -> bool {
+        if self.eager_to_posted(&a) {
+            return true;
+        }
+        let eager = self.tp.header(&a).kind == wire::KIND_EAGER;
+        match self.tp.event_of(a) {
+            Ok(e) => self.dispatch(e),
+            Err(e) => crate::core::state::progress_failed(e),
+        }
+        eager
+    }
+
+    /// issue 16 (p2p11): an eager message just taken from the ring that matches the front
+    /// posted receive of its subrank is copied from its slot straight into that receive's
+    /// buffer and the receive completed, without the event, `dispatch` and `on_message` of
+    /// the general path (the message rate's common case: receives posted in order, their
+    /// messages arriving in order). Matching order is MPI's: the front receive is the first
+    /// posted, so when it matches it is the first match (a receive behind it that matches
+    /// too must wait, non-overtaking); when it does not match, the general path searches the
+    /// whole queue. A synchronous send (its acknowledgement), a rendezvous header, an
+    /// acknowledgement, a receive made by another subrank's task, and a payload longer than a
+    /// slot (the general path reports it) all take the general path. Returns whether it
+    /// took the message (false: nothing was done).
+    #[inline(always)]
+    fn eager_to_posted(&mut self, a: &Arrived) -> bool {
+        let hdr = self.tp.header(a);
+        if hdr.kind != wire::KIND_EAGER || hdr.flags & wire::FLAG_SYNC != 0 {
+            return false;
+        }
+        let Some(l) = self.locals.get_mut(a.dst_sub) else {
+            return false;
+        };
+        let Some(p) = l.posted.front() else {
+            return false;
+        };
+        let env = Envelope {
+            ctx: hdr.ctx,
+            src: hdr.src_rank,
+            tag: hdr.tag,
+        };
+        let rid = p.req;
+        if !p.pat.matches(&env) || owner_of(rid) != Some(a.dst_sub) {
+            return false;
+        }
+        let Some(payload) = self.tp.eager_payload(a, &hdr) else {
+            return false;
+        };
+        l.posted.pop_front();
+        // SAFETY: the ring slot stays untouched until the next poll of the transport.
+        copy_into(l, rid, env, unsafe { payload.as_slice() }, hdr.len as usize);
+        if let Some(w) = l.complete(rid) {
+            sched::wake(w);
+        }
+        true
     }
 
     /// A rendezvous payload arrived for receive `rid`.

@@ -431,10 +431,19 @@ pub unsafe fn sendrecv(
 /// matches is taken at once, else the receive is posted. None: nothing was done (the region
 /// hints track requests, or the match needs the transport).
 ///
+/// issue 16 (p2p11): `l` is `sub`'s `Local`, locked by the caller (who looked up the
+/// communicator in it: one lock, not two).
+///
 /// # Safety
 /// `t` is a receive buffer of `sub`, which runs, valid until the request completes.
-pub unsafe fn irecv(sh: &Shared<'_>, sub: usize, comm_h: usize, pat: Pattern, t: RecvTarget) -> Option<ReqId> {
-    let mut l = sh.local(sub)?;
+pub unsafe fn irecv<'a>(
+    sh: &Shared<'a>,
+    mut l: crate::sched::lock::Guard<'a, Local>,
+    sub: usize,
+    comm_h: usize,
+    pat: Pattern,
+    t: RecvTarget,
+) -> Option<ReqId> {
     if l.region.tracking {
         return None;
     }
