@@ -143,12 +143,12 @@ lint:
 # (TOUCAN_P2P_DIRECT=on, V=1; off by default, see docs/design-decisions.md).
 # issue 16 (p2p7): p2p_wait_mixed (waits over direct and other requests, Sendrecv > 256 B).
 # Session 18 (tidy9): comm_steps (communicators made and freed per step; pools off here).
-DIRECT_TESTS = ^(anysource|cancel|comm_basic|coll_comms|nbc_mixed|deadlock_(ring|large|coll|wait)|get_count|halo|isendrecv|large_pairs|mprobe|nb_test|nb_wait|order|p2p_large_count|persistent|probe|proc_null|request_free|request_status|ring|send_modes|sendrecv|stress|threads_multiple|topo_cart|truncate|zero_size|p2p_wait_mixed|p2p_lean|comm_steps)$$
+DIRECT_TESTS = ^(anysource|cancel|comm_basic|coll_comms|coll_p2p_mix|nbc_mixed|deadlock_(ring|large|coll|wait)|get_count|halo|isendrecv|large_pairs|mprobe|nb_test|nb_wait|order|p2p_large_count|persistent|probe|proc_null|request_free|request_status|ring|send_modes|sendrecv|stress|threads_multiple|topo_cart|truncate|zero_size|p2p_wait_mixed|p2p_lean|comm_steps)$$
 
 # Blocking collectives at V=1 as the real MPI's own (core/coll/solo.rs): on when the real MPI runs
 # at MPI_THREAD_MULTIPLE; these compat tests run again in that mode (docs/collectives.md).
-# Session 18 (tidy9): comm_steps.
-SOLO_TESTS = ^(barrier|bcast|coll_(alltoall|alltoallv_c|comm_order|gather|hier|large_count|nbreal|persistent|pplan|redscat|reduce_early|solo|team)|deadlock_(coll|rma|rma_lock)|info_comm|io_(basic|collread|nbcoll)|reduce_(arith|minmax)|threads_(multiple|openmp)|topo_cart|comm_steps)$$
+# Session 18 (tidy9): comm_steps. Session 19 (coll11): coll_p2p_mix.
+SOLO_TESTS = ^(barrier|bcast|coll_(alltoall|alltoallv_c|comm_order|gather|hier|large_count|nbreal|p2p_mix|persistent|pplan|redscat|reduce_early|solo|team)|deadlock_(coll|rma|rma_lock)|info_comm|io_(basic|collread|nbcoll)|reduce_(arith|minmax)|threads_(multiple|openmp)|topo_cart|comm_steps)$$
 
 compat-test:
 	@compat-tests/badinput-coverage.sh || echo "WARNING: exported functions missing from compat-tests/src/badinput.c (above)"
