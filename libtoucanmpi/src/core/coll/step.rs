@@ -224,3 +224,49 @@ pub(super) fn finish(pend: &[ReqId]) -> MpiResult<()> {
     }
     crate::core::p2p::blocking::wait_all(pend).map(|_| ())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{all_small, eager_max, plain};
+    use crate::core::coll::Buf;
+    use crate::core::datatype::byte;
+    use rstest::rstest;
+
+    /// Byte blocks of these lengths (`E`: the eager limit) go in steps exactly when each fits
+    /// one eager message.
+    const E: isize = -1;
+    #[rstest]
+    #[case(&[0], true)]
+    #[case(&[8, 1024], true)]
+    #[case(&[8, E], true)]
+    #[case(&[8, E - 1], false)]
+    #[case(&[], true)]
+    fn small_blocks_go_in_steps(#[case] lens: &[isize], #[case] small: bool) {
+        // E - 1 stands for one byte above the limit.
+        let len = |n: isize| {
+            if n < 0 {
+                (eager_max() as isize - 1 - n) as usize
+            } else {
+                n as usize
+            }
+        };
+        let mut mem = vec![0u8; eager_max() + 1];
+        let bs: Vec<Buf> = lens.iter().map(|&n| Buf::new(mem.as_mut_ptr(), len(n), byte())).collect();
+        assert_eq!(all_small(&bs), small);
+    }
+
+    /// A zero-length block gets an address that is not null (never used); others their own.
+    #[rstest]
+    #[case(0)]
+    #[case(1)]
+    #[case(64)]
+    fn plain_bytes_of_a_byte_block(#[case] n: usize) {
+        let mut mem = vec![0u8; 64];
+        let (p, len) = plain(&Buf::new(if n == 0 { std::ptr::null_mut() } else { mem.as_mut_ptr() }, n, byte())).expect("contiguous");
+        assert_eq!(len, n);
+        assert!(!p.is_null());
+        if n > 0 {
+            assert_eq!(p, mem.as_mut_ptr());
+        }
+    }
+}
