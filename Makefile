@@ -145,13 +145,14 @@ lint:
 # Session 18 (tidy9): comm_steps (communicators made and freed per step; pools off here).
 # Session 19: coll_persist_steps (persistent collectives made and freed per step; no pool here).
 # Session 19 (p2p11): p2p_ring_match, and p2p_waitall_late (small sends there now return the
-# built-in complete send too).
-DIRECT_TESTS = ^(anysource|cancel|comm_basic|coll_comms|nbc_mixed|deadlock_(ring|large|coll|wait)|get_count|halo|isendrecv|large_pairs|mprobe|nb_test|nb_wait|order|p2p_large_count|persistent|probe|proc_null|request_free|request_status|ring|send_modes|sendrecv|stress|threads_multiple|topo_cart|truncate|zero_size|p2p_wait_mixed|p2p_lean|comm_steps|coll_persist_steps|p2p_ring_match|p2p_waitall_late)$$
+# built-in complete send too). Session 19 (coll11): coll_p2p_mix.
+DIRECT_TESTS = ^(anysource|cancel|comm_basic|coll_comms|coll_p2p_mix|nbc_mixed|deadlock_(ring|large|coll|wait)|get_count|halo|isendrecv|large_pairs|mprobe|nb_test|nb_wait|order|p2p_large_count|persistent|probe|proc_null|request_free|request_status|ring|send_modes|sendrecv|stress|threads_multiple|topo_cart|truncate|zero_size|p2p_wait_mixed|p2p_lean|comm_steps|coll_persist_steps|p2p_ring_match|p2p_waitall_late)$$
 
 # Blocking collectives at V=1 as the real MPI's own (core/coll/solo.rs): on when the real MPI runs
 # at MPI_THREAD_MULTIPLE; these compat tests run again in that mode (docs/collectives.md).
-# Session 18 (tidy9): comm_steps. Session 19: coll_persist_steps.
-SOLO_TESTS = ^(barrier|bcast|coll_(alltoall|alltoallv_c|comm_order|gather|hier|large_count|nbreal|persistent|pplan|redscat|reduce_early|solo|team)|deadlock_(coll|rma|rma_lock)|info_comm|io_(basic|collread|nbcoll)|reduce_(arith|minmax)|threads_(multiple|openmp)|topo_cart|comm_steps|coll_persist_steps)$$
+# Session 18 (tidy9): comm_steps. Session 19: coll_persist_steps; (coll11) coll_p2p_mix,
+# deadlock_coll_small.
+SOLO_TESTS = ^(barrier|bcast|coll_(alltoall|alltoallv_c|comm_order|gather|hier|large_count|nbreal|p2p_mix|persist_steps|persistent|pplan|redscat|reduce_early|solo|team)|deadlock_(coll|coll_small|rma|rma_lock)|info_comm|io_(basic|collread|nbcoll)|reduce_(arith|minmax)|threads_(multiple|openmp)|topo_cart|comm_steps)$$
 
 compat-test:
 	@compat-tests/badinput-coverage.sh || echo "WARNING: exported functions missing from compat-tests/src/badinput.c (above)"

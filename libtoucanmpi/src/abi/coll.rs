@@ -11,7 +11,7 @@ use super::handles::{self as hd, comm};
 use crate::core::coll::reduce::Reducer;
 use crate::core::coll::team::{self, Blocks, Part};
 use crate::core::coll::teamcall;
-use crate::core::coll::{nbc, nbrec, persist, real, solo};
+use crate::core::coll::{nbc, nbrec, persist, real, solo, step};
 use crate::core::coll::{Buf, Coll, CollJob, CollOp};
 use crate::core::comm::CommRef;
 use crate::core::datatype::DtRef;
@@ -154,6 +154,8 @@ pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()
             let solo = solo::on() && matches!(&work, Work::Part(p) if solo_fits(&cm, p, equal));
             let mut coll = real::enrol(Coll::new(sub, &cm, comm_h)?, real || solo)?;
             coll.solo = solo && coll.real;
+            // Session 19: point-to-point rounds without request objects (`step`).
+            coll.quick = step::allowed(sub);
             return match work {
                 Work::Job(j) => j(&coll),
                 // SAFETY: MPI requires the buffers to stay valid until the call returns.

@@ -17,6 +17,7 @@ pub(crate) mod pool;
 pub mod real;
 pub mod reduce;
 pub mod solo;
+pub mod step;
 pub mod team;
 pub mod teamcall;
 mod teamfold;
@@ -26,7 +27,7 @@ use crate::core::coll::reduce::Reducer;
 use crate::core::comm::{CommRef, CTX_COLL};
 use crate::core::datatype::DtRef;
 use crate::core::error::{err, MpiResult};
-use crate::core::p2p::blocking::{irecv, isend, wait, wait_all};
+use crate::core::p2p::blocking::{irecv, isend, wait_all};
 use crate::core::p2p::SendMode;
 use crate::core::request::ReqId;
 use crate::core::state;
@@ -127,6 +128,9 @@ pub struct Coll {
     pub real: bool,
     /// That real collective is the real MPI's blocking one (`solo`).
     pub solo: bool,
+    /// Session 19: this call's point-to-point messages may go in request-free steps
+    /// (`step`): a blocking call of the subrank's own task at one member per process.
+    pub quick: bool,
 }
 
 impl Coll {
@@ -150,6 +154,7 @@ impl Coll {
             steps: Default::default(),
             real: false,
             solo: false,
+            quick: false,
         })
     }
 
@@ -174,6 +179,7 @@ impl Coll {
             steps: self.steps.clone(),
             real: false,
             solo: false,
+            quick: self.quick,
         }
     }
 
@@ -206,6 +212,7 @@ impl Coll {
             steps: self.steps.clone(),
             real: false,
             solo: false,
+            quick: self.quick,
         }
     }
 
@@ -251,15 +258,15 @@ impl Coll {
             self.tag_base | tag,
         )
     }
+    /// A blocking send (a step when the call takes them, `step`).
     pub(super) unsafe fn send(&self, b: &Buf, dest: i32, tag: i32) -> MpiResult<()> {
-        wait(self.isend(b, dest, tag)?).map(|_| ())
+        let mut pend = Vec::new();
+        self.post(b, dest, tag, &mut pend)?;
+        step::finish(&pend)
     }
+    /// A blocking receive (a step when the call takes them, `step`).
     pub(super) unsafe fn recv(&self, b: &Buf, src: i32, tag: i32) -> MpiResult<()> {
-        let st = wait(self.irecv(b, src, tag)?)?;
-        if st.error != c::MPI_SUCCESS {
-            return err(st.error, "collective message did not fit the receive buffer (mismatched counts?)");
-        }
-        Ok(())
+        self.take(b, src, tag)
     }
 
     /// Dissemination barrier: ceil(log2 n) rounds.
@@ -275,11 +282,7 @@ impl Coll {
         let mut k = 1;
         while k < n {
             // SAFETY: zero-length messages touch no memory.
-            unsafe {
-                let s = self.isend(&empty, (r + k) % n, TAG_BARRIER)?;
-                self.recv(&empty, (r - k + n) % n, TAG_BARRIER)?;
-                wait(s)?;
-            }
+            unsafe { self.trade(&empty, (r + k) % n, &empty, (r - k + n) % n, TAG_BARRIER)? };
             k *= 2;
         }
         Ok(())
@@ -310,11 +313,11 @@ impl Coll {
         let mut sends = Vec::new();
         while mask > 0 {
             if rel + mask < n {
-                sends.push(self.isend(b, (rel + mask + root) % n, TAG_BCAST)?);
+                self.post(b, (rel + mask + root) % n, TAG_BCAST, &mut sends)?;
             }
             mask >>= 1;
         }
-        wait_all(&sends).map(|_| ())
+        step::finish(&sends)
     }
 
     /// Reduction of `send` (or, with MPI_IN_PLACE, of `recv`) into `recv` at root.
@@ -430,13 +433,8 @@ impl Coll {
         let mut mask = 1;
         while mask < nr {
             let peer = r ^ mask;
-            let q = self.irecv(&Buf::new(tmp.as_mut_ptr(), n, w.clone()), peer, TAG_REDUCE)?;
-            let snd = self.isend(&Buf::new(acc.as_mut_ptr(), n, w.clone()), peer, TAG_REDUCE)?;
-            for st in wait_all(&[q, snd])? {
-                if st.error != c::MPI_SUCCESS {
-                    return err(st.error, "collective message did not fit the receive buffer (mismatched counts?)");
-                }
-            }
+            let (out, inb) = (Buf::new(acc.as_mut_ptr(), n, w.clone()), Buf::new(tmp.as_mut_ptr(), n, w.clone()));
+            self.trade(&out, peer, &inb, peer, TAG_REDUCE)?;
             if peer < r {
                 // The peer holds the lower ranks: acc = tmp op acc.
                 red.apply(&tmp, &mut acc, count, dt);
@@ -465,13 +463,20 @@ impl Coll {
         if r != root {
             return self.send(send.expect("non-root has a send buffer"), root, TAG_GATHER);
         }
+        if let Some(s) = send {
+            local_copy(s, &parts[r as usize]);
+        }
+        // Session 19: small blocks in steps, one receive after the other (the messages are
+        // all on their way: each rank sent at once).
+        if self.quick && step::all_small(parts) {
+            for (i, p) in parts.iter().enumerate().filter(|&(i, _)| i as i32 != r) {
+                self.take(p, i as i32, TAG_GATHER)?;
+            }
+            return Ok(());
+        }
         let mut reqs = Vec::new();
         for (i, p) in parts.iter().enumerate() {
-            if i as i32 == r {
-                if let Some(s) = send {
-                    local_copy(s, p);
-                }
-            } else {
+            if i as i32 != r {
                 reqs.push(self.irecv(p, i as i32, TAG_GATHER)?);
             }
         }
@@ -505,10 +510,10 @@ impl Coll {
                     local_copy(p, d);
                 }
             } else {
-                reqs.push(self.isend(p, i as i32, TAG_SCATTER)?);
+                self.post(p, i as i32, TAG_SCATTER, &mut reqs)?;
             }
         }
-        wait_all(&reqs).map(|_| ())
+        step::finish(&reqs)
     }
 
     /// Allgatherv over point-to-point: every rank sends its part straight to every other
@@ -539,6 +544,19 @@ impl Coll {
                 None => Ok(()),
             }
         };
+        if n as usize <= ALLGATHER_DIRECT_MAX && self.quick && step::all_small(parts) {
+            // Session 19: in steps, every send first (eager: complete at once), then each
+            // part received in turn (all are on their way).
+            let mut pend = Vec::new();
+            for k in 1..n {
+                self.post(own, (r + k) % n, TAG_ALLGATHER, &mut pend)?;
+            }
+            for k in 1..n {
+                let from = (r - k + n) % n;
+                self.take(&parts[from as usize], from, TAG_ALLGATHER)?;
+            }
+            return step::finish(&pend);
+        }
         if n as usize <= ALLGATHER_DIRECT_MAX {
             let mut reqs = Vec::with_capacity(2 * (n as usize - 1));
             for k in 1..n {
@@ -554,6 +572,10 @@ impl Coll {
         for k in 0..n - 1 {
             let (give, take) = ring_step(ru, k as usize, n as usize);
             let out = if k == 0 { own } else { &parts[give] };
+            if self.quick {
+                self.trade(out, right, &parts[take], left, TAG_ALLGATHER)?;
+                continue;
+            }
             let q = self.irecv(&parts[take], left, TAG_ALLGATHER)?;
             let s = self.isend(out, right, TAG_ALLGATHER)?;
             check(wait_all(&[q, s])?)?;
@@ -573,6 +595,20 @@ impl Coll {
             return real::alltoall(self, sends, recvs);
         }
         let (n, r) = (self.size(), self.rank());
+        if self.quick && step::all_small(recvs) {
+            // Session 19: in steps, as `allgatherv`.
+            let mut pend = Vec::new();
+            for k in 1..n {
+                let to = (r + k) % n;
+                self.post(&sends[to as usize], to, TAG_ALLTOALL, &mut pend)?;
+            }
+            local_copy(&sends[r as usize], &recvs[r as usize]);
+            for k in 1..n {
+                let from = (r - k + n) % n;
+                self.take(&recvs[from as usize], from, TAG_ALLTOALL)?;
+            }
+            return step::finish(&pend);
+        }
         let mut reqs = Vec::new();
         for k in 1..n {
             let from = (r - k + n) % n;
@@ -652,13 +688,9 @@ impl Coll {
             let (kn, w) = red.work(kcount, dt);
             let (gn, _) = red.work(gcount, dt);
             tmp.resize(red.work_len(kcount, dt), 0);
-            let q = self.irecv(&Buf::new(tmp.as_mut_ptr(), kn, w.clone()), peer as i32, TAG_REDUCE)?;
-            let snd = self.isend(&Buf::new(acc.as_mut_ptr().add(at(give.0)), gn, w), peer as i32, TAG_REDUCE)?;
-            for st in wait_all(&[q, snd])? {
-                if st.error != c::MPI_SUCCESS {
-                    return err(st.error, "collective message did not fit the receive buffer (mismatched counts?)");
-                }
-            }
+            let inb = Buf::new(tmp.as_mut_ptr(), kn, w.clone());
+            let out = Buf::new(acc.as_mut_ptr().add(at(give.0)), gn, w);
+            self.trade(&out, peer as i32, &inb, peer as i32, TAG_REDUCE)?;
             let k = at(keep.0);
             red.apply(&tmp, &mut acc[k..], kcount, dt);
             (lo, hi, mask) = (keep.0, keep.1, mask / 2);
