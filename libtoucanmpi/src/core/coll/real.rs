@@ -772,19 +772,13 @@ pub(super) fn private_twin(s: &mut State, parent: CommKey, seq: u64, child: Comm
         return false;
     }
     t.persistent += 1;
-    t.waiting.insert(place);
     if pooled {
-        t.waiting.insert((seq, 1));
-        let pools = &mut s.rcoll.pools;
-        let id = *t.pool.get_or_insert_with(|| pools.create());
-        if let Some(p) = pools.get_mut(id) {
-            p.queue.push_back((place, child));
-        }
-        s.rcoll.twins.insert(child, Twin::new(None, 1));
+        enqueue_pick(s, parent, place, child, 1);
         next_pick(s, parent);
         pump(s, parent);
         return true;
     }
+    t.waiting.insert(place);
     t.ready.insert(
         place,
         Queued {
@@ -809,9 +803,7 @@ pub(super) fn private_near_budget(s: &State, parent: CommKey, seq: u64) -> bool 
     if t.knows((seq, 0)) || t.persistent - t.persistent_reused < MAX_PERSISTENT {
         return false;
     }
-    t.pool
-        .and_then(|id| s.rcoll.pools.get(id))
-        .is_some_and(|p| p.active || !p.queue.is_empty())
+    picks_pending(s, t)
 }
 
 /// Queues round `round` of a persistent call on its private twin `key` (rounds go in order:
@@ -1286,14 +1278,7 @@ pub fn derive(parent: &CommRef, seq: u64, children: &[(u64, &[u32])]) -> MpiResu
             t.children += 1;
             if pooled {
                 // The pick at `place`, the idup (if it comes to that) at the next one.
-                t.waiting.insert(place);
-                t.waiting.insert((seq, 2 * i as u32 + 1));
-                let pools = &mut s.rcoll.pools;
-                let id = *t.pool.get_or_insert_with(|| pools.create());
-                if let Some(p) = pools.get_mut(id) {
-                    p.queue.push_back((place, child));
-                }
-                s.rcoll.twins.insert(child, Twin::new(None, local));
+                enqueue_pick(s, pk, place, child, local);
                 continue;
             }
             t.waiting.insert(place);
@@ -1343,9 +1328,30 @@ fn near_budget(s: &State, parent: CommKey, seq: u64, n: usize) -> bool {
     if t.knows((seq, 0)) || (t.children - t.reused) as usize + n.min(MAX_SPLIT) < MAX_CHILDREN as usize {
         return false;
     }
+    picks_pending(s, t)
+}
+
+/// Session 19: whether a pick of `t`'s pool is running or queued (a budget's local count is
+/// then only an upper bound).
+fn picks_pending(s: &State, t: &Twin) -> bool {
     t.pool
         .and_then(|id| s.rcoll.pools.get(id))
         .is_some_and(|p| p.active || !p.queue.is_empty())
+}
+
+/// Session 17 (derived communicators), session 19 (private twins): registers child `child`
+/// (`local` handles here) of twin `parent` for a pick of its pool at `place`, and the place
+/// of the idup that follows if no spare is free everywhere (`picked`).
+fn enqueue_pick(s: &mut State, parent: CommKey, place: Place, child: CommKey, local: usize) {
+    let Some(t) = s.rcoll.twins.get_mut(&parent) else { return };
+    t.waiting.insert(place);
+    t.waiting.insert((place.0, place.1 + 1));
+    let pools = &mut s.rcoll.pools;
+    let id = *t.pool.get_or_insert_with(|| pools.create());
+    if let Some(p) = pools.get_mut(id) {
+        p.queue.push_back((place, child));
+    }
+    s.rcoll.twins.insert(child, Twin::new(None, local));
 }
 
 /// Session 17: starts the next pick of twin `parent`'s pool when none runs: the mask of the
