@@ -470,11 +470,28 @@ pub fn wait(h: usize) -> Option<MpiResult<(Status, usize, bool)>> {
     let id = h as ReqId;
     let me = sched::current();
     let sub = sched::rank();
-    let mine = state::with(|s| s.rcoll.tree.tokens.contains_key(&id) && s.req(id).is_some_and(|r| r.owner == sub && r.active)).ok()?;
-    if !mine {
-        return None;
+    // nbc11: the look at the request, its first poll and, when that finds it done, its
+    // completion under one lock (`test`'s round): a wait whose data is here costs one lock
+    // round instead of three (the look, then the general wait's check and poll rounds).
+    let first = state::with(|s| {
+        let token = *s.rcoll.tree.tokens.get(&id)?;
+        if !s.req(id).is_some_and(|r| r.owner == sub && r.active) {
+            return None;
+        }
+        if !is_done(s, id) {
+            coll_test(s, token);
+        }
+        if !is_done(s, id) {
+            return Some(None);
+        }
+        let (comm, persistent) = s.req(id).map_or((0, false), |r| (r.comm, r.persist.is_some()));
+        Some(Some((finish(s, id), comm, persistent)))
+    })
+    .ok()??;
+    if let Some(done) = first {
+        return Some(Ok(done));
     }
-    let mut n = 0u32;
+    let mut n = 1u32;
     Some(block_on_with(
         |s| {
             if is_done(s, id) {
