@@ -23,6 +23,8 @@
 #                   overrides the Toucan build's RUNPATH): before/after a change, one run set
 #   toucan-...-mt, base-...-mt   the same with TOUCAN_REAL_THREAD=multiple (the real MPI at
 #                   MPI_THREAD_MULTIPLE), e.g. -c toucan-2x1,toucan-2x1-mt -b PingPong,Sendrecv
+#   toucan-...-pt, base-...-pt   the same with TOUCAN_P2P_DIRECT=on (point-to-point passed
+#                   through); the suffixes combine: toucan-2x1-pt-mt
 # Each configuration runs every benchmark of -b (IMB-MPI1) and of -n (IMB-NBC; "none" for
 # none) on all its ranks (-npmin = ranks), message sizes -m, N times, interleaved (run 1 of
 # every configuration, then run 2, ...). IMB's own arguments: -msglen (the sizes), -npmin,
@@ -160,23 +162,29 @@ need_impl=()
 for cfg in "${configs[@]}"; do
     # coll5: a -mt suffix on a toucan-/base- configuration asks the real MPI underneath for
     # MPI_THREAD_MULTIPLE (TOUCAN_REAL_THREAD=multiple), to measure what it costs.
-    mt=""
-    [[ "$cfg" == toucan-*-mt || "$cfg" == base-*-mt ]] && mt="TOUCAN_REAL_THREAD=multiple "
-    case "${cfg%-mt}" in
+    # Session 20: a -pt suffix passes point-to-point through (TOUCAN_P2P_DIRECT=on); the two
+    # suffixes combine in either order (toucan-2x1-pt-mt).
+    mt="" core=$cfg
+    if [[ "$cfg" == toucan-* || "$cfg" == base-* ]]; then
+        while [[ "$core" == *-mt || "$core" == *-pt ]]; do
+            [[ "$core" == *-mt ]] && mt+="TOUCAN_REAL_THREAD=multiple "
+            [[ "$core" == *-pt ]] && mt+="TOUCAN_P2P_DIRECT=on "
+            core=${core%-*}
+        done
+    fi
+    case "$core" in
     mpich-[0-9]*p)
         n=${cfg#mpich-}
         n=${n%p}
         cfg_impl[$cfg]=mpich cfg_ranks[$cfg]=$n cfg_cmd[$cfg]="$MPIRUN -np $n"
         ;;
     toucan-[0-9]*x[0-9]*x[0-9]* | base-[0-9]*x[0-9]*x[0-9]*)
-        IFS=x read -r n w v <<<"${cfg#*-}"
-        v=${v%-mt}
+        IFS=x read -r n w v <<<"${core#*-}"
         cfg_impl[$cfg]=toucan cfg_ranks[$cfg]=$((n * w * v))
         cfg_cmd[$cfg]="${mt}TOUCAN_WORKERS=$w TOUCAN_V=$v $MPIRUN -np $n"
         ;;
     toucan-[0-9]*x[0-9]* | base-[0-9]*x[0-9]*)
-        IFS=x read -r n v <<<"${cfg#*-}"
-        v=${v%-mt}
+        IFS=x read -r n v <<<"${core#*-}"
         cfg_impl[$cfg]=toucan cfg_ranks[$cfg]=$((n * v)) cfg_cmd[$cfg]="${mt}TOUCAN_V=$v $MPIRUN -np $n"
         ;;
     ampi-p[0-9]*-vp[0-9]*)
