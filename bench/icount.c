@@ -13,6 +13,9 @@
  *   allreduce  MPI_Allreduce of one double (MPI_SUM) on MPI_COMM_WORLD
  *   reduce     MPI_Reduce of one double (MPI_SUM) to rank 0, then MPI_Barrier, as IMB's
  *              Reduce loop does (coll4)
+ *   reduce1k   the same with 256 floats (1 KiB, IMB's Reduce at 1024 bytes)
+ *   gather     MPI_Gather of 8 bytes per rank to rank 0, then MPI_Barrier, as IMB's Gather
+ *              loop does (coll12)
  *
  * Meant for ranks that are subranks of one process (TOUCAN_V=V, no mpirun): between
  * processes a waiting rank polls, and what it counts then depends on timing. Rank 0 prints
@@ -97,6 +100,26 @@ int main(int argc, char **argv)
             MPI_Barrier(MPI_COMM_WORLD);
         }
         check = rank == 0 ? out : 0;
+    } else if (strcmp(k, "reduce1k") == 0) { /* coll12 */
+        float in[256], out[256] = {0};
+        for (int j = 0; j < 256; j++)
+            in[j] = (float)(rank + j % 3);
+        for (long i = 0; i < iters; i++) {
+            MPI_Reduce(in, out, 256, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+        check = rank == 0 ? out[255] : 0;
+    } else if (strcmp(k, "gather") == 0) { /* coll12 */
+        unsigned char in[8], *out = malloc(8 * (size_t)size);
+        memset(in, rank + 1, sizeof in);
+        memset(out, 0, 8 * (size_t)size);
+        for (long i = 0; i < iters; i++) {
+            MPI_Gather(in, 8, MPI_BYTE, out, 8, MPI_BYTE, 0, MPI_COMM_WORLD);
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+        for (int p = 0; rank == 0 && p < size; p++)
+            check += out[8 * p + 7];
+        free(out);
     } else {
         if (rank == 0)
             fprintf(stderr, "icount: unknown kernel %s\n", k);

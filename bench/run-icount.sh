@@ -17,9 +17,10 @@
 #
 #   --baseline DIR    another checkout of Toucan-MPI with its library built (cargo build
 #                     --release): built with its own wrappers/toucancc, counted beside
-#   --kernels LIST    comma-separated from lat,rate,sendrecv,barrier,allreduce,reduce (default
+#   --kernels LIST    comma-separated from lat,rate,sendrecv,barrier,allreduce,reduce,reduce1k,
+#                     gather (default
 #                     all but reduce)
-#   -V V              subranks (default 2 for lat, rate and sendrecv, 8 for barrier, allreduce, reduce)
+#   -V V              subranks (default 2 for lat, rate and sendrecv, 8 for the collectives)
 #   --update-results  rewrite the icount section of bench/RESULTS.md
 #   -h                this help
 set -euo pipefail
@@ -93,7 +94,7 @@ IFS=, read -r -a ks <<<"$kernels"
 for k in "${ks[@]}"; do
     case $k in
     lat | rate | sendrecv) v=${vset:-2} ;;
-    barrier | allreduce | reduce) v=${vset:-8} ;;
+    barrier | allreduce | reduce | reduce1k | gather) v=${vset:-8} ;;
     *) die "unknown kernel $k" ;;
     esac
     t=$(per_iter this "$k" "$v")

@@ -913,7 +913,10 @@ coll_family!(
     comm_h,
     [MPI_Gather PMPI_Gather MPI_Igather PMPI_Igather MPI_Gather_init PMPI_Gather_init],
     [MPI_Gather_c PMPI_Gather_c MPI_Igather_c PMPI_Igather_c MPI_Gather_init_c PMPI_Gather_init_c],
-    fast = crate::abi::collsolo::rooted(&Sides { sbuf, scount: wide(scount), sdt, rbuf, rcount: wide(rcount), rdt }, root, comm_h, true),
+    fast = {
+        let x = Sides { sbuf, scount: wide(scount), sdt, rbuf, rcount: wide(rcount), rdt };
+        crate::abi::collsolo::rooted(&x, root, comm_h, true).or_else(|| crate::abi::collteam::rooted(&x, root, comm_h, true))
+    },
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, root: c_int, comm_h: usize| {
         prep_gather(sbuf, wide(scount), sdt, rbuf, Layout::Equal(wide(rcount), rdt), root, comm_h)?
     }
@@ -943,7 +946,10 @@ coll_family!(
     comm_h,
     [MPI_Scatter PMPI_Scatter MPI_Iscatter PMPI_Iscatter MPI_Scatter_init PMPI_Scatter_init],
     [MPI_Scatter_c PMPI_Scatter_c MPI_Iscatter_c PMPI_Iscatter_c MPI_Scatter_init_c PMPI_Scatter_init_c],
-    fast = crate::abi::collsolo::rooted(&Sides { sbuf, scount: wide(scount), sdt, rbuf, rcount: wide(rcount), rdt }, root, comm_h, false),
+    fast = {
+        let x = Sides { sbuf, scount: wide(scount), sdt, rbuf, rcount: wide(rcount), rdt };
+        crate::abi::collsolo::rooted(&x, root, comm_h, false).or_else(|| crate::abi::collteam::rooted(&x, root, comm_h, false))
+    },
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, root: c_int, comm_h: usize| {
         prep_scatter(sbuf, Layout::Equal(wide(scount), sdt), rbuf, wide(rcount), rdt, root, comm_h)?
     }

@@ -112,20 +112,25 @@ impl Reducer {
         }
     }
 
+    /// `work` without a clone of the work datatype (its `Arc` count is two atomic writes on a
+    /// line every member of a call shares; session 20).
+    #[inline]
+    fn work_ref<'a>(&'a self, count: usize, dt: &DtRef) -> (usize, &'a DtRef) {
+        match self {
+            Reducer::Builtin { ty, work_dt, .. } => (count * dt.elements / if ty.is_pair() { 2 } else { 1 }, work_dt),
+            Reducer::User { dt, .. } => (count, dt),
+        }
+    }
+
     /// Work-buffer elements (and their datatype) for `count` elements of the user's type.
     pub fn work(&self, count: usize, dt: &DtRef) -> (usize, DtRef) {
-        match self {
-            Reducer::Builtin { ty, work_dt, .. } => {
-                let per = if ty.is_pair() { 2 } else { 1 };
-                (count * dt.elements / per, work_dt.clone())
-            }
-            Reducer::User { dt, .. } => (count, dt.clone()),
-        }
+        let (n, w) = self.work_ref(count, dt);
+        (n, w.clone())
     }
 
     /// Bytes of a work buffer for `count` user elements.
     pub fn work_len(&self, count: usize, dt: &DtRef) -> usize {
-        let (n, w) = self.work(count, dt);
+        let (n, w) = self.work_ref(count, dt);
         (n * w.extent.max(0) as usize + w.lb.max(0) as usize).max(1)
     }
 
@@ -144,7 +149,7 @@ impl Reducer {
     /// # Safety
     /// `src` must hold `count` elements of `dt`.
     pub unsafe fn load_into(&self, src: *const u8, count: usize, dt: &DtRef, out: &mut Vec<u8>) {
-        let (n, w) = self.work(count, dt);
+        let (n, w) = self.work_ref(count, dt);
         let len = self.work_len(count, dt);
         out.clear();
         if dt.is_contiguous() && w.is_contiguous() {
@@ -165,7 +170,7 @@ impl Reducer {
     /// # Safety
     /// `dst` must have room for `count` elements of `dt`.
     pub unsafe fn store(&self, work: &[u8], dst: *mut u8, count: usize, dt: &DtRef) {
-        let (n, w) = self.work(count, dt);
+        let (n, w) = self.work_ref(count, dt);
         if dt.is_contiguous() && w.is_contiguous() {
             // As in `load`: the work buffer's first bytes are the packed elements.
             // SAFETY: `dst` has room for count * size bytes (the caller's contract); `work` is a
@@ -195,7 +200,7 @@ impl Reducer {
     pub unsafe fn apply_raw(&self, inp: *const u8, inout: *mut u8, count: usize, dt: &DtRef) {
         match self {
             Reducer::Builtin { op, ty, .. } => {
-                let (n, _) = self.work(count, dt);
+                let (n, _) = self.work_ref(count, dt);
                 op::apply(*op, *ty, inp, inout, n);
             }
             Reducer::User { op, handle, .. } => {

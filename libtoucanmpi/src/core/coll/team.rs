@@ -18,6 +18,13 @@
 //!
 //! With one worker the tree is one leaf (the root): one atomic add per member, as before.
 //!
+//! A member that leaves early (a non-root of Reduce or Gather) may start the next call while
+//! the one it left is still open (session 20): the slots' cells, the tree's counts and the
+//! Reduce's fold come in two halves, for calls of even and odd generations, so it parks only
+//! when it reaches the call after that one before the call it left is closed. Before, it parked
+//! at its next call until the last arrival closed the previous one (IMB's Reduce loop at 1x8:
+//! 14 parks per Reduce + Barrier round instead of 8).
+//!
 //! The generation orders consecutive calls on one communicator (every member calls them in
 //! the same order, MPI's rule), different communicators have different teams, and nothing
 //! goes through the point-to-point queues, so collectives never match user messages. The
@@ -237,9 +244,10 @@ pub(super) trait Members {
     }
 }
 
-/// One member's place in the team, on a cache line of its own.
-#[repr(align(64))]
-struct Slot {
+/// What a member leaves in its slot for one call. A slot has two, used by calls of even and
+/// odd generations (`half`): a member that left call g early may start call g + 1 while g is
+/// still open, its part of g still to be read (session 20).
+struct Half {
     /// The member's `Part` during a call (written by the member before it counts itself in;
     /// stale once a member that left early has gone: read only when `staged` is false).
     part: UnsafeCell<*const Part>,
@@ -249,19 +257,45 @@ struct Slot {
     staged: UnsafeCell<bool>,
     /// Packed send data (Gather) or work buffer (Reduce) of a member that left early.
     stage: UnsafeCell<Vec<u8>>,
+    /// The member's task, to wake (usize::MAX: it does not wait, or spins and sees the
+    /// generation move by itself).
+    task: AtomicUsize,
+    /// The member's error in the call (written by the combiner before the generation
+    /// moves, taken by the member after).
+    error: UnsafeCell<Option<MpiError>>,
+}
+
+impl Half {
+    fn new() -> Half {
+        Half {
+            part: UnsafeCell::new(std::ptr::null()),
+            kind: UnsafeCell::new(0),
+            staged: UnsafeCell::new(false),
+            stage: UnsafeCell::new(Vec::new()),
+            task: AtomicUsize::new(usize::MAX),
+            error: UnsafeCell::new(None),
+        }
+    }
+}
+
+/// The half of the slots, nodes and folds that call `g` uses.
+#[inline(always)]
+fn half(g: u64) -> usize {
+    (g & 1) as usize
+}
+
+/// One member's place in the team, on a cache line of its own.
+#[repr(align(64))]
+struct Slot {
+    /// The member's cells for calls of even and odd generations.
+    halves: [Half; 2],
     /// The generation of the member's next call (only the member touches it).
     next: UnsafeCell<u64>,
     /// The number of the member's next nonblocking or persistent call (only the member
     /// touches it; `teamcall`).
     next_call: UnsafeCell<u64>,
-    /// The member's task, to wake (usize::MAX: it does not wait, or spins and sees the
-    /// generation move by itself).
-    task: AtomicUsize,
     /// The member's leaf of the arrival tree (fixed).
     leaf: usize,
-    /// The member's error in the last call (written by the combiner before the generation
-    /// moves, taken by the member after).
-    error: UnsafeCell<Option<MpiError>>,
 }
 
 #[repr(align(64))]
@@ -282,10 +316,10 @@ pub(super) struct Scratch {
 /// node goes on to its parent; the one that completes the root combines.
 #[repr(align(128))]
 struct Node {
-    /// Arrivals still missing in the current call: counts down from the number of
-    /// children, and the last one sets it back before it goes on (nobody counts in for the
-    /// next call before the generation moves).
-    left: AtomicUsize,
+    /// Arrivals still missing in the current call of each half: counts down from the number
+    /// of children, and the last one sets it back before it goes on (nobody counts in for
+    /// the call two generations on before the generation moves past this one).
+    left: [AtomicUsize; 2],
     /// Members (a leaf) or nodes (above).
     children: Box<[usize]>,
     leaf: bool,
@@ -294,8 +328,8 @@ struct Node {
     /// The member that completed this node in the current call and waits for the call's
     /// end (`NONE`: it left early): it wakes the others under the node then (`wake_path`).
     /// Written before its completer counts in at the parent, read by whoever completes an
-    /// ancestor, after the generation moves.
-    delegate: AtomicUsize,
+    /// ancestor, after the generation moves. One per half, as `left`.
+    delegate: [AtomicUsize; 2],
 }
 
 /// No node, no member.
@@ -311,10 +345,12 @@ pub struct Team {
     slots: Box<[Slot]>,
     /// The arrival tree: leaves first, the root last.
     nodes: Box<[Node]>,
+    /// Calls closed: call g's combiner moves it from g to g + 1 (calls close in order: the
+    /// last arrival of a call combines it before it can arrive at the next one).
     generation: Padded<AtomicU64>,
     scratch: UnsafeCell<Scratch>,
-    /// A blocking Reduce's fold (`teamfold`).
-    fold: super::teamfold::Folder,
+    /// A blocking Reduce's fold (`teamfold`), one per half.
+    fold: [super::teamfold::Folder; 2],
     /// Nonblocking and persistent calls some members have started and others not yet
     /// (`teamcall`): the call's number, its record, how many members joined it.
     pub(super) calls: Lock<Vec<(u64, Arc<super::teamcall::Call>, usize)>>,
@@ -347,15 +383,10 @@ impl Team {
         let (nodes, leaf_of) = tree(homes);
         let slots = (0..n)
             .map(|i| Slot {
-                part: UnsafeCell::new(std::ptr::null()),
-                kind: UnsafeCell::new(0),
-                staged: UnsafeCell::new(false),
-                stage: UnsafeCell::new(Vec::new()),
+                halves: [Half::new(), Half::new()],
                 next: UnsafeCell::new(0),
                 next_call: UnsafeCell::new(0),
-                task: AtomicUsize::new(usize::MAX),
                 leaf: leaf_of[i],
-                error: UnsafeCell::new(None),
             })
             .collect();
         Team {
@@ -365,7 +396,7 @@ impl Team {
             nodes,
             generation: Padded(AtomicU64::new(0)),
             scratch: Default::default(),
-            fold: super::teamfold::Folder::new(n),
+            fold: [super::teamfold::Folder::new(n), super::teamfold::Folder::new(n)],
             calls: Lock::new(Vec::new()),
         }
     }
@@ -379,73 +410,79 @@ impl Team {
         let r = rank as usize;
         let slot = &self.slots[r];
         let folds = super::teamfold::eligible(part);
-        // SAFETY: the slot's cells are this member's until it counts itself in (below), once
-        // its previous call is over: the generation is `g` (it cannot pass `g` before this
-        // member arrives, and is `g - 1` while a call it left early is still open). The fold
-        // reads this member's stage only after it marked it ready under the fold's lock, and
-        // it does not touch it again before the generation moves (`teamfold`).
+        // SAFETY: the cells of the call's half are this member's until it counts itself in
+        // (below), once the call two generations back is closed: a member that left the
+        // previous call early may start this one while that is still open (the other half),
+        // but not the one after. The fold reads this member's stage only after it marked it
+        // ready under the fold's lock, and it does not touch it again before the generation
+        // moves past the call (`teamfold`).
         let (early, g) = unsafe {
             let g = *slot.next.get();
-            if self.generation.0.load(Ordering::Acquire) != g {
+            let h = &slot.halves[half(g)];
+            if !self.closed(g.wrapping_sub(2)) {
                 // Whoever closes that call (or its delegate here) wakes this task, if it
                 // parks (`wait`).
-                self.wait(slot, g.wrapping_sub(1), false);
+                self.wait(h, g.wrapping_sub(2), false);
             }
             *slot.next.get() = g.wrapping_add(1);
-            *slot.part.get() = part;
-            *slot.kind.get() = part.kind();
-            *slot.error.get() = None;
+            *h.part.get() = part;
+            *h.kind.get() = part.kind();
+            *h.error.get() = None;
             let early = if folds {
                 // Its operand is folded or staged before it counts in.
-                self.fold.arrive(self, r, part, &mut *slot.stage.get());
+                let round = Round { t: self, g };
+                self.fold[half(g)].arrive(&round, r, part, &mut *h.stage.get());
                 part.early(rank)
             } else {
-                part.early(rank) && stage(part, &mut *slot.stage.get())
+                part.early(rank) && stage(part, &mut *h.stage.get())
             };
-            *slot.staged.get() = early;
+            *h.staged.get() = early;
             (early, g)
         };
+        let (p, h) = (half(g), &slot.halves[half(g)]);
         // Several workers: nobody wakes a member that spins (it sees the generation move);
         // it names its task when it parks (`wait`). One worker: it parks at once.
         let named = !early && !self.spin;
-        slot.task
-            .store(if named { sched::current() } else { usize::MAX }, Ordering::Relaxed);
+        h.task.store(if named { sched::current() } else { usize::MAX }, Ordering::Relaxed);
         // Count in at the leaf, and at each node above that this member completes.
         let mut node = slot.leaf;
         let combiner = loop {
             let nd = &self.nodes[node];
-            if nd.left.fetch_sub(1, Ordering::AcqRel) != 1 {
+            if nd.left[p].fetch_sub(1, Ordering::AcqRel) != 1 {
                 break false;
             }
-            nd.left.store(nd.children.len(), Ordering::Relaxed);
+            nd.left[p].store(nd.children.len(), Ordering::Relaxed);
             if nd.parent == NONE {
                 break true;
             }
-            nd.delegate.store(if early { NONE } else { r }, Ordering::Relaxed);
+            nd.delegate[p].store(if early { NONE } else { r }, Ordering::Relaxed);
             node = nd.parent;
         };
+        let round = Round { t: self, g };
         if !combiner {
             if early {
                 return Ok(());
             }
-            self.wait(slot, g, named);
+            self.wait(h, g, named);
             // The nodes this member completed (those below `node`, where it stopped): it
             // wakes the others under them.
-            self.wake_below(r, node);
+            self.wake_below(r, node, g);
             // SAFETY: the combiner wrote it before moving the generation (seen above).
-            return unsafe { self.take_error(r) }.map_or(Ok(()), Err);
+            return unsafe { round.take_error(r) }.map_or(Ok(()), Err);
         }
-        // The last arrival: every part is in place (acquired along the tree's counts).
+        // The last arrival: every part is in place (acquired along the tree's counts), and
+        // the previous call is closed (its last arrival closed it before it arrived here).
         // SAFETY: this member is the only combiner until the generation moves.
         let sc = unsafe { &mut *self.scratch.get() };
         // SAFETY: the parts are the waiting members' arguments, valid as the caller's.
         // A reduction that does not fold while others folded (their parts are gone) finds
         // the fold unfinished, which fails the call everywhere.
         let mine = unsafe {
-            if folds || (matches!(part, Part::Reduce { .. }) && !self.fold.untouched()) {
-                self.fold.finish(self, r)
+            let fold = &self.fold[p];
+            if folds || (matches!(part, Part::Reduce { .. }) && !fold.untouched()) {
+                fold.finish(&round, r)
             } else {
-                combine(self, r, sc)
+                combine(&round, r, sc)
             }
         };
         for v in [&mut sc.acc, &mut sc.x] {
@@ -455,12 +492,20 @@ impl Team {
         }
         self.generation.0.store(g.wrapping_add(1), Ordering::SeqCst);
         // The tasks are read after the generation moved (see `wait`): a member may already
-        // be in its next call then, with the same task (a subrank's own), or none
-        // (usize::MAX) when it left that one early or spins. The scratch is still this
+        // be in its call two generations on then, with the same task (a subrank's own), or
+        // none (usize::MAX) when it left that one early or spins. The scratch is still this
         // member's: the next call cannot combine before it arrives.
-        self.wake_below(r, NONE);
+        self.wake_below(r, NONE, g);
         mine
     }
+
+    /// Whether call `g` is closed (the generation moved past it). Calls close in order, and
+    /// a member's next call is at most two generations ahead of the generation.
+    #[inline(always)]
+    fn closed(&self, g: u64) -> bool {
+        (self.generation.0.load(Ordering::SeqCst).wrapping_sub(g) as i64) > 0
+    }
+
     /// A team of `n` members for unit tests (no process state needed).
     #[cfg(test)]
     pub(super) fn for_tests(n: usize) -> Team {
@@ -486,14 +531,14 @@ impl Team {
         }
     }
 
-    /// Waits (as the member of `slot`) until generation `g` is over: with members on several
-    /// workers it spins first while nothing else can run here, then names its task in its
-    /// slot and parks. Whoever sees the generation move wakes the tasks it finds named
-    /// (`wake_below`): each names its task (sequentially consistent) before it looks at
-    /// the generation once more, and the waker moves or sees the generation (sequentially
-    /// consistent) before it reads the task, so one of them sees the other.
-    fn wait(&self, slot: &Slot, g: u64, named: bool) {
-        let moved = || self.generation.0.load(Ordering::SeqCst) != g;
+    /// Waits (as the member of `h`, the half of call `g`) until call `g` is closed: with
+    /// members on several workers it spins first while nothing else can run here, then
+    /// names its task in its slot and parks. Whoever closes the call wakes the tasks it
+    /// finds named (`wake_below`): each names its task (sequentially consistent) before it
+    /// looks at the generation once more, and the waker moves or sees the generation
+    /// (sequentially consistent) before it reads the task, so one of them sees the other.
+    fn wait(&self, h: &Half, g: u64, named: bool) {
+        let moved = || self.closed(g);
         if self.spin {
             for i in 0..SPINS {
                 if moved() {
@@ -513,7 +558,7 @@ impl Team {
         }
         // (`named`: at the count-in already, read by the combiner after it: one worker.)
         if !named {
-            slot.task.store(sched::current(), Ordering::SeqCst);
+            h.task.store(sched::current(), Ordering::SeqCst);
         }
         // A wake-up that comes before the park is kept (the task is marked notified), so
         // none is lost between the check and the park.
@@ -528,61 +573,74 @@ impl Team {
     /// delegate (who completed them and waits: it wakes its own nodes' others in turn), or,
     /// when theirs left early, one by one.
     #[inline]
-    fn wake_below(&self, r: usize, stop: usize) {
+    fn wake_below(&self, r: usize, stop: usize, g: u64) {
         let leaf = self.slots[r].leaf;
         if leaf != stop {
-            self.wake_path(leaf, r, stop);
+            self.wake_path(leaf, r, stop, half(g));
         }
     }
 
     /// `wake_below` from `node`, reached from its child `from`: the nodes above first (their
-    /// members are on other workers, which can run them meanwhile).
-    fn wake_path(&self, node: usize, from: usize, stop: usize) {
+    /// members are on other workers, which can run them meanwhile). `p`: the call's half.
+    fn wake_path(&self, node: usize, from: usize, stop: usize, p: usize) {
         let nd = &self.nodes[node];
         if nd.parent != stop {
-            self.wake_path(nd.parent, node, stop);
+            self.wake_path(nd.parent, node, stop, p);
         }
         let others = nd.children.iter().copied().filter(|&c| c != from);
         if nd.leaf {
-            others.for_each(|m| self.wake_member(m));
+            others.for_each(|m| self.wake_member(m, p));
         } else {
-            others.for_each(|c| self.wake_under(c));
+            others.for_each(|c| self.wake_under(c, p));
         }
     }
 
     /// Wakes the waiting members under node `node`, which someone else completed.
-    fn wake_under(&self, node: usize) {
+    fn wake_under(&self, node: usize, p: usize) {
         let nd = &self.nodes[node];
-        let d = nd.delegate.load(Ordering::Relaxed);
+        let d = nd.delegate[p].load(Ordering::Relaxed);
         if d != NONE {
-            self.wake_member(d);
+            self.wake_member(d, p);
         } else if nd.leaf {
-            nd.children.iter().for_each(|&m| self.wake_member(m));
+            nd.children.iter().for_each(|&m| self.wake_member(m, p));
         } else {
-            nd.children.iter().for_each(|&c| self.wake_under(c));
+            nd.children.iter().for_each(|&c| self.wake_under(c, p));
         }
     }
 
-    /// Wakes member `i` if it named its task (it parks, or parked).
+    /// Wakes member `i` if it named its task in half `p` (it parks, or parked).
     #[inline]
-    fn wake_member(&self, i: usize) {
-        let t = self.slots[i].task.load(Ordering::SeqCst);
+    fn wake_member(&self, i: usize, p: usize) {
+        let t = self.slots[i].halves[p].task.load(Ordering::SeqCst);
         if t != usize::MAX {
             sched::wake(t);
         }
     }
 }
 
-impl Members for Team {
+/// The cells of one call of a team (generation `g`) as the combiner and the fold read them.
+struct Round<'a> {
+    t: &'a Team,
+    g: u64,
+}
+
+impl Round<'_> {
+    #[inline(always)]
+    fn cell(&self, i: usize) -> &Half {
+        &self.t.slots[i].halves[half(self.g)]
+    }
+}
+
+impl Members for Round<'_> {
     fn count(&self) -> usize {
-        self.n
+        self.t.n
     }
 
     /// # Safety
     /// Called by the combiner.
     unsafe fn kind(&self, i: usize) -> u8 {
         // SAFETY: written by the member before it counted itself in.
-        unsafe { *self.slots[i].kind.get() }
+        unsafe { *self.cell(i).kind.get() }
     }
 
     /// Whether member `i` left early (its data in its stage).
@@ -591,7 +649,7 @@ impl Members for Team {
     /// Called by the combiner.
     unsafe fn staged(&self, i: usize) -> bool {
         // SAFETY: written by the member before it counted itself in.
-        unsafe { *self.slots[i].staged.get() }
+        unsafe { *self.cell(i).staged.get() }
     }
 
     /// # Safety
@@ -599,14 +657,14 @@ impl Members for Team {
     unsafe fn stage(&self, i: usize) -> &[u8] {
         // SAFETY: written by the member before it counted itself in; it touches it again only
         // after the generation moves.
-        unsafe { &*self.slots[i].stage.get() }
+        unsafe { &*self.cell(i).stage.get() }
     }
 
     /// # Safety
     /// Called by the combiner, every member's part in place.
     unsafe fn part(&self, i: usize) -> &Part {
         // SAFETY: as the caller's.
-        unsafe { &**self.slots[i].part.get() }
+        unsafe { &**self.cell(i).part.get() }
     }
 
     /// Records member `i`'s error of this call.
@@ -615,14 +673,14 @@ impl Members for Team {
     /// Called by the combiner before the generation moves.
     unsafe fn fail(&self, i: usize, e: MpiError) {
         // SAFETY: as the caller's; the member reads it only after the generation moves.
-        unsafe { *self.slots[i].error.get() = Some(e) };
+        unsafe { *self.cell(i).error.get() = Some(e) };
     }
 
     /// # Safety
     /// Called by member `i` after the generation moved, or by the combiner for itself.
     unsafe fn take_error(&self, i: usize) -> Option<MpiError> {
         // SAFETY: as the caller's.
-        unsafe { (*self.slots[i].error.get()).take() }
+        unsafe { (*self.cell(i).error.get()).take() }
     }
 }
 
@@ -908,11 +966,11 @@ enum Src<'a> {
 /// leaves first and the root last, and each member's leaf.
 fn tree(homes: &[usize]) -> (Box<[Node]>, Vec<usize>) {
     let node = |children: Vec<usize>, leaf: bool| Node {
-        left: AtomicUsize::new(children.len()),
+        left: [AtomicUsize::new(children.len()), AtomicUsize::new(children.len())],
         children: children.into_boxed_slice(),
         leaf,
         parent: NONE,
-        delegate: AtomicUsize::new(NONE),
+        delegate: [AtomicUsize::new(NONE), AtomicUsize::new(NONE)],
     };
     let mut workers: Vec<usize> = homes.to_vec();
     workers.sort_unstable();
@@ -1271,7 +1329,7 @@ pub(super) mod tests {
         }
         for (k, nd) in t.iter().enumerate() {
             assert!(nd.leaf || (1..=FAN_IN).contains(&nd.children.len()));
-            assert_eq!(nd.left.load(Ordering::Relaxed), nd.children.len());
+            assert_eq!(nd.left[0].load(Ordering::Relaxed), nd.children.len());
             if !nd.leaf {
                 assert!(nd.children.iter().all(|&c| t[c].parent == k));
             }
@@ -1322,6 +1380,66 @@ pub(super) mod tests {
                         }
                         // SAFETY: no buffers.
                         unsafe { t.run(r as i32, &Part::Barrier) }.expect("barrier");
+                    }
+                });
+            }
+        });
+        assert_eq!(t.generation.0.load(Ordering::Relaxed), 2 * rounds as u64);
+    }
+
+    /// Rooted calls back to back, no barrier between them (session 20): a non-root leaves
+    /// each call early and starts the next while the call it left is still open (the other
+    /// half of the slots), but not the one after. Reduce and Gather alternate, their roots
+    /// move each round, and every root checks its result.
+    #[rstest]
+    #[case::one_leaf(vec![0; 4], 100)]
+    #[case::two_leaves(vec![0, 0, 1, 1, 1], 60)]
+    #[case::three_levels((0..9).collect(), 20)]
+    fn non_roots_run_ahead_of_open_calls(#[case] homes: Vec<usize>, #[case] rounds: i64) {
+        let t = Team::new(&homes);
+        let n = homes.len();
+        let long = crate::core::datatype::lookup(c::MPI_LONG).expect("MPI_LONG");
+        let red = Reducer::new(c::MPI_SUM, &long, c::MPI_LONG).expect("sum of longs");
+        std::thread::scope(|sc| {
+            for r in 0..n {
+                let (t, long, red) = (&t, long.clone(), red.clone());
+                sc.spawn(move || {
+                    for k in 0..rounds {
+                        let mut x = [k * 100 + r as i64, 1];
+                        let mut y = [-1i64; 2];
+                        let root = (k as usize * 3 + 1) % n;
+                        let p = Part::Reduce {
+                            send: x.as_mut_ptr() as *const u8,
+                            recv: y.as_mut_ptr() as *mut u8,
+                            count: 2,
+                            dt: long.clone(),
+                            red: red.clone(),
+                            root: Some(root as i32),
+                        };
+                        // SAFETY: the buffers are this thread's locals, alive until run returns;
+                        // every member makes the same calls in the same order.
+                        unsafe { t.run(r as i32, &p) }.expect("reduces");
+                        if r == root {
+                            assert_eq!(y, [k * 100 * n as i64 + (n * (n - 1) / 2) as i64, n as i64], "round {k}");
+                        }
+                        let groot = (k as usize + 2) % n;
+                        let mut mine = [k * 7 + r as i64];
+                        let mut all = vec![-1i64; n];
+                        let g = Part::Gather {
+                            send: Some(Buf::new(mine.as_mut_ptr() as *mut u8, 1, long.clone())),
+                            parts: Blocks::Equal {
+                                ptr: all.as_mut_ptr() as *mut u8,
+                                count: 1,
+                                dt: long.clone(),
+                                n: if r == groot { n } else { 0 },
+                            },
+                            root: groot as i32,
+                        };
+                        // SAFETY: as above.
+                        unsafe { t.run(r as i32, &g) }.expect("gathers");
+                        if r == groot {
+                            assert_eq!(all, (0..n as i64).map(|j| k * 7 + j).collect::<Vec<_>>(), "round {k}");
+                        }
                     }
                 });
             }
