@@ -146,7 +146,8 @@ lint:
 # Session 19: coll_persist_steps (persistent collectives made and freed per step; no pool here).
 # Session 19 (p2p11): p2p_ring_match, and p2p_waitall_late (small sends there now return the
 # built-in complete send too). Session 19 (coll11): coll_p2p_mix.
-DIRECT_TESTS = ^(anysource|cancel|comm_basic|coll_comms|coll_p2p_mix|nbc_mixed|deadlock_(ring|large|coll|wait)|get_count|halo|isendrecv|large_pairs|mprobe|nb_test|nb_wait|order|p2p_large_count|persistent|probe|proc_null|request_free|request_status|ring|send_modes|sendrecv|stress|threads_multiple|topo_cart|truncate|zero_size|p2p_wait_mixed|p2p_lean|comm_steps|coll_persist_steps|p2p_ring_match|p2p_waitall_late)$$
+# Session 20 (p2p12): p2p_stack_eager (eager payloads of 257 B to 4 KiB sent from a stack buffer).
+DIRECT_TESTS = ^(anysource|cancel|comm_basic|coll_comms|coll_p2p_mix|nbc_mixed|deadlock_(ring|large|coll|wait)|get_count|halo|isendrecv|large_pairs|mprobe|nb_test|nb_wait|order|p2p_large_count|persistent|probe|proc_null|request_free|request_status|ring|send_modes|sendrecv|stress|threads_multiple|topo_cart|truncate|zero_size|p2p_wait_mixed|p2p_lean|comm_steps|coll_persist_steps|p2p_ring_match|p2p_waitall_late|p2p_stack_eager)$$
 
 # Blocking collectives at V=1 as the real MPI's own (core/coll/solo.rs): on when the real MPI runs
 # at MPI_THREAD_MULTIPLE; these compat tests run again in that mode (docs/collectives.md).

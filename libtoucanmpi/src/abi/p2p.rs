@@ -200,12 +200,31 @@ unsafe fn isend_shared(buf: *const c_void, count: i64, dt: usize, dest: c_int, t
     // SAFETY: the caller's buffer holds `len` bytes until the request completes.
     let data = unsafe { core_bytes(buf as *const u8, len) };
     state::shared(|sh| {
-        let (env, w, proc, dsub) = send_target(&sh, sub, comm_h, dest, tag)?;
+        // issue 16 (p2p12): one lock of the sender's `Local` for the communicator look-up
+        // and, for an eager send, the built-in complete send it returns (`send_target` then
+        // `isend_remote`/`isend` locked it twice). Released before the transport's lock or
+        // the receiver's `Local` is taken.
+        let (env, w, proc, dsub, done) = {
+            let mut l = sh.local(sub)?;
+            let cm = local_comm(&l, comm_h)?;
+            let (ctx, src) = (cm.ctx, cm.rank);
+            let w = fast_world_of(sh.world_size(), cm, comm_h, dest)?;
+            let (proc, dsub) = sh.locate(w);
+            let eager_max = if proc != sh.myproc() {
+                sh.cfg().eager_max
+            } else {
+                sh.cfg().intra_eager_max
+            };
+            let done = shared::eager_done(&mut l, len, eager_max);
+            (Envelope { ctx, src, tag }, w, proc, dsub, done)
+        };
         if proc != sh.myproc() {
-            return shared::isend_remote(&sh, sub, proc, dsub, env, data);
+            let id = done?;
+            shared::send_remote(&sh, proc, dsub, sub, env, data);
+            return Some(id);
         }
         // SAFETY: forwarded from the caller.
-        unsafe { shared::isend(&sh, sub, comm_h, dsub, w, env, data) }
+        unsafe { shared::isend(&sh, sub, comm_h, dsub, w, env, data, done) }
     })?
 }
 

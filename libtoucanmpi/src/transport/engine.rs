@@ -211,6 +211,15 @@ const SUB_HI: usize = std::mem::offset_of!(Header, sub_hi);
 /// Payloads up to this size go out with a blocking real send from a stack buffer.
 pub(super) const TINY: usize = 256;
 
+/// Eager payloads up to this size also go out with a blocking real send from a stack buffer
+/// (`send_small`), longer ones from a heap copy sent with `MPI_Isend` (`send_eager_copy`).
+/// Issue 16 (p2p12): a 1 KiB message paid the copy's allocation and free, `MPI_Isend` and
+/// `MPI_Test` instead of one `MPI_Send`. The real MPI sends a message of this size eagerly, so
+/// the blocking send completes locally, as a tiny one does (MPICH 4.0 over UCX here: a
+/// blocking send of 8 KiB + 32 bytes returns at once while its receiver sleeps, 16 KiB waits
+/// for the receive; this stays at half of that).
+pub(super) const STACK_EAGER: usize = 4 << 10;
+
 /// Words of a deadlock-detector message, at most.
 pub const DET_MAX_WORDS: usize = 256;
 
@@ -509,38 +518,63 @@ impl Transport {
     #[inline(always)]
     pub fn send_eager(&mut self, dst_proc: usize, dst_sub: usize, src_sub: usize, hdr: &Header, payload: &[u8]) -> Result<(), String> {
         if payload.len() <= TINY {
-            self.send_tiny(dst_proc, dst_sub, src_sub, hdr, payload)
+            let mut buf = std::mem::MaybeUninit::<[u8; HDR_LEN + TINY]>::uninit();
+            // SAFETY: `buf` holds HDR_LEN + TINY bytes, payload.len() <= TINY.
+            unsafe { self.send_blocking(buf.as_mut_ptr() as *mut u8, dst_proc, dst_sub, src_sub, hdr, payload) }
+        } else if payload.len() <= STACK_EAGER {
+            self.send_small(dst_proc, dst_sub, src_sub, hdr, payload)
         } else {
             self.send_eager_copy(dst_proc, dst_sub, src_sub, hdr, payload)
         }
     }
 
-    /// Tiny messages always travel with the real MPI's eager protocol, so a blocking send
-    /// completes locally (it never waits for the receiver): no allocation, no request to
-    /// track.
+    /// `send_eager` of a payload longer than `TINY`, at most `STACK_EAGER` bytes: the same
+    /// blocking real send from a stack buffer, in its own frame so that the tiny path's
+    /// callers do not reserve the larger buffer.
+    #[inline(never)]
+    fn send_small(&mut self, dst_proc: usize, dst_sub: usize, src_sub: usize, hdr: &Header, payload: &[u8]) -> Result<(), String> {
+        let mut buf = std::mem::MaybeUninit::<[u8; HDR_LEN + STACK_EAGER]>::uninit();
+        if payload.len() > STACK_EAGER {
+            return self.send_eager_copy(dst_proc, dst_sub, src_sub, hdr, payload);
+        }
+        // SAFETY: `buf` holds HDR_LEN + STACK_EAGER bytes, payload.len() <= STACK_EAGER.
+        unsafe { self.send_blocking(buf.as_mut_ptr() as *mut u8, dst_proc, dst_sub, src_sub, hdr, payload) }
+    }
+
+    /// Header and payload written to `buf` and sent with one blocking real send: such small
+    /// messages always travel with the real MPI's eager protocol, so the send completes
+    /// locally (it never waits for the receiver): no allocation, no request to track.
+    ///
+    /// # Safety
+    /// `buf` must be writable for HDR_LEN + payload.len() bytes.
     #[inline(always)]
-    fn send_tiny(&mut self, dst_proc: usize, dst_sub: usize, src_sub: usize, hdr: &Header, payload: &[u8]) -> Result<(), String> {
-        debug_assert!(payload.len() <= TINY);
+    unsafe fn send_blocking(
+        &mut self,
+        buf: *mut u8,
+        dst_proc: usize,
+        dst_sub: usize,
+        src_sub: usize,
+        hdr: &Header,
+        payload: &[u8],
+    ) -> Result<(), String> {
         self.ctrl_sent += 1;
         // Not zeroed: only the HDR_LEN + len bytes written below are sent.
-        let mut buf = std::mem::MaybeUninit::<[u8; HDR_LEN + TINY]>::uninit();
-        let p = buf.as_mut_ptr() as *mut u8;
-        let n = payload.len().min(TINY);
+        let n = payload.len();
         let hdr = Header {
             sub_hi: wire::sub_hi(dst_sub, src_sub),
             ..*hdr
         };
-        // SAFETY: both copies stay inside the HDR_LEN + TINY bytes of `buf` (n <= TINY).
+        // SAFETY: both copies stay inside the HDR_LEN + n bytes the caller vouches for.
         unsafe {
-            std::ptr::write_unaligned(p as *mut Header, hdr);
-            super::copy::bytes(payload.as_ptr(), p.add(HDR_LEN), n);
+            std::ptr::write_unaligned(buf as *mut Header, hdr);
+            super::copy::bytes(payload.as_ptr(), buf.add(HDR_LEN), n);
         }
         // SAFETY: the first HDR_LEN + n bytes of `buf` were written just above and stay
         // valid for the duration of the call.
         check(
             unsafe {
                 self.real.PMPI_Send(
-                    buf.as_ptr() as *const c_void,
+                    buf as *const c_void,
                     (HDR_LEN + n) as c_int,
                     h(real::REAL_MPI_BYTE),
                     dst_proc as c_int,

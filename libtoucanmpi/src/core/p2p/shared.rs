@@ -283,27 +283,17 @@ fn send_request_in(l: &mut Local, comm_h: usize, dest: u32, tag: i32) -> Option<
     Some(id)
 }
 
-/// MPI_Isend in standard mode of an eager message to subrank `dsub` of another process
-/// `proc`: a complete request. None: nothing was done.
-pub fn isend_remote(sh: &Shared<'_>, sub: usize, proc: usize, dsub: usize, env: Envelope, data: &[u8]) -> Option<ReqId> {
-    if data.len() > sh.cfg().eager_max {
+/// The request of a standard-mode MPI_Isend of `len` bytes by the subrank whose `Local` is
+/// `l` (locked by the caller), when it is eager (at most `eager_max` bytes): the sender's
+/// built-in complete send (`Slab::done_send`, as MPICH's built-in complete request), since an
+/// eager send completes in the call that sends it (issue 16, p2p9/p2p10). None: a longer
+/// send, or the region hints track requests (the general path makes one).
+#[inline]
+pub fn eager_done(l: &mut Local, len: usize, eager_max: usize) -> Option<ReqId> {
+    if len > eager_max || l.region.tracking {
         return None;
     }
-    // issue 16 (p2p9): the send completes in this call (an eager send's buffer is free once
-    // sent; a failure of the real MPI ends the job), so its request is the sender's built-in
-    // complete send (`Slab::done_send`, as MPICH's built-in complete request): no slab entry
-    // to make and free. Unless its region hints track requests (the general path makes one).
-    // The `Local` lock is released before the transport's is taken (lock order: transport ->
-    // `Local`, never the other way).
-    let id = {
-        let mut l = sh.local(sub)?;
-        if l.region.tracking {
-            return None;
-        }
-        l.reqs.done_send()
-    };
-    send_remote(sh, proc, dsub, sub, env, data);
-    Some(id)
+    Some(l.reqs.done_send())
 }
 
 /// MPI_Isend in standard mode from the running subrank `sub` to subrank `dsub` of this
@@ -312,21 +302,24 @@ pub fn isend_remote(sh: &Shared<'_>, sub: usize, proc: usize, dsub: usize, env: 
 ///
 /// # Safety
 /// `data` stays valid until the request completes (MPI's rule for a send buffer).
-pub unsafe fn isend(sh: &Shared<'_>, sub: usize, comm_h: usize, dsub: usize, dest: u32, env: Envelope, data: &[u8]) -> Option<ReqId> {
+pub unsafe fn isend(
+    sh: &Shared<'_>,
+    sub: usize,
+    comm_h: usize,
+    dsub: usize,
+    dest: u32,
+    env: Envelope,
+    data: &[u8],
+    done: Option<ReqId>,
+) -> Option<ReqId> {
     let eager_max = sh.cfg().intra_eager_max;
     // issue 16 (p2p10): an eager send completes in `deliver_send` (copied into the matching
-    // receive, or queued as a copy; no request needed), so its request is the sender's
-    // built-in complete send (`Slab::done_send`), as `isend_remote` returns: no slab entry to
-    // make and free. Unless its region hints track requests. The sender's `Local` lock is
-    // released before the receiver's is taken.
+    // receive, or queued as a copy; no request needed), so its request is `done`, the
+    // sender's built-in complete send the caller took (`eager_done`) with the communicator
+    // look-up: no slab entry to make and free. The sender's `Local` lock is released before
+    // the receiver's is taken.
     if data.len() <= eager_max {
-        let id = {
-            let mut l = sh.local(sub)?;
-            if l.region.tracking {
-                return None;
-            }
-            l.reqs.done_send()
-        };
+        let id = done?;
         return match deliver_send(sh, dsub, env, data, eager_max, None) {
             Sent::Done => Some(id),
             Sent::Rendezvous | Sent::General => None,
