@@ -102,6 +102,14 @@ pub unsafe fn local_copy(src: &Buf, dst: &Buf) {
     dst.dt.unpack(&v, dst.ptr, dst.count);
 }
 
+/// One subrank per process (V = 1, one worker): no two members of any communicator share a
+/// process. Read once from the launch's configuration.
+#[inline]
+pub(crate) fn one_per_process() -> bool {
+    static ONE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ONE.get_or_init(|| crate::core::runtime::config().local() == 1)
+}
+
 /// The send operand of a reduction: `recv` itself under MPI_IN_PLACE.
 pub(super) fn in_place(send: *const u8, recv: *mut u8) -> *const u8 {
     if send == c::MPI_IN_PLACE_ADDR as *const u8 {
@@ -139,7 +147,9 @@ pub struct Coll {
     view: Option<(Arc<[i32]>, i32)>,
     /// Two-level steps taken so far in this call (one call may run several, e.g. the
     /// broadcasts of an allgather); every member takes them in the same order.
-    steps: Rc<Cell<u32>>,
+    /// Session 20: made at the first two-level step or view (a call at one member per process
+    /// takes none: its allocation was a malloc and a free per call).
+    steps: std::cell::OnceCell<Rc<Cell<u32>>>,
     /// This call's inter-process level runs as one real collective (`real::enrol`).
     pub real: bool,
     /// That real collective is the real MPI's blocking one (`solo`).
@@ -160,9 +170,15 @@ impl Coll {
             Some(c.coll_seq)
         })?
         .unwrap_or(0);
-        Ok(Coll {
+        Ok(Coll::numbered(sub, comm.clone(), handle, seq))
+    }
+
+    /// Collective call number `seq` of subrank `sub` on communicator `handle` (whose view is
+    /// `comm`), numbered by the caller (session 20: `abi::coll::At`, with the look-up).
+    pub fn numbered(sub: usize, comm: CommRef, handle: usize, seq: u64) -> Coll {
+        Coll {
             sub,
-            comm: comm.clone(),
+            comm,
             handle,
             seq,
             tag_base: ((seq & 0x3ff_ffff) << 4) as i32,
@@ -171,13 +187,14 @@ impl Coll {
             real: false,
             solo: false,
             quick: false,
-        })
+        }
     }
 
     /// Numbers the next two-level step of this call.
     pub fn next_step(&self) -> u32 {
-        let k = self.steps.get();
-        self.steps.set(k + 1);
+        let steps = self.steps();
+        let k = steps.get();
+        steps.set(k + 1);
         k
     }
 
@@ -192,11 +209,16 @@ impl Coll {
             seq: self.seq,
             tag_base: self.tag_base,
             view: Some((ranks, me)),
-            steps: self.steps.clone(),
+            steps: self.steps().clone().into(),
             real: false,
             solo: false,
             quick: self.quick,
         }
+    }
+
+    /// The call's step counter, shared with its views and local forms.
+    fn steps(&self) -> &Rc<Cell<u32>> {
+        self.steps.get_or_init(Default::default)
     }
 
     /// Whether the two-level algorithms may run (not inside a view already).
@@ -225,7 +247,7 @@ impl Coll {
             seq: self.seq,
             tag_base: self.tag_base,
             view: None,
-            steps: self.steps.clone(),
+            steps: self.steps().clone().into(),
             real: false,
             solo: false,
             quick: self.quick,
