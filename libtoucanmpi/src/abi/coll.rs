@@ -1300,6 +1300,31 @@ mod tests {
         assert_eq!(c, counts[..n]);
     }
 
+    #[rstest]
+    #[case(0)]
+    #[case(1)]
+    #[case(2)]
+    #[case(3)]
+    #[case(4)]
+    #[case(5)]
+    #[case(8)]
+    #[case(9)]
+    #[case(33)]
+    fn equal_blocks_listed_on_the_stack_are_the_list(#[case] n: usize) {
+        use crate::core::coll::team::Blocks;
+        let mut mem = vec![0u8; 3 * n + 1];
+        let b = Blocks::Equal {
+            ptr: mem.as_mut_ptr(),
+            count: 3,
+            dt: crate::core::datatype::byte(),
+            n,
+        };
+        let got = super::listed(&b, |ps| ps.iter().map(|p| (p.ptr as usize, p.count, p.dt.size)).collect::<Vec<_>>());
+        let want: Vec<_> = b.to_vec().iter().map(|p| (p.ptr as usize, p.count, p.dt.size)).collect();
+        assert_eq!(got, want);
+        assert_eq!(got.len(), n);
+    }
+
     #[test]
     fn a_null_array_is_an_error_unless_empty() {
         let p: *const i32 = std::ptr::null();
