@@ -7,17 +7,18 @@
 //! the large-count (`_c`) bindings, from one argument list.
 
 use super::consts as c;
-use super::handles::{self as hd, comm};
+use super::handles as hd;
 use crate::core::coll::reduce::Reducer;
 use crate::core::coll::team::{self, Blocks, Part};
 use crate::core::coll::teamcall;
 use crate::core::coll::{nbc, nbrec, persist, real, solo, step};
 use crate::core::coll::{Buf, Coll, CollJob, CollOp};
-use crate::core::comm::CommRef;
+use crate::core::comm::{comm_index, CommRef, TeamCell};
 use crate::core::datatype::DtRef;
 use crate::core::error::{err, MpiResult};
 use crate::core::request::{Persist, ReqId};
 use crate::core::state;
+use std::cell::Cell;
 use std::os::raw::{c_int, c_void};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -68,6 +69,85 @@ impl Prepared {
     fn equal(mut self, yes: bool) -> Prepared {
         self.equal = yes;
         self
+    }
+}
+
+/// Session 20: the communicator argument of one collective call. For the blocking form,
+/// `At::now`: the look-up that checks the communicator also numbers the call (its
+/// `coll_seq`), in one state lock, when the communicator's route is known to be the general
+/// one over point-to-point (its team looked up and absent: members on several processes);
+/// the number then goes to `run`, which needs no second lock (coll11: ~210 instructions of
+/// a V=1 call in `Coll::new`). A call whose arguments fail a later check gives its number
+/// back when the `At` is dropped unused, so the failed call leaves the count as it was.
+pub(crate) struct At {
+    pub(crate) h: usize,
+    now: bool,
+    /// (subrank, number) taken by the look-up and not yet used by `run`.
+    taken: Cell<Option<(usize, u64)>>,
+}
+
+impl At {
+    /// The communicator of a blocking call.
+    pub(crate) fn now(h: usize) -> At {
+        At {
+            h,
+            now: true,
+            taken: Cell::new(None),
+        }
+    }
+    /// The communicator of a nonblocking or persistent call (numbered when it starts).
+    pub(crate) fn later(h: usize) -> At {
+        At {
+            h,
+            now: false,
+            taken: Cell::new(None),
+        }
+    }
+
+    /// The running subrank and its view of the communicator (`handles::comm`); numbers a
+    /// blocking call as described above.
+    pub(crate) fn comm(&self) -> MpiResult<(usize, CommRef)> {
+        if !self.now {
+            return hd::comm(self.h);
+        }
+        let sub = hd::me()?;
+        let r = state::with_hot(|s| {
+            hd::active(s, sub)?;
+            match comm_index(self.h).and_then(|i| s.locals[sub].comms.get_mut(i)) {
+                Some(Some(cm)) => {
+                    if matches!(cm.team, TeamCell::Absent) {
+                        cm.coll_seq += 1;
+                        self.taken.set(Some((sub, cm.coll_seq)));
+                    }
+                    Ok(cm.clone())
+                }
+                _ => hd::comm_in(s, sub, self.h).cloned(),
+            }
+        });
+        match r {
+            Ok(x) => Ok((sub, x?)),
+            Err(_) => err(c::MPI_ERR_OTHER, "MPI is not initialized (call MPI_Init first)"),
+        }
+    }
+
+    /// The number the look-up took, now used.
+    fn take(&self) -> Option<u64> {
+        self.taken.take().map(|(_, seq)| seq)
+    }
+}
+
+impl Drop for At {
+    fn drop(&mut self) {
+        if let Some((sub, seq)) = self.taken.take() {
+            let h = self.h;
+            let _ = state::with(|s| {
+                if let Some(Some(cm)) = comm_index(h).and_then(|i| s.locals[sub].comms.get_mut(i)) {
+                    if cm.coll_seq == seq {
+                        cm.coll_seq -= 1;
+                    }
+                }
+            });
+        }
     }
 }
 
@@ -133,7 +213,8 @@ pub(crate) enum Mode {
 
 /// Runs a prepared collective as `mode` says; the nonblocking and persistent forms store the
 /// request in `*req`.
-pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()> {
+pub(crate) unsafe fn run(p: Prepared, at: &At, mode: Mode) -> MpiResult<()> {
+    let comm_h = at.h;
     let Prepared {
         sub,
         cm,
@@ -152,7 +233,12 @@ pub(crate) unsafe fn run(p: Prepared, comm_h: usize, mode: Mode) -> MpiResult<()
         Mode::Now => {
             // Session 15: at one subrank per process, the real MPI's blocking collective.
             let solo = solo::on() && matches!(&work, Work::Part(p) if solo_fits(&cm, p, equal));
-            let mut coll = real::enrol(Coll::new(sub, &cm, comm_h)?, real || solo)?;
+            // Session 20: numbered by the look-up when the route was known (`At`).
+            let coll = match at.take() {
+                Some(seq) => Coll::numbered(sub, cm, comm_h, seq),
+                None => Coll::new(sub, &cm, comm_h)?,
+            };
+            let mut coll = if real || solo { real::enrol(coll, true)? } else { coll };
             coll.solo = solo && coll.real;
             // Session 19: point-to-point rounds without request objects (`step`).
             coll.quick = step::allowed(sub);
@@ -439,10 +525,11 @@ unsafe fn exec(c: &Coll, p: &Part) -> MpiResult<()> {
                 Some(root) => c.reduce(*send, *recv, *count, dt, red, *root),
                 None => c.allreduce(*send, *recv, *count, dt, red),
             },
-            Part::Gather { send, parts, root } => c.gatherv(send.as_ref(), &parts.to_vec(), *root),
-            Part::Scatter { parts, recv, root } => c.scatterv(&parts.to_vec(), recv.as_ref(), *root),
-            Part::Allgather { send, parts } => c.allgatherv(send.as_ref(), &parts.to_vec()),
-            Part::Alltoall { sends, recvs } => alltoall(c, sends.as_ref().map(Blocks::to_vec).as_deref(), &recvs.to_vec()),
+            Part::Gather { send, parts, root } => listed(parts, |ps| c.gatherv(send.as_ref(), ps, *root)),
+            Part::Scatter { parts, recv, root } => listed(parts, |ps| c.scatterv(ps, recv.as_ref(), *root)),
+            Part::Allgather { send, parts } => listed(parts, |ps| c.allgatherv(send.as_ref(), ps)),
+            Part::Alltoall { sends: Some(sends), recvs } => listed(sends, |ss| listed(recvs, |rs| alltoall(c, Some(ss), rs))),
+            Part::Alltoall { sends: None, recvs } => listed(recvs, |rs| alltoall(c, None, rs)),
             Part::ReduceScatter {
                 send,
                 recv,
@@ -459,6 +546,24 @@ unsafe fn exec(c: &Coll, p: &Part) -> MpiResult<()> {
                 exclusive,
             } => c.scan(*send, *recv, *count, dt, red, *exclusive),
         }
+    }
+}
+
+/// Calls `f` with `b`'s blocks as a list: a list as it is; equal blocks made into `Buf`s on
+/// the stack up to 8 of them (session 20: the blocking call's per-call `Vec`, coll11: ~150
+/// instructions of a V=1 Allgather, and its free), in a `Vec` beyond.
+fn listed<R>(b: &Blocks, f: impl FnOnce(&[Buf]) -> R) -> R {
+    let (ptr, count, dt, n) = match b {
+        Blocks::List(v) => return f(v),
+        Blocks::Equal { ptr, count, dt, n } => (*ptr, *count, dt, *n),
+    };
+    // Block i (as `Blocks::to_vec` makes it); the slots past `n` are never read.
+    let at = |i: usize| Buf::new(ptr, 0, dt.clone()).at(i * count, count);
+    match n {
+        0..=2 => f(&std::array::from_fn::<Buf, 2, _>(at)[..n]),
+        3..=4 => f(&std::array::from_fn::<Buf, 4, _>(at)[..n]),
+        5..=8 => f(&std::array::from_fn::<Buf, 8, _>(at)[..n]),
+        _ => f(&b.to_vec()),
     }
 }
 
@@ -588,13 +693,13 @@ fn idle(sub: usize, cm: CommRef) -> Prepared {
     Prepared::part(sub, cm, Part::Idle)
 }
 
-fn prep_barrier(comm_h: usize) -> MpiResult<Prepared> {
-    let (sub, cm) = comm(comm_h)?;
+fn prep_barrier(at: &At) -> MpiResult<Prepared> {
+    let (sub, cm) = at.comm()?;
     Ok(Prepared::part(sub, cm, Part::Barrier).real(real::worth(0)))
 }
 
-fn prep_bcast(buf: *mut c_void, count: i64, dt: usize, root: c_int, comm_h: usize) -> MpiResult<Prepared> {
-    let (sub, cm) = comm(comm_h)?;
+fn prep_bcast(buf: *mut c_void, count: i64, dt: usize, root: c_int, at: &At) -> MpiResult<Prepared> {
+    let (sub, cm) = at.comm()?;
     if role(&cm, root)? == Role::Idle {
         return Ok(idle(sub, cm));
     }
@@ -611,9 +716,9 @@ fn prep_reduce(
     dt: usize,
     op: usize,
     root: Option<c_int>,
-    comm_h: usize,
+    at: &At,
 ) -> MpiResult<Prepared> {
-    let (sub, cm) = comm(comm_h)?;
+    let (sub, cm) = at.comm()?;
     let part = match root {
         Some(r) => role(&cm, r)?,
         None => Role::Leaf,
@@ -648,16 +753,8 @@ fn prep_reduce(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn prep_gather(
-    sbuf: *const c_void,
-    scount: i64,
-    sdt: usize,
-    rbuf: *mut c_void,
-    rl: Layout,
-    root: c_int,
-    comm_h: usize,
-) -> MpiResult<Prepared> {
-    let (sub, cm) = comm(comm_h)?;
+fn prep_gather(sbuf: *const c_void, scount: i64, sdt: usize, rbuf: *mut c_void, rl: Layout, root: c_int, at: &At) -> MpiResult<Prepared> {
+    let (sub, cm) = at.comm()?;
     let part = role(&cm, root)?;
     let send = match part {
         Role::Idle => return Ok(idle(sub, cm)),
@@ -677,16 +774,8 @@ fn prep_gather(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn prep_scatter(
-    sbuf: *const c_void,
-    sl: Layout,
-    rbuf: *mut c_void,
-    rcount: i64,
-    rdt: usize,
-    root: c_int,
-    comm_h: usize,
-) -> MpiResult<Prepared> {
-    let (sub, cm) = comm(comm_h)?;
+fn prep_scatter(sbuf: *const c_void, sl: Layout, rbuf: *mut c_void, rcount: i64, rdt: usize, root: c_int, at: &At) -> MpiResult<Prepared> {
+    let (sub, cm) = at.comm()?;
     let part = role(&cm, root)?;
     let recv = match part {
         Role::Idle => return Ok(idle(sub, cm)),
@@ -704,8 +793,8 @@ fn prep_scatter(
     Ok(Prepared::part(sub, cm, Part::Scatter { parts: ps, recv, root }).equal(equal))
 }
 
-fn prep_allgather(sbuf: *const c_void, scount: i64, sdt: usize, rbuf: *mut c_void, rl: Layout, comm_h: usize) -> MpiResult<Prepared> {
-    let (sub, cm) = comm(comm_h)?;
+fn prep_allgather(sbuf: *const c_void, scount: i64, sdt: usize, rbuf: *mut c_void, rl: Layout, at: &At) -> MpiResult<Prepared> {
+    let (sub, cm) = at.comm()?;
     not_in_place(&cm, sbuf)?;
     let send = if in_place(sbuf) { None } else { Some(send_buf(sbuf, scount, sdt)?) };
     // SAFETY: the standard gives the arrays one entry per peer; only addresses are computed.
@@ -714,8 +803,8 @@ fn prep_allgather(sbuf: *const c_void, scount: i64, sdt: usize, rbuf: *mut c_voi
     Ok(Prepared::part(sub, cm, Part::Allgather { send, parts: ps }).real(real))
 }
 
-fn prep_alltoall(sbuf: *const c_void, sl: Layout, rbuf: *mut c_void, rl: Layout, comm_h: usize) -> MpiResult<Prepared> {
-    let (sub, cm) = comm(comm_h)?;
+fn prep_alltoall(sbuf: *const c_void, sl: Layout, rbuf: *mut c_void, rl: Layout, at: &At) -> MpiResult<Prepared> {
+    let (sub, cm) = at.comm()?;
     not_in_place(&cm, sbuf)?;
     let n = cm.peer_size() as usize;
     // SAFETY: the standard gives the arrays one entry per peer; only addresses are computed.
@@ -752,9 +841,9 @@ fn prep_reduce_scatter(
     count: i64,
     dt: usize,
     op: usize,
-    comm_h: usize,
+    at: &At,
 ) -> MpiResult<Prepared> {
-    let (sub, cm) = comm(comm_h)?;
+    let (sub, cm) = at.comm()?;
     not_in_place(&cm, sbuf)?;
     let n = cm.size() as usize;
     let counts = match counts {
@@ -782,16 +871,8 @@ fn prep_reduce_scatter(
     Ok(Prepared::part(sub, cm, part).real(real))
 }
 
-fn prep_scan(
-    sbuf: *const c_void,
-    rbuf: *mut c_void,
-    count: i64,
-    dt: usize,
-    op: usize,
-    exclusive: bool,
-    comm_h: usize,
-) -> MpiResult<Prepared> {
-    let (sub, cm) = comm(comm_h)?;
+fn prep_scan(sbuf: *const c_void, rbuf: *mut c_void, count: i64, dt: usize, op: usize, exclusive: bool, at: &At) -> MpiResult<Prepared> {
+    let (sub, cm) = at.comm()?;
     if cm.is_inter() {
         return err(c::MPI_ERR_COMM, "prefix reductions are not defined on inter-communicators");
     }
@@ -823,16 +904,21 @@ macro_rules! coll_forms {
         coll_forms!($cm, $names, fast = None, |$($arg: $ty),*| $prep);
     };
     ($cm:ident, [$name:ident $pname:ident $iname:ident $piname:ident $init:ident $pinit:ident], fast = $fast:expr, |$($arg:ident : $ty:ty),*| $prep:expr) => {
+        // `$prep` sees the communicator argument `$cm` as an `At` (session 20): the blocking
+        // form's look-up numbers the call (`At::now`). The error handler is the argument's.
         mpi_fn!($name, $pname, |$($arg: $ty),*| errcomm = $cm, {
             if let Some(r) = $fast {
                 return r;
             }
+            let $cm = &$crate::abi::coll::At::now($cm);
             $crate::abi::coll::run($prep, $cm, $crate::abi::coll::Mode::Now)
         });
         mpi_fn!($iname, $piname, |$($arg: $ty,)* req: *mut usize| errcomm = $cm, {
+            let $cm = &$crate::abi::coll::At::later($cm);
             $crate::abi::coll::run($prep, $cm, $crate::abi::coll::Mode::Start(req))
         });
         mpi_fn!($init, $pinit, |$($arg: $ty,)* info: usize, req: *mut usize| errcomm = $cm, {
+            let $cm = &$crate::abi::coll::At::later($cm);
             $crate::abi::coll::run($prep, $cm, $crate::abi::coll::Mode::Init(info, req))
         });
     };
@@ -1218,6 +1304,31 @@ mod tests {
         assert_eq!(a, counts[..n]);
         assert_eq!(b, counts[..n]);
         assert_eq!(c, counts[..n]);
+    }
+
+    #[rstest]
+    #[case(0)]
+    #[case(1)]
+    #[case(2)]
+    #[case(3)]
+    #[case(4)]
+    #[case(5)]
+    #[case(8)]
+    #[case(9)]
+    #[case(33)]
+    fn equal_blocks_listed_on_the_stack_are_the_list(#[case] n: usize) {
+        use crate::core::coll::team::Blocks;
+        let mut mem = vec![0u8; 3 * n + 1];
+        let b = Blocks::Equal {
+            ptr: mem.as_mut_ptr(),
+            count: 3,
+            dt: crate::core::datatype::byte(),
+            n,
+        };
+        let got = super::listed(&b, |ps| ps.iter().map(|p| (p.ptr as usize, p.count, p.dt.size)).collect::<Vec<_>>());
+        let want: Vec<_> = b.to_vec().iter().map(|p| (p.ptr as usize, p.count, p.dt.size)).collect();
+        assert_eq!(got, want);
+        assert_eq!(got.len(), n);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! of its own per kind of topology so they never collide with a dup or a split. Ranks are kept
 //! (`reorder` is accepted and ignored). The topology itself lives in `core::topo`.
 
-use super::coll::{blocks, wide, CArr, Layout, Prepared};
+use super::coll::{blocks, wide, At, CArr, Layout, Prepared};
 use super::consts as c;
 use super::handles::{self as hd, comm};
 use crate::core::coll::Coll;
@@ -617,14 +617,8 @@ fn neighbourhood(comm_h: usize) -> MpiResult<(usize, CommRef, Neighbours)> {
 /// A neighbourhood collective: `recvs` blocks of `rbuf`, one per in-neighbour (`sources[i]`),
 /// and `sends` blocks of `sbuf`, one per out-neighbour (`dests[j]`); `None` for the sends of
 /// an allgather, whose one send block goes to every out-neighbour.
-fn prep(
-    sbuf: *const c_void,
-    sends: Option<Layout>,
-    one: (i64, usize),
-    rbuf: *mut c_void,
-    recvs: Layout,
-    comm_h: usize,
-) -> MpiResult<Prepared> {
+fn prep(sbuf: *const c_void, sends: Option<Layout>, one: (i64, usize), rbuf: *mut c_void, recvs: Layout, at: &At) -> MpiResult<Prepared> {
+    let comm_h = at.h;
     let (sub, cm, nb) = neighbourhood(comm_h)?;
     in_place(sbuf)?;
     in_place(rbuf)?;

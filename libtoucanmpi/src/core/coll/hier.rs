@@ -178,7 +178,10 @@ fn node_map(s: &mut State, c: &Coll) -> Arc<NodeMap> {
 /// The map and the meeting point when the two-level version applies to this step (always
 /// for a call enrolled for a real collective).
 fn plan(c: &Coll) -> Option<(Arc<NodeMap>, Key)> {
-    if c.flat_only() || c.comm.is_inter() {
+    // Session 20: at one subrank per process (V = 1, one worker) no member shares a process,
+    // so only a call enrolled for a real collective has a plan: the others skip the lock and
+    // the map lookup (coll11: ~175 instructions of a V=1 Barrier, Bcast, Reduce, Allreduce).
+    if c.flat_only() || c.comm.is_inter() || (!c.real && super::one_per_process()) {
         return None;
     }
     let m = state::with(|s| node_map(s, c)).ok()?;

@@ -102,6 +102,22 @@ pub unsafe fn local_copy(src: &Buf, dst: &Buf) {
     dst.dt.unpack(&v, dst.ptr, dst.count);
 }
 
+/// One subrank per process (V = 1, one worker): no two members of any communicator share a
+/// process. Read once from the launch's configuration.
+#[inline]
+pub(crate) fn one_per_process() -> bool {
+    static ONE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ONE.get_or_init(|| crate::core::runtime::config().local() == 1)
+}
+
+/// Whether `count` elements of `dt` are laid out as the reduction's work buffer (a
+/// contiguous type whose work elements are contiguous too, the same bytes): the caller's
+/// buffers may then be sent, received into and combined as they are.
+fn plain_operands(count: usize, dt: &DtRef, red: &Reducer) -> bool {
+    let (n, w) = red.work(count, dt);
+    dt.is_contiguous() && w.is_contiguous() && n * w.size == count * dt.size
+}
+
 /// The send operand of a reduction: `recv` itself under MPI_IN_PLACE.
 pub(super) fn in_place(send: *const u8, recv: *mut u8) -> *const u8 {
     if send == c::MPI_IN_PLACE_ADDR as *const u8 {
@@ -139,7 +155,9 @@ pub struct Coll {
     view: Option<(Arc<[i32]>, i32)>,
     /// Two-level steps taken so far in this call (one call may run several, e.g. the
     /// broadcasts of an allgather); every member takes them in the same order.
-    steps: Rc<Cell<u32>>,
+    /// Session 20: made at the first two-level step or view (a call at one member per process
+    /// takes none: its allocation was a malloc and a free per call).
+    steps: std::cell::OnceCell<Rc<Cell<u32>>>,
     /// This call's inter-process level runs as one real collective (`real::enrol`).
     pub real: bool,
     /// That real collective is the real MPI's blocking one (`solo`).
@@ -160,9 +178,15 @@ impl Coll {
             Some(c.coll_seq)
         })?
         .unwrap_or(0);
-        Ok(Coll {
+        Ok(Coll::numbered(sub, comm.clone(), handle, seq))
+    }
+
+    /// Collective call number `seq` of subrank `sub` on communicator `handle` (whose view is
+    /// `comm`), numbered by the caller (session 20: `abi::coll::At`, with the look-up).
+    pub fn numbered(sub: usize, comm: CommRef, handle: usize, seq: u64) -> Coll {
+        Coll {
             sub,
-            comm: comm.clone(),
+            comm,
             handle,
             seq,
             tag_base: ((seq & 0x3ff_ffff) << 4) as i32,
@@ -171,13 +195,14 @@ impl Coll {
             real: false,
             solo: false,
             quick: false,
-        })
+        }
     }
 
     /// Numbers the next two-level step of this call.
     pub fn next_step(&self) -> u32 {
-        let k = self.steps.get();
-        self.steps.set(k + 1);
+        let steps = self.steps();
+        let k = steps.get();
+        steps.set(k + 1);
         k
     }
 
@@ -192,11 +217,16 @@ impl Coll {
             seq: self.seq,
             tag_base: self.tag_base,
             view: Some((ranks, me)),
-            steps: self.steps.clone(),
+            steps: self.steps().clone().into(),
             real: false,
             solo: false,
             quick: self.quick,
         }
+    }
+
+    /// The call's step counter, shared with its views and local forms.
+    fn steps(&self) -> &Rc<Cell<u32>> {
+        self.steps.get_or_init(Default::default)
     }
 
     /// Whether the two-level algorithms may run (not inside a view already).
@@ -225,7 +255,7 @@ impl Coll {
             seq: self.seq,
             tag_base: self.tag_base,
             view: None,
-            steps: self.steps.clone(),
+            steps: self.steps().clone().into(),
             real: false,
             solo: false,
             quick: self.quick,
@@ -347,11 +377,53 @@ impl Coll {
         if let Some(r) = crate::core::coll::hier::reduce(self, send, recv, count, dt, red, root) {
             return r;
         }
+        if self.size() == 2 && plain_operands(count, dt, red) {
+            return self.reduce_pair(send, recv, count, dt, red, root);
+        }
         let mine = red.load(in_place(send, recv), count, dt);
         if let Some(a) = self.reduce_work(mine, count, dt, red, root)? {
             red.store(&a, recv, count, dt);
         }
         Ok(())
+    }
+
+    /// Session 20: `reduce` between two ranks whose operands are laid out as work buffers
+    /// (`plain_operands`): the tree's messages (rank 1 sends its operand to rank 0, which
+    /// combines rank 0's operand first and sends the result on to a root 1), each sent from
+    /// and received into the caller's buffers where it can, without loading the operand into
+    /// a work buffer and storing the result back (two copies of the vector and an allocation;
+    /// coll11's Reduce 1 KiB at 2x1 was 1.23x MPICH). Each side decides for itself: the
+    /// messages are the same as `reduce_work`'s, so the other rank may take either path.
+    ///
+    /// # Safety
+    /// As `reduce`; `plain_operands(count, dt, red)` holds.
+    unsafe fn reduce_pair(&self, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer, root: i32) -> MpiResult<()> {
+        let (n, w) = red.work(count, dt);
+        let own = in_place(send, recv);
+        let len = n * w.size;
+        if self.rank() == 1 {
+            self.send(&Buf::new(own as *mut u8, n, w.clone()), 0, TAG_REDUCE)?;
+            if root == 1 {
+                self.recv(&Buf::new(recv, n, w), 0, TAG_REDUCE)?;
+            }
+            return Ok(());
+        }
+        let (a, b) = (own as usize, recv as usize);
+        if root == 0 && (a.saturating_add(len) <= b || b.saturating_add(len) <= a) {
+            // The root's own operand apart from its receive buffer: rank 1's lands there and
+            // the root's is combined into it (rank 0's first: recv = own op recv).
+            self.recv(&Buf::new(recv, n, w), 1, TAG_REDUCE)?;
+            red.apply_raw(own, recv, count, dt);
+            return Ok(());
+        }
+        let mut tmp = vec![0u8; red.work_len(count, dt)];
+        self.recv(&Buf::new(tmp.as_mut_ptr(), n, w.clone()), 1, TAG_REDUCE)?;
+        red.apply_raw(own, tmp.as_mut_ptr(), count, dt);
+        if root == 0 {
+            red.store(&tmp, recv, count, dt);
+            return Ok(());
+        }
+        self.send(&Buf::new(tmp.as_mut_ptr(), n, w), 1, TAG_REDUCE)
     }
 
     /// Reduces work buffers (this rank's operand in `acc`) to `root`, where the result

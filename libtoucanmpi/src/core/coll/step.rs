@@ -42,8 +42,7 @@ use std::sync::OnceLock;
 /// (`p2p::direct`, whose waits poll real requests), and the caller is the subrank's own task.
 #[inline]
 pub fn allowed(sub: usize) -> bool {
-    static ONE: OnceLock<bool> = OnceLock::new();
-    *ONE.get_or_init(|| crate::core::runtime::config().local() == 1) && !crate::core::p2p::direct::on() && crate::sched::current() == sub
+    super::one_per_process() && !crate::core::p2p::direct::on() && crate::sched::current() == sub
 }
 
 /// The launch's eager limit between processes (`Config::eager_max`): larger messages need a
