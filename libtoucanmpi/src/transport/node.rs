@@ -15,6 +15,8 @@ use std::sync::OnceLock;
 
 /// The answer of `detect`, once the real MPI is up.
 static SHARES: OnceLock<bool> = OnceLock::new();
+/// Whether every process of the job runs on this node (`detect`; false until it ran).
+static ONE_NODE: OnceLock<bool> = OnceLock::new();
 /// Worker threads each process runs (SMP mode: more than one), set before `detect`.
 static THREADS: AtomicUsize = AtomicUsize::new(1);
 
@@ -26,6 +28,14 @@ pub fn set_threads(n: usize) {
 /// Whether this process may share a core with another of the job (true until `detect` ran).
 pub fn shares_core() -> bool {
     SHARES.get().copied().unwrap_or(true)
+}
+
+/// Whether every process of the job shares this node (false until `detect` ran): the real
+/// MPI's messages then travel through its shared-memory transport, whose eager limit was
+/// measured (`engine::STACK_EAGER`); between nodes it may be lower.
+#[inline]
+pub fn one_node() -> bool {
+    ONE_NODE.get().copied().unwrap_or(false)
 }
 
 /// Bytes of an affinity mask as exchanged (libc's `cpu_set_t`: 1024 CPUs).
@@ -77,6 +87,7 @@ pub fn must_share(threads: usize, masks: &[u8]) -> bool {
 pub fn detect(real: &RealMpi, world: RComm) -> Result<bool, String> {
     let mut node: RComm = h(r::REAL_MPI_COMM_NULL);
     let mut procs: c_int = 0;
+    let mut everyone: c_int = 0;
     let me = my_mask();
     let mut all: Vec<u8>;
     // SAFETY: plain calls on live real communicators with valid out-pointers; the gather
@@ -87,6 +98,7 @@ pub fn detect(real: &RealMpi, world: RComm) -> Result<bool, String> {
             "MPI_Comm_split_type",
         )?;
         super::engine::check(real.PMPI_Comm_size(node, &mut procs), "MPI_Comm_size")?;
+        super::engine::check(real.PMPI_Comm_size(world, &mut everyone), "MPI_Comm_size")?;
         all = vec![0u8; MASK * procs as usize];
         super::engine::check(
             real.PMPI_Allgather(
@@ -104,6 +116,7 @@ pub fn detect(real: &RealMpi, world: RComm) -> Result<bool, String> {
     }
     let shares = must_share(procs as usize * THREADS.load(Ordering::Relaxed), &all);
     let _ = SHARES.set(shares);
+    let _ = ONE_NODE.set(procs == everyone);
     Ok(shares)
 }
 
