@@ -473,21 +473,7 @@ pub fn wait(h: usize) -> Option<MpiResult<(Status, usize, bool)>> {
     // nbc11: the look at the request, its first poll and, when that finds it done, its
     // completion under one lock (`test`'s round): a wait whose data is here costs one lock
     // round instead of three (the look, then the general wait's check and poll rounds).
-    let first = state::with(|s| {
-        let token = *s.rcoll.tree.tokens.get(&id)?;
-        if !s.req(id).is_some_and(|r| r.owner == sub && r.active) {
-            return None;
-        }
-        if !is_done(s, id) {
-            coll_test(s, token);
-        }
-        if !is_done(s, id) {
-            return Some(None);
-        }
-        let (comm, persistent) = s.req(id).map_or((0, false), |r| (r.comm, r.persist.is_some()));
-        Some(Some((finish(s, id), comm, persistent)))
-    })
-    .ok()??;
+    let first = state::with(|s| test_round(s, id, sub, false)).ok()??;
     if let Some(done) = first {
         return Some(Ok(done));
     }
@@ -495,8 +481,7 @@ pub fn wait(h: usize) -> Option<MpiResult<(Status, usize, bool)>> {
     Some(block_on_with(
         |s| {
             if is_done(s, id) {
-                let (comm, persistent) = s.req(id).map_or((0, false), |r| (r.comm, r.persist.is_some()));
-                return Some((finish(s, id), comm, persistent));
+                return Some(completed(s, id));
             }
             if let Some(r) = s.req_mut(id) {
                 r.waiter = me;
@@ -805,24 +790,33 @@ pub fn test(h: usize) -> Option<Option<(Status, usize, bool)>> {
     let id = h as ReqId;
     let sub = sched::rank();
     let n = TESTS.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
-    state::with(|s| {
-        let token = *s.rcoll.tree.tokens.get(&id)?;
-        if !s.req(id).is_some_and(|r| r.owner == sub && r.active) {
-            return None;
+    state::with(|s| test_round(s, id, sub, n.is_multiple_of(FULL_POLL))).ok().flatten()
+}
+
+/// One look at tracked request `id` of subrank `sub` under the state lock (`test`'s round,
+/// and `wait`'s first): None when it is not such a request of `sub`'s; else, when not done
+/// yet, one poll (of its real operation, or a full progress step when `full`), then its
+/// completion if that finished it (Some(None): still under way).
+fn test_round(s: &mut State, id: ReqId, sub: usize, full: bool) -> Option<Option<(Status, usize, bool)>> {
+    let token = *s.rcoll.tree.tokens.get(&id)?;
+    if !s.req(id).is_some_and(|r| r.owner == sub && r.active) {
+        return None;
+    }
+    if !is_done(s, id) {
+        if full {
+            s.progress();
+        } else {
+            coll_test(s, token);
         }
-        if !is_done(s, id) {
-            if n.is_multiple_of(FULL_POLL) {
-                s.progress();
-            } else {
-                coll_test(s, token);
-            }
-        }
-        if !is_done(s, id) {
-            return Some(None);
-        }
-        let (comm, persistent) = s.req(id).map_or((0, false), |r| (r.comm, r.persist.is_some()));
-        Some(Some((finish(s, id), comm, persistent)))
-    })
-    .ok()
-    .flatten()
+    }
+    if !is_done(s, id) {
+        return Some(None);
+    }
+    Some(Some(completed(s, id)))
+}
+
+/// Completes done request `id`: its status, communicator and whether it is persistent.
+fn completed(s: &mut State, id: ReqId) -> (Status, usize, bool) {
+    let (comm, persistent) = s.req(id).map_or((0, false), |r| (r.comm, r.persist.is_some()));
+    (finish(s, id), comm, persistent)
 }
