@@ -149,6 +149,11 @@ lint:
 # Session 20 (p2p12): p2p_stack_eager (eager payloads of 257 B to 4 KiB sent from a stack buffer).
 DIRECT_TESTS = ^(anysource|cancel|comm_basic|coll_comms|coll_p2p_mix|nbc_mixed|deadlock_(ring|large|coll|wait)|get_count|halo|isendrecv|large_pairs|mprobe|nb_test|nb_wait|order|p2p_large_count|persistent|probe|proc_null|request_free|request_status|ring|send_modes|sendrecv|stress|threads_multiple|topo_cart|truncate|zero_size|p2p_wait_mixed|p2p_lean|comm_steps|coll_persist_steps|p2p_ring_match|p2p_waitall_late|p2p_stack_eager)$$
 
+# Session 21: as if every process ran on a node of its own (MPICH's MPIR_CVAR_NOLOCAL=1: the
+# real MPI's network path, and transport::node::same_node false for every peer), so the sends
+# that must not assume the shared-memory eager limit take their between-nodes path.
+NODES_TESTS = ^(p2p_stack_eager|p2p_ring_match|coll_p2p_mix|halo|stress|large_pairs|send_modes)$$
+
 # Blocking collectives at V=1 as the real MPI's own (core/coll/solo.rs): on when the real MPI runs
 # at MPI_THREAD_MULTIPLE; these compat tests run again in that mode (docs/collectives.md).
 # Session 18 (tidy9): comm_steps. Session 19: coll_persist_steps; (coll11) coll_p2p_mix,
@@ -163,6 +168,9 @@ compat-test:
 	    rc=0; $(COMPAT_ENV) compat-tests/run-all.sh || rc=$$?; \
 	    echo "== point-to-point passed through (TOUCAN_P2P_DIRECT=on, 2x1)"; \
 	    TOUCAN_P2P_DIRECT=on TOUCAN_COMPAT_CONFIGS=2x1 COMPAT_SMP=0 TOUCAN_COMPAT_FILTER='$(DIRECT_TESTS)' \
+	        $(COMPAT_ENV) compat-tests/run-all.sh || rc=$$?; \
+	    echo "== processes as on separate nodes (MPIR_CVAR_NOLOCAL=1, 2x1 2x2)"; \
+	    MPIR_CVAR_NOLOCAL=1 TOUCAN_COMPAT_CONFIGS="2x1 2x2" COMPAT_SMP=0 TOUCAN_COMPAT_FILTER='$(NODES_TESTS)' \
 	        $(COMPAT_ENV) compat-tests/run-all.sh || rc=$$?; \
 	    echo "== blocking collectives through the real MPI (TOUCAN_REAL_THREAD=multiple, 2x1)"; \
 	    TOUCAN_REAL_THREAD=multiple TOUCAN_COMPAT_CONFIGS=2x1 COMPAT_SMP=0 TOUCAN_COMPAT_FILTER='$(SOLO_TESTS)' \

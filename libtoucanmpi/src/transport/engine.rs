@@ -217,8 +217,8 @@ pub(super) const TINY: usize = 256;
 /// `MPI_Test` instead of one `MPI_Send`. The real MPI sends a message of this size eagerly, so
 /// the blocking send completes locally, as a tiny one does (MPICH 4.0 over UCX here: a
 /// blocking send of 8 KiB + 32 bytes returns at once while its receiver sleeps, 16 KiB waits
-/// for the receive; this stays at half of that). Only when every process shares this node
-/// (`node::one_node`): between nodes the real MPI's eager limit depends on the network and
+/// for the receive; this stays at half of that). Only to a process on this node
+/// (`node::same_node`): between nodes the real MPI's eager limit depends on the network and
 /// may be lower, and a blocking send that needs its receiver (a rendezvous) while both sides
 /// send at once, with their rings' receives used up, would never return.
 pub(super) const STACK_EAGER: usize = 4 << 10;
@@ -524,7 +524,7 @@ impl Transport {
             let mut buf = std::mem::MaybeUninit::<[u8; HDR_LEN + TINY]>::uninit();
             // SAFETY: `buf` holds HDR_LEN + TINY bytes, payload.len() <= TINY.
             unsafe { self.send_blocking(buf.as_mut_ptr() as *mut u8, dst_proc, dst_sub, src_sub, hdr, payload) }
-        } else if payload.len() <= STACK_EAGER && super::node::one_node() {
+        } else if payload.len() <= STACK_EAGER && super::node::same_node(dst_proc) {
             self.send_small(dst_proc, dst_sub, src_sub, hdr, payload)
         } else {
             self.send_eager_copy(dst_proc, dst_sub, src_sub, hdr, payload)

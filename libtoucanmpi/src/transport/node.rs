@@ -15,8 +15,8 @@ use std::sync::OnceLock;
 
 /// The answer of `detect`, once the real MPI is up.
 static SHARES: OnceLock<bool> = OnceLock::new();
-/// Whether every process of the job runs on this node (`detect`; false until it ran).
-static ONE_NODE: OnceLock<bool> = OnceLock::new();
+/// The processes of the job on this node, one bit per world rank (`detect`; none until it ran).
+static ON_NODE: OnceLock<Vec<u64>> = OnceLock::new();
 /// Worker threads each process runs (SMP mode: more than one), set before `detect`.
 static THREADS: AtomicUsize = AtomicUsize::new(1);
 
@@ -30,13 +30,32 @@ pub fn shares_core() -> bool {
     SHARES.get().copied().unwrap_or(true)
 }
 
-/// Whether every process of the job shares this node (false until `detect` ran): the real
-/// MPI's messages then travel through its shared-memory transport, whose eager limit was
-/// measured (`engine::STACK_EAGER`); between nodes it may be lower.
+/// Whether process `proc` (its world rank) runs on this node (false until `detect` ran): the
+/// real MPI's messages to it then travel through its shared-memory transport, whose eager
+/// limit was measured (`engine::STACK_EAGER`); between nodes it may be lower.
 #[inline]
-pub fn one_node() -> bool {
-    ONE_NODE.get().copied().unwrap_or(false)
+pub fn same_node(proc: usize) -> bool {
+    ON_NODE.get().is_some_and(|bits| has(bits, proc))
 }
+
+/// Whether bit `i` of the bit set `bits` is set (false past its end).
+#[inline]
+fn has(bits: &[u64], i: usize) -> bool {
+    bits.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 != 0)
+}
+
+/// The bit set of `procs` among `everyone` world ranks (ranks out of range are left out).
+fn bit_set(everyone: usize, procs: impl IntoIterator<Item = usize>) -> Vec<u64> {
+    let mut bits = vec![0u64; everyone.div_ceil(64)];
+    for p in procs.into_iter().filter(|&p| p < everyone) {
+        bits[p / 64] |= 1 << (p % 64);
+    }
+    bits
+}
+
+/// Bytes each process contributes to `detect`'s exchange: its affinity mask, then its world
+/// rank (little-endian `u32`).
+const ENTRY: usize = MASK + 4;
 
 /// Bytes of an affinity mask as exchanged (libc's `cpu_set_t`: 1024 CPUs).
 const MASK: usize = std::mem::size_of::<libc::cpu_set_t>();
@@ -83,12 +102,15 @@ pub fn must_share(threads: usize, masks: &[u8]) -> bool {
 
 /// Asks the processes on this node (a collective over the real `world`) whether they
 /// outnumber the CPUs their affinity lets them run on, and records the answer for
-/// `shares_core`.
+/// `shares_core`; the same exchange tells which world ranks share the node (`same_node`):
+/// one bit per process of the job, 32 KiB at 256k processes.
 pub fn detect(real: &RealMpi, world: RComm) -> Result<bool, String> {
     let mut node: RComm = h(r::REAL_MPI_COMM_NULL);
     let mut procs: c_int = 0;
     let mut everyone: c_int = 0;
-    let me = my_mask();
+    let mut rank: c_int = 0;
+    let mut me = [0u8; ENTRY];
+    me[..MASK].copy_from_slice(&my_mask());
     let mut all: Vec<u8>;
     // SAFETY: plain calls on live real communicators with valid out-pointers; the gather
     // buffer holds MASK bytes for each of the node communicator's `procs` members.
@@ -99,14 +121,16 @@ pub fn detect(real: &RealMpi, world: RComm) -> Result<bool, String> {
         )?;
         super::engine::check(real.PMPI_Comm_size(node, &mut procs), "MPI_Comm_size")?;
         super::engine::check(real.PMPI_Comm_size(world, &mut everyone), "MPI_Comm_size")?;
-        all = vec![0u8; MASK * procs as usize];
+        super::engine::check(real.PMPI_Comm_rank(world, &mut rank), "MPI_Comm_rank")?;
+        me[MASK..].copy_from_slice(&(rank as u32).to_le_bytes());
+        all = vec![0u8; ENTRY * procs as usize];
         super::engine::check(
             real.PMPI_Allgather(
                 me.as_ptr() as *const c_void,
-                MASK as c_int,
+                ENTRY as c_int,
                 h(r::REAL_MPI_BYTE),
                 all.as_mut_ptr() as *mut c_void,
-                MASK as c_int,
+                ENTRY as c_int,
                 h(r::REAL_MPI_BYTE),
                 node,
             ),
@@ -114,9 +138,13 @@ pub fn detect(real: &RealMpi, world: RComm) -> Result<bool, String> {
         )?;
         super::engine::check(real.PMPI_Comm_free(&mut node), "MPI_Comm_free")?;
     }
-    let shares = must_share(procs as usize * THREADS.load(Ordering::Relaxed), &all);
+    let masks: Vec<u8> = all.chunks(ENTRY).flat_map(|e| e[..MASK].iter().copied()).collect();
+    let shares = must_share(procs as usize * THREADS.load(Ordering::Relaxed), &masks);
     let _ = SHARES.set(shares);
-    let _ = ONE_NODE.set(procs == everyone);
+    let ranks = all
+        .chunks(ENTRY)
+        .map(|e| u32::from_le_bytes([e[MASK], e[MASK + 1], e[MASK + 2], e[MASK + 3]]) as usize);
+    let _ = ON_NODE.set(bit_set(everyone as usize, ranks));
     Ok(shares)
 }
 
@@ -130,6 +158,22 @@ mod tests {
         let mut m = vec![0u8; MASK];
         m[..8].copy_from_slice(&cpus.to_le_bytes());
         m
+    }
+
+    #[rstest]
+    #[case::all_of_one_word(3, &[0, 1, 2], &[0, 1, 2], &[3, 64])]
+    #[case::block_on_a_large_job(200, &[64, 65, 127], &[64, 65, 127], &[0, 63, 128, 199, 200])]
+    #[case::round_robin(8, &[1, 3, 5, 7], &[1, 7], &[0, 2, 6])]
+    #[case::out_of_range_left_out(4, &[2, 9], &[2], &[9, 3])]
+    fn node_members(#[case] everyone: usize, #[case] on: &[usize], #[case] yes: &[usize], #[case] no: &[usize]) {
+        let bits = bit_set(everyone, on.iter().copied());
+        assert_eq!(bits.len(), everyone.div_ceil(64));
+        for &p in yes {
+            assert!(has(&bits, p), "{p} should be on the node");
+        }
+        for &p in no {
+            assert!(!has(&bits, p), "{p} should not be on the node");
+        }
     }
 
     #[rstest]
