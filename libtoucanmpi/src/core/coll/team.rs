@@ -496,6 +496,13 @@ impl Team {
         // none (usize::MAX) when it left that one early or spins. The scratch is still this
         // member's: the next call cannot combine before it arrives.
         self.wake_below(r, NONE, g);
+        if !self.spin && self.n > 1 && matches!(part, Part::Barrier) {
+            // One worker: the members the barrier held go on before its last arrival (it
+            // had the core while they waited), so a root that arrives last at a barrier
+            // (it waited for a Reduce's result) does not start the next call first and wait
+            // through every other member's call, barrier entry and park (session 21).
+            sched::yield_now();
+        }
         mine
     }
 
