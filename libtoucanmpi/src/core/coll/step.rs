@@ -38,11 +38,19 @@ use std::cell::Cell;
 use std::sync::OnceLock;
 
 /// Whether a blocking collective call of subrank `sub` may take request-free steps: one
-/// member per process (V = 1, one worker), point-to-point not passed through to the real MPI
-/// (`p2p::direct`, whose waits poll real requests), and the caller is the subrank's own task.
+/// member per process (V = 1, one worker) and the caller is the subrank's own task.
+///
+/// Session 21 (pt14): also with point-to-point passed through to the real MPI
+/// (`p2p::direct`). The steps' messages are in the collective context, which is never a
+/// direct context: they go over the transport's ring as before, never on the real twin, so
+/// the program's messages (on the twin) cannot match them nor they the program's. A step
+/// that waits polls the ring in place only while the transport has no real request pending
+/// (`State::progress_recv`), else the whole engine, which tests the direct operations too;
+/// `direct_probe_waiters` ignores its pattern (no direct communicator for that context), and
+/// the deadlock detector's drain moves only the direct contexts' messages.
 #[inline]
 pub fn allowed(sub: usize) -> bool {
-    super::one_per_process() && !crate::core::p2p::direct::on() && crate::sched::current() == sub
+    super::one_per_process() && crate::sched::current() == sub
 }
 
 /// The launch's eager limit between processes (`Config::eager_max`): larger messages need a
