@@ -38,11 +38,16 @@ use std::cell::Cell;
 use std::sync::OnceLock;
 
 /// Whether a blocking collective call of subrank `sub` may take request-free steps: one
-/// member per process (V = 1, one worker) and the caller is the subrank's own task. Also when
-/// point-to-point passes through to the real MPI (`p2p::direct`): a step's messages are on
-/// the collective context, which never passes through, so they travel the general path's
-/// ring either way; only the program's own messages go on the twin (session 21: until then
-/// the steps were off there, and each small collective paid the request path, 1.3-2.4x).
+/// member per process (V = 1, one worker) and the caller is the subrank's own task.
+///
+/// Session 21 (pt14): also with point-to-point passed through to the real MPI
+/// (`p2p::direct`). The steps' messages are in the collective context, which is never a
+/// direct context: they go over the transport's ring as before, never on the real twin, so
+/// the program's messages (on the twin) cannot match them nor they the program's. A step
+/// that waits polls the ring in place only while the transport has no real request pending
+/// (`State::progress_recv`), else the whole engine, which tests the direct operations too;
+/// `direct_probe_waiters` ignores its pattern (no direct communicator for that context), and
+/// the deadlock detector's drain moves only the direct contexts' messages.
 #[inline]
 pub fn allowed(sub: usize) -> bool {
     super::one_per_process() && crate::sched::current() == sub
