@@ -198,6 +198,21 @@ fn typed(buf: *const c_void, count: i64, dt: usize) -> MpiResult<(usize, DtRef)>
     Ok((n, d))
 }
 
+/// `typed` for the second side of an exchange: when it names the datatype handle `seen` of
+/// the side checked first (`Some((handle, type))`), that look-up serves (same handle, same
+/// answer: session 21, one `handles::dtype` of ~60 instructions less per Allgather, Alltoall,
+/// and rooted Gather/Scatter call); the count and buffer are checked as `typed` does.
+fn typed_as(buf: *const c_void, count: i64, dt: usize, seen: Option<(usize, &DtRef)>) -> MpiResult<(usize, DtRef)> {
+    match seen {
+        Some((h, d)) if h == dt => {
+            let n = hd::count(count)?;
+            hd::buffer(buf as *const u8, n, d)?;
+            Ok((n, d.clone()))
+        }
+        _ => typed(buf, count, dt),
+    }
+}
+
 fn send_buf(sbuf: *const c_void, scount: i64, sdt: usize) -> MpiResult<Buf> {
     let (n, d) = typed(sbuf, scount, sdt)?;
     Ok(Buf::new(sbuf as *mut u8, n, d))
@@ -629,12 +644,21 @@ pub(crate) unsafe fn blocks(buf: *const c_void, l: Layout, n: usize) -> MpiResul
 /// # Safety
 /// As `blocks`.
 unsafe fn split(buf: *const c_void, l: Layout, n: usize) -> MpiResult<Blocks> {
+    // SAFETY: the caller's contract.
+    unsafe { split_as(buf, l, n, None) }
+}
+
+/// `split` with the other side's checked datatype (`typed_as`).
+///
+/// # Safety
+/// As `blocks`.
+unsafe fn split_as(buf: *const c_void, l: Layout, n: usize, seen: Option<(usize, &DtRef)>) -> MpiResult<Blocks> {
     let at = |bytes: i64, k: i64, d: DtRef| -> MpiResult<Buf> {
         Ok(Buf::new((buf as *mut u8).wrapping_offset(bytes as isize), hd::count(k)?, d))
     };
     let list: MpiResult<Vec<Buf>> = match l {
         Layout::Equal(k, dt) => {
-            let (count, dt) = typed(buf, k, dt)?;
+            let (count, dt) = typed_as(buf, k, dt, seen)?;
             return Ok(Blocks::Equal {
                 ptr: buf as *mut u8,
                 count,
@@ -764,8 +788,9 @@ fn prep_gather(sbuf: *const c_void, scount: i64, sdt: usize, rbuf: *mut c_void, 
         _ => Some(send_buf(sbuf, scount, sdt)?),
     };
     let ps = if part == Role::Root {
+        let seen = send.as_ref().map(|b| (sdt, &b.dt));
         // SAFETY: the standard gives the arrays one entry per peer; only addresses are computed.
-        unsafe { split(rbuf, rl, cm.peer_size() as usize)? }
+        unsafe { split_as(rbuf, rl, cm.peer_size() as usize, seen)? }
     } else {
         Blocks::List(Vec::new())
     };
@@ -784,8 +809,9 @@ fn prep_scatter(sbuf: *const c_void, sl: Layout, rbuf: *mut c_void, rcount: i64,
         _ => Some(send_buf(rbuf, rcount, rdt)?),
     };
     let ps = if part == Role::Root {
+        let seen = recv.as_ref().map(|b| (rdt, &b.dt));
         // SAFETY: the standard gives the arrays one entry per peer; only addresses are computed.
-        unsafe { split(sbuf, sl, cm.peer_size() as usize)? }
+        unsafe { split_as(sbuf, sl, cm.peer_size() as usize, seen)? }
     } else {
         Blocks::List(Vec::new())
     };
@@ -797,8 +823,9 @@ fn prep_allgather(sbuf: *const c_void, scount: i64, sdt: usize, rbuf: *mut c_voi
     let (sub, cm) = at.comm()?;
     not_in_place(&cm, sbuf)?;
     let send = if in_place(sbuf) { None } else { Some(send_buf(sbuf, scount, sdt)?) };
+    let seen = send.as_ref().map(|b| (sdt, &b.dt));
     // SAFETY: the standard gives the arrays one entry per peer; only addresses are computed.
-    let ps = unsafe { split(rbuf, rl, cm.peer_size() as usize)? };
+    let ps = unsafe { split_as(rbuf, rl, cm.peer_size() as usize, seen)? };
     let real = equal_real(&ps, &cm);
     Ok(Prepared::part(sub, cm, Part::Allgather { send, parts: ps }).real(real))
 }
@@ -812,8 +839,12 @@ fn prep_alltoall(sbuf: *const c_void, sl: Layout, rbuf: *mut c_void, rl: Layout,
     let sps = if in_place(sbuf) {
         None
     } else {
+        let seen = match (&rl, &rps) {
+            (Layout::Equal(_, rdt), Blocks::Equal { dt, .. }) => Some((*rdt, dt)),
+            _ => None,
+        };
         // SAFETY: as above.
-        Some(unsafe { split(sbuf, sl, n)? })
+        Some(unsafe { split_as(sbuf, sl, n, seen)? })
     };
     // With MPI_IN_PLACE (sends None) the send data is the receive buffer, copied first.
     let equal = matches!(sl, Layout::Equal(..));
