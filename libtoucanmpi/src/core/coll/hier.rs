@@ -175,13 +175,22 @@ fn node_map(s: &mut State, c: &Coll) -> Arc<NodeMap> {
         .clone()
 }
 
+/// Whether call `c` may have a meeting plan (`plan`); false for a flat view, an
+/// inter-communicator, and, at one subrank per process (V = 1, one worker), where no member
+/// shares a process, for a call not enrolled for a real collective (session 20: they skip the
+/// lock and map lookup, coll11's ~175 instructions). Session 21: inlined into the callers
+/// (`Coll::barrier`, `bcast`, `reduce`, `allreduce`, `reduce_scatter`), which test it before
+/// calling into this module: the out-of-line call that only found there was no plan cost
+/// ~60 instructions of a V=1 Bcast.
+#[inline(always)]
+pub fn may_meet(c: &Coll) -> bool {
+    !(c.flat_only() || c.comm.is_inter() || (!c.real && super::one_per_process()))
+}
+
 /// The map and the meeting point when the two-level version applies to this step (always
 /// for a call enrolled for a real collective).
 fn plan(c: &Coll) -> Option<(Arc<NodeMap>, Key)> {
-    // Session 20: at one subrank per process (V = 1, one worker) no member shares a process,
-    // so only a call enrolled for a real collective has a plan: the others skip the lock and
-    // the map lookup (coll11: ~175 instructions of a V=1 Barrier, Bcast, Reduce, Allreduce).
-    if c.flat_only() || c.comm.is_inter() || (!c.real && super::one_per_process()) {
+    if !may_meet(c) {
         return None;
     }
     let m = state::with(|s| node_map(s, c)).ok()?;

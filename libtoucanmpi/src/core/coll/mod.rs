@@ -320,8 +320,11 @@ impl Coll {
         if self.comm.is_inter() {
             return self.inter_barrier();
         }
-        if let Some(r) = crate::core::coll::hier::barrier(self) {
-            return r;
+        // Session 21: `may_meet` inlined here, the call into `hier` only when a plan may exist.
+        if hier::may_meet(self) {
+            if let Some(r) = hier::barrier(self) {
+                return r;
+            }
         }
         let (n, r) = (self.size(), self.rank());
         let empty = Buf::new(std::ptr::null_mut(), 0, crate::core::datatype::byte());
@@ -342,8 +345,10 @@ impl Coll {
         if self.comm.is_inter() {
             return self.inter_bcast(b, root);
         }
-        if let Some(r) = crate::core::coll::hier::bcast(self, b, root) {
-            return r;
+        if hier::may_meet(self) {
+            if let Some(r) = hier::bcast(self, b, root) {
+                return r;
+            }
         }
         let (n, r) = (self.size(), self.rank());
         let rel = (r - root + n) % n;
@@ -374,8 +379,10 @@ impl Coll {
         if self.comm.is_inter() {
             return self.inter_reduce(send, recv, count, dt, red, root);
         }
-        if let Some(r) = crate::core::coll::hier::reduce(self, send, recv, count, dt, red, root) {
-            return r;
+        if hier::may_meet(self) {
+            if let Some(r) = hier::reduce(self, send, recv, count, dt, red, root) {
+                return r;
+            }
         }
         if self.size() == 2 && plain_operands(count, dt, red) {
             return self.reduce_pair(send, recv, count, dt, red, root);
@@ -479,8 +486,10 @@ impl Coll {
         if self.comm.is_inter() {
             return self.inter_allreduce(send, recv, count, dt, red);
         }
-        if let Some(r) = crate::core::coll::hier::allreduce(self, send, recv, count, dt, red) {
-            return r;
+        if hier::may_meet(self) {
+            if let Some(r) = hier::allreduce(self, send, recv, count, dt, red) {
+                return r;
+            }
         }
         let acc = self.allreduce_work(red.load(in_place(send, recv), count, dt), count, dt, red)?;
         red.store(&acc, recv, count, dt);
