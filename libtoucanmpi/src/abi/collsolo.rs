@@ -17,17 +17,45 @@ use crate::sched;
 use crate::transport::{CollMem, RealColl};
 use std::os::raw::{c_int, c_void};
 
-/// Session 21: fast path `f` of a blocking call, tried only when the real MPI's blocking
-/// collectives are on (`solo::on`, read once): the test is inlined into each export, so the
-/// default launch no longer pays a call into this module that only found it off (~28
-/// instructions of a V=1 Bcast, coll14). Every fast path here is reached through it.
+/// The fast paths of the blocking calls through the real MPI's own collectives, each tried
+/// only when they are on (`solo::on`, read once). Session 21 (coll14): the test is inlined
+/// into each export through these thin wrappers, so the default launch no longer pays a call
+/// into this module's bodies only to find them off (~28 instructions of a V=1 Bcast).
 #[inline(always)]
-pub(super) fn when_on(f: impl FnOnce() -> Option<MpiResult<()>>) -> Option<MpiResult<()>> {
-    if solo::on() {
-        f()
-    } else {
-        None
-    }
+pub(super) fn barrier(comm_h: usize) -> Option<MpiResult<()>> {
+    solo::on().then(|| barrier_on(comm_h)).flatten()
+}
+
+/// MPI_Bcast's (`barrier`).
+#[inline(always)]
+pub(super) fn bcast(buf: *mut c_void, count: i64, dt: usize, root: c_int, comm_h: usize) -> Option<MpiResult<()>> {
+    solo::on().then(|| bcast_on(buf, count, dt, root, comm_h)).flatten()
+}
+
+/// MPI_Reduce's (`root`) and MPI_Allreduce's (`barrier`).
+#[inline(always)]
+pub(super) fn reduce(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: i64,
+    dt: usize,
+    op_h: usize,
+    root: Option<c_int>,
+    comm_h: usize,
+) -> Option<MpiResult<()>> {
+    solo::on().then(|| reduce_on(sbuf, rbuf, count, dt, op_h, root, comm_h)).flatten()
+}
+
+/// MPI_Allgather's and MPI_Alltoall's (`barrier`).
+#[inline(always)]
+pub(super) fn exchange(x: &Sides, comm_h: usize, all: bool) -> Option<MpiResult<()>> {
+    solo::on().then(|| exchange_on(x, comm_h, all)).flatten()
+}
+
+/// MPI_Gather's and MPI_Scatter's (`barrier`).
+#[inline(always)]
+pub(super) fn rooted(x: &Sides, root: c_int, comm_h: usize, gather: bool) -> Option<MpiResult<()>> {
+    solo::on().then(|| rooted_on(x, root, comm_h, gather)).flatten()
 }
 
 /// Bytes of `count` items of the predefined contiguous type `dt` at `buf` when they may go to
@@ -68,13 +96,13 @@ fn call(t: Turn, what: RealColl, mem: CollMem) -> Option<MpiResult<()>> {
 }
 
 /// MPI_Barrier.
-pub(super) fn barrier(comm_h: usize) -> Option<MpiResult<()>> {
+fn barrier_on(comm_h: usize) -> Option<MpiResult<()>> {
     let t = turn(comm_h, |_| true)?;
     call(t, RealColl::Barrier, CollMem::at(std::ptr::null(), std::ptr::null_mut(), 0))
 }
 
 /// MPI_Bcast.
-pub(super) fn bcast(buf: *mut c_void, count: i64, dt: usize, root: c_int, comm_h: usize) -> Option<MpiResult<()>> {
+fn bcast_on(buf: *mut c_void, count: i64, dt: usize, root: c_int, comm_h: usize) -> Option<MpiResult<()>> {
     let len = as_bytes(buf, count, dt)?;
     let t = turn(comm_h, |cm| (0..cm.size()).contains(&root))?;
     let p = buf as *mut u8;
@@ -83,7 +111,7 @@ pub(super) fn bcast(buf: *mut c_void, count: i64, dt: usize, root: c_int, comm_h
 
 /// MPI_Reduce (`root` Some) or MPI_Allreduce with a predefined operation on a predefined
 /// type the standard allows it on.
-pub(super) fn reduce(
+fn reduce_on(
     sbuf: *const c_void,
     rbuf: *mut c_void,
     count: i64,
@@ -130,7 +158,7 @@ pub(super) fn reduce(
 }
 
 /// MPI_Allgather (`all`) or MPI_Alltoall with blocks of the same bytes on both sides.
-pub(super) fn exchange(x: &Sides, comm_h: usize, all: bool) -> Option<MpiResult<()>> {
+fn exchange_on(x: &Sides, comm_h: usize, all: bool) -> Option<MpiResult<()>> {
     let (sbuf, scount, sdt, rbuf, rcount, rdt) = x.unpack();
     let bytes = type_bytes(rcount, rdt)?;
     if !in_place(sbuf) && type_bytes(scount, sdt)? != bytes {
@@ -153,7 +181,7 @@ pub(super) fn exchange(x: &Sides, comm_h: usize, all: bool) -> Option<MpiResult<
 }
 
 /// MPI_Gather (`gather`) or MPI_Scatter with blocks of the same bytes on both sides.
-pub(super) fn rooted(x: &Sides, root: c_int, comm_h: usize, gather: bool) -> Option<MpiResult<()>> {
+fn rooted_on(x: &Sides, root: c_int, comm_h: usize, gather: bool) -> Option<MpiResult<()>> {
     let (sbuf, scount, sdt, rbuf, rcount, rdt) = x.unpack();
     // The side with the blocks, the side with one block (MPI_IN_PLACE is the root's only).
     let (many, mcount, mdt, one, ocount, odt) = if gather {
