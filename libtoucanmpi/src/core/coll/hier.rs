@@ -179,9 +179,9 @@ fn node_map(s: &mut State, c: &Coll) -> Arc<NodeMap> {
 /// inter-communicator, and, at one subrank per process (V = 1, one worker), where no member
 /// shares a process, for a call not enrolled for a real collective (session 20: they skip the
 /// lock and map lookup, coll11's ~175 instructions). Session 21: inlined into the callers
-/// (`Coll::barrier`, `bcast`, `reduce`, `allreduce`, `reduce_scatter`), which test it before
+/// (`Coll::barrier`, `bcast`, `reduce`, `allreduce`), which test it before
 /// calling into this module: the out-of-line call that only found there was no plan cost
-/// ~60 instructions of a V=1 Bcast.
+/// ~60 instructions of a V=1 Bcast. `plan` keeps the test for the other callers (Reduce_scatter).
 #[inline(always)]
 pub fn may_meet(c: &Coll) -> bool {
     !(c.flat_only() || c.comm.is_inter() || (!c.real && super::one_per_process()))
