@@ -15,12 +15,13 @@
 //! started by the representative (which parks until it completes) instead of the flat
 //! algorithm among representatives; with one member per process the meeting is trivial.
 
+use crate::consts as c;
 use crate::core::coll::real;
 use crate::core::coll::reduce::Reducer;
 use crate::core::coll::{in_place, local_copy, Buf, Coll};
 use crate::core::comm::{Group, CTX_COLL};
 use crate::core::datatype::DtRef;
-use crate::core::error::{MpiError, MpiResult};
+use crate::core::error::{err, MpiError, MpiResult};
 use crate::core::idmap::IdMap;
 use crate::core::p2p::blocking::block_on;
 use crate::core::state::{self, State};
@@ -115,7 +116,19 @@ pub struct Member {
     /// Scheduler task to wake (a subrank, or the helper running a nonblocking collective).
     task: usize,
     send: *const u8,
-    buf: Option<Buf>,
+    pub(super) buf: Option<Buf>,
+}
+
+impl Member {
+    /// The running caller as the only member of its process, `buf` its registered buffer.
+    pub(super) fn new(rank: i32, buf: Buf) -> Member {
+        Member {
+            rank,
+            task: sched::current(),
+            send: buf.ptr,
+            buf: Some(buf),
+        }
+    }
 }
 
 /// The meeting point of the local members of one collective call.
@@ -126,6 +139,8 @@ pub struct Meet {
     released: bool,
     error: Option<MpiError>,
     left: usize,
+    /// A result every member takes when released (`hiergather`: the gathered blocks).
+    data: Option<Arc<Vec<u8>>>,
 }
 
 /// A communicator's group as seen by the two-level collectives: (collective context, world
@@ -189,7 +204,7 @@ pub fn may_meet(c: &Coll) -> bool {
 
 /// The map and the meeting point when the two-level version applies to this step (always
 /// for a call enrolled for a real collective).
-fn plan(c: &Coll) -> Option<(Arc<NodeMap>, Key)> {
+pub(super) fn plan(c: &Coll) -> Option<(Arc<NodeMap>, Key)> {
     if !may_meet(c) {
         return None;
     }
@@ -199,7 +214,7 @@ fn plan(c: &Coll) -> Option<(Arc<NodeMap>, Key)> {
 
 /// Registers this member at the call's meeting point; true when it is the last local member
 /// to arrive.
-fn arrive(key: Key, nm: &NodeMap, rank: i32, rep: bool, send: *const u8, buf: Option<Buf>) -> MpiResult<bool> {
+pub(super) fn arrive(key: Key, nm: &NodeMap, rank: i32, rep: bool, send: *const u8, buf: Option<Buf>) -> MpiResult<bool> {
     let task = sched::current();
     state::with(|s| {
         let m = s.meets.open.entry(key).or_default();
@@ -232,6 +247,35 @@ fn wait_release(key: Key, nm: &NodeMap) -> MpiResult<()> {
     .map_or(Ok(()), Err)
 }
 
+/// The representative: leaves `data` for the members to take when released (before
+/// `release`).
+pub(super) fn publish(key: Key, data: Option<Arc<Vec<u8>>>) {
+    let _ = state::with(|s| {
+        if let Some(m) = s.meets.open.get_mut(&key) {
+            m.data = data;
+        }
+    });
+}
+
+/// `wait_release` for a call whose representative published a result: this member's share.
+pub(super) fn wait_published(key: Key, nm: &NodeMap) -> MpiResult<Arc<Vec<u8>>> {
+    let n = nm.local.len();
+    let (e, d) = block_on(|s| {
+        let m = s.meets.open.get_mut(&key)?;
+        if !m.released {
+            return None;
+        }
+        let r = (m.error.clone(), m.data.clone());
+        depart(s, key, n);
+        Some(r)
+    })?;
+    match (e, d) {
+        (Some(e), _) => Err(e),
+        (None, Some(d)) => Ok(d),
+        (None, None) => err(c::MPI_ERR_INTERN, "released without the gathered data"),
+    }
+}
+
 fn depart(s: &mut State, key: Key, n: usize) {
     if let Some(m) = s.meets.open.get_mut(&key) {
         m.left += 1;
@@ -242,7 +286,7 @@ fn depart(s: &mut State, key: Key, n: usize) {
 }
 
 /// The representative: parks until every local member arrived; their parts by rank.
-fn members(key: Key, nm: &NodeMap) -> MpiResult<Vec<Member>> {
+pub(super) fn members(key: Key, nm: &NodeMap) -> MpiResult<Vec<Member>> {
     let n = nm.local.len();
     let mut v = block_on(|s| {
         let m = s.meets.open.get(&key)?;
@@ -253,7 +297,7 @@ fn members(key: Key, nm: &NodeMap) -> MpiResult<Vec<Member>> {
 }
 
 /// The representative: releases the local members with the outcome of the call.
-fn release(key: Key, nm: &NodeMap, r: &MpiResult<()>) {
+pub(super) fn release(key: Key, nm: &NodeMap, r: &MpiResult<()>) {
     let me = sched::current();
     let _ = state::with(|s| {
         if let Some(m) = s.meets.open.get_mut(&key) {
@@ -272,13 +316,13 @@ fn release(key: Key, nm: &NodeMap, r: &MpiResult<()>) {
 }
 
 /// A copy of the bytes a buffer in the program's thread-locals spans.
-struct Shadow {
+pub(super) struct Shadow {
     data: Vec<u8>,
     lo: usize,
 }
 
 impl Shadow {
-    fn of(b: &Buf) -> Option<Shadow> {
+    pub(super) fn of(b: &Buf) -> Option<Shadow> {
         let (lo, hi) = crate::core::p2p::tlsbuf::in_swapped(b.ptr, b.count, &b.dt)?;
         let mut data = vec![0u8; hi - lo];
         // SAFETY: [lo, hi) is the span of the running member's own buffer.
@@ -286,7 +330,7 @@ impl Shadow {
         Some(Shadow { data, lo })
     }
     /// Where `p` (inside the span) lies in the copy.
-    fn at(&self, p: *mut u8) -> *mut u8 {
+    pub(super) fn at(&self, p: *mut u8) -> *mut u8 {
         self.data.as_ptr().wrapping_add(p as usize - self.lo) as *mut u8
     }
     /// # Safety

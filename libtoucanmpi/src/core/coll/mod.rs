@@ -8,6 +8,7 @@
 
 pub mod fold;
 pub mod hier;
+pub mod hiergather;
 pub mod inter;
 pub mod nbc;
 pub mod nbrec;
@@ -627,6 +628,11 @@ impl Coll {
         }
         if self.real {
             return real::allgather(self, send, parts);
+        }
+        if hier::may_meet(self) {
+            if let Some(r) = hiergather::allgatherv(self, send, parts) {
+                return r;
+            }
         }
         let (n, r) = (self.size(), self.rank());
         let ru = r as usize;
