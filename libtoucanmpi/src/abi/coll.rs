@@ -11,7 +11,7 @@ use super::handles as hd;
 use crate::core::coll::reduce::Reducer;
 use crate::core::coll::team::{self, Blocks, Part};
 use crate::core::coll::teamcall;
-use crate::core::coll::{nbc, nbrec, persist, real, solo, step};
+use crate::core::coll::{hiergather, nbc, nbrec, persist, real, solo, step};
 use crate::core::coll::{Buf, Coll, CollJob, CollOp};
 use crate::core::comm::{comm_index, CommRef, TeamCell};
 use crate::core::datatype::DtRef;
@@ -542,7 +542,11 @@ unsafe fn exec(c: &Coll, p: &Part) -> MpiResult<()> {
             },
             Part::Gather { send, parts, root } => listed(parts, |ps| c.gatherv(send.as_ref(), ps, *root)),
             Part::Scatter { parts, recv, root } => listed(parts, |ps| c.scatterv(ps, recv.as_ref(), *root)),
-            Part::Allgather { send, parts } => listed(parts, |ps| c.allgatherv(send.as_ref(), ps)),
+            // Session 22: the two-level allgather reads the blocks as they are described.
+            Part::Allgather { send, parts } => match hiergather::allgather(c, send.as_ref(), parts) {
+                Some(r) => r,
+                None => listed(parts, |ps| c.allgatherv(send.as_ref(), ps)),
+            },
             Part::Alltoall { sends: Some(sends), recvs } => listed(sends, |ss| listed(recvs, |rs| alltoall(c, Some(ss), rs))),
             Part::Alltoall { sends: None, recvs } => listed(recvs, |rs| alltoall(c, None, rs)),
             Part::ReduceScatter {

@@ -20,18 +20,70 @@
 
 use crate::consts as c;
 use crate::core::coll::hier::{self, Member, NodeMap};
+use crate::core::coll::team::{Blocks, View};
 use crate::core::coll::{Buf, Coll};
 use crate::core::datatype;
 use crate::core::error::{err, MpiResult};
 use std::sync::Arc;
 
+/// The receive blocks of an allgather as the caller holds them: a list, or (MPI_Allgather)
+/// equal blocks described once, whose views cost no datatype reference each (at 2x64, making
+/// the list of 128 blocks per member was a fifth of the call).
+pub trait Slots {
+    fn n(&self) -> usize;
+    fn slot(&self, i: usize) -> View<'_>;
+    /// The start of the blocks when they lie back to back from the first, each a contiguous
+    /// type's packed bytes: the whole gathered buffer is then one copy.
+    fn back_to_back(&self) -> Option<*mut u8>;
+    /// Bytes of block `i`.
+    fn bytes(&self, i: usize) -> usize {
+        let v = self.slot(i);
+        v.count * v.dt.size
+    }
+}
+
+impl Slots for [Buf] {
+    fn n(&self) -> usize {
+        self.len()
+    }
+    fn slot(&self, i: usize) -> View<'_> {
+        View::from(&self[i])
+    }
+    fn back_to_back(&self) -> Option<*mut u8> {
+        let base = self.first()?.ptr;
+        let mut at = 0usize;
+        for b in self {
+            if !b.dt.is_contiguous() || b.ptr != base.wrapping_add(at) {
+                return None;
+            }
+            at += b.count * b.dt.size;
+        }
+        Some(base)
+    }
+}
+
+impl Slots for Blocks {
+    fn n(&self) -> usize {
+        self.len()
+    }
+    fn slot(&self, i: usize) -> View<'_> {
+        self.get(i).expect("a block of every rank")
+    }
+    fn back_to_back(&self) -> Option<*mut u8> {
+        match self {
+            Blocks::Equal { ptr, dt, .. } => dt.is_contiguous().then_some(*ptr),
+            Blocks::List(v) => v.back_to_back(),
+        }
+    }
+}
+
 /// Byte offset of every rank's block in the gathered buffer (rank order), and the total.
-fn offsets(parts: &[Buf]) -> (Vec<usize>, usize) {
-    let mut off = Vec::with_capacity(parts.len());
+fn offsets<S: Slots + ?Sized>(parts: &S) -> (Vec<usize>, usize) {
+    let mut off = Vec::with_capacity(parts.n());
     let mut at = 0usize;
-    for p in parts {
+    for i in 0..parts.n() {
         off.push(at);
-        at += p.count * p.dt.size;
+        at += parts.bytes(i);
     }
     (off, at)
 }
@@ -49,13 +101,39 @@ fn ranks_by_process(nm: &NodeMap) -> Vec<Vec<usize>> {
 /// As `Coll::allgatherv`. None: not served here (one member per process, a view, an
 /// inter-communicator, or a call enrolled for a real collective).
 pub unsafe fn allgatherv(c: &Coll, send: Option<&Buf>, parts: &[Buf]) -> Option<MpiResult<()>> {
-    if c.real {
+    // SAFETY: the caller's contract.
+    unsafe { run(c, send, parts) }
+}
+
+/// `allgatherv` over MPI_Allgather's blocks as the call's arguments describe them
+/// (`abi::coll::exec`, before it makes them a list).
+///
+/// # Safety
+/// As `Coll::allgatherv`.
+pub unsafe fn allgather(c: &Coll, send: Option<&Buf>, parts: &Blocks) -> Option<MpiResult<()>> {
+    if !hier::may_meet(c) {
+        return None;
+    }
+    // SAFETY: the caller's contract.
+    unsafe { run(c, send, parts) }
+}
+
+/// # Safety
+/// As `Coll::allgatherv`.
+unsafe fn run<S: Slots + ?Sized>(c: &Coll, send: Option<&Buf>, parts: &S) -> Option<MpiResult<()>> {
+    if c.real || c.comm.is_inter() {
         return None;
     }
     let (nm, key) = hier::plan(c)?;
     let me = c.comm.rank;
     // The caller's own block: its send buffer, or (in place) its slot.
-    let own = send.unwrap_or(&parts[me as usize]).clone();
+    let own = match send {
+        Some(b) => b.clone(),
+        None => {
+            let v = parts.slot(me as usize);
+            Buf::new(v.ptr, v.count, v.dt.clone())
+        }
+    };
     let rep = me == nm.local[0];
     let (off, total) = offsets(parts);
     if nm.local.len() == 1 {
@@ -113,7 +191,14 @@ pub unsafe fn allgatherv(c: &Coll, send: Option<&Buf>, parts: &[Buf]) -> Option<
 ///
 /// # Safety
 /// The members' blocks are readable (they are parked in this call, or it is the caller's).
-unsafe fn gather_all(c: &Coll, nm: &NodeMap, ms: &[Member], off: &[usize], total: usize, parts: &[Buf]) -> MpiResult<Vec<u8>> {
+unsafe fn gather_all<S: Slots + ?Sized>(
+    c: &Coll,
+    nm: &NodeMap,
+    ms: &[Member],
+    off: &[usize],
+    total: usize,
+    parts: &S,
+) -> MpiResult<Vec<u8>> {
     let mut all = hier::spare();
     all.clear();
     all.resize(total, 0);
@@ -123,7 +208,7 @@ unsafe fn gather_all(c: &Coll, nm: &NodeMap, ms: &[Member], off: &[usize], total
     for m in ms {
         let b = m.buf.as_ref().expect("allgather members register their block");
         let r = m.rank as usize;
-        let (bytes, slot) = (b.count * b.dt.size, parts[r].count * parts[r].dt.size);
+        let (bytes, slot) = (b.count * b.dt.size, parts.bytes(r));
         if bytes > slot {
             let mut v = Vec::with_capacity(bytes);
             // SAFETY: the member's block is readable (the caller's contract).
@@ -148,9 +233,9 @@ unsafe fn gather_all(c: &Coll, nm: &NodeMap, ms: &[Member], off: &[usize], total
 /// The chunk of each process (its members' blocks in rank order) exchanged among the
 /// representatives: in place in `all` when every process holds a contiguous block of ranks,
 /// through a buffer of chunks otherwise.
-fn exchange(c: &Coll, nm: &NodeMap, all: &mut [u8], off: &[usize], parts: &[Buf]) -> MpiResult<()> {
+fn exchange<S: Slots + ?Sized>(c: &Coll, nm: &NodeMap, all: &mut [u8], off: &[usize], parts: &S) -> MpiResult<()> {
     let by = ranks_by_process(nm);
-    let size = |r: usize| parts[r].count * parts[r].dt.size;
+    let size = |r: usize| parts.bytes(r);
     let byte = datatype::byte();
     let view = c.view(nm.reps.clone());
     if nm.contiguous {
@@ -202,19 +287,20 @@ fn exchange(c: &Coll, nm: &NodeMap, all: &mut [u8], off: &[usize], parts: &[Buf]
 ///
 /// # Safety
 /// The caller's receive buffer is writable as `parts` describes.
-unsafe fn scatter_out(all: &[u8], off: &[usize], parts: &[Buf], skip: Option<i32>) {
-    if super::real::one_buffer(parts, parts.first().map_or(0, |p| p.count * p.dt.size)) {
-        // Equal contiguous blocks back to back (MPI_Allgather's usual case): the buffer as
-        // it is, one copy (the own slot, in place, gets its own bytes back).
-        // SAFETY: the receive buffer spans all the blocks (`one_buffer`), as many bytes as
+unsafe fn scatter_out<S: Slots + ?Sized>(all: &[u8], off: &[usize], parts: &S, skip: Option<i32>) {
+    if let Some(base) = parts.back_to_back() {
+        // The blocks back to back (MPI_Allgather's usual case): the buffer as it is, one copy
+        // (the own slot, in place, gets its own bytes back).
+        // SAFETY: the receive buffer spans all the blocks (`back_to_back`), as many bytes as
         // `all` holds (the offsets add up the same sizes).
-        unsafe { crate::transport::copy::bytes(all.as_ptr(), parts[0].ptr, all.len()) };
+        unsafe { crate::transport::copy::bytes(all.as_ptr(), base, all.len()) };
         return;
     }
-    for (i, p) in parts.iter().enumerate() {
+    for i in 0..parts.n() {
         if skip == Some(i as i32) {
             continue;
         }
+        let p = parts.slot(i);
         let n = p.count * p.dt.size;
         // SAFETY: as the caller's; the block lies inside `all` (offsets from the same parts).
         unsafe { p.dt.unpack(&all[off[i]..off[i] + n], p.ptr, p.count) };
