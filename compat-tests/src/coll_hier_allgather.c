@@ -1,9 +1,9 @@
 /* Allgather and Allgatherv where several ranks share a process (the two-level
- * allgather under Toucan): on COMM_WORLD, on a split whose rank order
+ * allgather under Toucan, and at one process the team's rows): on COMM_WORLD, on a split whose rank order
  * interleaves the processes (key = rank * 3 mod size), on one that holds all
  * of the first ranks and a single later one (uneven members per process), and
- * on a split with reversed keys; with a strided receive type, MPI_IN_PLACE,
- * zero counts and gaps that must stay untouched, calls back to back with a
+ * on a split with reversed keys; with a strided receive type, a strided send
+ * type, MPI_IN_PLACE, zero counts and gaps that must stay untouched, calls back to back with a
  * Bcast between them, and the nonblocking form (the persistent one is
  * coll_persistent's: MPICH 4.0.2's restarted MPI_Allgather_init keeps the
  * previous round's blocks). */
@@ -70,6 +70,24 @@ static void run(MPI_Comm c, int rank, const char *cname, int *errp)
         }
         MPI_Type_free(&rs);
         MPI_Type_free(&vec);
+    }
+
+    /* a strided send type (2 ints, one apart) into plain ints */
+    {
+        MPI_Datatype sv;
+        int src[3];
+        MPI_Type_vector(2, 1, 2, MPI_INT, &sv);
+        MPI_Type_commit(&sv);
+        src[0] = val(me, 65, 0);
+        src[1] = -7;
+        src[2] = val(me, 65, 1);
+        for (i = 0; i < 2 * n; i++)
+            rb[i] = -1;
+        MPI_Allgather(src, 1, sv, rb, 2, MPI_INT, c);
+        for (j = 0; j < n; j++)
+            CHECKP(rb[2 * j] == val(j, 65, 0) && rb[2 * j + 1] == val(j, 65, 1),
+                   "%s strided-send Allgather [%d] = %d %d", cname, j, rb[2 * j], rb[2 * j + 1]);
+        MPI_Type_free(&sv);
     }
 
     /* Allgatherv: rank j gives (j * 7) % 4 ints (some none), blocks in reverse order with

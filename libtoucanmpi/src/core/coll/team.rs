@@ -756,6 +756,7 @@ pub(super) unsafe fn combine<M: Members + ?Sized>(m: &M, me: usize, sc: &mut Scr
                     }
                 }
             }
+            Part::Allgather { .. } if allgather_rows(m) => {}
             Part::Allgather { .. } => {
                 for j in 0..n {
                     let (send, parts) = each!(j, Part::Allgather { send, parts } => (send, parts));
@@ -1087,6 +1088,62 @@ unsafe fn copy(src: View, dst: View) -> MpiResult<()> {
         }
     }
     Ok(())
+}
+
+/// Allgather when every member's receive buffer is equal contiguous blocks of one size, each
+/// source no larger than a block (session 22): the combiner fills member 0's receive buffer
+/// with every member's block (n copies, any source type), then copies that row whole into the
+/// others' (n - 1 copies of n blocks), instead of n x n block copies: at 1x64, 8 B, the
+/// block copies were ~4700 instructions per member and call. In place, every source is read
+/// into the row before any other receive buffer is written (a member's own slot then gets its
+/// own bytes back). False: not served (the caller copies block by block and reports errors).
+///
+/// # Safety
+/// As `combine`'s: every member's part is in place and valid.
+unsafe fn allgather_rows<M: Members + ?Sized>(m: &M) -> bool {
+    let n = m.count();
+    // SAFETY (whole body): the parts and their buffers are valid (the caller's contract).
+    unsafe {
+        let row = |i: usize| match m.part(i) {
+            Part::Allgather {
+                parts: Blocks::Equal { ptr, count, dt, .. },
+                ..
+            } if dt.is_contiguous() => Some((*ptr, count * dt.size)),
+            _ => None,
+        };
+        let Some((first, bytes)) = row(0) else {
+            return false;
+        };
+        let src = |j: usize| match m.part(j) {
+            Part::Allgather { send, parts } => send.as_ref().map(View::from).or_else(|| parts.get(j)),
+            _ => None,
+        };
+        if n < 2
+            || (1..n).any(|i| row(i).is_none_or(|(_, b)| b != bytes))
+            || (0..n).any(|j| src(j).is_none_or(|v| v.count * v.dt.size > bytes))
+        {
+            return false;
+        }
+        let byte = crate::core::datatype::byte();
+        let slot = |i: usize| View {
+            ptr: first.wrapping_add(i * bytes),
+            count: bytes,
+            dt: &byte,
+        };
+        for j in 0..n {
+            let s = src(j).expect("checked above");
+            // Sized above: cannot fail.
+            let _ = copy(s, slot(j));
+        }
+        let whole = n * bytes;
+        for i in 1..n {
+            let (dst, _) = row(i).expect("checked above");
+            if dst != first {
+                std::ptr::copy(first, dst, whole);
+            }
+        }
+        true
+    }
 }
 
 /// Packed copies of `ps` and byte buffers over them (the send side of an in-place alltoall).
