@@ -316,6 +316,32 @@ mod tests {
         NodeMap::build(&crate::core::comm::Group { ranks: ranks.to_vec() }, myproc, |w| w as usize / v)
     }
 
+    fn int() -> crate::core::datatype::DtRef {
+        crate::core::datatype::lookup(c::MPI_INT).expect("MPI_INT")
+    }
+
+    /// Blocks back to back (one copy out) only when each starts where the one before ended and
+    /// is a contiguous type's packed bytes; equal blocks of a contiguous type always are.
+    #[rstest]
+    #[case::back_to_back(&[(0, 2), (8, 1), (12, 0), (12, 3)], Some(0))]
+    #[case::gap(&[(0, 2), (12, 1)], None)]
+    #[case::reversed(&[(8, 2), (0, 2)], None)]
+    fn lists_back_to_back(#[case] blocks: &[(usize, usize)], #[case] want: Option<usize>) {
+        let mut mem = [0i32; 16];
+        let base = mem.as_mut_ptr() as *mut u8;
+        let list: Vec<Buf> = blocks.iter().map(|&(at, n)| Buf::new(base.wrapping_add(at), n, int())).collect();
+        assert_eq!(list.back_to_back(), want.map(|o| base.wrapping_add(o)));
+        assert_eq!(Blocks::List(list).back_to_back(), want.map(|o| base.wrapping_add(o)));
+        let equal = Blocks::Equal {
+            ptr: base,
+            count: 2,
+            dt: int(),
+            n: 4,
+        };
+        assert_eq!(equal.back_to_back(), Some(base));
+        assert_eq!((0..4).map(|i| equal.bytes(i)).sum::<usize>(), 32);
+    }
+
     #[rstest]
     #[case(&[0, 1, 2, 3], 2, vec![vec![0, 1], vec![2, 3]])]
     #[case(&[0, 2, 1, 3], 2, vec![vec![0, 2], vec![1, 3]])]

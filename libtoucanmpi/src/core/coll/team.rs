@@ -1371,6 +1371,79 @@ pub(super) mod tests {
         }
     }
 
+    /// Allgather of 2 ints over 4 members (session 22): with equal contiguous receive blocks
+    /// the rows (`allgather_rows`) serve it, in place or not, from any send type; a strided
+    /// receive type or a send larger than a block leaves it to the block loop, which reports
+    /// the truncation. Every receive buffer ends as the gathered row either way.
+    #[rstest]
+    #[case::plain(&[], false, false, true, None)]
+    #[case::in_place(&[0, 2], false, false, true, None)]
+    #[case::all_in_place(&[0, 1, 2, 3], false, false, true, None)]
+    #[case::strided_recv(&[], true, false, false, None)]
+    #[case::too_large(&[], false, true, false, Some(c::MPI_ERR_TRUNCATE))]
+    fn allgather_fills_every_row(
+        #[case] in_place_at: &[usize],
+        #[case] strided: bool,
+        #[case] oversize: bool,
+        #[case] rows: bool,
+        #[case] error: Option<i32>,
+    ) {
+        let n = 4;
+        let val = |j: usize, k: usize| (100 * j + k) as i32;
+        let mut sends: Vec<[i32; 3]> = (0..n).map(|j| [val(j, 0), val(j, 1), val(j, 2)]).collect();
+        // Strided: each block 2 ints one apart (a vector resized to 4 ints), 16 ints a row.
+        let mut recvs: Vec<[i32; 16]> = vec![[-1; 16]; n];
+        let rdt = if strided {
+            let v = crate::core::datatype::typemap::hvector(2, 1, 8, &int()).expect("vector");
+            let r = crate::core::datatype::typemap::resized(&v, 0, 16).expect("resized");
+            Arc::new(r)
+        } else {
+            int()
+        };
+        let rcount = if strided { 1 } else { 2 };
+        let at = |i: usize, j: usize| if strided { 4 * j + 2 * i } else { 2 * j + i };
+        for &i in in_place_at {
+            recvs[i][at(0, i)] = val(i, 0);
+            recvs[i][at(1, i)] = val(i, 1);
+        }
+        let parts: Vec<Part> = (0..n)
+            .map(|i| Part::Allgather {
+                send: (!in_place_at.contains(&i))
+                    .then(|| Buf::new(sends[i].as_mut_ptr() as *mut u8, if oversize && i == 1 { 3 } else { 2 }, int())),
+                parts: Blocks::Equal {
+                    ptr: recvs[i].as_mut_ptr() as *mut u8,
+                    count: rcount,
+                    dt: rdt.clone(),
+                    n,
+                },
+            })
+            .collect();
+        let held = Held::new(parts, vec![None; n]);
+        // SAFETY: every part's buffers are live locals.
+        assert_eq!(unsafe { allgather_rows(&held) }, rows);
+        let r = unsafe { combine(&held, n - 1, &mut Scratch::default()) };
+        let errs: Vec<Option<i32>> = (0..n)
+            .map(|i| {
+                if i == n - 1 {
+                    r.clone().err()
+                } else {
+                    unsafe { held.take_error(i) }
+                }
+                .map(|e| e.class)
+            })
+            .collect();
+        if let Some(e) = error {
+            assert!(errs.contains(&Some(e)), "{errs:?}");
+            return;
+        }
+        assert_eq!(errs, vec![None; n]);
+        for (i, r) in recvs.iter().enumerate() {
+            for j in 0..n {
+                assert_eq!((r[at(0, j)], r[at(1, j)]), (val(j, 0), val(j, 1)), "member {i} block {j}");
+            }
+        }
+    }
+
     /// The arrival tree (smp7): a leaf per worker with members, in worker order, levels of at
     /// most `FAN_IN` nodes above, the root last; every member in its worker's leaf.
     #[rstest]
