@@ -177,13 +177,9 @@ pub fn split(comm_h: usize, color: c_int, key: c_int, newcomm: *mut usize) -> Mp
             .iter()
             .position(|&i| i as i32 == cm.rank)
             .expect("the caller is a member of its color") as i32;
-        let mut nc = CommRef::new(derive_ctx(cm.ctx, seq, color as i64), Arc::new(Group { ranks }), my, "");
+        let mut nc = CommRef::new(derive_ctx(cm.ctx, seq, color as i64), Arc::new(Group::new(ranks)), my, "");
         nc.errhandler = cm.errhandler;
-        nc.remote = remote.map(|r| {
-            Arc::new(Group {
-                ranks: r.iter().map(|&i| cm.peers().ranks[i]).collect(),
-            })
-        });
+        nc.remote = remote.map(|r| Arc::new(Group::new(r.iter().map(|&i| cm.peers().ranks[i]).collect())));
         add_comm(sub, nc)?
     };
     // SAFETY: checked non-null.

@@ -13,7 +13,7 @@ use std::sync::Arc;
 pub fn group(h: usize) -> MpiResult<(usize, Arc<Group>)> {
     let sub = hd::me()?;
     if h == c::MPI_GROUP_EMPTY {
-        return Ok((sub, Arc::new(Group { ranks: vec![] })));
+        return Ok((sub, Arc::new(Group::new(vec![]))));
     }
     if h == c::MPI_GROUP_NULL {
         return err(c::MPI_ERR_GROUP, "MPI_GROUP_NULL is not a valid group");
@@ -30,7 +30,7 @@ pub fn add_group(sub: usize, ranks: Vec<u32>) -> MpiResult<usize> {
     }
     state::with(|s| {
         let t = &mut s.locals[sub].groups;
-        t.push(Some(Arc::new(Group { ranks })));
+        t.push(Some(Arc::new(Group::new(ranks))));
         GROUP_HANDLE_BASE + t.len() - 1
     })
 }
@@ -216,9 +216,9 @@ fn make_comm(sub: usize, parent: &CommRef, ctx: u64, ranks: Vec<u32>, remote: Op
     let Some(rank) = ranks.iter().position(|&w| w == me) else {
         return Ok(c::MPI_COMM_NULL);
     };
-    let mut n = CommRef::new(ctx, Arc::new(Group { ranks }), rank as i32, "");
+    let mut n = CommRef::new(ctx, Arc::new(Group::new(ranks)), rank as i32, "");
     n.errhandler = parent.errhandler;
-    n.remote = remote.map(|r| Arc::new(Group { ranks: r }));
+    n.remote = remote.map(|r| Arc::new(Group::new(r)));
     state::with(|s| {
         let t = &mut s.locals[sub].comms;
         t.push(Some(n));

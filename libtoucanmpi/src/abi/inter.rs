@@ -116,7 +116,7 @@ mpi_fn!(
             *e
         })?;
         let mut ic = CommRef::new(derive_ctx(key, n, tag as i64), lc.group.clone(), lc.rank, "");
-        ic.remote = Some(Arc::new(Group { ranks: remote }));
+        ic.remote = Some(Arc::new(Group::new(remote)));
         ic.errhandler = lc.errhandler;
         put(out, add(sub, ic)?, "newintercomm")
     }
@@ -152,7 +152,7 @@ mpi_fn!(
         let me = state::with(|s| s.locals[sub].world_rank)?;
         let rank = ranks.iter().position(|&w| w == me).expect("a member of its own group") as i32;
         let seq = super::comm::next_seq(sub, inter_h)?;
-        let mut m = CommRef::new(derive_ctx(ic.ctx, seq, 0x4d45), Arc::new(Group { ranks }), rank, "");
+        let mut m = CommRef::new(derive_ctx(ic.ctx, seq, 0x4d45), Arc::new(Group::new(ranks)), rank, "");
         m.errhandler = ic.errhandler;
         put(out, add(sub, m)?, "newintracomm")
     }

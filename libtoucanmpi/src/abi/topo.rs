@@ -64,7 +64,7 @@ fn intra(h: usize) -> MpiResult<(usize, CommRef)> {
 
 /// Registers a communicator over `ranks` (world ranks) with topology `t` for this subrank.
 fn add_comm(sub: usize, parent: &CommRef, ctx: u64, ranks: Vec<u32>, rank: i32, t: Topo) -> MpiResult<usize> {
-    let mut n = CommRef::new(ctx, Arc::new(Group { ranks }), rank, "");
+    let mut n = CommRef::new(ctx, Arc::new(Group::new(ranks)), rank, "");
     n.errhandler = parent.errhandler;
     let h = state::with(|s| {
         let t = &mut s.locals[sub].comms;

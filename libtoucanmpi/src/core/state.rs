@@ -505,14 +505,12 @@ pub fn take() -> Option<State> {
 impl State {
     pub fn new(cfg: Config, tp: Transport, real_version: String) -> State {
         let (myproc, nproc) = (tp.myproc, tp.nproc);
-        let world = Arc::new(Group {
-            ranks: (0..(nproc * cfg.local()) as u32).collect(),
-        });
+        let world = Arc::new(Group::new((0..(nproc * cfg.local()) as u32).collect()));
         let locals = (0..cfg.local())
             .map(|sub| {
                 LocalCell(Lock::new({
                     let w = (myproc * cfg.local() + sub) as u32;
-                    let self_group = Arc::new(Group { ranks: vec![w] });
+                    let self_group = Arc::new(Group::new(vec![w]));
                     Local {
                         world_rank: w,
                         posted: VecDeque::new(),

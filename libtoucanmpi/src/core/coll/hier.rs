@@ -19,95 +19,15 @@ use crate::consts as c;
 use crate::core::coll::real;
 use crate::core::coll::reduce::Reducer;
 use crate::core::coll::{in_place, local_copy, Buf, Coll};
-use crate::core::comm::{Group, CTX_COLL};
+pub use crate::core::comm::nodes::NodeMap;
+use crate::core::comm::CTX_COLL;
 use crate::core::datatype::DtRef;
 use crate::core::error::{err, MpiError, MpiResult};
 use crate::core::idmap::IdMap;
 use crate::core::p2p::blocking::block_on;
 use crate::core::state::{self, State};
 use crate::sched;
-use std::collections::HashMap;
 use std::sync::Arc;
-
-/// Where the members of a communicator live, as seen from this process.
-#[derive(Debug, PartialEq)]
-pub struct NodeMap {
-    /// Communicator ranks on this process, ascending.
-    pub local: Vec<i32>,
-    /// The lowest communicator rank of every process holding members, ordered by it.
-    pub reps: Arc<[i32]>,
-    /// For each communicator rank, its process's index in `reps`.
-    pub owner: Vec<u32>,
-    /// The process of each entry of `reps`.
-    pub procs: Vec<usize>,
-    /// This process's index in `reps`.
-    pub me: usize,
-    /// Each process holds a contiguous block of ranks.
-    pub contiguous: bool,
-}
-
-impl NodeMap {
-    /// The map of `group` (world ranks) for process `myproc`, `locate` giving the process of
-    /// a world rank.
-    pub fn build(group: &Group, myproc: usize, locate: impl Fn(u32) -> usize) -> NodeMap {
-        let mut index: HashMap<usize, u32> = HashMap::new();
-        let mut reps = Vec::new();
-        let mut procs = Vec::new();
-        let mut owner = Vec::with_capacity(group.size());
-        let mut local = Vec::new();
-        let mut contiguous = true;
-        for (r, &w) in group.ranks.iter().enumerate() {
-            let p = locate(w);
-            let i = *index.entry(p).or_insert_with(|| {
-                reps.push(r as i32);
-                procs.push(p);
-                (reps.len() - 1) as u32
-            });
-            if let Some(&prev) = owner.last() {
-                contiguous &= i == prev || (i == prev + 1 && i as usize == reps.len() - 1);
-            }
-            owner.push(i);
-            if p == myproc {
-                local.push(r as i32);
-            }
-        }
-        let me = index.get(&myproc).map_or(0, |&i| i as usize);
-        NodeMap {
-            local,
-            reps: reps.into(),
-            procs,
-            owner,
-            me,
-            contiguous,
-        }
-    }
-
-    /// Whether some process holds several members (otherwise two levels are one).
-    pub fn shared(&self) -> bool {
-        self.reps.len() < self.owner.len()
-    }
-
-    /// The representatives when `root` must represent its own process.
-    fn reps_with(&self, root: i32) -> Arc<[i32]> {
-        let mut v = self.reps.to_vec();
-        v[self.owner[root as usize] as usize] = root;
-        v.into()
-    }
-
-    /// The process holding communicator rank `r`.
-    fn proc_of(&self, r: i32) -> usize {
-        self.procs[self.owner[r as usize] as usize]
-    }
-
-    /// This process's representative when `root` represents its own process.
-    fn my_rep(&self, root: i32) -> i32 {
-        if self.owner[root as usize] as usize == self.me {
-            root
-        } else {
-            self.local[0]
-        }
-    }
-}
 
 /// One local member's part in a two-level call.
 #[derive(Clone)]
@@ -158,16 +78,12 @@ fn comm_key(c: &Coll) -> CommKey {
     key_of(c.ctx(), &c.comm.group.ranks)
 }
 
-/// Node maps kept at most (one per communicator in use).
-const MAX_MAPS: usize = 1024;
-
 /// A meeting point: (communicator, call number, step within the call).
 pub type Key = (CommKey, u64, u32);
 
 /// Per-process state of the two-level collectives.
 #[derive(Default)]
 pub struct Meets {
-    maps: IdMap<CommKey, Arc<NodeMap>>,
     open: IdMap<Key, Meet>,
     /// Session 17: the local folds of open Reduce calls (`coll::fold`).
     pub(super) folds: IdMap<Key, super::fold::Fold>,
@@ -175,19 +91,20 @@ pub struct Meets {
     spare: Vec<Vec<u8>>,
 }
 
-fn node_map(s: &mut State, c: &Coll) -> Arc<NodeMap> {
-    let (myproc, v) = (s.myproc, s.cfg.local());
-    let group = c.comm.group.clone();
-    // Derived data, rebuilt on demand: bounded so that programs creating communicators
-    // endlessly do not grow it.
-    if s.meets.maps.len() >= MAX_MAPS {
-        s.meets.maps.clear();
+/// The node map of call `c`'s group, built at its first two-level call and kept with the
+/// group (session 22: it was a lookup in a map under the state lock at every call, ~150 of a
+/// member's ~280 instructions in `plan`).
+fn node_map(c: &Coll) -> Option<Arc<NodeMap>> {
+    let g = &c.comm.group;
+    if let Some(m) = g.nodes.get() {
+        return Some(m.clone());
     }
-    s.meets
-        .maps
-        .entry(comm_key(c))
-        .or_insert_with(|| Arc::new(NodeMap::build(&group, myproc, |w| w as usize / v)))
-        .clone()
+    let (myproc, v) = state::with(|s| (s.myproc, s.cfg.local())).ok()?;
+    Some(
+        g.nodes
+            .get_or_init(|| Arc::new(NodeMap::build(g, myproc, |w| w as usize / v)))
+            .clone(),
+    )
 }
 
 /// Whether call `c` may have a meeting plan (`plan`); false for a flat view, an
@@ -208,7 +125,7 @@ pub(super) fn plan(c: &Coll) -> Option<(Arc<NodeMap>, Key)> {
     if !may_meet(c) {
         return None;
     }
-    let m = state::with(|s| node_map(s, c)).ok()?;
+    let m = node_map(c)?;
     (c.real || m.shared()).then(|| (m, (comm_key(c), c.seq, c.next_step())))
 }
 
@@ -748,47 +665,4 @@ unsafe fn reduce_on(
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rstest::rstest;
-
-    fn map(ranks: &[u32], v: usize, myproc: usize) -> NodeMap {
-        NodeMap::build(&Group { ranks: ranks.to_vec() }, myproc, |w| w as usize / v)
-    }
-
-    #[rstest]
-    // world of 8 as 2 processes x 4
-    #[case(&[0, 1, 2, 3, 4, 5, 6, 7], 4, 1, &[4, 5, 6, 7], &[0, 4], true, true)]
-    // one rank per process: nothing shared
-    #[case(&[0, 4], 4, 0, &[0], &[0, 1], true, false)]
-    // interleaved ranks: processes not contiguous in rank order
-    #[case(&[0, 4, 1, 5], 4, 0, &[0, 2], &[0, 1], false, true)]
-    // a single process
-    #[case(&[2, 3], 4, 0, &[0, 1], &[0], true, true)]
-    fn builds(
-        #[case] ranks: &[u32],
-        #[case] v: usize,
-        #[case] me: usize,
-        #[case] local: &[i32],
-        #[case] reps: &[i32],
-        #[case] contiguous: bool,
-        #[case] shared: bool,
-    ) {
-        let m = map(ranks, v, me);
-        assert_eq!(m.local, local);
-        assert_eq!(&*m.reps, reps);
-        assert_eq!(m.contiguous, contiguous);
-        assert_eq!(m.shared(), shared);
-    }
-
-    #[test]
-    fn root_represents_its_process() {
-        let m = map(&[0, 1, 2, 3, 4, 5, 6, 7], 4, 1);
-        assert_eq!(&*m.reps_with(6), &[0, 6]);
-        assert_eq!(m.my_rep(6), 6);
-        assert_eq!(m.my_rep(2), 4);
-    }
 }

@@ -313,7 +313,7 @@ mod tests {
     use rstest::rstest;
 
     fn map(ranks: &[u32], v: usize, myproc: usize) -> NodeMap {
-        NodeMap::build(&crate::core::comm::Group { ranks: ranks.to_vec() }, myproc, |w| w as usize / v)
+        NodeMap::build(&crate::core::comm::Group::new(ranks.to_vec()), myproc, |w| w as usize / v)
     }
 
     fn int() -> crate::core::datatype::DtRef {

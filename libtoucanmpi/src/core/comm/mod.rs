@@ -2,16 +2,35 @@
 //! its handles, error handler and name); members of one communicator share its group and
 //! context id.
 
+pub mod nodes;
+
 use crate::consts as c;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// An ordered set of world ranks.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Group {
     pub ranks: Vec<u32>,
+    /// Where its members live (`nodes::NodeMap`), made at its first two-level collective.
+    pub nodes: OnceLock<Arc<nodes::NodeMap>>,
 }
 
+/// Groups are equal when their ranks are (the node map is derived from them).
+impl PartialEq for Group {
+    fn eq(&self, o: &Group) -> bool {
+        self.ranks == o.ranks
+    }
+}
+
+impl Eq for Group {}
+
 impl Group {
+    pub fn new(ranks: Vec<u32>) -> Group {
+        Group {
+            ranks,
+            nodes: OnceLock::new(),
+        }
+    }
     pub fn size(&self) -> usize {
         self.ranks.len()
     }
@@ -158,7 +177,7 @@ mod tests {
 
     #[test]
     fn group_rank_of() {
-        let g = Group { ranks: vec![5, 3, 9] };
+        let g = Group::new(vec![5, 3, 9]);
         assert_eq!(g.rank_of(9), Some(2));
         assert_eq!(g.rank_of(4), None);
     }
