@@ -62,6 +62,18 @@ pub type Place = (u64, u32);
 /// every process agrees); later ones keep point-to-point. Bounds the real MPI's context ids
 /// (MPICH has a few thousand).
 const MAX_CHILDREN: u32 = 1024;
+
+/// `MAX_CHILDREN`, halved under the pass-through (session 22), where every child with a twin
+/// also holds the real communicator of its program's messages (`Twin::p2p`) while it lives:
+/// the same real context ids at most. The same on every process (the pass-through is decided
+/// at start-up from what all processes read alike).
+fn max_children() -> u32 {
+    if crate::core::p2p::direct::on() {
+        MAX_CHILDREN / 2
+    } else {
+        MAX_CHILDREN
+    }
+}
 /// Colours of one split that get a twin.
 const MAX_SPLIT: usize = 8;
 
@@ -1289,7 +1301,7 @@ pub fn derive(parent: &CommRef, seq: u64, children: &[(u64, &[u32])]) -> MpiResu
                 continue;
             }
             // Session 18: children that reused a spare do not count (`Twin::reused`).
-            if t.children - t.reused >= MAX_CHILDREN {
+            if t.children - t.reused >= max_children() {
                 break;
             }
             t.children += 1;
@@ -1352,7 +1364,7 @@ pub(super) fn await_exact_budget(near: impl Fn(&State) -> bool) -> MpiResult<()>
 /// otherwise the call waits for the exact count. Every process thus takes the same decision.
 fn near_budget(s: &State, parent: CommKey, seq: u64, n: usize) -> bool {
     let Some(t) = s.rcoll.twins.get(&parent) else { return false };
-    if t.knows((seq, 0)) || (t.children - t.reused) as usize + n.min(MAX_SPLIT) < MAX_CHILDREN as usize {
+    if t.knows((seq, 0)) || (t.children - t.reused) as usize + n.min(MAX_SPLIT) < max_children() as usize {
         return false;
     }
     picks_pending(s, t)
