@@ -1615,4 +1615,21 @@ mod tests {
         assert!(t.knows((6, 0)));
         assert!(!t.knows((4, 1)));
     }
+
+    /// Session 22: a creating call's idups of the pass-through's communicators come after
+    /// every place of its picks and their idups (child `pick` of at most `MAX_SPLIT`), and
+    /// stay distinct from each other.
+    #[rstest]
+    #[case(0, 0)]
+    #[case(0, MAX_SPLIT - 1)]
+    #[case(MAX_SPLIT - 1, 0)]
+    #[case(MAX_SPLIT - 1, MAX_SPLIT - 1)]
+    fn p2p_places_after_picks(#[case] pick: usize, #[case] child: usize) {
+        let seq = 7;
+        let (pick_place, dup_place) = ((seq, 2 * pick as u32), (seq, 2 * pick as u32 + 1));
+        let p2p = (seq, P2P_PLACES + child as u32);
+        assert!(pick_place < p2p && dup_place < p2p);
+        assert!(p2p < (seq + 1, 0));
+        assert_ne!(p2p, (seq, P2P_PLACES + ((child + 1) % MAX_SPLIT) as u32));
+    }
 }
