@@ -176,6 +176,15 @@ impl Transport {
         }
     }
 
+    /// A blocking `MPI_Comm_dup` of real communicator `comm` (start-up only, before any
+    /// subrank runs: every process makes the same calls in the same order there).
+    pub fn dup_comm(&mut self, comm: RComm) -> Result<RComm, String> {
+        let mut out: RComm = h(real::REAL_MPI_COMM_NULL);
+        // SAFETY: `comm` is a live real communicator of ours; `out` a valid out-pointer.
+        check(unsafe { self.real.PMPI_Comm_dup(comm, &mut out) }, "MPI_Comm_dup")?;
+        Ok(out)
+    }
+
     /// Frees a real communicator made by `RealColl::Dup` (collectives still running on it
     /// finish: the real MPI frees it after them).
     pub fn free_comm(&mut self, mut comm: RComm) -> Result<(), String> {

@@ -295,11 +295,12 @@ fn shape_at(me: usize, procs: &[usize], part: &Part) -> Option<(RealColl, CollMe
 /// Whether a broadcast of `bytes` bytes (a nonblocking call, or a round of a persistent one,
 /// at one member per process) goes as a tree of real point-to-point messages on the twin
 /// (`transport::collp2p`) rather than the real MPI's `MPI_Ibcast`: from 1 byte up to
-/// `TOUCAN_NBC_TREE_MAX` (`runtime`: default `SMALL_MAX`, at most `collp2p::P2P_MAX`; 0: never), and not when
-/// point-to-point passes through (`p2p::direct`), whose messages share the twins. Depends only
-/// on what every process has alike (the size, the environment).
+/// `TOUCAN_NBC_TREE_MAX` (`runtime`: default `SMALL_MAX`, at most `collp2p::P2P_MAX`; 0: never).
+/// Session 22: with the pass-through too (`p2p::direct`): the program's messages go on a real
+/// communicator of their own (`real::Twin::p2p`), never on the twin. Depends only on what
+/// every process has alike (the size, the environment).
 pub(super) fn tree_bcast(bytes: usize) -> bool {
-    bytes > 0 && bytes <= crate::core::runtime::config().nbc_tree_max && !crate::core::p2p::direct::on()
+    bytes > 0 && bytes <= crate::core::runtime::config().nbc_tree_max
 }
 
 /// A tree broadcast's forward: what this process sends on to its children when its receive
@@ -604,11 +605,11 @@ fn rd_enabled() -> bool {
 /// Allreduce (at most `SMALL_MAX` bytes, a predefined operation on a type of `RD_TYPES`),
 /// Allgather (at most `SMALL_MAX` bytes per step), Alltoall (blocks of at most
 /// `RD_ALLTOALL_BYTES` bytes, at most `RD_ALLTOALL_MAX` processes) or Barrier, among a power-of-two number of
-/// processes, without the pass-through. Decided from `what` and the process count only,
+/// processes (session 22: with the pass-through too, as `tree_bcast`). Decided from `what` and the process count only,
 /// which every process has alike for the operation at one place.
 fn rd_kind(s: &State, what: &RealColl) -> Option<RdKind> {
     let n = s.tp.nproc;
-    if n < 2 || !n.is_power_of_two() || !rd_enabled() || crate::core::p2p::direct::on() {
+    if n < 2 || !n.is_power_of_two() || !rd_enabled() {
         return None;
     }
     match *what {

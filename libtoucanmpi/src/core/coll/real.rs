@@ -62,6 +62,18 @@ pub type Place = (u64, u32);
 /// every process agrees); later ones keep point-to-point. Bounds the real MPI's context ids
 /// (MPICH has a few thousand).
 const MAX_CHILDREN: u32 = 1024;
+
+/// `MAX_CHILDREN`, halved under the pass-through (session 22), where every child with a twin
+/// also holds the real communicator of its program's messages (`Twin::p2p`) while it lives:
+/// the same real context ids at most. The same on every process (the pass-through is decided
+/// at start-up from what all processes read alike).
+fn max_children() -> u32 {
+    if crate::core::p2p::direct::on() {
+        MAX_CHILDREN / 2
+    } else {
+        MAX_CHILDREN
+    }
+}
 /// Colours of one split that get a twin.
 const MAX_SPLIT: usize = 8;
 
@@ -117,6 +129,13 @@ pub(super) struct Twin {
     /// index): it goes back there when the twin is released (session 18: wherever that pool
     /// went).
     entry: Option<(PoolId, usize)>,
+    /// Session 22: under the pass-through (`p2p::direct`), the real communicator the program's
+    /// point-to-point messages on this communicator go on, apart from the twin (`comm`), so
+    /// that the twin carries only collectives (real ones, and coll6's trees and recursive
+    /// doubling over real point-to-point, `coll::nbc`) and joins its parent's pool as without
+    /// the pass-through. Never pooled (a program's message may outlive its communicator's
+    /// handles); freed when the twin is released.
+    p2p: Option<RComm>,
 }
 
 // Session 17: a parent twin's spare real communicators (`Pool`, session 18: `coll::pool`).
@@ -155,6 +174,7 @@ impl Twin {
             straight: false,
             pool: None,
             entry: None,
+            p2p: None,
         }
     }
     /// Marks the operation at `place` started; returns its number (the n-th started is n).
@@ -175,6 +195,9 @@ enum Inflight {
     Op { task: usize },
     /// The twin of this communicator is made.
     Dup { child: CommKey },
+    /// Session 22: the pass-through's real communicator of this communicator is made
+    /// (`Twin::p2p`).
+    P2p { child: CommKey },
     /// A two-level nonblocking call's record (`coll::nbrec`): distribute and complete.
     Rec { rec: Box<crate::core::coll::nbrec::Rec> },
     /// A nonblocking call served without a helper task (`coll::nbc`): one of this request's
@@ -241,8 +264,18 @@ pub fn install_world(s: &mut State) {
         let twin = Twin::new(Some(s.tp.coll_world()), usize::MAX);
         s.rcoll.twins.insert(key_of(CTX_WORLD, &world), twin);
         if s.cfg.p2p_direct && s.cfg.local() == 1 {
+            // Session 22: the program's messages on MPI_COMM_WORLD go on a real communicator
+            // of their own, made here (start-up: every process, in the same order, before
+            // any subrank runs), not on the twin (`Twin::p2p`).
+            let twin = s.tp.coll_world();
+            let comm = match s.tp.dup_comm(twin) {
+                Ok(c) => c,
+                Err(e) => crate::core::diag::fatal(&format!("point-to-point pass-through: {e}")),
+            };
             crate::core::p2p::direct::enable(s.tp.tag_ub);
-            let comm = s.tp.coll_world();
+            if let Some(t) = s.rcoll.twins.get_mut(&key_of(CTX_WORLD, &world)) {
+                t.p2p = Some(comm);
+            }
             s.direct.add(CTX_WORLD, comm, &world);
         }
     }
@@ -550,6 +583,10 @@ pub(super) fn release_if_unused(s: &mut State, key: CommKey) {
     for c in s.rcoll.pools.release(t.entry, comm, t.pool) {
         free_real(s, c);
     }
+    // Session 22: the pass-through's own communicator is never pooled.
+    if let Some(c) = t.p2p {
+        free_real(s, c);
+    }
 }
 
 fn free_real(s: &mut State, comm: RComm) {
@@ -618,8 +655,16 @@ pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
             // Session 18: its children's picks waited for its real communicator.
             next_pick(s, child);
             pump(s, child);
+        }
+        Some(Inflight::P2p { child }) => {
+            match (s.rcoll.twins.get_mut(&child), comm) {
+                (Some(t), c) => t.p2p = c,
+                // Its twin waits for it (`direct_children`), so it is there; if not, it goes.
+                (None, Some(c)) => free_real(s, c),
+                (None, None) => {}
+            }
             // The one subrank (V=1) waits for it in `direct_children`.
-            if crate::core::p2p::direct::on() && sched::current() != 0 {
+            if sched::current() != 0 {
                 sched::wake(0);
             }
         }
@@ -765,30 +810,14 @@ const MAX_PERSISTENT: u32 = 512;
 /// while the budget's count is not exact (`private_near_budget`).
 pub(super) fn private_twin(s: &mut State, parent: CommKey, seq: u64, child: CommKey) -> bool {
     let place = (seq, 0);
-    let token = s.rcoll.token();
-    let pooled = !s.cfg.p2p_direct;
     let Some(t) = s.rcoll.twins.get_mut(&parent) else { return false };
     if t.persistent - t.persistent_reused >= MAX_PERSISTENT || t.knows(place) {
         return false;
     }
     t.persistent += 1;
-    if pooled {
-        enqueue_pick(s, parent, place, child, 1);
-        next_pick(s, parent);
-        pump(s, parent);
-        return true;
-    }
-    t.waiting.insert(place);
-    t.ready.insert(
-        place,
-        Queued {
-            what: RealColl::Dup,
-            mem: CollMem::owned(Vec::new()),
-            token,
-        },
-    );
-    s.rcoll.inflight.insert(token, Inflight::Dup { child });
-    s.rcoll.twins.insert(child, Twin::new(None, 1));
+    // Session 22: with the pass-through too (no twin carries program messages any more).
+    enqueue_pick(s, parent, place, child, 1);
+    next_pick(s, parent);
     pump(s, parent);
     true
 }
@@ -1261,37 +1290,27 @@ pub fn derive(parent: &CommRef, seq: u64, children: &[(u64, &[u32])]) -> MpiResu
             seen.iter().all(|&x| x).then(|| (key_of(ctx, ranks), local))
         });
         let spanning: Vec<(CommKey, usize)> = spanning.take(MAX_SPLIT).collect();
-        // Session 17: without the pass-through (whose program messages travel on the twins),
-        // children reuse the parent's spare real communicators (`Pool`).
-        let pooled = !s.cfg.p2p_direct;
+        // Session 17: children reuse the parent's spare real communicators (`Pool`); session
+        // 22: with the pass-through too, whose program messages now go on a real communicator
+        // of their own (`Twin::p2p`), made by an idup at the call's places after every pick.
+        let direct = crate::core::p2p::direct::on();
         for (i, (child, local)) in spanning.into_iter().enumerate() {
-            let place = if pooled { (seq, 2 * i as u32) } else { (seq, i as u32) };
-            let token = s.rcoll.token();
+            let place = (seq, 2 * i as u32);
             let Some(t) = s.rcoll.twins.get_mut(&pk) else { return };
             if t.knows(place) {
                 continue;
             }
             // Session 18: children that reused a spare do not count (`Twin::reused`).
-            if t.children - t.reused >= MAX_CHILDREN {
+            if t.children - t.reused >= max_children() {
                 break;
             }
             t.children += 1;
-            if pooled {
-                // The pick at `place`, the idup (if it comes to that) at the next one.
-                enqueue_pick(s, pk, place, child, local);
-                continue;
+            // The pick at `place`, the idup (if it comes to that) at the next one.
+            enqueue_pick(s, pk, place, child, local);
+            if direct {
+                let token = s.rcoll.token();
+                queue_dup(s, pk, (seq, P2P_PLACES + i as u32), token, Inflight::P2p { child });
             }
-            t.waiting.insert(place);
-            t.ready.insert(
-                place,
-                Queued {
-                    what: RealColl::Dup,
-                    mem: CollMem::owned(Vec::new()),
-                    token,
-                },
-            );
-            s.rcoll.inflight.insert(token, Inflight::Dup { child });
-            s.rcoll.twins.insert(child, Twin::new(None, local));
         }
         next_pick(s, pk);
         pump(s, pk);
@@ -1300,6 +1319,26 @@ pub fn derive(parent: &CommRef, seq: u64, children: &[(u64, &[u32])]) -> MpiResu
         direct_children(children)?;
     }
     Ok(())
+}
+
+/// Session 22: where a creating call's idups of the pass-through's communicators go in its
+/// places on the parent, after its picks and their idups (`2 * MAX_SPLIT` places at most).
+const P2P_PLACES: u32 = 2 * MAX_SPLIT as u32;
+
+/// Queues a real `MPI_Comm_idup` of twin `parent`'s communicator at `place`, whose
+/// completion means `done`.
+fn queue_dup(s: &mut State, parent: CommKey, place: Place, token: u64, done: Inflight) {
+    let Some(t) = s.rcoll.twins.get_mut(&parent) else { return };
+    t.waiting.insert(place);
+    t.ready.insert(
+        place,
+        Queued {
+            what: RealColl::Dup,
+            mem: CollMem::owned(Vec::new()),
+            token,
+        },
+    );
+    s.rcoll.inflight.insert(token, done);
 }
 
 /// Session 18: waits while `near(state)`: a budget's count is not exact yet; woken by the
@@ -1325,7 +1364,7 @@ pub(super) fn await_exact_budget(near: impl Fn(&State) -> bool) -> MpiResult<()>
 /// otherwise the call waits for the exact count. Every process thus takes the same decision.
 fn near_budget(s: &State, parent: CommKey, seq: u64, n: usize) -> bool {
     let Some(t) = s.rcoll.twins.get(&parent) else { return false };
-    if t.knows((seq, 0)) || (t.children - t.reused) as usize + n.min(MAX_SPLIT) < MAX_CHILDREN as usize {
+    if t.knows((seq, 0)) || (t.children - t.reused) as usize + n.min(MAX_SPLIT) < max_children() as usize {
         return false;
     }
     picks_pending(s, t)
@@ -1451,17 +1490,18 @@ fn picked(s: &mut State, parent: CommKey, child: CommKey, dup: Place, mask: &[u8
     pump(s, parent);
 }
 
-/// Point-to-point passing through (`p2p::direct`): waits until the twins of `children` are
-/// made, then makes those communicators direct, before any message can go on them (so both
-/// ends of every message agree on its way). Their `MPI_Comm_idup`s were started above on
-/// every process, in the parent's issue order.
+/// Point-to-point passing through (`p2p::direct`): waits until the pass-through's real
+/// communicators of `children` that have a twin are made (`Twin::p2p`), then makes those
+/// communicators direct, before any message can go on them (so both ends of every message
+/// agree on its way). Their `MPI_Comm_idup`s were queued above on every process, in the
+/// parent's issue order.
 fn direct_children(children: &[(u64, &[u32])]) -> MpiResult<()> {
     let keys: Vec<(u64, CommKey)> = children.iter().map(|&(ctx, ranks)| (ctx, key_of(ctx, ranks))).collect();
-    let made = |s: &State| keys.iter().all(|(_, k)| s.rcoll.twins.get(k).is_none_or(|t| t.comm.is_some()));
+    let made = |s: &State| keys.iter().all(|(_, k)| s.rcoll.twins.get(k).is_none_or(|t| t.p2p.is_some()));
     block_on(|s| made(s).then_some(()))?;
     state::with(|s| {
         for (&(ctx, ranks), (_, key)) in children.iter().zip(&keys) {
-            if let Some(comm) = s.rcoll.twins.get(key).and_then(|t| t.comm) {
+            if let Some(comm) = s.rcoll.twins.get(key).and_then(|t| t.p2p) {
                 s.direct.add(ctx, comm, ranks);
             }
         }
@@ -1478,7 +1518,7 @@ pub fn settle(s: &mut State) {
         s.rcoll
             .inflight
             .values()
-            .any(|f| matches!(f, Inflight::Dup { .. } | Inflight::Detached | Inflight::Pick { .. } | Inflight::Rec { .. }))
+            .any(|f| matches!(f, Inflight::Dup { .. } | Inflight::P2p { .. } | Inflight::Detached | Inflight::Pick { .. } | Inflight::Rec { .. }))
             || s.rcoll.twins.values().any(|t| !t.ready.is_empty())
             || s.rcoll.pools.picking()
             // nbc8: a two-level broadcast whose members all completed (the root's process
@@ -1574,5 +1614,22 @@ mod tests {
         assert!(!t.knows((5, 0)));
         assert!(t.knows((6, 0)));
         assert!(!t.knows((4, 1)));
+    }
+
+    /// Session 22: a creating call's idups of the pass-through's communicators come after
+    /// every place of its picks and their idups (child `pick` of at most `MAX_SPLIT`), and
+    /// stay distinct from each other.
+    #[rstest]
+    #[case(0, 0)]
+    #[case(0, MAX_SPLIT - 1)]
+    #[case(MAX_SPLIT - 1, 0)]
+    #[case(MAX_SPLIT - 1, MAX_SPLIT - 1)]
+    fn p2p_places_after_picks(#[case] pick: usize, #[case] child: usize) {
+        let seq = 7;
+        let (pick_place, dup_place) = ((seq, 2 * pick as u32), (seq, 2 * pick as u32 + 1));
+        let p2p = (seq, P2P_PLACES + child as u32);
+        assert!(pick_place < p2p && dup_place < p2p);
+        assert!(p2p < (seq + 1, 0));
+        assert_ne!(p2p, (seq, P2P_PLACES + ((child + 1) % MAX_SPLIT) as u32));
     }
 }
