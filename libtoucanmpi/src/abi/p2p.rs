@@ -7,6 +7,7 @@ use crate::core::comm::CommRef;
 use crate::core::datatype::DtRef;
 use crate::core::error::{err, MpiError, MpiResult};
 use crate::core::p2p::blocking::{self, block_on, block_on_after, finish, is_done, status_result};
+use crate::core::p2p::leanwait::LeanPoll;
 use crate::core::p2p::matching::{Direct, Envelope, Pattern};
 use crate::core::p2p::shared::{self, Finish, Take};
 use crate::core::p2p::{direct, InPlace, SendData, SendMode};
@@ -1671,43 +1672,13 @@ unsafe fn take(s: &mut State, req: *mut Req) -> Status {
     st
 }
 
-/// `take` of handle `*h`, null or a complete request of the running subrank `sub` (one
-/// lookup, where `live` and `take` make four): its status, the handle nulled unless it is
-/// persistent; an inactive persistent request (or a null handle) gives an empty status.
-fn take_own(s: &mut State, sub: usize, h: &mut Req) -> Status {
-    let id = *h as ReqId;
-    let l = &mut s.locals[sub];
-    // issue 16 (p2p10): the built-in complete send (`Slab::done_send`) is taken without a
-    // look at its entry: a send's status, no communicator to report, nothing to free.
-    if l.reqs.is_done_send(id) {
-        *h = c::MPI_REQUEST_NULL;
-        return Status::sent();
-    }
-    let Some(r) = l.reqs.get_mut(id).filter(|r| r.active) else {
-        return Status::empty();
-    };
-    // SAFETY: the request is complete, and its owner runs (the caller).
-    unsafe { r.settle() };
-    let (st, comm) = (r.status, r.comm);
-    if r.persist.is_some() {
-        r.active = false;
-        r.keep = None;
-    } else {
-        l.drop_request(id);
-        *h = c::MPI_REQUEST_NULL;
-    }
-    // issue 16 (p2p9): the built-in complete send names no communicator of the program.
-    if let (Some(e), false) = (ERRCOMM.get(sub), l.reqs.is_done_send(id)) {
-        e.store(comm, Ordering::Relaxed);
-    }
-    st
-}
-
-/// issue 16 (p2p11): `take_own` of handle `*h` (a request of the running subrank `sub`)
-/// when it is complete, with one look at its entry (`is_done` then `take_own` made two, and
-/// the slab's free another): its status, the handle nulled unless it is persistent. An
-/// inactive persistent request, or a handle the slab does not know, gives an empty status
-/// (as `take_own`). None: not complete yet (nothing done).
+/// issue 16 (p2p11): `take` of handle `*h` (null or a request of the running subrank `sub`)
+/// when it is complete, with one look at its entry: its status, the handle nulled unless it
+/// is persistent; the built-in complete send is taken without a look at its entry (a send's
+/// status, no communicator to report, nothing to free). An inactive persistent request, or a
+/// handle the slab does not know, gives an empty status. None: not complete yet (nothing
+/// done). (rate15: the waits over direct requests take theirs with it too; session 16's
+/// `take_own` looked each entry up twice.)
 #[inline]
 fn take_own_done(s: &mut State, sub: usize, h: &mut Req) -> Option<Status> {
     let id = *h as ReqId;
@@ -1763,16 +1734,32 @@ unsafe fn wait_direct(v: &mut [Req], statuses: bool, mut each: impl FnMut(usize,
     let sub = sched::rank();
     let mut g = state::lock();
     let Some(s) = g.as_mut() else { return Err(false) };
+    // issue 16 (rate15): all lean (or nothing to wait for): the handles looked at once, the
+    // real requests from the first incomplete one on (`core::p2p::leanwait`).
+    let mut lean = s.lean_scan(sub, v);
+    let mut from = 0;
     for i in 1..=blocking::SPIN_POLLS {
-        match s.direct_wait_poll(sub, v, statuses) {
-            None => return Err(false),
-            Some(true) => {
-                for (k, h) in v.iter_mut().enumerate() {
-                    each(k, take_own(s, sub, h));
+        let done = if lean {
+            match s.lean_poll(sub, v, &mut from, statuses) {
+                LeanPoll::Done => true,
+                LeanPoll::Pending => false,
+                LeanPoll::Failed => {
+                    (lean, from) = (s.lean_scan(sub, v), 0);
+                    false
                 }
-                return Ok(());
             }
-            Some(false) => {}
+        } else {
+            match s.direct_wait_poll(sub, v, statuses) {
+                None => return Err(false),
+                Some(d) => d,
+            }
+        };
+        if done {
+            // Every one complete: each taken with one look at its slab entry.
+            for (k, h) in v.iter_mut().enumerate() {
+                each(k, take_own_done(s, sub, h).unwrap_or_else(Status::empty));
+            }
+            return Ok(());
         }
         if i.is_multiple_of(blocking::DIRECT_FULL_POLL) {
             s.progress_step();

@@ -490,7 +490,7 @@ impl State {
     /// issue 16 (p2p8): finishes lean request `id` of `sub` whose real request a wait just
     /// completed: the `k`th of `n` in `lean_testall` with code `rc` (`statuses`: it asked for
     /// them). Its status is set and it is complete, as `on_direct_done` would leave it.
-    fn lean_done(&mut self, sub: usize, id: ReqId, k: usize, n: usize, rc: i32, statuses: bool) {
+    pub(super) fn lean_done(&mut self, sub: usize, id: ReqId, k: usize, n: usize, rc: i32, statuses: bool) {
         let Some(r) = self.locals[sub].reqs.get_mut(id) else { return };
         let Some(lean) = r.lean.take() else { return };
         self.lean_live -= 1;
