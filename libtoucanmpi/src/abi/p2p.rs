@@ -2010,6 +2010,20 @@ mpi_fn!(
         super::greq::around(|| {
             let v = reqs(n, p)?;
             hd::out(flag, "flag")?;
+            // issue 16 (rate15): lean direct requests stay lean (the general path below
+            // registers them all first).
+            if direct::on() {
+                if let Some(failed) = test_lean(v, statuses) {
+                    *flag = failed.is_some() as c_int;
+                    if failed == Some(true) {
+                        return err(c::MPI_ERR_IN_STATUS, "a request failed (see the statuses' MPI_ERROR fields)");
+                    }
+                    if failed.is_none() {
+                        sched::yield_now();
+                    }
+                    return Ok(());
+                }
+            }
             let all = state::with(|s| {
                 s.progress();
                 v.iter().all(|&h| !live(s, h) || is_done(s, h as ReqId))
@@ -2035,6 +2049,40 @@ mpi_fn!(
         })
     }
 );
+
+/// issue 16 (rate15): MPI_Testall when point-to-point passes through and every handle of
+/// `v` (checked) is null, complete, or a lean direct request of the running subrank
+/// (`State::lean_scan`): one look at the real requests (`State::lean_poll`), and when all
+/// are complete each taken into `statuses` (an array, or MPI_STATUSES_IGNORE). Some(None):
+/// not all complete (nothing taken; a step of the rest of the engine made); Some(Some(failed)):
+/// all taken, `failed` when one failed. None: the general path runs (nothing done).
+///
+/// # Safety
+/// `v` are the caller's request handles; `statuses` has room for `v.len()` or is ignored.
+unsafe fn test_lean(v: &mut [Req], statuses: *mut MpiStatus) -> Option<Option<bool>> {
+    if !sched::in_coroutine() {
+        return None;
+    }
+    let sub = sched::rank();
+    let mut g = state::lock();
+    let s = g.as_mut()?;
+    if !s.lean_scan(sub, v) {
+        return None;
+    }
+    let mut from = 0;
+    if s.lean_poll(sub, v, &mut from, !statuses.is_null()) != LeanPoll::Done {
+        // A failed one finished (the others not): the next call takes it.
+        s.progress_step();
+        return Some(None);
+    }
+    let mut failed = false;
+    for (k, h) in v.iter_mut().enumerate() {
+        let st = take_own_done(s, sub, h).unwrap_or_else(Status::empty);
+        failed |= st.error != c::MPI_SUCCESS;
+        store_at(statuses, k, &st);
+    }
+    Some(Some(failed))
+}
 
 unsafe fn any(v: &mut [Req], block: bool, index: *mut c_int, flag: *mut c_int, status: *mut MpiStatus) -> MpiResult<()> {
     let mut step = |s: &mut State| -> Option<Option<(usize, Status)>> {
