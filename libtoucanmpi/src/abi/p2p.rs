@@ -1747,7 +1747,10 @@ unsafe fn wait_direct(v: &mut [Req], statuses: bool, mut each: impl FnMut(usize,
         let was = from;
         let done = if lean {
             match s.lean_poll(sub, v, &mut from, statuses) {
-                LeanPoll::Done => true,
+                LeanPoll::Done(rc) => {
+                    take_lean(s, sub, v, rc, statuses, &mut each);
+                    return Ok(());
+                }
                 LeanPoll::Pending => false,
                 LeanPoll::Failed => {
                     (lean, from) = (s.lean_scan(sub, v), 0);
@@ -2082,18 +2085,48 @@ unsafe fn test_lean(v: &mut [Req], statuses: *mut MpiStatus) -> Option<Option<bo
         return None;
     }
     let mut from = 0;
-    if s.lean_poll(sub, v, &mut from, !statuses.is_null()) != LeanPoll::Done {
-        // A failed one finished (the others not): the next call takes it.
+    let LeanPoll::Done(rc) = s.lean_poll(sub, v, &mut from, !statuses.is_null()) else {
+        // Not all complete, or a failed one finished (the others not): the next call takes it.
         s.progress_step();
         return Some(None);
-    }
+    };
     let mut failed = false;
-    for (k, h) in v.iter_mut().enumerate() {
-        let st = take_own_done(s, sub, h).unwrap_or_else(Status::empty);
+    take_lean(s, sub, v, rc, !statuses.is_null(), |k, st| {
         failed |= st.error != c::MPI_SUCCESS;
         store_at(statuses, k, &st);
-    }
+    });
     Some(Some(failed))
+}
+
+/// issue 16 (rate15): takes every handle of `v` (the running subrank `sub`'s) after
+/// `State::lean_poll` gave `Done(rc)`: the lean ones with `State::lean_take` (one look each),
+/// the others (null, the built-in complete send, complete requests) with `take_own_done`;
+/// each status to `each(index, status)`, handles nulled as `take` does.
+fn take_lean(s: &mut State, sub: usize, v: &mut [Req], rc: c_int, statuses: bool, mut each: impl FnMut(usize, Status)) {
+    let at = s.lean_places();
+    let n = at.len();
+    let mut next = 0;
+    for (i, h) in v.iter_mut().enumerate() {
+        let lean = at.get(next).is_some_and(|&p| p as usize == i);
+        let taken = if lean {
+            next += 1;
+            s.lean_take(sub, *h as ReqId, next - 1, n, rc, statuses)
+        } else {
+            None
+        };
+        let st = match taken {
+            Some((st, comm)) => {
+                *h = c::MPI_REQUEST_NULL;
+                if let Some(e) = ERRCOMM.get(sub) {
+                    e.store(comm, Ordering::Relaxed);
+                }
+                st
+            }
+            None => take_own_done(s, sub, h).unwrap_or_else(Status::empty),
+        };
+        each(i, st);
+    }
+    s.lean_places_back(at);
 }
 
 unsafe fn any(v: &mut [Req], block: bool, index: *mut c_int, flag: *mut c_int, status: *mut MpiStatus) -> MpiResult<()> {

@@ -20,15 +20,17 @@
 
 use crate::consts as c;
 use crate::core::p2p::fatal_transport;
-use crate::core::request::{ReqId, Request};
+use crate::core::request::{ReqId, Request, Status};
 use crate::core::state::State;
 use crate::transport::Transport;
 
 /// What one poll of `State::lean_poll` found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LeanPoll {
-    /// Every lean request finished (statuses set, real requests freed).
-    Done,
+    /// Every lean request's real request completed and was freed by one real call with
+    /// this code: the caller takes each with `lean_take` (its `k` the request's place
+    /// among the lean ones, `n` their number).
+    Done(i32),
     /// Not all complete; nothing changed but the cursor.
     Pending,
     /// The real `MPI_Waitall` met a failed request (a truncated receive) and left those
@@ -78,7 +80,7 @@ impl State {
     /// leave them (`statuses`: the caller wants them; see `Transport::lean_testall`).
     pub fn lean_poll(&mut self, sub: usize, handles: &[usize], from: &mut usize, statuses: bool) -> LeanPoll {
         if self.lean_reqs.is_empty() {
-            return LeanPoll::Done;
+            return LeanPoll::Done(crate::transport::real::REAL_MPI_SUCCESS as i32);
         }
         super::super::background::stepped();
         let mut reals = std::mem::take(&mut self.lean_reqs);
@@ -92,20 +94,18 @@ impl State {
                 fatal_transport(format!("the real MPI_Waitall failed (error {rc})"));
             }
             let null = Transport::null_request();
-            let mut all = true;
-            for (k, &pos) in at.iter().enumerate() {
-                let id = handles[pos as usize] as ReqId;
-                if reals[k] == null {
-                    self.lean_done(sub, id, k, n, rc, statuses);
-                } else if let Some(l) = self.locals[sub].reqs.get_mut(id).and_then(|r| r.lean.as_mut()) {
-                    // Not freed: still lean, its real request as the real MPI left it.
-                    l.req = reals[k];
-                    all = false;
-                }
-            }
-            if all {
-                LeanPoll::Done
+            if reals.iter().all(|&r| r == null) {
+                LeanPoll::Done(rc)
             } else {
+                for (k, &pos) in at.iter().enumerate() {
+                    let id = handles[pos as usize] as ReqId;
+                    if reals[k] == null {
+                        self.lean_done(sub, id, k, n, rc, statuses);
+                    } else if let Some(l) = self.locals[sub].reqs.get_mut(id).and_then(|r| r.lean.as_mut()) {
+                        // Not freed: still lean, its real request as the real MPI left it.
+                        l.req = reals[k];
+                    }
+                }
                 LeanPoll::Failed
             }
         } else {
@@ -114,5 +114,42 @@ impl State {
         self.lean_reqs = reals;
         self.direct_tokens = at;
         out
+    }
+
+    /// The places in the wait's handles of the lean requests `lean_scan` kept (ascending),
+    /// lent to the caller of `lean_take` (`lean_places_back` returns them).
+    pub fn lean_places(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.direct_tokens)
+    }
+
+    /// Gives back what `lean_places` lent.
+    pub fn lean_places_back(&mut self, at: Vec<u64>) {
+        self.direct_tokens = at;
+    }
+
+    /// After `lean_poll` gave `Done(rc)`: finishes lean request `id` of the running subrank
+    /// `sub` (the `k`th of the `n` lean ones) and drops it, with one look at its slab entry
+    /// (`lean_done` then `take_own_done` made two): its status and communicator handle.
+    /// None: not a lean request of `sub` (nothing done; the caller takes it as any other).
+    pub fn lean_take(&mut self, sub: usize, id: ReqId, k: usize, n: usize, rc: i32, statuses: bool) -> Option<(Status, usize)> {
+        let l = &mut self.locals[sub];
+        let i = l.reqs.index_of(id)?;
+        let r = l.reqs.at_mut(i)?;
+        r.lean?;
+        if r.persist.is_some() {
+            // (Not made lean today: `MPI_Start` registers.) Finished in place, kept.
+            self.lean_done(sub, id, k, n, rc, statuses);
+            return None;
+        }
+        let lean = r.lean.take()?;
+        let (base, is_send, comm) = (r.status, r.is_send, r.comm);
+        // A lean request has no generalized request's callbacks to give back.
+        let _ = l.reqs.discard_at(i);
+        self.lean_live -= 1;
+        if is_send {
+            return Some((base, comm));
+        }
+        self.tp.direct_recvd += 1;
+        Some((self.lean_status(base, &lean, k, n, rc, statuses), comm))
     }
 }
