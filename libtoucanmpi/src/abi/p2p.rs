@@ -7,6 +7,7 @@ use crate::core::comm::CommRef;
 use crate::core::datatype::DtRef;
 use crate::core::error::{err, MpiError, MpiResult};
 use crate::core::p2p::blocking::{self, block_on, block_on_after, finish, is_done, status_result};
+use crate::core::p2p::leanwait::LeanPoll;
 use crate::core::p2p::matching::{Direct, Envelope, Pattern};
 use crate::core::p2p::shared::{self, Finish, Take};
 use crate::core::p2p::{direct, InPlace, SendData, SendMode};
@@ -1671,43 +1672,13 @@ unsafe fn take(s: &mut State, req: *mut Req) -> Status {
     st
 }
 
-/// `take` of handle `*h`, null or a complete request of the running subrank `sub` (one
-/// lookup, where `live` and `take` make four): its status, the handle nulled unless it is
-/// persistent; an inactive persistent request (or a null handle) gives an empty status.
-fn take_own(s: &mut State, sub: usize, h: &mut Req) -> Status {
-    let id = *h as ReqId;
-    let l = &mut s.locals[sub];
-    // issue 16 (p2p10): the built-in complete send (`Slab::done_send`) is taken without a
-    // look at its entry: a send's status, no communicator to report, nothing to free.
-    if l.reqs.is_done_send(id) {
-        *h = c::MPI_REQUEST_NULL;
-        return Status::sent();
-    }
-    let Some(r) = l.reqs.get_mut(id).filter(|r| r.active) else {
-        return Status::empty();
-    };
-    // SAFETY: the request is complete, and its owner runs (the caller).
-    unsafe { r.settle() };
-    let (st, comm) = (r.status, r.comm);
-    if r.persist.is_some() {
-        r.active = false;
-        r.keep = None;
-    } else {
-        l.drop_request(id);
-        *h = c::MPI_REQUEST_NULL;
-    }
-    // issue 16 (p2p9): the built-in complete send names no communicator of the program.
-    if let (Some(e), false) = (ERRCOMM.get(sub), l.reqs.is_done_send(id)) {
-        e.store(comm, Ordering::Relaxed);
-    }
-    st
-}
-
-/// issue 16 (p2p11): `take_own` of handle `*h` (a request of the running subrank `sub`)
-/// when it is complete, with one look at its entry (`is_done` then `take_own` made two, and
-/// the slab's free another): its status, the handle nulled unless it is persistent. An
-/// inactive persistent request, or a handle the slab does not know, gives an empty status
-/// (as `take_own`). None: not complete yet (nothing done).
+/// issue 16 (p2p11): `take` of handle `*h` (null or a request of the running subrank `sub`)
+/// when it is complete, with one look at its entry: its status, the handle nulled unless it
+/// is persistent; the built-in complete send is taken without a look at its entry (a send's
+/// status, no communicator to report, nothing to free). An inactive persistent request, or a
+/// handle the slab does not know, gives an empty status. None: not complete yet (nothing
+/// done). (rate15: the waits over direct requests take theirs with it too; session 16's
+/// `take_own` looked each entry up twice.)
 #[inline]
 fn take_own_done(s: &mut State, sub: usize, h: &mut Req) -> Option<Status> {
     let id = *h as ReqId;
@@ -1763,21 +1734,52 @@ unsafe fn wait_direct(v: &mut [Req], statuses: bool, mut each: impl FnMut(usize,
     let sub = sched::rank();
     let mut g = state::lock();
     let Some(s) = g.as_mut() else { return Err(false) };
-    for i in 1..=blocking::SPIN_POLLS {
-        match s.direct_wait_poll(sub, v, statuses) {
-            None => return Err(false),
-            Some(true) => {
-                for (k, h) in v.iter_mut().enumerate() {
-                    each(k, take_own(s, sub, h));
+    // issue 16 (rate15): all lean (or nothing to wait for): the handles looked at once, the
+    // real requests from the first incomplete one on (`core::p2p::leanwait`).
+    let mut lean = s.lean_scan(sub, v);
+    let mut from = 0;
+    // Polls in a row that completed nothing: the wait parks after `SPIN_POLLS` of them. A
+    // lean poll is one look (session 16's looked at every handle and every real request from
+    // the first): counting every poll made a window of 64 receives park while its messages
+    // were still streaming in (IMB Uniband 1 KiB 0.58x of the session's start).
+    let mut idle = 0;
+    for i in 1u32.. {
+        let was = from;
+        let done = if lean {
+            match s.lean_poll(sub, v, &mut from, statuses) {
+                LeanPoll::Done(rc) => {
+                    take_lean(s, sub, v, rc, statuses, &mut each);
+                    return Ok(());
                 }
-                return Ok(());
+                LeanPoll::Pending => false,
+                LeanPoll::Failed => {
+                    (lean, from) = (s.lean_scan(sub, v), 0);
+                    false
+                }
             }
-            Some(false) => {}
+        } else {
+            match s.direct_wait_poll(sub, v, statuses) {
+                None => return Err(false),
+                Some(d) => d,
+            }
+        };
+        if done {
+            // Every one complete: each taken with one look at its slab entry.
+            for (k, h) in v.iter_mut().enumerate() {
+                each(k, take_own_done(s, sub, h).unwrap_or_else(Status::empty));
+            }
+            return Ok(());
         }
         if i.is_multiple_of(blocking::DIRECT_FULL_POLL) {
             s.progress_step();
         }
         if sched::others_ready() {
+            return Err(true);
+        }
+        // A lean poll that moved the cursor completed a request (at most one reset per
+        // request: the spin stays bounded).
+        idle = if from > was { 0 } else { idle + 1 };
+        if idle >= blocking::SPIN_POLLS {
             return Err(true);
         }
     }
@@ -2023,6 +2025,20 @@ mpi_fn!(
         super::greq::around(|| {
             let v = reqs(n, p)?;
             hd::out(flag, "flag")?;
+            // issue 16 (rate15): lean direct requests stay lean (the general path below
+            // registers them all first).
+            if direct::on() {
+                if let Some(failed) = test_lean(v, statuses) {
+                    *flag = failed.is_some() as c_int;
+                    if failed == Some(true) {
+                        return err(c::MPI_ERR_IN_STATUS, "a request failed (see the statuses' MPI_ERROR fields)");
+                    }
+                    if failed.is_none() {
+                        sched::yield_now();
+                    }
+                    return Ok(());
+                }
+            }
             let all = state::with(|s| {
                 s.progress();
                 v.iter().all(|&h| !live(s, h) || is_done(s, h as ReqId))
@@ -2048,6 +2064,70 @@ mpi_fn!(
         })
     }
 );
+
+/// issue 16 (rate15): MPI_Testall when point-to-point passes through and every handle of
+/// `v` (checked) is null, complete, or a lean direct request of the running subrank
+/// (`State::lean_scan`): one look at the real requests (`State::lean_poll`), and when all
+/// are complete each taken into `statuses` (an array, or MPI_STATUSES_IGNORE). Some(None):
+/// not all complete (nothing taken; a step of the rest of the engine made); Some(Some(failed)):
+/// all taken, `failed` when one failed. None: the general path runs (nothing done).
+///
+/// # Safety
+/// `v` are the caller's request handles; `statuses` has room for `v.len()` or is ignored.
+unsafe fn test_lean(v: &mut [Req], statuses: *mut MpiStatus) -> Option<Option<bool>> {
+    if !sched::in_coroutine() {
+        return None;
+    }
+    let sub = sched::rank();
+    let mut g = state::lock();
+    let s = g.as_mut()?;
+    if !s.lean_scan(sub, v) {
+        return None;
+    }
+    let mut from = 0;
+    let LeanPoll::Done(rc) = s.lean_poll(sub, v, &mut from, !statuses.is_null()) else {
+        // Not all complete, or a failed one finished (the others not): the next call takes it.
+        s.progress_step();
+        return Some(None);
+    };
+    let mut failed = false;
+    take_lean(s, sub, v, rc, !statuses.is_null(), |k, st| {
+        failed |= st.error != c::MPI_SUCCESS;
+        store_at(statuses, k, &st);
+    });
+    Some(Some(failed))
+}
+
+/// issue 16 (rate15): takes every handle of `v` (the running subrank `sub`'s) after
+/// `State::lean_poll` gave `Done(rc)`: the lean ones with `State::lean_take` (one look each),
+/// the others (null, the built-in complete send, complete requests) with `take_own_done`;
+/// each status to `each(index, status)`, handles nulled as `take` does.
+fn take_lean(s: &mut State, sub: usize, v: &mut [Req], rc: c_int, statuses: bool, mut each: impl FnMut(usize, Status)) {
+    let at = s.lean_places();
+    let n = at.len();
+    let mut next = 0;
+    for (i, h) in v.iter_mut().enumerate() {
+        let lean = at.get(next).is_some_and(|&p| p as usize == i);
+        let taken = if lean {
+            next += 1;
+            s.lean_take(sub, *h as ReqId, next - 1, n, rc, statuses)
+        } else {
+            None
+        };
+        let st = match taken {
+            Some((st, comm)) => {
+                *h = c::MPI_REQUEST_NULL;
+                if let Some(e) = ERRCOMM.get(sub) {
+                    e.store(comm, Ordering::Relaxed);
+                }
+                st
+            }
+            None => take_own_done(s, sub, h).unwrap_or_else(Status::empty),
+        };
+        each(i, st);
+    }
+    s.lean_places_back(at);
+}
 
 unsafe fn any(v: &mut [Req], block: bool, index: *mut c_int, flag: *mut c_int, status: *mut MpiStatus) -> MpiResult<()> {
     let mut step = |s: &mut State| -> Option<Option<(usize, Status)>> {

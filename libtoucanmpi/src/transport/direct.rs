@@ -206,16 +206,37 @@ impl Transport {
     /// their statuses are `stat(k)`, and a failure is `MPI_ERR_IN_STATUS` with the error in
     /// the status (`rc` itself for one request).
     pub fn lean_testall(&mut self, reqs: &mut [RRequest], statuses: bool) -> Result<Option<c_int>, String> {
+        let mut from = 0;
+        if !self.lean_look(reqs, &mut from)? {
+            return Ok(None);
+        }
+        Ok(Some(self.lean_free(reqs, statuses)))
+    }
+
+    /// issue 16 (rate15): `MPI_Request_get_status` of `reqs[*from..]` in order, up to the
+    /// first incomplete one (whose look makes a progress step: the others cost none), whose
+    /// index is left in `*from` for the next look (a complete request stays complete).
+    /// Whether all are complete.
+    #[inline]
+    pub fn lean_look(&mut self, reqs: &[RRequest], from: &mut usize) -> Result<bool, String> {
         let get_status = self.real.PMPI_Request_get_status;
-        for &r in reqs.iter() {
+        while let Some(&r) = reqs.get(*from) {
             let mut flag: c_int = 0;
             // SAFETY: a live request of the caller's; the status is ignored.
             let rc = unsafe { get_status(r, &mut flag, real::REAL_MPI_STATUS_IGNORE as *mut RealStatus) };
             if flag == 0 {
                 check(rc, "MPI_Request_get_status")?;
-                return Ok(None);
+                return Ok(false);
             }
+            *from += 1;
         }
+        Ok(true)
+    }
+
+    /// issue 16 (rate15): frees `reqs`, all complete (`lean_look`), with one real
+    /// `MPI_Waitall` (`MPI_Wait` for one), which then makes no progress step: its code, as
+    /// `lean_testall`'s.
+    pub fn lean_free(&mut self, reqs: &mut [RRequest], statuses: bool) -> c_int {
         let n = reqs.len();
         let stats = if statuses {
             // SAFETY: MPI_Status is plain integers; all zeros is a valid value.
@@ -226,14 +247,13 @@ impl Transport {
         };
         // SAFETY: `reqs` (and `stats` when given) have n entries; the requests are live ones
         // of the caller's, all complete (no progress step).
-        let rc = unsafe {
+        unsafe {
             if n == 1 {
                 self.real.PMPI_Wait(reqs.as_mut_ptr(), stats)
             } else {
                 self.real.PMPI_Waitall(n as c_int, reqs.as_mut_ptr(), stats)
             }
-        };
-        Ok(Some(rc))
+        }
     }
 
     /// The status `lean_testall` left for its `k`th request.

@@ -490,7 +490,7 @@ impl State {
     /// issue 16 (p2p8): finishes lean request `id` of `sub` whose real request a wait just
     /// completed: the `k`th of `n` in `lean_testall` with code `rc` (`statuses`: it asked for
     /// them). Its status is set and it is complete, as `on_direct_done` would leave it.
-    fn lean_done(&mut self, sub: usize, id: ReqId, k: usize, n: usize, rc: i32, statuses: bool) {
+    pub(super) fn lean_done(&mut self, sub: usize, id: ReqId, k: usize, n: usize, rc: i32, statuses: bool) {
         let Some(r) = self.locals[sub].reqs.get_mut(id) else { return };
         let Some(lean) = r.lean.take() else { return };
         self.lean_live -= 1;
@@ -499,13 +499,24 @@ impl State {
         if r.is_send {
             return;
         }
+        let base = r.status;
         self.tp.direct_recvd += 1;
+        let st = self.lean_status(base, &lean, k, n, rc, statuses);
+        if let Some(r) = self.locals[sub].reqs.get_mut(id) {
+            r.status = st;
+        }
+    }
+
+    /// The status of a lean receive (`lean`, status so far `base`) that a real wait just
+    /// finished: the `k`th of `n` in `lean_testall`/`lean_free` with code `rc` (`statuses`:
+    /// it asked for them).
+    pub(super) fn lean_status(&self, base: Status, lean: &Lean, k: usize, n: usize, rc: i32, statuses: bool) -> Status {
         let (one, in_status) = crate::transport::Transport::lean_failed(rc, n);
         if !statuses {
             // The real MPI filled no status: a failure (a truncation) marks every operation
             // of the call, as `direct_testall` does (the caller reports MPI_ERR_IN_STATUS).
-            r.status.error = if in_status { c::MPI_ERR_TRUNCATE } else { c::MPI_SUCCESS };
-            return;
+            let error = if in_status { c::MPI_ERR_TRUNCATE } else { c::MPI_SUCCESS };
+            return Status { error, ..base };
         }
         let st = *self.tp.lean_stat(k);
         let err = match (one, in_status) {
@@ -516,14 +527,13 @@ impl State {
         let d = self.tp.direct_status(&st, err).unwrap_or_else(|e| fatal_transport(e));
         let source = self.direct.get(lean.pat.ctx).map_or(d.source, |dc| dc.rank(d.source));
         let cap = lean.count * crate::core::datatype::contiguous_size(lean.dt).unwrap_or(0);
-        let Some(r) = self.locals[sub].reqs.get_mut(id) else { return };
-        r.status = Status {
+        Status {
             source,
             tag: d.tag,
             error: if d.truncated { c::MPI_ERR_TRUNCATE } else { c::MPI_SUCCESS },
             bytes: d.bytes.min(cap as u64),
             cancelled: false,
-        };
+        }
     }
 
     /// MPI_Irecv's fast path on a direct communicator: one real receive of at most `t`'s

@@ -3,6 +3,7 @@
 
 pub mod blocking;
 pub mod direct;
+pub mod leanwait;
 pub mod matching;
 pub mod shared;
 pub mod tlsbuf;
