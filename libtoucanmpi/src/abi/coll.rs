@@ -603,8 +603,10 @@ fn listed<R>(b: &Blocks, f: impl FnOnce(&[Buf]) -> R) -> R {
         Blocks::List(v) => return f(v),
         Blocks::Equal { ptr, count, dt, n } => (*ptr, *count, dt, *n),
     };
-    // Block i (as `Blocks::to_vec` makes it); the slots past `n` are never read.
-    let at = |i: usize| Buf::new(ptr, 0, dt.clone()).at(i * count, count);
+    // Block i (as `Blocks::to_vec` makes it: `Buf::at` of the first block); the slots past
+    // `n` are never read. Session 22: made directly, one `DtRef` clone per block (`at` on a
+    // temporary `Buf` cloned it twice and dropped one).
+    let at = |i: usize| Buf::new(ptr.wrapping_offset((i * count) as isize * dt.extent), count, dt.clone());
     match n {
         0..=2 => f(&std::array::from_fn::<Buf, 2, _>(at)[..n]),
         3..=4 => f(&std::array::from_fn::<Buf, 4, _>(at)[..n]),
