@@ -130,6 +130,13 @@ impl At {
         }
     }
 
+    /// Whether the look-up numbered the call (its communicator's route is the general one:
+    /// `TeamCell::Absent`).
+    #[inline(always)]
+    fn numbered(&self) -> bool {
+        self.taken.get().is_some()
+    }
+
     /// The number the look-up took, now used.
     fn take(&self) -> Option<u64> {
         self.taken.take().map(|(_, seq)| seq)
@@ -228,7 +235,10 @@ pub(crate) enum Mode {
 
 /// Runs a prepared collective as `mode` says; the nonblocking and persistent forms store the
 /// request in `*req`.
-pub(crate) unsafe fn run(p: Prepared, at: &At, mode: Mode) -> MpiResult<()> {
+///
+/// Session 22: it takes the checks' result as it is (the `?` in each export moved the whole
+/// `Prepared` out of its `Result` first: a `memcpy` of ~29 instructions per call).
+pub(crate) unsafe fn run(p: MpiResult<Prepared>, at: &At, mode: Mode) -> MpiResult<()> {
     let comm_h = at.h;
     let Prepared {
         sub,
@@ -236,7 +246,14 @@ pub(crate) unsafe fn run(p: Prepared, at: &At, mode: Mode) -> MpiResult<()> {
         work,
         real,
         equal,
-    } = p;
+    } = p?;
+    // Session 22: a blocking call numbered by its look-up was on a communicator whose team
+    // was looked up and found absent (`At::comm`): `team::of` would only say so again, and
+    // the work runs where it lies (no rebinding of the whole `Work`).
+    if matches!(mode, Mode::Now) && at.numbered() {
+        // SAFETY: the caller's contract.
+        return unsafe { now(sub, cm, &work, real, equal, at) };
+    }
     let work = match work {
         Work::Part(part) => match team::of(sub, &cm, comm_h)? {
             Some(t) => return run_team(&t, sub, &cm, comm_h, part, mode),
@@ -245,24 +262,8 @@ pub(crate) unsafe fn run(p: Prepared, at: &At, mode: Mode) -> MpiResult<()> {
         w => w,
     };
     let (req, persistent) = match mode {
-        Mode::Now => {
-            // Session 15: at one subrank per process, the real MPI's blocking collective.
-            let solo = solo::on() && matches!(&work, Work::Part(p) if solo_fits(&cm, p, equal));
-            // Session 20: numbered by the look-up when the route was known (`At`).
-            let coll = match at.take() {
-                Some(seq) => Coll::numbered(sub, cm, comm_h, seq),
-                None => Coll::new(sub, &cm, comm_h)?,
-            };
-            let mut coll = if real || solo { real::enrol(coll, true)? } else { coll };
-            coll.solo = solo && coll.real;
-            // Session 19: point-to-point rounds without request objects (`step`).
-            coll.quick = step::allowed(sub);
-            return match work {
-                Work::Job(j) => j(&coll),
-                // SAFETY: MPI requires the buffers to stay valid until the call returns.
-                Work::Part(p) => unsafe { exec(&coll, &p) },
-            };
-        }
+        // SAFETY: the caller's contract.
+        Mode::Now => return unsafe { now(sub, cm, &work, real, equal, at) },
         Mode::Start(req) => (req, false),
         Mode::Init(info, req) => {
             super::info::check(info)?;
@@ -374,6 +375,36 @@ pub(crate) unsafe fn run(p: Prepared, at: &At, mode: Mode) -> MpiResult<()> {
     }
     *req = id as usize;
     Ok(())
+}
+
+/// The blocking form of `run`: the call numbered (by its look-up, `At::comm`, or here), the
+/// real MPI's collective where it fits, request-free steps where allowed, then the work.
+///
+/// # Safety
+/// MPI requires the buffers to stay valid until the call returns.
+#[inline(always)]
+unsafe fn now(sub: usize, cm: CommRef, work: &Work, real: bool, equal: bool, at: &At) -> MpiResult<()> {
+    let comm_h = at.h;
+    // Session 15: at one subrank per process, the real MPI's blocking collective.
+    let solo = solo::on() && matches!(work, Work::Part(p) if solo_fits(&cm, p, equal));
+    // Session 20: numbered by the look-up when the route was known (`At`).
+    let mut coll = match at.take() {
+        Some(seq) => Coll::numbered(sub, cm, comm_h, seq),
+        None => Coll::new(sub, &cm, comm_h)?,
+    };
+    // Session 22: moved through `enrol` only when eligible (the move of the whole `Coll` was
+    // a `memcpy` of ~29 instructions per V=1 call).
+    if real || solo {
+        coll = real::enrol(coll, true)?;
+        coll.solo = solo && coll.real;
+    }
+    // Session 19: point-to-point rounds without request objects (`step`).
+    coll.quick = step::allowed(sub);
+    match work {
+        Work::Job(j) => j(&coll),
+        // SAFETY: the caller's contract.
+        Work::Part(p) => unsafe { exec(&coll, p) },
+    }
 }
 
 /// Whether a blocking call with arguments `p` runs as the real MPI's blocking collective at
@@ -576,8 +607,10 @@ fn listed<R>(b: &Blocks, f: impl FnOnce(&[Buf]) -> R) -> R {
         Blocks::List(v) => return f(v),
         Blocks::Equal { ptr, count, dt, n } => (*ptr, *count, dt, *n),
     };
-    // Block i (as `Blocks::to_vec` makes it); the slots past `n` are never read.
-    let at = |i: usize| Buf::new(ptr, 0, dt.clone()).at(i * count, count);
+    // Block i (as `Blocks::to_vec` makes it: `Buf::at` of the first block); the slots past
+    // `n` are never read. Session 22: made directly, one `DtRef` clone per block (`at` on a
+    // temporary `Buf` cloned it twice and dropped one).
+    let at = |i: usize| Buf::new(ptr.wrapping_offset((i * count) as isize * dt.extent), count, dt.clone());
     match n {
         0..=2 => f(&std::array::from_fn::<Buf, 2, _>(at)[..n]),
         3..=4 => f(&std::array::from_fn::<Buf, 4, _>(at)[..n]),
@@ -932,7 +965,8 @@ fn prep_scan(sbuf: *const c_void, rbuf: *mut c_void, count: i64, dt: usize, op: 
 
 /// Defines the blocking, nonblocking and persistent exports of one collective (names in that
 /// order, each with its PMPI twin) from one argument list and one expression producing the
-/// `Prepared` job; `fast` (coll4), an expression of the arguments giving
+/// `Prepared` job as an `MpiResult` (session 22: handed to `run` as it is, not unwrapped with
+/// `?` first); `fast` (coll4), an expression of the arguments giving
 /// `Option<MpiResult<()>>`, is tried first by the blocking form (None: the general path).
 macro_rules! coll_forms {
     ($cm:ident, $names:tt, |$($arg:ident : $ty:ty),*| $prep:expr) => {
@@ -993,7 +1027,7 @@ coll_forms!(
     comm_h,
     [MPI_Barrier PMPI_Barrier MPI_Ibarrier PMPI_Ibarrier MPI_Barrier_init PMPI_Barrier_init],
     fast = crate::abi::collsolo::barrier(comm_h).or_else(|| crate::abi::collteam::barrier(comm_h)),
-    |comm_h: usize| prep_barrier(comm_h)?
+    |comm_h: usize| prep_barrier(comm_h)
 );
 
 coll_family!(
@@ -1002,7 +1036,7 @@ coll_family!(
     [MPI_Bcast PMPI_Bcast MPI_Ibcast PMPI_Ibcast MPI_Bcast_init PMPI_Bcast_init],
     [MPI_Bcast_c PMPI_Bcast_c MPI_Ibcast_c PMPI_Ibcast_c MPI_Bcast_init_c PMPI_Bcast_init_c],
     fast = crate::abi::collsolo::bcast(buf, wide(count), dt, root, comm_h).or_else(|| crate::abi::collteam::bcast(buf, wide(count), dt, root, comm_h)),
-    |buf: *mut c_void, count: Count, dt: usize, root: c_int, comm_h: usize| prep_bcast(buf, wide(count), dt, root, comm_h)?
+    |buf: *mut c_void, count: Count, dt: usize, root: c_int, comm_h: usize| prep_bcast(buf, wide(count), dt, root, comm_h)
 );
 
 coll_family!(
@@ -1013,7 +1047,7 @@ coll_family!(
     fast = crate::abi::collsolo::reduce(sbuf, rbuf, wide(count), dt, op, Some(root), comm_h)
         .or_else(|| crate::abi::collteam::reduce(sbuf, rbuf, wide(count), dt, op, Some(root), comm_h)),
     |sbuf: *const c_void, rbuf: *mut c_void, count: Count, dt: usize, op: usize, root: c_int, comm_h: usize| {
-        prep_reduce(sbuf, rbuf, wide(count), dt, op, Some(root), comm_h)?
+        prep_reduce(sbuf, rbuf, wide(count), dt, op, Some(root), comm_h)
     }
 );
 
@@ -1025,7 +1059,7 @@ coll_family!(
     fast = crate::abi::collsolo::reduce(sbuf, rbuf, wide(count), dt, op, None, comm_h)
         .or_else(|| crate::abi::collteam::reduce(sbuf, rbuf, wide(count), dt, op, None, comm_h)),
     |sbuf: *const c_void, rbuf: *mut c_void, count: Count, dt: usize, op: usize, comm_h: usize| {
-        prep_reduce(sbuf, rbuf, wide(count), dt, op, None, comm_h)?
+        prep_reduce(sbuf, rbuf, wide(count), dt, op, None, comm_h)
     }
 );
 
@@ -1039,7 +1073,7 @@ coll_family!(
         crate::abi::collsolo::rooted(&x, root, comm_h, true).or_else(|| crate::abi::collteam::rooted(&x, root, comm_h, true))
     },
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, root: c_int, comm_h: usize| {
-        prep_gather(sbuf, wide(scount), sdt, rbuf, Layout::Equal(wide(rcount), rdt), root, comm_h)?
+        prep_gather(sbuf, wide(scount), sdt, rbuf, Layout::Equal(wide(rcount), rdt), root, comm_h)
     }
 );
 
@@ -1058,7 +1092,7 @@ coll_family!(
      root: c_int,
      comm_h: usize| {
         let rl = Layout::V(CArr::of(rcounts), CArr::of(displs), rdt);
-        prep_gather(sbuf, wide(scount), sdt, rbuf, rl, root, comm_h)?
+        prep_gather(sbuf, wide(scount), sdt, rbuf, rl, root, comm_h)
     }
 );
 
@@ -1072,7 +1106,7 @@ coll_family!(
         crate::abi::collsolo::rooted(&x, root, comm_h, false).or_else(|| crate::abi::collteam::rooted(&x, root, comm_h, false))
     },
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, root: c_int, comm_h: usize| {
-        prep_scatter(sbuf, Layout::Equal(wide(scount), sdt), rbuf, wide(rcount), rdt, root, comm_h)?
+        prep_scatter(sbuf, Layout::Equal(wide(scount), sdt), rbuf, wide(rcount), rdt, root, comm_h)
     }
 );
 
@@ -1091,7 +1125,7 @@ coll_family!(
      root: c_int,
      comm_h: usize| {
         let sl = Layout::V(CArr::of(scounts), CArr::of(displs), sdt);
-        prep_scatter(sbuf, sl, rbuf, wide(rcount), rdt, root, comm_h)?
+        prep_scatter(sbuf, sl, rbuf, wide(rcount), rdt, root, comm_h)
     }
 );
 
@@ -1105,7 +1139,7 @@ coll_family!(
         crate::abi::collsolo::exchange(&x, comm_h, true).or_else(|| crate::abi::collteam::exchange(&x, comm_h, true))
     },
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, comm_h: usize| {
-        prep_allgather(sbuf, wide(scount), sdt, rbuf, Layout::Equal(wide(rcount), rdt), comm_h)?
+        prep_allgather(sbuf, wide(scount), sdt, rbuf, Layout::Equal(wide(rcount), rdt), comm_h)
     }
 );
 
@@ -1123,7 +1157,7 @@ coll_family!(
      rdt: usize,
      comm_h: usize| {
         let rl = Layout::V(CArr::of(rcounts), CArr::of(displs), rdt);
-        prep_allgather(sbuf, wide(scount), sdt, rbuf, rl, comm_h)?
+        prep_allgather(sbuf, wide(scount), sdt, rbuf, rl, comm_h)
     }
 );
 
@@ -1138,7 +1172,7 @@ coll_family!(
     },
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, comm_h: usize| {
         let (sl, rl) = (Layout::Equal(wide(scount), sdt), Layout::Equal(wide(rcount), rdt));
-        prep_alltoall(sbuf, sl, rbuf, rl, comm_h)?
+        prep_alltoall(sbuf, sl, rbuf, rl, comm_h)
     }
 );
 
@@ -1158,7 +1192,7 @@ coll_family!(
      comm_h: usize| {
         let sl = Layout::V(CArr::of(scounts), CArr::of(sdispls), sdt);
         let rl = Layout::V(CArr::of(rcounts), CArr::of(rdispls), rdt);
-        prep_alltoall(sbuf, sl, rbuf, rl, comm_h)?
+        prep_alltoall(sbuf, sl, rbuf, rl, comm_h)
     }
 );
 
@@ -1178,7 +1212,7 @@ coll_family!(
      comm_h: usize| {
         let sl = Layout::W(CArr::of(scounts), CArr::of(sdispls), sdts);
         let rl = Layout::W(CArr::of(rcounts), CArr::of(rdispls), rdts);
-        prep_alltoall(sbuf, sl, rbuf, rl, comm_h)?
+        prep_alltoall(sbuf, sl, rbuf, rl, comm_h)
     }
 );
 
@@ -1190,7 +1224,7 @@ coll_family!(
     [MPI_Reduce_scatter_block_c PMPI_Reduce_scatter_block_c MPI_Ireduce_scatter_block_c PMPI_Ireduce_scatter_block_c
      MPI_Reduce_scatter_block_init_c PMPI_Reduce_scatter_block_init_c],
     |sbuf: *const c_void, rbuf: *mut c_void, rcount: Count, dt: usize, op: usize, comm_h: usize| {
-        prep_reduce_scatter(sbuf, rbuf, None, wide(rcount), dt, op, comm_h)?
+        prep_reduce_scatter(sbuf, rbuf, None, wide(rcount), dt, op, comm_h)
     }
 );
 
@@ -1201,7 +1235,7 @@ coll_family!(
     [MPI_Reduce_scatter_c PMPI_Reduce_scatter_c MPI_Ireduce_scatter_c PMPI_Ireduce_scatter_c MPI_Reduce_scatter_init_c
      PMPI_Reduce_scatter_init_c],
     |sbuf: *const c_void, rbuf: *mut c_void, rcounts: *const Count, dt: usize, op: usize, comm_h: usize| {
-        prep_reduce_scatter(sbuf, rbuf, Some(CArr::of(rcounts)), 0, dt, op, comm_h)?
+        prep_reduce_scatter(sbuf, rbuf, Some(CArr::of(rcounts)), 0, dt, op, comm_h)
     }
 );
 
@@ -1211,7 +1245,7 @@ coll_family!(
     [MPI_Scan PMPI_Scan MPI_Iscan PMPI_Iscan MPI_Scan_init PMPI_Scan_init],
     [MPI_Scan_c PMPI_Scan_c MPI_Iscan_c PMPI_Iscan_c MPI_Scan_init_c PMPI_Scan_init_c],
     |sbuf: *const c_void, rbuf: *mut c_void, count: Count, dt: usize, op: usize, comm_h: usize| {
-        prep_scan(sbuf, rbuf, wide(count), dt, op, false, comm_h)?
+        prep_scan(sbuf, rbuf, wide(count), dt, op, false, comm_h)
     }
 );
 
@@ -1221,7 +1255,7 @@ coll_family!(
     [MPI_Exscan PMPI_Exscan MPI_Iexscan PMPI_Iexscan MPI_Exscan_init PMPI_Exscan_init],
     [MPI_Exscan_c PMPI_Exscan_c MPI_Iexscan_c PMPI_Iexscan_c MPI_Exscan_init_c PMPI_Exscan_init_c],
     |sbuf: *const c_void, rbuf: *mut c_void, count: Count, dt: usize, op: usize, comm_h: usize| {
-        prep_scan(sbuf, rbuf, wide(count), dt, op, true, comm_h)?
+        prep_scan(sbuf, rbuf, wide(count), dt, op, true, comm_h)
     }
 );
 

@@ -652,7 +652,7 @@ coll_family!(
     [MPI_Neighbor_allgather_c PMPI_Neighbor_allgather_c MPI_Ineighbor_allgather_c PMPI_Ineighbor_allgather_c
      MPI_Neighbor_allgather_init_c PMPI_Neighbor_allgather_init_c],
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, comm_h: usize| {
-        prep(sbuf, None, (wide(scount), sdt), rbuf, Layout::Equal(wide(rcount), rdt), comm_h)?
+        prep(sbuf, None, (wide(scount), sdt), rbuf, Layout::Equal(wide(rcount), rdt), comm_h)
     }
 );
 
@@ -672,7 +672,7 @@ coll_family!(
      rdt: usize,
      comm_h: usize| {
         let rl = Layout::V(CArr::of(rcounts), CArr::of(displs), rdt);
-        prep(sbuf, None, (wide(scount), sdt), rbuf, rl, comm_h)?
+        prep(sbuf, None, (wide(scount), sdt), rbuf, rl, comm_h)
     }
 );
 
@@ -685,7 +685,7 @@ coll_family!(
      MPI_Neighbor_alltoall_init_c PMPI_Neighbor_alltoall_init_c],
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, comm_h: usize| {
         let sl = Layout::Equal(wide(scount), sdt);
-        prep(sbuf, Some(sl), (0, sdt), rbuf, Layout::Equal(wide(rcount), rdt), comm_h)?
+        prep(sbuf, Some(sl), (0, sdt), rbuf, Layout::Equal(wide(rcount), rdt), comm_h)
     }
 );
 
@@ -707,7 +707,7 @@ coll_family!(
      comm_h: usize| {
         let sl = Layout::V(CArr::of(scounts), CArr::of(sdispls), sdt);
         let rl = Layout::V(CArr::of(rcounts), CArr::of(rdispls), rdt);
-        prep(sbuf, Some(sl), (0, sdt), rbuf, rl, comm_h)?
+        prep(sbuf, Some(sl), (0, sdt), rbuf, rl, comm_h)
     }
 );
 
@@ -730,6 +730,6 @@ coll_family!(
      comm_h: usize| {
         let sl = Layout::W(CArr::of(scounts), CArr::of(sdispls), sdts);
         let rl = Layout::W(CArr::of(rcounts), CArr::of(rdispls), rdts);
-        prep(sbuf, Some(sl), (0, 0), rbuf, rl, comm_h)?
+        prep(sbuf, Some(sl), (0, 0), rbuf, rl, comm_h)
     }
 );

@@ -113,7 +113,8 @@ fn node_map(c: &Coll) -> Option<Arc<NodeMap>> {
 /// lock and map lookup, coll11's ~175 instructions). Session 21: inlined into the callers
 /// (`Coll::barrier`, `bcast`, `reduce`, `allreduce`), which test it before
 /// calling into this module: the out-of-line call that only found there was no plan cost
-/// ~60 instructions of a V=1 Bcast. `plan` keeps the test for the other callers (Reduce_scatter).
+/// ~60 instructions of a V=1 Bcast. Session 22: that test lives in this module's inline
+/// wrappers (`barrier`, `bcast`, `reduce`, `allreduce`), the bodies being `*_planned`. `plan` keeps the test for the other callers (Reduce_scatter).
 #[inline(always)]
 pub fn may_meet(c: &Coll) -> bool {
     !(c.flat_only() || c.comm.is_inter() || (!c.real && super::one_per_process()))
@@ -342,7 +343,19 @@ fn step(
     r
 }
 
+/// Session 22: the two-level Barrier of call `c` when it has a meeting plan, else None (the
+/// flat algorithm runs). `may_meet` is tested inline, so a V=1 call makes no out-of-line call
+/// only to be refused (the wrappers below follow `abi::collsolo`'s `solo::on()` ones).
+#[inline(always)]
 pub fn barrier(c: &Coll) -> Option<MpiResult<()>> {
+    if may_meet(c) {
+        barrier_planned(c)
+    } else {
+        None
+    }
+}
+
+fn barrier_planned(c: &Coll) -> Option<MpiResult<()>> {
     let (nm, key) = plan(c)?;
     // A real barrier is the whole process's: the last to arrive starts it.
     let rep = (!c.real).then(|| c.comm.rank == nm.local[0]);
@@ -358,9 +371,23 @@ pub fn barrier(c: &Coll) -> Option<MpiResult<()>> {
     }))
 }
 
+/// The two-level Bcast when the call has a meeting plan (`barrier`).
+///
 /// # Safety
 /// As `Coll::bcast`.
+#[inline(always)]
 pub unsafe fn bcast(c: &Coll, b: &Buf, root: i32) -> Option<MpiResult<()>> {
+    if may_meet(c) {
+        // SAFETY: the caller's contract.
+        unsafe { bcast_planned(c, b, root) }
+    } else {
+        None
+    }
+}
+
+/// # Safety
+/// As `Coll::bcast`.
+unsafe fn bcast_planned(c: &Coll, b: &Buf, root: i32) -> Option<MpiResult<()>> {
     let (nm, key) = plan(c)?;
     // Away from the root's process, a real broadcast lands in whichever member's buffer
     // starts it, and is copied to the others from there: the last to arrive starts it.
@@ -461,9 +488,23 @@ unsafe fn reduce_all(c: &Coll, nm: &NodeMap, ms: &[Member], count: usize, dt: &D
     }
 }
 
+/// The two-level Allreduce when the call has a meeting plan (`barrier`).
+///
 /// # Safety
 /// As `Coll::allreduce`.
+#[inline(always)]
 pub unsafe fn allreduce(c: &Coll, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer) -> Option<MpiResult<()>> {
+    if may_meet(c) {
+        // SAFETY: the caller's contract.
+        unsafe { allreduce_planned(c, send, recv, count, dt, red) }
+    } else {
+        None
+    }
+}
+
+/// # Safety
+/// As `Coll::allreduce`.
+unsafe fn allreduce_planned(c: &Coll, send: *const u8, recv: *mut u8, count: usize, dt: &DtRef, red: &Reducer) -> Option<MpiResult<()>> {
     let (nm, key) = plan(c).filter(|(nm, _)| reducible(nm, red))?;
     // A real allreduce is the whole process's, its result written into every member's
     // buffer: the last to arrive starts it.
@@ -545,10 +586,33 @@ pub unsafe fn reduce_scatter(
     }))
 }
 
+/// The two-level Reduce when the call has a meeting plan (`barrier`).
+///
+/// # Safety
+/// As `Coll::reduce`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn reduce(
+    c: &Coll,
+    send: *const u8,
+    recv: *mut u8,
+    count: usize,
+    dt: &DtRef,
+    red: &Reducer,
+    root: i32,
+) -> Option<MpiResult<()>> {
+    if may_meet(c) {
+        // SAFETY: the caller's contract.
+        unsafe { reduce_planned(c, send, recv, count, dt, red, root) }
+    } else {
+        None
+    }
+}
+
 /// # Safety
 /// As `Coll::reduce`.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn reduce(
+unsafe fn reduce_planned(
     c: &Coll,
     send: *const u8,
     recv: *mut u8,

@@ -100,7 +100,11 @@ fn ranks_by_process(nm: &NodeMap) -> Vec<Vec<usize>> {
 /// # Safety
 /// As `Coll::allgatherv`. None: not served here (one member per process, a view, an
 /// inter-communicator, or a call enrolled for a real collective).
+#[inline(always)]
 pub unsafe fn allgatherv(c: &Coll, send: Option<&Buf>, parts: &[Buf]) -> Option<MpiResult<()>> {
+    if !hier::may_meet(c) {
+        return None;
+    }
     // SAFETY: the caller's contract.
     unsafe { run(c, send, parts) }
 }
@@ -110,6 +114,7 @@ pub unsafe fn allgatherv(c: &Coll, send: Option<&Buf>, parts: &[Buf]) -> Option<
 ///
 /// # Safety
 /// As `Coll::allgatherv`.
+#[inline(always)]
 pub unsafe fn allgather(c: &Coll, send: Option<&Buf>, parts: &Blocks) -> Option<MpiResult<()>> {
     if !hier::may_meet(c) {
         return None;

@@ -321,11 +321,8 @@ impl Coll {
         if self.comm.is_inter() {
             return self.inter_barrier();
         }
-        // Session 21: `may_meet` inlined here, the call into `hier` only when a plan may exist.
-        if hier::may_meet(self) {
-            if let Some(r) = hier::barrier(self) {
-                return r;
-            }
+        if let Some(r) = hier::barrier(self) {
+            return r;
         }
         let (n, r) = (self.size(), self.rank());
         let empty = Buf::new(std::ptr::null_mut(), 0, crate::core::datatype::byte());
@@ -346,10 +343,8 @@ impl Coll {
         if self.comm.is_inter() {
             return self.inter_bcast(b, root);
         }
-        if hier::may_meet(self) {
-            if let Some(r) = hier::bcast(self, b, root) {
-                return r;
-            }
+        if let Some(r) = hier::bcast(self, b, root) {
+            return r;
         }
         let (n, r) = (self.size(), self.rank());
         let rel = (r - root + n) % n;
@@ -380,10 +375,8 @@ impl Coll {
         if self.comm.is_inter() {
             return self.inter_reduce(send, recv, count, dt, red, root);
         }
-        if hier::may_meet(self) {
-            if let Some(r) = hier::reduce(self, send, recv, count, dt, red, root) {
-                return r;
-            }
+        if let Some(r) = hier::reduce(self, send, recv, count, dt, red, root) {
+            return r;
         }
         if self.size() == 2 && plain_operands(count, dt, red) {
             return self.reduce_pair(send, recv, count, dt, red, root);
@@ -487,10 +480,8 @@ impl Coll {
         if self.comm.is_inter() {
             return self.inter_allreduce(send, recv, count, dt, red);
         }
-        if hier::may_meet(self) {
-            if let Some(r) = hier::allreduce(self, send, recv, count, dt, red) {
-                return r;
-            }
+        if let Some(r) = hier::allreduce(self, send, recv, count, dt, red) {
+            return r;
         }
         let acc = self.allreduce_work(red.load(in_place(send, recv), count, dt), count, dt, red)?;
         red.store(&acc, recv, count, dt);
@@ -629,10 +620,8 @@ impl Coll {
         if self.real {
             return real::allgather(self, send, parts);
         }
-        if hier::may_meet(self) {
-            if let Some(r) = hiergather::allgatherv(self, send, parts) {
-                return r;
-            }
+        if let Some(r) = hiergather::allgatherv(self, send, parts) {
+            return r;
         }
         let (n, r) = (self.size(), self.rank());
         let ru = r as usize;
