@@ -152,17 +152,22 @@ pub(super) fn arrive(key: Key, nm: &NodeMap, rank: i32, rep: bool, send: *const 
 /// A member other than the representative: parks until released; the representative's
 /// error, if it met one, is this member's too.
 fn wait_release(key: Key, nm: &NodeMap) -> MpiResult<()> {
+    wait_out(key, nm).map(|_| ())
+}
+
+/// `wait_release`, giving what the representative published (`publish`), if anything.
+fn wait_out(key: Key, nm: &NodeMap) -> MpiResult<Option<Arc<Vec<u8>>>> {
     let n = nm.local.len();
-    block_on(|s| {
+    let (e, d) = block_on(|s| {
         let m = s.meets.open.get_mut(&key)?;
         if !m.released {
             return None;
         }
-        let e = m.error.clone();
+        let r = (m.error.clone(), m.data.clone());
         depart(s, key, n);
-        Some(e)
-    })?
-    .map_or(Ok(()), Err)
+        Some(r)
+    })?;
+    e.map_or(Ok(d), Err)
 }
 
 /// The representative: leaves `data` for the members to take when released (before
@@ -177,21 +182,7 @@ pub(super) fn publish(key: Key, data: Option<Arc<Vec<u8>>>) {
 
 /// `wait_release` for a call whose representative published a result: this member's share.
 pub(super) fn wait_published(key: Key, nm: &NodeMap) -> MpiResult<Arc<Vec<u8>>> {
-    let n = nm.local.len();
-    let (e, d) = block_on(|s| {
-        let m = s.meets.open.get_mut(&key)?;
-        if !m.released {
-            return None;
-        }
-        let r = (m.error.clone(), m.data.clone());
-        depart(s, key, n);
-        Some(r)
-    })?;
-    match (e, d) {
-        (Some(e), _) => Err(e),
-        (None, Some(d)) => Ok(d),
-        (None, None) => err(c::MPI_ERR_INTERN, "released without the gathered data"),
-    }
+    wait_out(key, nm)?.map_or_else(|| err(c::MPI_ERR_INTERN, "released without the gathered data"), Ok)
 }
 
 fn depart(s: &mut State, key: Key, n: usize) {

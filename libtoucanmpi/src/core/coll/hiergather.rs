@@ -126,7 +126,9 @@ pub unsafe fn allgather(c: &Coll, send: Option<&Buf>, parts: &Blocks) -> Option<
 /// # Safety
 /// As `Coll::allgatherv`.
 unsafe fn run<S: Slots + ?Sized>(c: &Coll, send: Option<&Buf>, parts: &S) -> Option<MpiResult<()>> {
-    if c.real || c.comm.is_inter() {
+    // A call enrolled for a real collective is `real::allgather`'s (`plan` refuses views and
+    // inter-communicators).
+    if c.real {
         return None;
     }
     let (nm, key) = hier::plan(c)?;
