@@ -58,12 +58,31 @@ static INTERVAL_US: AtomicU64 = AtomicU64::new(0);
 /// caller made meanwhile as a sign that the worker polls by itself.
 static KICK: AtomicBool = AtomicBool::new(false);
 
+/// Earliest time (CLOCK_MONOTONIC ns) of the next kick (`wanted`): kicks that the next look
+/// found useless (the worker polled by itself meanwhile: the caller did not compute) push it
+/// further out (`next_gap`), so that a loop of nonblocking collectives and waits does not wake
+/// the thread twice per interval (a wake-up takes a core from one of the processes: on this
+/// 2-core machine IMB-NBC's small calls at n=2 V=1 lost 0.1-0.16 µs each to it).
+static NEXT_KICK_NS: AtomicU64 = AtomicU64::new(0);
+/// The present gap between kicks, in nanoseconds (0: every start may kick).
+static KICK_GAP_NS: AtomicU64 = AtomicU64::new(0);
+/// Longest gap between kicks: a compute phase starting after a stretch of back-to-back calls
+/// gets its first look within this or `IDLE_MAX`, whichever the thread reaches first.
+const KICK_GAP_MAX: Duration = Duration::from_millis(8);
+
 /// A nonblocking collective between processes was started: its later steps must move while
 /// the caller computes. The thread starts now if it may (once); a running thread that backed
 /// off (to `IDLE_MAX` between looks: a compute phase of the caller's as short as the
-/// collective would see one look at most) comes back to its interval at once. Costs two loads
-/// when the thread looks at its interval already.
+/// collective would see one look at most) comes back to its interval at once, unless the last
+/// kicks were useless (`NEXT_KICK_NS`). Costs two loads when the thread looks at its interval
+/// already.
 pub fn wanted() {
+    kick(false);
+}
+
+/// `wanted`'s body; `force`: whatever the last kicks were worth (`serve`: the caller is about
+/// to block inside the real MPI, where it polls nothing of ours).
+fn kick(force: bool) {
     if ON_DEMAND_US.load(Ordering::Relaxed) != 0 {
         let us = ON_DEMAND_US.swap(0, Ordering::Relaxed);
         if us > 0 {
@@ -72,10 +91,16 @@ pub fn wanted() {
             return;
         }
     }
-    if PAUSE_US.load(Ordering::Relaxed) > INTERVAL_US.load(Ordering::Relaxed) && !KICK.swap(true, Ordering::Relaxed) {
-        if let Some(t) = THREAD.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-            t.thread().unpark();
-        }
+    if PAUSE_US.load(Ordering::Relaxed) <= INTERVAL_US.load(Ordering::Relaxed) || KICK.load(Ordering::Relaxed) {
+        return;
+    }
+    let now = crate::sched::timer::now();
+    if (!force && now < NEXT_KICK_NS.load(Ordering::Relaxed)) || KICK.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    NEXT_KICK_NS.store(now + KICK_GAP_NS.load(Ordering::Relaxed), Ordering::Relaxed);
+    if let Some(t) = THREAD.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        t.thread().unpark();
     }
 }
 
@@ -124,6 +149,8 @@ fn run(interval: Duration) {
     let _ = crate::sched::bind::bind_current_thread_to_process(super::runtime::plan());
     let mut seen = STEPS.load(Ordering::Relaxed);
     let mut pause = interval;
+    // The last wake-up was a kick's: the next look tells whether it served a compute phase.
+    let mut kicked = false;
     INTERVAL_US.store(interval.as_micros() as u64, Ordering::Relaxed);
     while !STOP.load(Ordering::Relaxed) {
         PAUSE_US.store(pause.as_micros() as u64, Ordering::Relaxed);
@@ -136,12 +163,17 @@ fn run(interval: Duration) {
             // interval, whatever the caller polled while starting it.
             seen = STEPS.load(Ordering::Relaxed);
             pause = interval;
+            kicked = true;
             continue;
         }
         let now = STEPS.load(Ordering::Relaxed);
         let look = if now != seen { Look::WorkerActive } else { look_once() };
         // After our own steps: only the worker's (or a blocked subrank's) move it from here.
         seen = STEPS.load(Ordering::Relaxed);
+        if std::mem::take(&mut kicked) {
+            let gap = Duration::from_nanos(KICK_GAP_NS.load(Ordering::Relaxed));
+            KICK_GAP_NS.store(next_gap(&look, gap, interval).as_nanos() as u64, Ordering::Relaxed);
+        }
         pause = next_pause(&look, pause, interval);
     }
 }
@@ -155,6 +187,17 @@ fn next_pause(look: &Look, pause: Duration, interval: Duration) -> Duration {
     match look {
         Look::Polled(_) => interval,
         Look::Quiet | Look::WorkerActive => (pause * 2).clamp(interval, IDLE_MAX.max(interval)),
+    }
+}
+
+/// Gap between kicks after a kick whose first look found `look`: none after one that served a
+/// compute phase (the thread polled), doubled (from the interval, up to `KICK_GAP_MAX`) after
+/// one the worker made useless by polling itself; unchanged when nothing was outstanding.
+fn next_gap(look: &Look, gap: Duration, interval: Duration) -> Duration {
+    match look {
+        Look::Polled(_) => Duration::ZERO,
+        Look::WorkerActive => (gap * 2).clamp(interval, KICK_GAP_MAX.max(interval)),
+        Look::Quiet => gap,
     }
 }
 
@@ -186,7 +229,7 @@ fn look_once() -> Look {
 /// back to its interval) while the caller blocks elsewhere (`coll::solo`). False when no
 /// thread may run (`TOUCAN_PROGRESS=0` at V = 1).
 pub fn serve() -> bool {
-    wanted();
+    kick(true);
     THREAD.lock().unwrap_or_else(|e| e.into_inner()).is_some()
 }
 
@@ -218,6 +261,17 @@ mod tests {
     #[case::quiet_caps(Look::Quiet, Duration::from_micros(900), IDLE_MAX)]
     fn pauses(#[case] look: Look, #[case] pause: Duration, #[case] want: Duration) {
         assert_eq!(next_pause(&look, pause, I), want);
+    }
+
+    #[rstest]
+    #[case::served_compute_resets(Look::Polled(true), Duration::from_millis(4), Duration::ZERO)]
+    #[case::served_nothing_resets(Look::Polled(false), Duration::from_millis(4), Duration::ZERO)]
+    #[case::useless_starts_at_interval(Look::WorkerActive, Duration::ZERO, I)]
+    #[case::useless_doubles(Look::WorkerActive, Duration::from_micros(400), Duration::from_micros(800))]
+    #[case::useless_caps(Look::WorkerActive, Duration::from_millis(6), KICK_GAP_MAX)]
+    #[case::quiet_keeps(Look::Quiet, Duration::from_micros(400), Duration::from_micros(400))]
+    fn kick_gaps(#[case] look: Look, #[case] gap: Duration, #[case] want: Duration) {
+        assert_eq!(next_gap(&look, gap, I), want);
     }
 
     #[test]
