@@ -88,7 +88,7 @@ pub struct Meets {
     /// Session 17: the local folds of open Reduce calls (`coll::fold`).
     pub(super) folds: IdMap<Key, super::fold::Fold>,
     /// Work buffers kept for reuse by representatives.
-    spare: Vec<Vec<u8>>,
+    pub(super) spare: Vec<Vec<u8>>,
 }
 
 /// The node map of call `c`'s group, built at its first two-level call and kept with the
@@ -408,7 +408,7 @@ unsafe fn bcast_planned(c: &Coll, b: &Buf, root: i32) -> Option<MpiResult<()>> {
 }
 
 /// Work buffers kept for reuse (a fresh large allocation costs a page fault per page).
-const SPARES: usize = 4;
+pub(super) const SPARES: usize = 4;
 /// Larger buffers are not kept.
 const SPARE_MAX: usize = 16 << 20;
 
