@@ -595,6 +595,12 @@ const RD_ALLTOALL_MAX: usize = 4;
 /// µs; 4 KiB blocks (64 KiB per pair, above this bound) 50.8-54.7 / 53.8-68.7.
 const RD_ALLTOALL_BYTES: usize = 16 * 1024;
 
+/// iag16: most bytes of a recursive-doubling Allgather's last step (half the result). Above
+/// `SMALL_MAX` since a two-level Iallgather at V>1 exchanges a process's members' blocks in
+/// one chunk (4 KiB at 2x4 with IMB's 1 KiB blocks), which went to MPICH's `MPI_Iallgather`
+/// schedule: see docs/collectives.md "Session 23 (iag16)" for the measurement.
+const RD_ALLGATHER_BYTES: usize = 16 * 1024;
+
 /// Whether `TOUCAN_NBC_RD` (default on; `0`/`off`: never) lets small Allreduce, Allgather,
 /// Alltoall and Barrier run by recursive doubling (the same on every process: the environment).
 fn rd_enabled() -> bool {
@@ -603,7 +609,7 @@ fn rd_enabled() -> bool {
 
 /// The recursive-doubling form of real operation `what`, when it has one: a small
 /// Allreduce (at most `SMALL_MAX` bytes, a predefined operation on a type of `RD_TYPES`),
-/// Allgather (at most `SMALL_MAX` bytes per step), Alltoall (blocks of at most
+/// Allgather (at most `RD_ALLGATHER_BYTES` bytes per step), Alltoall (blocks of at most
 /// `RD_ALLTOALL_BYTES` bytes, at most `RD_ALLTOALL_MAX` processes) or Barrier, among a power-of-two number of
 /// processes (session 22: with the pass-through too, as `tree_bcast`). Decided from `what` and the process count only,
 /// which every process has alike for the operation at one place.
@@ -619,7 +625,9 @@ fn rd_kind(s: &State, what: &RealColl) -> Option<RdKind> {
             let bytes = count.checked_mul(ty.size())?;
             (bytes > 0 && bytes <= SMALL_MAX && crate::core::coll::op::valid_strict(op, ty)).then_some(RdKind::Allreduce { op, ty, count })
         }
-        RealColl::Allgather { bytes } => (bytes > 0 && bytes.checked_mul(n / 2)? <= SMALL_MAX).then_some(RdKind::Allgather { bytes }),
+        RealColl::Allgather { bytes } => {
+            (bytes > 0 && bytes.checked_mul(n / 2)? <= RD_ALLGATHER_BYTES).then_some(RdKind::Allgather { bytes })
+        }
         // n - 1 exchanges in turn: only while that stays below the real MPI's log-depth
         // algorithms' cost.
         RealColl::Alltoall { bytes } => {

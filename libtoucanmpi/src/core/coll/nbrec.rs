@@ -117,9 +117,7 @@ impl Rec {
 
     /// coll5: member `me` binds its arguments and request (`coll::persist`, at initialisation).
     pub(super) fn join(&mut self, me: i32, part: Part, id: ReqId) {
-        let i = self.local.binary_search(&me).unwrap_or(0);
-        self.parts[i] = Some((part, id));
-        self.joined += 1;
+        self.take(me, part, id);
     }
 }
 
@@ -145,6 +143,8 @@ pub struct Layout {
     /// nbc9: the ranks are in process order, as many on every process (rank r is member
     /// r % per of process r / per): a buffer of rank-ordered blocks is laid out per process.
     ordered: bool,
+    /// iag16: processes holding members (the highest process index + 1), found with the rest.
+    nproc: usize,
 }
 
 /// Whether a nonblocking call on `cm` with arguments `part` is served here (see the module
@@ -161,23 +161,60 @@ pub fn eligible(cm: &CommRef, part: &Part, equal: bool) -> bool {
 /// `(members per process, processes)`, None when uneven; asked only for the kinds that need
 /// it). The one rule of both `eligible` (the general path) and `fast`, so both decide alike.
 fn fits(part: &Part, equal: bool, even: impl FnOnce() -> Option<(usize, usize)>) -> bool {
+    kind_fits(part, equal).is_some_and(|need| need.met(even))
+}
+
+/// iag16: what `fits` still asks of the communicator's layout once the arguments alone
+/// passed (`kind_fits`), so that `fast` looks at the arguments once, outside the state lock,
+/// and at the cached layout by reference under it (it ran `fits` twice per call and cloned
+/// the layout's two `Arc`s: about 300 instructions per member at 2x4).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Need {
+    /// Nothing (Barrier, Bcast, Reduce, Allreduce).
+    Nothing,
+    /// As many members on every process (Gather, Scatter, Allgather).
+    Even,
+    /// As many members on every process, and processes x members^2 blocks of this many bytes
+    /// within `ALLTOALL_MAX` (Alltoall).
+    Alltoall(usize),
+}
+
+impl Need {
+    fn met(self, even: impl FnOnce() -> Option<(usize, usize)>) -> bool {
+        match self {
+            Need::Nothing => true,
+            Need::Even => even().is_some(),
+            Need::Alltoall(bytes) => even().is_some_and(|(per, nproc)| {
+                per.checked_mul(per)
+                    .and_then(|x| x.checked_mul(nproc))
+                    .and_then(|x| x.checked_mul(bytes))
+                    .is_some_and(|b| b <= ALLTOALL_MAX)
+            }),
+        }
+    }
+}
+
+/// `fits` on the arguments alone: None when the kind or sizes are not served, else what is
+/// left to ask of the layout.
+fn kind_fits(part: &Part, equal: bool) -> Option<Need> {
     let worth = super::nbc::worth;
+    let ok = |b: bool, need: Need| b.then_some(need);
     match part {
-        Part::Barrier => true,
-        Part::Bcast { buf, .. } => worth(buf.count * buf.dt.size) && buf.count * buf.dt.size < BCAST_MAX,
-        Part::Reduce { count, dt, red, .. } => real::reducible(red) && worth(count * dt.size),
+        Part::Barrier => Some(Need::Nothing),
+        Part::Bcast { buf, .. } => ok(worth(buf.count * buf.dt.size) && buf.count * buf.dt.size < BCAST_MAX, Need::Nothing),
+        Part::Reduce { count, dt, red, .. } => ok(real::reducible(red) && worth(count * dt.size), Need::Nothing),
         // In place the root's own block has the size every rank's has.
         Part::Gather { send: b, parts, .. } | Part::Scatter { recv: b, parts, .. } => {
             let bytes = match (b, parts) {
                 (Some(b), _) => b.count * b.dt.size,
                 (None, Blocks::Equal { count, dt, .. }) => count * dt.size,
-                (None, Blocks::List(_)) => return false,
+                (None, Blocks::List(_)) => return None,
             };
-            equal && worth(bytes) && bytes < ROOTED_MAX && even().is_some()
+            ok(equal && worth(bytes) && bytes < ROOTED_MAX, Need::Even)
         }
         Part::Allgather { parts: b, .. } => match b {
-            Blocks::Equal { count, dt, .. } => equal && worth(count * dt.size) && even().is_some(),
-            Blocks::List(_) => false,
+            Blocks::Equal { count, dt, .. } => ok(equal && worth(count * dt.size), Need::Even),
+            Blocks::List(_) => None,
         },
         // nbc9: Alltoall comes back (session 11 took it off: a 1 MiB Ialltoall at 2x4 packed
         // 2 x 2 x 16 MiB and read 51.7 ms against 4.0 on the helper path) with a bound on
@@ -188,26 +225,10 @@ fn fits(part: &Part, equal: bool, even: impl FnOnce() -> Option<(usize, usize)>)
             ..
         } => {
             let bytes = count * dt.size;
-            equal
-                && worth(bytes)
-                && even().is_some_and(|(per, nproc)| {
-                    per.checked_mul(per)
-                        .and_then(|x| x.checked_mul(nproc))
-                        .and_then(|x| x.checked_mul(bytes))
-                        .is_some_and(|b| b <= ALLTOALL_MAX)
-                })
+            ok(equal && worth(bytes), Need::Alltoall(bytes))
         }
-        _ => false,
+        _ => None,
     }
-}
-
-/// nbc10: whether `fits` asks the layout (`even`) for a call with arguments `part`: the
-/// kinds whose real operation moves a block per member of every process.
-fn needs_even(part: &Part) -> bool {
-    matches!(
-        part,
-        Part::Gather { .. } | Part::Scatter { .. } | Part::Allgather { .. } | Part::Alltoall { .. }
-    )
 }
 
 /// Whether every process holding members of `cm` holds the same number: Some((members per
@@ -216,11 +237,18 @@ fn even(cm: &CommRef) -> Option<(usize, usize)> {
     state::with(|s| layout(s, cm).per()).ok().flatten()
 }
 
+/// iag16: `layout(s, cm).per()` without cloning the layout when it is kept already.
+fn layout_per(s: &mut State, cm: &CommRef) -> Option<(usize, usize)> {
+    match s.rcoll.layouts.get(&key_of(cm.ctx, &cm.group.ranks)) {
+        Some(l) => l.per(),
+        None => layout(s, cm).per(),
+    }
+}
+
 impl Layout {
     /// `(members per process, processes)` when every process holds as many (`fits`).
     fn per(&self) -> Option<(usize, usize)> {
-        let nproc = self.procs.iter().map(|p| p.0 + 1).max().unwrap_or(1);
-        self.even.then_some((self.local.len(), nproc))
+        self.even.then_some((self.local.len(), self.nproc))
     }
 }
 
@@ -265,21 +293,32 @@ unsafe fn join_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), part: Part, 
         unsafe { join_bcast_in(s, cm, key, part, id) }?;
         return Ok(Next::Nothing);
     }
-    let me = cm.rank;
-    if !s.rcoll.recs.contains_key(&key) {
-        let r = rec_for(s, cm);
-        s.rcoll.recs.insert(key, r);
-    }
-    let rec = s.rcoll.recs.get_mut(&key).expect("inserted above");
-    let i = rec.local.binary_search(&me).unwrap_or(0);
-    rec.parts[i] = Some((part, id));
-    rec.joined += 1;
-    if rec.joined == rec.local.len() {
-        if let Some(r) = s.rcoll.recs.remove(&key) {
-            return Ok(Next::Combine(Box::new(r)));
+    // iag16: one look-up per join (it was a test, then a look-up).
+    if let Some(rec) = s.rcoll.recs.get_mut(&key) {
+        if rec.take(cm.rank, part, id) {
+            if let Some(r) = s.rcoll.recs.remove(&key) {
+                return Ok(Next::Combine(Box::new(r)));
+            }
         }
+        return Ok(Next::Nothing);
     }
+    let mut rec = rec_for(s, cm);
+    if rec.take(cm.rank, part, id) {
+        // The only local member.
+        return Ok(Next::Combine(Box::new(rec)));
+    }
+    s.rcoll.recs.insert(key, rec);
     Ok(Next::Nothing)
+}
+
+impl Rec {
+    /// Member `me`'s arguments and request into the record; whether it was the last to join.
+    fn take(&mut self, me: i32, part: Part, id: ReqId) -> bool {
+        let i = self.local.binary_search(&me).unwrap_or(0);
+        self.parts[i] = Some((part, id));
+        self.joined += 1;
+        self.joined == self.local.len()
+    }
 }
 
 /// The last member's combine (in shared memory, outside the state lock) and the start of
@@ -353,11 +392,13 @@ unsafe fn own_block(part: &Part) {
 /// MPI requires the buffers of `part` to stay valid until the request completes.
 pub unsafe fn fast(sub: usize, comm_h: usize, cm: &CommRef, part: Part, equal: bool) -> Result<MpiResult<ReqId>, Part> {
     // One subrank per process: every communicator with a twin has one member per process.
-    // The members per process are looked at under the lock (`fits` again, below).
-    if crate::core::runtime::config().local() == 1 || cm.is_inter() || crate::sched::swap::active() || !fits(&part, equal, || Some((0, 0)))
-    {
+    // The members per process are looked at under the lock (`need`, below).
+    if crate::core::runtime::config().local() == 1 || cm.is_inter() || crate::sched::swap::active() {
         return Err(part);
     }
+    let Some(need) = kind_fits(&part, equal) else {
+        return Err(part);
+    };
     let key = key_of(cm.ctx, &cm.group.ranks);
     let mut slot = Some(part);
     let r = state::with(|s| {
@@ -372,9 +413,8 @@ pub unsafe fn fast(sub: usize, comm_h: usize, cm: &CommRef, part: Part, equal: b
             return None;
         }
         // nbc8: Gather, Scatter and Allgather want as many members on every process (nbc10:
-        // the other kinds passed `fits` above, which asked nothing of the layout).
-        let part = slot.as_ref()?;
-        if needs_even(part) && !fits(part, equal, || layout(s, cm).per()) {
+        // the other kinds ask nothing of the layout; iag16: read where it is kept).
+        if !need.met(|| layout_per(s, cm)) {
             return None;
         }
         let seq = real::next_place(s, sub, i)?.0;
@@ -693,11 +733,13 @@ fn layout(s: &mut State, cm: &CommRef) -> Layout {
     let first = seen.iter().copied().find(|&c| c > 0).unwrap_or(0);
     let even = seen.iter().all(|&c| c == 0 || c == first);
     let ordered = even && first > 0 && procs.iter().enumerate().all(|(r, &(p, k))| (p, k) == (r / first, r % first));
+    let nproc = procs.iter().map(|p| p.0 + 1).max().unwrap_or(1);
     let l = Layout {
         local: local.into(),
         procs,
         even,
         ordered,
+        nproc,
     };
     if s.rcoll.layouts.len() >= MAX_LAYOUTS {
         s.rcoll.layouts.clear();
@@ -1190,12 +1232,15 @@ mod tests {
             even.then_some((2, 2))
         });
         assert_eq!(got, want);
-        // Only the kinds that need the members per process look at them (nbc10: `fast`
-        // asks the layout only for `needs_even`'s kinds).
-        if !needs_even(&part) {
+        // Only the kinds that need the members per process look at them (nbc10; iag16: what
+        // `fast` asks of the layout under the lock is `kind_fits`'s `Need`).
+        let layout_free = matches!(kind, "barrier" | "bcast");
+        if layout_free {
             assert!(!asked);
         }
-        assert_eq!(needs_even(&part), !matches!(kind, "barrier" | "bcast"));
+        if let Some(need) = kind_fits(&part, equal) {
+            assert_eq!(need == Need::Nothing, layout_free);
+        }
     }
 
     /// nbc10: `fold_into` (the operand read where it is) leaves what loading the operand
