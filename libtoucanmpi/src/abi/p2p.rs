@@ -516,8 +516,14 @@ unsafe fn wait_alone(v: &mut [Req], mut each: impl FnMut(usize, Status)) -> (usi
         return (0, false);
     }
     let mut k = 0;
+    // issue 16 (rate16): the handles are looked at again only after a progress step that
+    // moved something (a message from the ring, a real request, a direct receive): under the
+    // state lock with one worker nothing else completes a request of this rank, so after a
+    // step that brought nothing the look would fail again. A step that completed something
+    // and said it did not costs only polls: the spin ends and the general path looks.
+    let mut look = true;
     for i in 0..=blocking::SPIN_POLLS {
-        while let Some(h) = v.get_mut(k) {
+        while let Some(h) = v.get_mut(k).filter(|_| look) {
             let st = if *h == c::MPI_REQUEST_NULL {
                 Status::empty()
             } else {
@@ -535,7 +541,7 @@ unsafe fn wait_alone(v: &mut [Req], mut each: impl FnMut(usize, Status)) -> (usi
         if i == blocking::SPIN_POLLS || sched::others_ready() {
             break;
         }
-        s.progress();
+        look = s.progress();
     }
     (k, true)
 }
@@ -1679,7 +1685,7 @@ unsafe fn take(s: &mut State, req: *mut Req) -> Status {
 /// handle the slab does not know, gives an empty status. None: not complete yet (nothing
 /// done). (rate15: the waits over direct requests take theirs with it too; session 16's
 /// `take_own` looked each entry up twice.)
-#[inline]
+#[inline(always)]
 fn take_own_done(s: &mut State, sub: usize, h: &mut Req) -> Option<Status> {
     let id = *h as ReqId;
     let l = &mut s.locals[sub];
