@@ -185,9 +185,7 @@ unsafe fn isend_shared(buf: *const c_void, count: i64, dt: usize, dest: c_int, t
     if direct::on() {
         return None;
     }
-    if !state::readable() {
-        return None;
-    }
+    // (Whether this thread may read the state: `state::shared`'s first test.)
     let sub = sched::rank();
     let size = crate::core::datatype::contiguous_size(dt)?;
     if count < 0 || (buf.is_null() && count > 0) || tag < 0 {
@@ -358,15 +356,15 @@ unsafe fn irecv_shared(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag:
     if direct::on() {
         return None;
     }
-    if !state::readable() {
-        return None;
-    }
     let sub = sched::rank();
     crate::core::datatype::contiguous_size(dt)?;
     if count < 0 || (buf.is_null() && count > 0) || (tag < 0 && tag != c::MPI_ANY_TAG) {
         return None;
     }
-    let d = crate::core::datatype::lookup(dt).ok()?;
+    // issue 16 (rate16): a contiguous predefined type (checked above) is the table's own
+    // entry, cloned without `lookup`'s other cases; whether this thread may read the state
+    // is `state::shared`'s first test (a separate `state::readable` made it twice).
+    let d = crate::core::datatype::predefined_arc(dt)?.clone();
     state::shared(|sh| {
         let l = sh.local(sub)?;
         let ctx = {
