@@ -185,9 +185,7 @@ unsafe fn isend_shared(buf: *const c_void, count: i64, dt: usize, dest: c_int, t
     if direct::on() {
         return None;
     }
-    if !state::readable() {
-        return None;
-    }
+    // (Whether this thread may read the state: `state::shared`'s first test.)
     let sub = sched::rank();
     let size = crate::core::datatype::contiguous_size(dt)?;
     if count < 0 || (buf.is_null() && count > 0) || tag < 0 {
@@ -358,15 +356,15 @@ unsafe fn irecv_shared(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag:
     if direct::on() {
         return None;
     }
-    if !state::readable() {
-        return None;
-    }
     let sub = sched::rank();
     crate::core::datatype::contiguous_size(dt)?;
     if count < 0 || (buf.is_null() && count > 0) || (tag < 0 && tag != c::MPI_ANY_TAG) {
         return None;
     }
-    let d = crate::core::datatype::lookup(dt).ok()?;
+    // issue 16 (rate16): a contiguous predefined type (checked above) is the table's own
+    // entry, cloned without `lookup`'s other cases; whether this thread may read the state
+    // is `state::shared`'s first test (a separate `state::readable` made it twice).
+    let d = crate::core::datatype::predefined_arc(dt)?.clone();
     state::shared(|sh| {
         let l = sh.local(sub)?;
         let ctx = {
@@ -516,8 +514,14 @@ unsafe fn wait_alone(v: &mut [Req], mut each: impl FnMut(usize, Status)) -> (usi
         return (0, false);
     }
     let mut k = 0;
+    // issue 16 (rate16): the handles are looked at again only after a progress step that
+    // moved something (a message from the ring, a real request, a direct receive): under the
+    // state lock with one worker nothing else completes a request of this rank, so after a
+    // step that brought nothing the look would fail again. A step that completed something
+    // and said it did not costs only polls: the spin ends and the general path looks.
+    let mut look = true;
     for i in 0..=blocking::SPIN_POLLS {
-        while let Some(h) = v.get_mut(k) {
+        while let Some(h) = v.get_mut(k).filter(|_| look) {
             let st = if *h == c::MPI_REQUEST_NULL {
                 Status::empty()
             } else {
@@ -535,7 +539,7 @@ unsafe fn wait_alone(v: &mut [Req], mut each: impl FnMut(usize, Status)) -> (usi
         if i == blocking::SPIN_POLLS || sched::others_ready() {
             break;
         }
-        s.progress();
+        look = s.progress();
     }
     (k, true)
 }
@@ -1679,7 +1683,7 @@ unsafe fn take(s: &mut State, req: *mut Req) -> Status {
 /// handle the slab does not know, gives an empty status. None: not complete yet (nothing
 /// done). (rate15: the waits over direct requests take theirs with it too; session 16's
 /// `take_own` looked each entry up twice.)
-#[inline]
+#[inline(always)]
 fn take_own_done(s: &mut State, sub: usize, h: &mut Req) -> Option<Status> {
     let id = *h as ReqId;
     let l = &mut s.locals[sub];

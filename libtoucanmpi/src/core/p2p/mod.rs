@@ -582,10 +582,14 @@ impl State {
         let Some(payload) = self.tp.eager_payload(a, &hdr) else {
             return false;
         };
+        // issue 16 (rate16): the receive's slab entry is located once for the copy, its
+        // status and its completion (`copy_into` then `Local::complete` located it twice).
+        let Some(i) = l.reqs.index_of(rid) else {
+            return false;
+        };
         l.posted.pop_front();
         // SAFETY: the ring slot stays untouched until the next poll of the transport.
-        copy_into(l, rid, env, unsafe { payload.as_slice() }, hdr.len as usize);
-        if let Some(w) = l.complete(rid) {
+        if let Some(w) = fill_posted(l, i, env, unsafe { payload.as_slice() }, hdr.len as usize) {
             sched::wake(w);
         }
         true
@@ -691,4 +695,34 @@ pub(crate) fn received(env: &Envelope, len: usize, cap: usize) -> Status {
         bytes: len.min(cap) as u64,
         cancelled: false,
     }
+}
+
+/// issue 16 (rate16): an eager message of `len` bytes (`src`, its bytes in hand) goes into
+/// the receive in slot `i` of `l`'s slab (from `Slab::index_of`, taken off the posted queue
+/// by the caller): the copy, the status (`MPI_ERR_TRUNCATE` beyond the buffer) and the
+/// completion with one look at the entry, as `copy_into` and `Local::complete` do with two.
+/// Returns the task to wake (None: nobody, or the running task).
+#[inline(always)]
+fn fill_posted(l: &mut crate::core::state::Local, i: usize, env: Envelope, src: &[u8], len: usize) -> Option<usize> {
+    let r = l.reqs.at_mut(i)?;
+    let t = r.recv.as_ref().expect("receive request has a target");
+    let cap = t.count * t.dt.size;
+    // SAFETY: the receive buffer holds `count` elements of its type (MPI's rule).
+    let n = unsafe { t.dt.unpack(src, t.buf, t.count) };
+    r.status.source = env.src;
+    r.status.tag = env.tag;
+    r.status.bytes = n as u64;
+    r.status.error = if len > cap { c::MPI_ERR_TRUNCATE } else { c::MPI_SUCCESS };
+    r.complete = true;
+    let (waiter, bsend, drop_now) = (r.waiter, r.bsend_bytes, r.freed && r.persist.is_none());
+    if bsend > 0 {
+        l.bsend_used -= bsend;
+    }
+    // A receive the program freed (`MPI_Request_free`) goes now, as `Local::complete` does.
+    if drop_now {
+        if let Some(g) = l.reqs.discard_at(i) {
+            l.greq_frees.push(g);
+        }
+    }
+    (waiter != sched::current()).then_some(waiter)
 }
