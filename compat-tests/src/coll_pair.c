@@ -1,4 +1,4 @@
-/* Blocking Bcast, Scatter and Allgather between the two members of a communicator (session
+/* Blocking Barrier, Bcast, Gather, Scatter and Allgather between the two members of a communicator (session
  * 23: at one subrank per process on two processes they go from the call straight to their
  * messages, abi/collpair.rs). The world is cut into pairs (a last odd rank alone) and every
  * pair runs many rounds, so every call after a communicator's first takes that path where
@@ -57,6 +57,32 @@ static int round_at(MPI_Comm comm, int k, MPI_Datatype quad, int rank_w)
     for (int i = 0; i < N; i++)
         CHECK(got[i] == 1000 * k + N * me + i, "Scatter k %d root %d: [%d] = %d", k, root, i, got[i]);
     CHECK(MPI_Scatter(NULL, 0, MPI_INT, NULL, 0, MPI_INT, root, comm) == MPI_SUCCESS, "empty Scatter failed");
+
+    /* Gather: the mirror of the Scatter above (in place at the root every third round, a
+     * derived type on one side every other round); then a barrier. */
+    for (int i = 0; i < 2 * N; i++)
+        x[i] = -1;
+    for (int i = 0; i < N; i++)
+        y[i] = 2000 * k + 10 * me + i;
+    const void *sb = y;
+    if (inplace) {
+        for (int i = 0; i < N; i++)
+            x[N * me + i] = y[i];
+        sb = MPI_IN_PLACE;
+    }
+    if (k % 2 == 0 && me != root)
+        CHECK(MPI_Gather(sb, 1, quad, x, N, MPI_INT, root, comm) == MPI_SUCCESS, "Gather failed");
+    else if (k % 2 == 0)
+        CHECK(MPI_Gather(sb, N, MPI_INT, x, 1, quad, root, comm) == MPI_SUCCESS, "Gather failed");
+    else
+        CHECK(MPI_Gather(sb, N, MPI_INT, x, N, MPI_INT, root, comm) == MPI_SUCCESS, "Gather failed");
+    if (me == root)
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < N; i++)
+                CHECK(x[N * r + i] == 2000 * k + 10 * r + i, "Gather k %d root %d: x[%d] = %d", k, root, N * r + i,
+                      x[N * r + i]);
+    CHECK(MPI_Gather(NULL, 0, MPI_INT, NULL, 0, MPI_INT, root, comm) == MPI_SUCCESS, "empty Gather failed");
+    CHECK(MPI_Barrier(comm) == MPI_SUCCESS, "Barrier failed");
 
     /* Allgather: N ints from each; in place every third round (at every rank, as the
      * standard requires); a derived receive type on rank 0 every other round. */

@@ -1026,7 +1026,9 @@ macro_rules! coll_family {
 coll_forms!(
     comm_h,
     [MPI_Barrier PMPI_Barrier MPI_Ibarrier PMPI_Ibarrier MPI_Barrier_init PMPI_Barrier_init],
-    fast = crate::abi::collsolo::barrier(comm_h).or_else(|| crate::abi::collteam::barrier(comm_h)),
+    fast = crate::abi::collsolo::barrier(comm_h)
+        .or_else(|| crate::abi::collpair::barrier(comm_h))
+        .or_else(|| crate::abi::collteam::barrier(comm_h)),
     |comm_h: usize| prep_barrier(comm_h)
 );
 
@@ -1072,7 +1074,9 @@ coll_family!(
     [MPI_Gather_c PMPI_Gather_c MPI_Igather_c PMPI_Igather_c MPI_Gather_init_c PMPI_Gather_init_c],
     fast = {
         let x = Sides { sbuf, scount: wide(scount), sdt, rbuf, rcount: wide(rcount), rdt };
-        crate::abi::collsolo::rooted(&x, root, comm_h, true).or_else(|| crate::abi::collteam::rooted(&x, root, comm_h, true))
+        crate::abi::collsolo::rooted(&x, root, comm_h, true)
+            .or_else(|| crate::abi::collpair::rooted(&x, root, comm_h, true))
+            .or_else(|| crate::abi::collteam::rooted(&x, root, comm_h, true))
     },
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, root: c_int, comm_h: usize| {
         prep_gather(sbuf, wide(scount), sdt, rbuf, Layout::Equal(wide(rcount), rdt), root, comm_h)

@@ -1,6 +1,6 @@
-//! Session 23 (v1coll16): the blocking MPI_Bcast, MPI_Scatter and MPI_Allgather between the
-//! two members of a communicator at one subrank per process on two processes, from the
-//! export straight to the messages (docs/collectives.md, "Session 23 (v1coll16)").
+//! Session 23 (v1coll16): the blocking MPI_Barrier, MPI_Bcast, MPI_Gather, MPI_Scatter and
+//! MPI_Allgather between the two members of a communicator at one subrank per process on two
+//! processes, from the export straight to the messages (docs/collectives.md, "Session 23 (v1coll16)").
 //!
 //! At two ranks each of these calls is one eager message each way at most (coll14: the
 //! algorithms do no extra step there), yet the general path spent about as much again on
@@ -17,7 +17,7 @@
 //! did.
 
 use super::coll::{in_place, Sides};
-use crate::core::coll::{self, step, TAG_ALLGATHER, TAG_BCAST, TAG_SCATTER};
+use crate::core::coll::{self, step, TAG_ALLGATHER, TAG_BARRIER, TAG_BCAST, TAG_GATHER, TAG_SCATTER};
 use crate::core::comm::{comm_index, TeamCell, CTX_COLL};
 use crate::core::error::MpiResult;
 use crate::core::p2p::matching::Pattern;
@@ -43,6 +43,13 @@ fn on() -> Option<usize> {
     step::allowed(sub).then_some(sub)
 }
 
+/// MPI_Barrier's.
+#[inline(always)]
+pub(super) fn barrier(comm_h: usize) -> Option<MpiResult<()>> {
+    let sub = on()?;
+    barrier_on(sub, comm_h)
+}
+
 /// MPI_Bcast's.
 #[inline(always)]
 pub(super) fn bcast(buf: *mut c_void, count: i64, dt: usize, root: c_int, comm_h: usize) -> Option<MpiResult<()>> {
@@ -50,14 +57,15 @@ pub(super) fn bcast(buf: *mut c_void, count: i64, dt: usize, root: c_int, comm_h
     bcast_on(sub, buf, count, dt, root, comm_h)
 }
 
-/// MPI_Scatter's (`gather` false; MPI_Gather keeps the general path).
+/// MPI_Gather's (`gather`) and MPI_Scatter's.
 #[inline(always)]
 pub(super) fn rooted(x: &Sides, root: c_int, comm_h: usize, gather: bool) -> Option<MpiResult<()>> {
-    if gather {
-        return None;
-    }
     let sub = on()?;
-    scatter_on(sub, x, root, comm_h)
+    if gather {
+        gather_on(sub, x, root, comm_h)
+    } else {
+        scatter_on(sub, x, root, comm_h)
+    }
 }
 
 /// MPI_Allgather's (`all`; MPI_Alltoall keeps the general path).
@@ -170,6 +178,27 @@ unsafe fn recv(sub: usize, comm_h: usize, pair: &Pair, kind: i32, p: *mut u8, le
     unsafe { step::recv_plain(sub, comm_h, pair.peer_message(kind), p, len) }
 }
 
+/// MPI_Barrier: an empty message each way (`Coll::barrier`'s one dissemination round at two
+/// ranks), unless the launch runs barriers as real collectives (`TOUCAN_REAL_COLL_MIN=0`).
+fn barrier_on(sub: usize, comm_h: usize) -> Option<MpiResult<()>> {
+    if crate::core::coll::real::worth(0) {
+        return None;
+    }
+    let nothing = std::ptr::NonNull::<u8>::dangling().as_ptr();
+    let (pair, sent) = state::with_hot(|s| {
+        let pair = enter(s, sub, comm_h, |_| true)?;
+        // SAFETY: zero bytes, never read.
+        let sent = unsafe { send(s, sub, &pair, TAG_BARRIER, nothing, 0) };
+        Some((pair, sent))
+    })
+    .ok()??;
+    if !sent {
+        return Some(unsent());
+    }
+    // SAFETY: zero bytes, never written.
+    Some(unsafe { recv(sub, comm_h, &pair, TAG_BARRIER, nothing, 0) })
+}
+
 /// MPI_Bcast: the root sends its buffer, the other rank receives it (`Coll::bcast`'s binomial
 /// tree at two ranks).
 fn bcast_on(sub: usize, buf: *mut c_void, count: i64, dt: usize, root: c_int, comm_h: usize) -> Option<MpiResult<()>> {
@@ -245,6 +274,53 @@ fn scatter_on(sub: usize, x: &Sides, root: c_int, comm_h: usize) -> Option<MpiRe
         (None, Some((r, len))) => Some(unsafe { recv(sub, comm_h, &pair, TAG_SCATTER, r, len) }),
         (None, None) => None,
     }
+}
+
+/// MPI_Gather: the other rank sends its block; the root moves its own into its slot (none
+/// with MPI_IN_PLACE: it is there) and receives the other's into the other slot
+/// (`Coll::gatherv`).
+fn gather_on(sub: usize, x: &Sides, root: c_int, comm_h: usize) -> Option<MpiResult<()>> {
+    let (sbuf, scount, sdt, rbuf, rcount, rdt) = x.unpack();
+    // Away from the root only the send side is read, and MPI_IN_PLACE is an error there.
+    let send_side = if in_place(sbuf) { None } else { Some(plain(sbuf, scount, sdt)?) };
+    // The root's slots: two blocks of the send side's bytes (in place: of the receive side's).
+    let mut slots = None;
+    let (pair, sent) = state::with_hot(|s| {
+        let pair = enter(s, sub, comm_h, |me| {
+            if !(0..2).contains(&root) {
+                return false;
+            }
+            if me != root {
+                return send_side.is_some();
+            }
+            let Some((p, len)) = plain(rbuf, rcount, rdt) else { return false };
+            if send_side.is_some_and(|(_, l)| l != len) {
+                return false;
+            }
+            if len != 0 && sched::swap::in_blocks(p as usize, p as usize + 2 * len) {
+                return false;
+            }
+            slots = Some((p, len));
+            true
+        })?;
+        let sent = match (slots, send_side) {
+            // SAFETY: the send buffer holds `len` bytes (`plain`).
+            (None, Some((p, len))) => unsafe { send(s, sub, &pair, TAG_GATHER, p, len) },
+            _ => false,
+        };
+        Some((pair, sent))
+    })
+    .ok()??;
+    let Some((r, len)) = slots else {
+        return Some(if sent { Ok(()) } else { unsent() });
+    };
+    if let Some((p, _)) = send_side {
+        // SAFETY: the root's send buffer and its own slot, `len` bytes each (`plain`); `copy`
+        // allows an overlap the standard forbids.
+        unsafe { std::ptr::copy(p, r.wrapping_add(pair.me as usize * len), len) };
+    }
+    // SAFETY: the other slot of the root's receive buffer, `len` bytes (`plain` of both).
+    Some(unsafe { recv(sub, comm_h, &pair, TAG_GATHER, r.wrapping_add((1 - pair.me) as usize * len), len) })
 }
 
 /// MPI_Allgather: each rank sends its block to the other, moves it into its own slot (not

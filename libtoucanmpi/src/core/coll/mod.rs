@@ -36,10 +36,10 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::Arc;
 
-const TAG_BARRIER: i32 = 1;
+pub(crate) const TAG_BARRIER: i32 = 1;
 pub(crate) const TAG_BCAST: i32 = 2;
 const TAG_REDUCE: i32 = 3;
-const TAG_GATHER: i32 = 4;
+pub(crate) const TAG_GATHER: i32 = 4;
 pub(crate) const TAG_SCATTER: i32 = 5;
 const TAG_ALLTOALL: i32 = 6;
 const TAG_SCAN: i32 = 7;
