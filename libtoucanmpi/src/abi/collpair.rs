@@ -368,3 +368,59 @@ fn allgather_on(sub: usize, x: &Sides, comm_h: usize) -> Option<MpiResult<()>> {
     // SAFETY: the other slot of the receive buffer, `block` bytes (`plain` of both slots).
     Some(unsafe { recv(sub, comm_h, &pair, TAG_ALLGATHER, theirs, block) })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{plain, Pair};
+    use crate::consts as c;
+    use crate::core::coll::step::eager_max;
+    use rstest::rstest;
+
+    /// Which buffers the pair path moves as they are: predefined contiguous types, a valid
+    /// count and buffer, at most one eager message (`E`: the eager limit in bytes).
+    const E: i64 = -1;
+    #[rstest]
+    #[case(c::MPI_INT, 4, true, Some(16))]
+    #[case(c::MPI_BYTE, 0, false, Some(0))]
+    #[case(c::MPI_BYTE, E, true, Some(usize::MAX))]
+    #[case(c::MPI_BYTE, E - 1, true, None)]
+    #[case(c::MPI_INT, -1, true, None)]
+    #[case(c::MPI_INT, 2, false, None)]
+    #[case(c::MPI_DATATYPE_NULL, 1, true, None)]
+    fn plain_buffers(#[case] dt: usize, #[case] count: i64, #[case] real_buf: bool, #[case] bytes: Option<usize>) {
+        // E - 1 stands for one byte above the limit.
+        let count = if count < E {
+            eager_max() as i64 + 1
+        } else if count == E {
+            eager_max() as i64
+        } else {
+            count
+        };
+        let bytes = bytes.map(|b| if b == usize::MAX { eager_max() } else { b });
+        let mut mem = vec![0u8; eager_max() + 1];
+        let buf = if real_buf { mem.as_mut_ptr() as *const _ } else { std::ptr::null() };
+        let got = plain(buf, count, dt);
+        assert_eq!(got.map(|(_, n)| n), bytes);
+        if let Some((p, n)) = got {
+            assert!(!p.is_null());
+            if n > 0 {
+                assert_eq!(p, mem.as_mut_ptr());
+            }
+        }
+    }
+
+    /// The peer's message: the other rank, the call's tag base with the kind in its low bits.
+    #[rstest]
+    #[case(0, 1)]
+    #[case(1, 0)]
+    fn the_peer_message(#[case] me: i32, #[case] src: i32) {
+        let pair = Pair {
+            ctx: 9,
+            me,
+            peer_world: 3,
+            tag_base: crate::core::coll::tag_base(5),
+        };
+        let pat = pair.peer_message(crate::core::coll::TAG_BCAST);
+        assert_eq!((pat.ctx, pat.src, pat.tag), (9, src, (5 << 4) | 2));
+    }
+}
