@@ -1026,7 +1026,9 @@ macro_rules! coll_family {
 coll_forms!(
     comm_h,
     [MPI_Barrier PMPI_Barrier MPI_Ibarrier PMPI_Ibarrier MPI_Barrier_init PMPI_Barrier_init],
-    fast = crate::abi::collsolo::barrier(comm_h).or_else(|| crate::abi::collteam::barrier(comm_h)),
+    fast = crate::abi::collsolo::barrier(comm_h)
+        .or_else(|| crate::abi::collpair::barrier(comm_h))
+        .or_else(|| crate::abi::collteam::barrier(comm_h)),
     |comm_h: usize| prep_barrier(comm_h)
 );
 
@@ -1035,7 +1037,9 @@ coll_family!(
     comm_h,
     [MPI_Bcast PMPI_Bcast MPI_Ibcast PMPI_Ibcast MPI_Bcast_init PMPI_Bcast_init],
     [MPI_Bcast_c PMPI_Bcast_c MPI_Ibcast_c PMPI_Ibcast_c MPI_Bcast_init_c PMPI_Bcast_init_c],
-    fast = crate::abi::collsolo::bcast(buf, wide(count), dt, root, comm_h).or_else(|| crate::abi::collteam::bcast(buf, wide(count), dt, root, comm_h)),
+    fast = crate::abi::collsolo::bcast(buf, wide(count), dt, root, comm_h)
+        .or_else(|| crate::abi::collpair::bcast(buf, wide(count), dt, root, comm_h))
+        .or_else(|| crate::abi::collteam::bcast(buf, wide(count), dt, root, comm_h)),
     |buf: *mut c_void, count: Count, dt: usize, root: c_int, comm_h: usize| prep_bcast(buf, wide(count), dt, root, comm_h)
 );
 
@@ -1070,7 +1074,9 @@ coll_family!(
     [MPI_Gather_c PMPI_Gather_c MPI_Igather_c PMPI_Igather_c MPI_Gather_init_c PMPI_Gather_init_c],
     fast = {
         let x = Sides { sbuf, scount: wide(scount), sdt, rbuf, rcount: wide(rcount), rdt };
-        crate::abi::collsolo::rooted(&x, root, comm_h, true).or_else(|| crate::abi::collteam::rooted(&x, root, comm_h, true))
+        crate::abi::collsolo::rooted(&x, root, comm_h, true)
+            .or_else(|| crate::abi::collpair::rooted(&x, root, comm_h, true))
+            .or_else(|| crate::abi::collteam::rooted(&x, root, comm_h, true))
     },
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, root: c_int, comm_h: usize| {
         prep_gather(sbuf, wide(scount), sdt, rbuf, Layout::Equal(wide(rcount), rdt), root, comm_h)
@@ -1103,7 +1109,9 @@ coll_family!(
     [MPI_Scatter_c PMPI_Scatter_c MPI_Iscatter_c PMPI_Iscatter_c MPI_Scatter_init_c PMPI_Scatter_init_c],
     fast = {
         let x = Sides { sbuf, scount: wide(scount), sdt, rbuf, rcount: wide(rcount), rdt };
-        crate::abi::collsolo::rooted(&x, root, comm_h, false).or_else(|| crate::abi::collteam::rooted(&x, root, comm_h, false))
+        crate::abi::collsolo::rooted(&x, root, comm_h, false)
+            .or_else(|| crate::abi::collpair::rooted(&x, root, comm_h, false))
+            .or_else(|| crate::abi::collteam::rooted(&x, root, comm_h, false))
     },
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, root: c_int, comm_h: usize| {
         prep_scatter(sbuf, Layout::Equal(wide(scount), sdt), rbuf, wide(rcount), rdt, root, comm_h)
@@ -1136,7 +1144,9 @@ coll_family!(
     [MPI_Allgather_c PMPI_Allgather_c MPI_Iallgather_c PMPI_Iallgather_c MPI_Allgather_init_c PMPI_Allgather_init_c],
     fast = {
         let x = Sides { sbuf, scount: wide(scount), sdt, rbuf, rcount: wide(rcount), rdt };
-        crate::abi::collsolo::exchange(&x, comm_h, true).or_else(|| crate::abi::collteam::exchange(&x, comm_h, true))
+        crate::abi::collsolo::exchange(&x, comm_h, true)
+            .or_else(|| crate::abi::collpair::exchange(&x, comm_h, true))
+            .or_else(|| crate::abi::collteam::exchange(&x, comm_h, true))
     },
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, comm_h: usize| {
         prep_allgather(sbuf, wide(scount), sdt, rbuf, Layout::Equal(wide(rcount), rdt), comm_h)

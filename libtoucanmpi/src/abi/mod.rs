@@ -12,6 +12,8 @@ mod attr;
 #[macro_use]
 mod coll;
 // Session 15: blocking collectives at V=1 as the real MPI's (`core::coll::solo`).
+// Session 23 (v1coll16): blocking Bcast/Scatter/Allgather between two processes at V=1.
+mod collpair;
 mod collsolo;
 // smp7 (issue 14/16): the blocking collectives on a team, from the read side.
 mod collteam;

@@ -36,14 +36,21 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::Arc;
 
-const TAG_BARRIER: i32 = 1;
-const TAG_BCAST: i32 = 2;
+pub(crate) const TAG_BARRIER: i32 = 1;
+pub(crate) const TAG_BCAST: i32 = 2;
 const TAG_REDUCE: i32 = 3;
-const TAG_GATHER: i32 = 4;
-const TAG_SCATTER: i32 = 5;
+pub(crate) const TAG_GATHER: i32 = 4;
+pub(crate) const TAG_SCATTER: i32 = 5;
 const TAG_ALLTOALL: i32 = 6;
 const TAG_SCAN: i32 = 7;
-const TAG_ALLGATHER: i32 = 8;
+pub(crate) const TAG_ALLGATHER: i32 = 8;
+
+/// The tag bits of collective call number `seq` on its communicator (the kind goes in the low
+/// four bits): `Coll::numbered`'s, and `abi::collpair`'s, whose messages must be the same.
+#[inline(always)]
+pub(crate) fn tag_base(seq: u64) -> i32 {
+    ((seq & 0x3ff_ffff) << 4) as i32
+}
 /// Ranks up to which the point-to-point allgather sends every part straight to every rank
 /// (one step); a ring beyond.
 const ALLGATHER_DIRECT_MAX: usize = 64;
@@ -190,7 +197,7 @@ impl Coll {
             comm,
             handle,
             seq,
-            tag_base: ((seq & 0x3ff_ffff) << 4) as i32,
+            tag_base: tag_base(seq),
             view: None,
             steps: Default::default(),
             real: false,

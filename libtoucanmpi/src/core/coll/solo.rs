@@ -36,7 +36,7 @@ use crate::core::comm::CommRef;
 use crate::core::error::{err, MpiResult};
 use crate::core::p2p::blocking::block_on;
 use crate::core::state::{self, State};
-use crate::transport::collective::Blocking;
+use crate::transport::collective::{Blocking, Failed};
 use crate::transport::real::RComm;
 use crate::transport::{CollMem, RealColl};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -171,7 +171,7 @@ pub unsafe fn call(turn: Turn, what: RealColl, mem: &CollMem) -> MpiResult<()> {
             r?
         }
     };
-    res.or_else(|e| err(c::MPI_ERR_INTERN, e))
+    res.or_else(|e| err(if e.truncated { c::MPI_ERR_TRUNCATE } else { c::MPI_ERR_INTERN }, e.msg))
 }
 
 /// The general path's real call (`real::run` for a call marked `Coll::solo`): waits for the
@@ -195,7 +195,7 @@ struct Job {
     mem: *const CollMem,
     task: usize,
     done: Arc<AtomicBool>,
-    out: Arc<Mutex<Option<Result<(), String>>>>,
+    out: Arc<Mutex<Option<Result<(), Failed>>>>,
 }
 
 // SAFETY: the job's memory (`mem` and what it points to) belongs to the subrank that made it,
@@ -273,7 +273,7 @@ pub fn watch(s: &mut State) {
 ///
 /// # Safety
 /// As `call`.
-unsafe fn side(turn: Turn, what: RealColl, mem: &CollMem) -> MpiResult<Result<(), String>> {
+unsafe fn side(turn: Turn, what: RealColl, mem: &CollMem) -> MpiResult<Result<(), Failed>> {
     let done = Arc::new(AtomicBool::new(false));
     let out = Arc::new(Mutex::new(None));
     let job = Job {

@@ -157,6 +157,25 @@ unsafe fn recv_bytes(sub: usize, pat: Pattern, buf: *mut u8, cap: usize) -> MpiR
     )
 }
 
+/// Session 23: receives the message matching `pat` into `buf` (`cap` bytes) for subrank
+/// `sub`, the running task: in a step (`recv_bytes`), else through a request for `cap` bytes
+/// on communicator `handle` (the step could not: its direct receive taken, or a rendezvous
+/// message); a message too large for `buf` is the standard's truncation error. For
+/// `abi::collpair`, which has no `Coll`.
+///
+/// # Safety
+/// `buf..buf+cap` is writable until this returns.
+pub(crate) unsafe fn recv_plain(sub: usize, handle: usize, pat: Pattern, buf: *mut u8, cap: usize) -> MpiResult<()> {
+    // SAFETY: the caller's buffer.
+    if let Some(st) = unsafe { recv_bytes(sub, pat, buf, cap) }? {
+        return checked(st);
+    }
+    let byte = crate::core::datatype::byte();
+    // SAFETY: as above.
+    let id = unsafe { crate::core::p2p::blocking::irecv(sub, handle, pat.ctx, buf, cap, &byte, pat.src, pat.tag) }?;
+    checked(crate::core::p2p::blocking::wait(id)?)
+}
+
 impl Coll {
     /// Sends `b` to view rank `dest` in a step when this call takes them and the message is
     /// eager (complete at once, no request); otherwise starts it as a request, pushed onto
