@@ -150,7 +150,7 @@ lint:
 # Session 21: the blocking collectives' request-free steps run under the pass-through too:
 # coll_alltoall, coll_gather, coll_redscat, coll_err_route, bcast, barrier, reduce_arith,
 # deadlock_coll_small. Session 22 (root15): coll_rooted_known.
-DIRECT_TESTS = ^(anysource|cancel|comm_basic|coll_comms|coll_p2p_mix|nbc_mixed|nbc_p2p_apart|deadlock_(ring|large|coll|wait)|get_count|halo|isendrecv|large_pairs|mprobe|nb_test|nb_wait|order|p2p_large_count|persistent|probe|proc_null|request_free|request_status|ring|send_modes|sendrecv|stress|threads_multiple|topo_cart|truncate|zero_size|p2p_wait_mixed|p2p_lean|p2p_lean_wait|comm_steps|coll_persist_steps|p2p_ring_match|p2p_waitall_late|p2p_stack_eager|coll_(alltoall|gather|redscat|err_route|rooted_known)|bcast|barrier|reduce_arith|deadlock_coll_small)$$
+DIRECT_TESTS = ^(anysource|cancel|comm_basic|coll_comms|coll_p2p_mix|nbc_mixed|nbc_p2p_apart|deadlock_(ring|large|coll|wait)|get_count|halo|isendrecv|large_pairs|mprobe|nb_test|nb_wait|order|p2p_large_count|persistent|probe|proc_null|request_free|request_status|ring|send_modes|sendrecv|stress|threads_multiple|topo_cart|truncate|zero_size|p2p_wait_mixed|p2p_lean|p2p_lean_wait|comm_steps|coll_persist_steps|p2p_ring_match|p2p_waitall_late|p2p_stack_eager|p2p_sendrecv_mix|coll_(alltoall|gather|redscat|err_route|rooted_known)|bcast|barrier|reduce_arith|deadlock_coll_small)$$
 
 # Session 21: as if every process ran on a node of its own (MPICH's MPIR_CVAR_NOLOCAL=1: the
 # real MPI's network path, and transport::node::same_node false for every peer), so the sends
