@@ -1205,6 +1205,26 @@ unsafe fn recv(
     }
 }
 
+/// MPI_Recv's general path, giving the status back (issue 16, sr16: the receive of
+/// `sendrecv::sendrecv_alone` after its send went out; `spun` as `recv`'s).
+///
+/// # Safety
+/// As MPI_Recv's arguments.
+pub(super) unsafe fn recv_status(
+    buf: *mut c_void,
+    count: i64,
+    dt: usize,
+    src: c_int,
+    tag: c_int,
+    comm_h: usize,
+    spun: bool,
+) -> MpiResult<Status> {
+    match recv_direct(buf, count, dt, src, tag, comm_h, spun)? {
+        Some(st) => Ok(st),
+        None => blocking::wait(irecv(buf, count, dt, src, tag, comm_h)?),
+    }
+}
+
 /// MPI_Recv through a request (a rendezvous message, a derived datatype, ...).
 #[inline(never)]
 unsafe fn recv_request(

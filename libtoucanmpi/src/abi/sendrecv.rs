@@ -13,7 +13,7 @@ use crate::core::error::{err, MpiResult};
 use crate::core::p2p::blocking::{self, status_result};
 use crate::core::p2p::matching::{Envelope, Pattern};
 use crate::core::p2p::shared::{self, Take};
-use crate::core::p2p::SendMode;
+use crate::core::p2p::{InPlace, SendMode};
 use crate::core::request::{ReqId, Status};
 use crate::core::state;
 use std::os::raw::{c_int, c_void};
@@ -220,7 +220,7 @@ unsafe fn blocking_fast(
 ) -> Option<MpiResult<()>> {
     let r = match super::p2p::sendrecv_direct(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm_h) {
         Some(r) => r,
-        None => sendrecv_shared(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm_h)?,
+        None => sendrecv_fast(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm_h)?,
     };
     let got = match r {
         Ok(st) => st,
@@ -234,6 +234,156 @@ unsafe fn blocking_fast(
 /// holds the running subrank's values only while it runs: the general path bounces it).
 fn outside_tls(p: *const c_void, len: usize) -> bool {
     len == 0 || !crate::sched::swap::in_blocks(p as usize, p as usize + len)
+}
+
+/// The request-free blocking send-receive of contiguous predefined types: `sendrecv_alone`
+/// when one worker runs this rank alone, else the read side's `sendrecv_shared`. None: the
+/// general path runs (nothing was done).
+///
+/// # Safety
+/// As MPI_Sendrecv's arguments.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn sendrecv_fast(
+    sbuf: *const c_void,
+    scount: i64,
+    sdt: usize,
+    dest: c_int,
+    stag: c_int,
+    rbuf: *mut c_void,
+    rcount: i64,
+    rdt: usize,
+    src: c_int,
+    rtag: c_int,
+    comm_h: usize,
+) -> Option<MpiResult<Status>> {
+    // SAFETY: forwarded from the caller.
+    if let Some(r) = unsafe { sendrecv_alone(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm_h) } {
+        return Some(r);
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { sendrecv_shared(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm_h) }
+}
+
+/// What `sendrecv_alone` did with the receive after the send went out.
+enum Alone {
+    /// The message is in the buffer: its status.
+    Done(Status),
+    /// Not received yet: the general receive runs, `true` when it polled for as long as a
+    /// blocking receive would before parking.
+    Recv(bool),
+}
+
+/// issue 16 (sr16): MPI_Sendrecv of an eager message to a rank of another process by a
+/// subrank that runs alone on its worker (one worker, no sibling ready), the way MPI_Recv's
+/// fast path receives (`State::recv_in_place`): under one lock of the state, the send goes
+/// out as one real message (`State::send_now_fast`), then the ring is polled in place and the
+/// reply copied from its slot straight into `rbuf`. The read side's path (`sendrecv_shared`)
+/// registered a direct receive in the rank's `Local` first, and its wait polled the whole
+/// engine: every arrival went through an event, `dispatch` and the direct receive's hand-over,
+/// and the checks and look-ups ran under three locks.
+///
+/// Taken only when nothing of the rank can match first (no receive posted, nothing queued, no
+/// direct receive, no generalized request to settle) and nothing is in flight: then the
+/// receive, though polled after the send, matches exactly what it would have matched had it
+/// been started first (the send goes to another process and no other receive of the rank
+/// runs in between), and the ring yields messages in the real MPI's order (non-overtaking).
+/// When nothing arrives in `SPIN_POLLS` polls, or something else does (dispatched as usual),
+/// the receive finishes as MPI_Recv's general path would. None: not taken, nothing done.
+///
+/// # Safety
+/// As MPI_Sendrecv's arguments.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn sendrecv_alone(
+    sbuf: *const c_void,
+    scount: i64,
+    sdt: usize,
+    dest: c_int,
+    stag: c_int,
+    rbuf: *mut c_void,
+    rcount: i64,
+    rdt: usize,
+    src: c_int,
+    rtag: c_int,
+    comm_h: usize,
+) -> Option<MpiResult<Status>> {
+    if crate::core::p2p::direct::on() || crate::sched::queue::workers() > 1 || crate::sched::others_ready() {
+        return None;
+    }
+    if crate::sched::metrics::on() {
+        return None;
+    }
+    let ssize = crate::core::datatype::contiguous_size(sdt)?;
+    let rsize = crate::core::datatype::contiguous_size(rdt)?;
+    if scount < 0 || rcount < 0 || (sbuf.is_null() && scount > 0) || (rbuf.is_null() && rcount > 0) {
+        return None;
+    }
+    if stag < 0 || (rtag < 0 && rtag != c::MPI_ANY_TAG) {
+        return None;
+    }
+    let (len, cap) = (scount as usize * ssize, rcount as usize * rsize);
+    if !outside_tls(sbuf, len) || !outside_tls(rbuf, cap) {
+        return None;
+    }
+    let sub = crate::sched::rank();
+    let got = {
+        let mut g = state::lock();
+        let s = g.as_mut()?;
+        if s.cfg.workers > 1 || len > s.cfg.eager_max || s.tp.has_pending() {
+            return None;
+        }
+        let l = s.locals.get(sub)?;
+        if !l.posted.is_empty() || l.direct.is_some() || !l.greq_ready.is_empty() {
+            return None;
+        }
+        let queued = !l.unexpected.is_empty();
+        let cm = super::p2p::local_comm(l, comm_h)?;
+        let w = super::p2p::fast_world_of(s.world_size(), cm, comm_h, dest)?;
+        if src != c::MPI_ANY_SOURCE {
+            super::p2p::fast_world_of(s.world_size(), cm, comm_h, src)?;
+        }
+        let (ctx, rank) = (cm.ctx, cm.rank);
+        if s.locate(w).0 == s.myproc {
+            return None;
+        }
+        let pat = Pattern { ctx, src, tag: rtag };
+        // The receive first, as MPI orders it: a queued copy that matches is taken now
+        // (`State::try_recv_now`, as MPI_Recv takes one); a queued message that needs more
+        // (a rendezvous from another process) leaves the whole call to the general path.
+        let taken = if queued {
+            // SAFETY: the receive buffer holds `cap` bytes.
+            match unsafe { s.try_recv_now(sub, &pat, rbuf as *mut u8, cap) } {
+                Some(st) => Some(st),
+                None if s.probe(sub, &pat).is_some() => return None,
+                None => None,
+            }
+        } else {
+            None
+        };
+        // An eager message to another process (checked above): always sent here (a failure
+        // of the transport ends the job).
+        // SAFETY: the caller's send buffer holds `len` bytes for the duration of this call.
+        let sent = unsafe { s.send_now_fast(sub, ctx, rank, w, stag, sbuf as *const u8, len) };
+        debug_assert!(sent, "an eager send to another process goes out at once");
+        match taken {
+            Some(st) => Alone::Done(st),
+            // Messages of other envelopes are queued: the general receive looks at them.
+            None if queued => Alone::Recv(false),
+            // SAFETY: the receive buffer holds `cap` bytes outside the thread-locals (above),
+            // and this rank runs.
+            None => match unsafe { s.recv_in_place(sub, &pat, rbuf as *mut u8, cap, blocking::SPIN_POLLS) } {
+                InPlace::Done(st) => Alone::Done(st),
+                InPlace::Spun => Alone::Recv(true),
+                InPlace::General => Alone::Recv(false),
+            },
+        }
+    };
+    Some(match got {
+        Alone::Done(st) => Ok(st),
+        // SAFETY: forwarded from the caller.
+        Alone::Recv(spun) => unsafe { super::p2p::recv_status(rbuf, rcount, rdt, src, rtag, comm_h, spun) },
+    })
 }
 
 /// MPI_Sendrecv of contiguous predefined types on the read side of the state
@@ -433,7 +583,7 @@ unsafe fn sendrecv_replace(
         };
         // The copy is a byte buffer of `len` bytes: sent as `count` elements of `dt`, which is
         // contiguous, it is the same bytes.
-        if let Some(r) = sendrecv_shared(sbuf, count, dt, dest, stag, buf, count, dt, src, rtag, comm_h) {
+        if let Some(r) = sendrecv_fast(sbuf, count, dt, dest, stag, buf, count, dt, src, rtag, comm_h) {
             drop(copy);
             let got = r?;
             store(status, &got);
