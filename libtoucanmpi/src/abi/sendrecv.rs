@@ -314,18 +314,7 @@ unsafe fn sendrecv_alone(
     if crate::sched::metrics::on() {
         return None;
     }
-    let ssize = crate::core::datatype::contiguous_size(sdt)?;
-    let rsize = crate::core::datatype::contiguous_size(rdt)?;
-    if scount < 0 || rcount < 0 || (sbuf.is_null() && scount > 0) || (rbuf.is_null() && rcount > 0) {
-        return None;
-    }
-    if stag < 0 || (rtag < 0 && rtag != c::MPI_ANY_TAG) {
-        return None;
-    }
-    let (len, cap) = (scount as usize * ssize, rcount as usize * rsize);
-    if !outside_tls(sbuf, len) || !outside_tls(rbuf, cap) {
-        return None;
-    }
+    let (len, cap) = plain_pair(sbuf, scount, sdt, stag, rbuf, rcount, rdt, rtag)?;
     let sub = crate::sched::rank();
     let got = {
         let mut g = state::lock();
@@ -386,6 +375,36 @@ unsafe fn sendrecv_alone(
     })
 }
 
+/// The fast Sendrecv paths' arguments (`sendrecv_alone`, `sendrecv_shared`): contiguous
+/// predefined types, valid counts, buffers and tags, both buffers outside the swapped
+/// thread-locals. The send's and the receive's bytes; None: the general path judges them.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn plain_pair(
+    sbuf: *const c_void,
+    scount: i64,
+    sdt: usize,
+    stag: c_int,
+    rbuf: *mut c_void,
+    rcount: i64,
+    rdt: usize,
+    rtag: c_int,
+) -> Option<(usize, usize)> {
+    let ssize = crate::core::datatype::contiguous_size(sdt)?;
+    let rsize = crate::core::datatype::contiguous_size(rdt)?;
+    if scount < 0 || rcount < 0 || (sbuf.is_null() && scount > 0) || (rbuf.is_null() && rcount > 0) {
+        return None;
+    }
+    if stag < 0 || (rtag < 0 && rtag != c::MPI_ANY_TAG) {
+        return None;
+    }
+    let (len, cap) = (scount as usize * ssize, rcount as usize * rsize);
+    if !outside_tls(sbuf, len) || !outside_tls(rbuf, cap) {
+        return None;
+    }
+    Some((len, cap))
+}
+
 /// MPI_Sendrecv of contiguous predefined types on the read side of the state
 /// (`shared::sendrecv`): no request for the receive (a queued copy, or a direct receive the
 /// sender copies into, as MPI_Recv's fast path) nor for a send that completes at once, one
@@ -412,18 +431,7 @@ unsafe fn sendrecv_shared(
     if crate::core::p2p::direct::on() || !state::readable() {
         return None;
     }
-    let ssize = crate::core::datatype::contiguous_size(sdt)?;
-    let rsize = crate::core::datatype::contiguous_size(rdt)?;
-    if scount < 0 || rcount < 0 || (sbuf.is_null() && scount > 0) || (rbuf.is_null() && rcount > 0) {
-        return None;
-    }
-    if stag < 0 || (rtag < 0 && rtag != c::MPI_ANY_TAG) {
-        return None;
-    }
-    let (len, cap) = (scount as usize * ssize, rcount as usize * rsize);
-    if !outside_tls(sbuf, len) || !outside_tls(rbuf, cap) {
-        return None;
-    }
+    let (len, cap) = plain_pair(sbuf, scount, sdt, stag, rbuf, rcount, rdt, rtag)?;
     let sub = crate::sched::rank();
     // SAFETY: the caller's send buffer holds `len` bytes until this call returns, which is
     // not before the send completed.
