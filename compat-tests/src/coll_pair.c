@@ -1,4 +1,4 @@
-/* Blocking Barrier, Bcast, Gather, Scatter and Allgather between the two members of a communicator (session
+/* Blocking Barrier, Bcast, Gather, Scatter, Allgather and Alltoall between the two members of a communicator (session
  * 23: at one subrank per process on two processes they go from the call straight to their
  * messages, abi/collpair.rs). The world is cut into pairs (a last odd rank alone) and every
  * pair runs many rounds, so every call after a communicator's first takes that path where
@@ -105,6 +105,32 @@ static int round_at(MPI_Comm comm, int k, MPI_Datatype quad, int rank_w)
         for (int i = 0; i < N; i++)
             CHECK(x[N * r + i] == 10 * k + 3 * r + i, "Allgather k %d: x[%d] = %d", k, N * r + i, x[N * r + i]);
     CHECK(MPI_Allgather(NULL, 0, MPI_INT, NULL, 0, MPI_INT, comm) == MPI_SUCCESS, "empty Allgather failed");
+
+    /* Alltoall: N ints to each rank; in place every third round; a derived type on one side
+     * every other round (rank 0 sends with it, rank 1 receives with it). */
+    int w[2 * N];
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < N; i++) {
+            w[N * r + i] = 10000 * k + 100 * me + 10 * r + i;
+            x[N * r + i] = -1;
+        }
+    if (k % 3 == 0) {
+        for (int i = 0; i < 2 * N; i++)
+            x[i] = w[i];
+        CHECK(MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, x, N, MPI_INT, comm) == MPI_SUCCESS,
+              "in-place Alltoall failed");
+    } else if (k % 2 == 0 && me == 0) {
+        CHECK(MPI_Alltoall(w, 1, quad, x, N, MPI_INT, comm) == MPI_SUCCESS, "Alltoall failed");
+    } else if (k % 2 == 0) {
+        CHECK(MPI_Alltoall(w, N, MPI_INT, x, 1, quad, comm) == MPI_SUCCESS, "Alltoall failed");
+    } else {
+        CHECK(MPI_Alltoall(w, N, MPI_INT, x, N, MPI_INT, comm) == MPI_SUCCESS, "Alltoall failed");
+    }
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < N; i++)
+            CHECK(x[N * r + i] == 10000 * k + 100 * r + 10 * me + i, "Alltoall k %d: x[%d] = %d", k, N * r + i,
+                  x[N * r + i]);
+    CHECK(MPI_Alltoall(NULL, 0, MPI_INT, NULL, 0, MPI_INT, comm) == MPI_SUCCESS, "empty Alltoall failed");
     return errs;
 }
 

@@ -1178,7 +1178,9 @@ coll_family!(
     [MPI_Alltoall_c PMPI_Alltoall_c MPI_Ialltoall_c PMPI_Ialltoall_c MPI_Alltoall_init_c PMPI_Alltoall_init_c],
     fast = {
         let x = Sides { sbuf, scount: wide(scount), sdt, rbuf, rcount: wide(rcount), rdt };
-        crate::abi::collsolo::exchange(&x, comm_h, false).or_else(|| crate::abi::collteam::exchange(&x, comm_h, false))
+        crate::abi::collsolo::exchange(&x, comm_h, false)
+            .or_else(|| crate::abi::collpair::exchange(&x, comm_h, false))
+            .or_else(|| crate::abi::collteam::exchange(&x, comm_h, false))
     },
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, comm_h: usize| {
         let (sl, rl) = (Layout::Equal(wide(scount), sdt), Layout::Equal(wide(rcount), rdt));

@@ -1,6 +1,7 @@
-//! Session 23 (v1coll16): the blocking MPI_Barrier, MPI_Bcast, MPI_Gather, MPI_Scatter and
-//! MPI_Allgather between the two members of a communicator at one subrank per process on two
-//! processes, from the export straight to the messages (docs/collectives.md, "Session 23 (v1coll16)").
+//! Session 23 (v1coll16): the blocking MPI_Barrier, MPI_Bcast, MPI_Gather, MPI_Scatter,
+//! MPI_Allgather and (lead) MPI_Alltoall between the two members of a communicator at one
+//! subrank per process on two processes, from the export straight to the messages
+//! (docs/collectives.md, "Session 23 (v1coll16)").
 //!
 //! At two ranks each of these calls is one eager message each way at most (coll14: the
 //! algorithms do no extra step there), yet the general path spent about as much again on
@@ -17,7 +18,7 @@
 //! did.
 
 use super::coll::{in_place, Sides};
-use crate::core::coll::{self, step, TAG_ALLGATHER, TAG_BARRIER, TAG_BCAST, TAG_GATHER, TAG_SCATTER};
+use crate::core::coll::{self, step, TAG_ALLGATHER, TAG_ALLTOALL, TAG_BARRIER, TAG_BCAST, TAG_GATHER, TAG_SCATTER};
 use crate::core::comm::{comm_index, TeamCell, CTX_COLL};
 use crate::core::error::MpiResult;
 use crate::core::p2p::matching::Pattern;
@@ -68,14 +69,15 @@ pub(super) fn rooted(x: &Sides, root: c_int, comm_h: usize, gather: bool) -> Opt
     }
 }
 
-/// MPI_Allgather's (`all`; MPI_Alltoall keeps the general path).
+/// MPI_Allgather's (`all`) and MPI_Alltoall's.
 #[inline(always)]
 pub(super) fn exchange(x: &Sides, comm_h: usize, all: bool) -> Option<MpiResult<()>> {
-    if !all {
-        return None;
-    }
     let sub = on()?;
-    allgather_on(sub, x, comm_h)
+    if all {
+        allgather_on(sub, x, comm_h)
+    } else {
+        alltoall_on(sub, x, comm_h)
+    }
 }
 
 /// The address and bytes of `count` items of the predefined contiguous type `dt` at `buf`
@@ -367,6 +369,43 @@ fn allgather_on(sub: usize, x: &Sides, comm_h: usize) -> Option<MpiResult<()>> {
     }
     // SAFETY: the other slot of the receive buffer, `block` bytes (`plain` of both slots).
     Some(unsafe { recv(sub, comm_h, &pair, TAG_ALLGATHER, theirs, block) })
+}
+
+/// MPI_Alltoall: the block for the peer each way (`Coll::alltoallv`'s one step at two ranks:
+/// the same message, kind `TAG_ALLTOALL`), the own block copied. In place, blocks of other
+/// lengths on the two sides and the real route keep the general path.
+fn alltoall_on(sub: usize, x: &Sides, comm_h: usize) -> Option<MpiResult<()>> {
+    let (sbuf, scount, sdt, rbuf, rcount, rdt) = x.unpack();
+    if in_place(sbuf) {
+        return None;
+    }
+    let (r, block) = plain(rbuf, rcount, rdt)?;
+    let (p, len) = plain(sbuf, scount, sdt)?;
+    // Both blocks of each buffer outside the thread-locals (`plain` looked at one).
+    let outside = |b: *mut u8| !sched::swap::in_blocks(b as usize, b as usize + 2 * block);
+    if len != block || (block != 0 && !(outside(r) && outside(p))) {
+        return None;
+    }
+    if crate::core::coll::real::worth(block) {
+        return None;
+    }
+    let (pair, sent) = state::with_hot(|s| {
+        let pair = enter(s, sub, comm_h, |_| true)?;
+        let out = p.wrapping_add((1 - pair.me) as usize * block);
+        // SAFETY: the send buffer's block for the peer, `block` bytes (`plain` of both blocks).
+        let sent = unsafe { send(s, sub, &pair, TAG_ALLTOALL, out, block) };
+        Some((pair, sent))
+    })
+    .ok()??;
+    if !sent {
+        return Some(unsent());
+    }
+    let me = pair.me as usize;
+    // SAFETY: the own blocks of the send and receive buffers, `block` bytes each; `copy`
+    // allows an overlap the standard forbids.
+    unsafe { std::ptr::copy(p.wrapping_add(me * block), r.wrapping_add(me * block), block) };
+    // SAFETY: the peer's block of the receive buffer, `block` bytes.
+    Some(unsafe { recv(sub, comm_h, &pair, TAG_ALLTOALL, r.wrapping_add((1 - me) * block), block) })
 }
 
 #[cfg(test)]

@@ -41,7 +41,7 @@ pub(crate) const TAG_BCAST: i32 = 2;
 const TAG_REDUCE: i32 = 3;
 pub(crate) const TAG_GATHER: i32 = 4;
 pub(crate) const TAG_SCATTER: i32 = 5;
-const TAG_ALLTOALL: i32 = 6;
+pub(crate) const TAG_ALLTOALL: i32 = 6;
 const TAG_SCAN: i32 = 7;
 pub(crate) const TAG_ALLGATHER: i32 = 8;
 
