@@ -100,6 +100,13 @@ fn plain(buf: *const c_void, count: i64, dt: usize) -> Option<(*mut u8, usize)> 
     Some((buf as *mut u8, len))
 }
 
+/// Whether both blocks of `len` bytes at `p` (a buffer of one block per rank of the pair) lie
+/// outside the swapped thread-locals: `plain` looked at the first one only.
+#[inline(always)]
+fn both_outside(p: *mut u8, len: usize) -> bool {
+    len == 0 || !sched::swap::in_blocks(p as usize, p as usize + 2 * len)
+}
+
 /// One call between the pair, numbered: its context, this rank, the peer's world rank and
 /// the call's tag base.
 #[derive(Clone, Copy)]
@@ -246,7 +253,7 @@ fn scatter_on(sub: usize, x: &Sides, root: c_int, comm_h: usize) -> Option<MpiRe
             }
             // Both blocks are inside the send buffer (`plain` checked one; the second is as
             // long and the standard makes the buffer hold both).
-            if len != 0 && sched::swap::in_blocks(p as usize, p as usize + 2 * len) {
+            if !both_outside(p, len) {
                 return false;
             }
             own = Some((p, len));
@@ -299,7 +306,7 @@ fn gather_on(sub: usize, x: &Sides, root: c_int, comm_h: usize) -> Option<MpiRes
             if send_side.is_some_and(|(_, l)| l != len) {
                 return false;
             }
-            if len != 0 && sched::swap::in_blocks(p as usize, p as usize + 2 * len) {
+            if !both_outside(p, len) {
                 return false;
             }
             slots = Some((p, len));
@@ -330,9 +337,8 @@ fn gather_on(sub: usize, x: &Sides, root: c_int, comm_h: usize) -> Option<MpiRes
 /// (`Coll::allgatherv`'s direct exchange in steps).
 fn allgather_on(sub: usize, x: &Sides, comm_h: usize) -> Option<MpiResult<()>> {
     let (sbuf, scount, sdt, rbuf, rcount, rdt) = x.unpack();
-    // Both slots of the receive buffer outside the thread-locals (`plain` looked at one).
     let (r, block) = plain(rbuf, rcount, rdt)?;
-    if block != 0 && sched::swap::in_blocks(r as usize, r as usize + 2 * block) {
+    if !both_outside(r, block) {
         return None;
     }
     let send_side = if in_place(sbuf) {
@@ -381,9 +387,7 @@ fn alltoall_on(sub: usize, x: &Sides, comm_h: usize) -> Option<MpiResult<()>> {
     }
     let (r, block) = plain(rbuf, rcount, rdt)?;
     let (p, len) = plain(sbuf, scount, sdt)?;
-    // Both blocks of each buffer outside the thread-locals (`plain` looked at one).
-    let outside = |b: *mut u8| !sched::swap::in_blocks(b as usize, b as usize + 2 * block);
-    if len != block || (block != 0 && !(outside(r) && outside(p))) {
+    if len != block || !both_outside(r, block) || !both_outside(p, block) {
         return None;
     }
     if crate::core::coll::real::worth(block) {
