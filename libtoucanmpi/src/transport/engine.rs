@@ -1230,7 +1230,9 @@ impl Transport {
                 unsafe { self.real.PMPI_Cancel(&mut p.req) };
             }
         }
-        while self.has_pending() {
+        // issue 16 (shmq16): messages still in the outbox (their queue was full) go out first:
+        // a peer may wait for one of them; the polls below push them as room appears.
+        while self.has_pending() || self.shmq.as_ref().is_some_and(|q| q.outboxed > 0) {
             // Control messages arriving now have nobody to go to.
             while self.poll_ring()?.is_some() {}
             self.poll_pending(&mut ev)?;
