@@ -235,6 +235,10 @@ pub(super) const TINY: usize = 256;
 /// send at once, with their rings' receives used up, would never return.
 pub(super) const STACK_EAGER: usize = 4 << 10;
 
+/// issue 16 (shmq16): looks at the node's queue per poll of a receive spinning in place
+/// (`Transport::spin_queue`).
+const QUEUE_SPIN: u32 = 32;
+
 /// Words of a deadlock-detector message, at most.
 pub const DET_MAX_WORDS: usize = 256;
 
@@ -852,11 +856,20 @@ impl Transport {
     /// through it or the real MPI should make progress (`ring_due`).
     #[inline(always)]
     fn spin_queue(&mut self, polls: u32, each: impl Fn()) -> Result<Option<Arrived>, String> {
+        // A receive spinning in place (`polls` > 1) looks at the queue `QUEUE_SPIN` times per
+        // poll: its callers budget their spin (`SPIN_POLLS`, then they park) in polls that
+        // each cost a real `MPI_Request_get_status` (~320 instructions) before; a look at the
+        // queue costs ~10, and a spin of the same number of polls ended before a ping-pong's
+        // reply could come.
+        let spins = if polls > 1 { QUEUE_SPIN } else { 1 };
         for _ in 0..polls {
             each();
-            if let Some(a) = self.take_queued() {
-                self.ctrl_recvd += 1;
-                return Ok(Some(a));
+            for _ in 0..spins {
+                if let Some(a) = self.take_queued() {
+                    self.ctrl_recvd += 1;
+                    return Ok(Some(a));
+                }
+                std::hint::spin_loop();
             }
             if self.ring_due() {
                 if let Some(a) = self.poll_ring_head()? {
