@@ -864,6 +864,11 @@ impl Transport {
         let spins = if polls > 1 { QUEUE_SPIN } else { 1 };
         for _ in 0..polls {
             each();
+            if self.shmq.as_mut().is_some_and(|q| q.ring_first()) {
+                if let Some(a) = self.poll_ring_head()? {
+                    return Ok(Some(a));
+                }
+            }
             for _ in 0..spins {
                 if let Some(a) = self.take_queued() {
                     self.ctrl_recvd += 1;
@@ -880,7 +885,7 @@ impl Transport {
         Ok(None)
     }
 
-    /// The next message of the own queue (or its backlog), if any.
+    /// The next message of the own queue, if any (the outboxes pushed first).
     #[inline(always)]
     fn take_queued(&mut self) -> Option<Arrived> {
         let n = self.shmq.as_mut()?;
@@ -1047,6 +1052,9 @@ impl Transport {
     /// node, or now and then for the real MPI's own progress).
     #[inline(always)]
     fn queue_first(&mut self, out: &mut Vec<Event>) -> Result<Option<bool>, String> {
+        if self.shmq.as_mut().is_some_and(|q| q.ring_first()) {
+            return Ok(None);
+        }
         match self.take_queued() {
             Some(a) => {
                 self.held = Some(a);

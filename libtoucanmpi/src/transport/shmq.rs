@@ -201,6 +201,8 @@ pub struct NodeQueues {
     /// Some process of the job runs on another node (its messages come through the ring).
     pub remote: bool,
     polls: u32,
+    /// Messages taken from the queue in a row (`ring_first`).
+    streak: u32,
 }
 
 // SAFETY: the queues point into the segment this value owns; the consumer side is used by
@@ -212,6 +214,9 @@ unsafe impl Send for NodeQueues {}
 /// traffic and anything else the real MPI does on its own).
 pub const RING_EVERY: u32 = 64;
 
+/// Messages in a row from the queue after which the ring goes first (`ring_first`).
+const RING_FAIR: u32 = 16;
+
 impl NodeQueues {
     /// Whether the ring should be polled now (`remote` or every `RING_EVERY`th poll); the
     /// caller adds its own reasons (pending real requests).
@@ -219,6 +224,18 @@ impl NodeQueues {
     pub fn ring_due(&mut self) -> bool {
         self.polls = self.polls.wrapping_add(1);
         self.remote || self.polls.is_multiple_of(RING_EVERY)
+    }
+
+    /// With processes on other nodes: whether the ring goes before the queue this time, after
+    /// `RING_FAIR` messages in a row from the queue (a queue that never empties must not keep
+    /// a message of the ring waiting for ever).
+    #[inline(always)]
+    pub fn ring_first(&mut self) -> bool {
+        if self.remote && self.streak >= RING_FAIR {
+            self.streak = 0;
+            return true;
+        }
+        false
     }
 
     /// Frees what the last poll took, then takes the next message of the own queue.
@@ -231,6 +248,7 @@ impl NodeQueues {
         let pos = self.head;
         self.head += 1;
         self.unfreed = Some(pos);
+        self.streak += 1;
         Some((meta, pos))
     }
 
@@ -440,6 +458,7 @@ fn setup_on(
         outboxed: 0,
         remote: n < everyone,
         polls: 0,
+        streak: 0,
     }))
 }
 
@@ -573,7 +592,28 @@ mod tests {
             outboxed: 0,
             remote: false,
             polls: 0,
+            streak: 0,
         }
+    }
+
+    #[rstest]
+    #[case::alone_on_the_node(false, None)]
+    #[case::other_nodes(true, Some(RING_FAIR as usize))]
+    fn the_ring_goes_first_after_a_streak(#[case] remote: bool, #[case] after: Option<usize>) {
+        let msg_max = 48;
+        let mut mem = vec![[0u64; 8]; queue_len(msg_max) * 2 / 64];
+        let mut nq = node(&mut mem, 2, 0, msg_max);
+        nq.remote = remote;
+        let mut first = None;
+        for i in 0..3 * RING_FAIR as usize {
+            if nq.ring_first() {
+                first = first.or(Some(i));
+                continue;
+            }
+            nq.send(0, meta(1), &[i as u8], &[]).unwrap();
+            assert!(nq.take().is_some());
+        }
+        assert_eq!(first, after);
     }
 
     #[rstest]
