@@ -239,6 +239,9 @@ pub(super) const STACK_EAGER: usize = 4 << 10;
 /// (`Transport::spin_queue`).
 const QUEUE_SPIN: u32 = 32;
 
+/// issue 16 (shmq16): seconds `finalize` keeps pushing an outbox whose queue stays full.
+const OUTBOX_GRACE: f64 = 2.0;
+
 /// Words of a deadlock-detector message, at most.
 pub const DET_MAX_WORDS: usize = 256;
 
@@ -1252,8 +1255,16 @@ impl Transport {
             }
         }
         // issue 16 (shmq16): messages still in the outbox (their queue was full) go out first:
-        // a peer may wait for one of them; the polls below push them as room appears.
-        while self.has_pending() || self.shmq.as_ref().is_some_and(|q| q.outboxed > 0) {
+        // a peer may wait for one of them; the polls below push them as room appears. A queue
+        // that stays full for `OUTBOX_GRACE` seconds belongs to a process that finished without
+        // them (its program left them unmatched): they are dropped, as the real MPI's finalize
+        // drops unmatched eager messages, rather than waiting for ever.
+        let start = self.wtime();
+        loop {
+            let outboxed = self.shmq.as_ref().is_some_and(|q| q.outboxed > 0);
+            if !self.has_pending() && (!outboxed || self.wtime() - start > OUTBOX_GRACE) {
+                break;
+            }
             // Control messages arriving now have nobody to go to.
             while self.poll_ring()?.is_some() {}
             self.poll_pending(&mut ev)?;
