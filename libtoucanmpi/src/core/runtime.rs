@@ -236,9 +236,14 @@ pub unsafe fn init(sub: usize, argc: *mut c_int, argv: *mut *mut *mut i8) -> Mpi
         let version = real::library_version(&realmpi);
         let _ = ABORT.set((realmpi.PMPI_Abort, real::h(real::REAL_MPI_COMM_WORLD)));
         crate::transport::node::set_threads(config().workers);
-        let tp =
-            crate::heap::shared_while(|| Transport::init(realmpi, argc, argv, config().eager_max, config().real_multiple, ring_slots()))
-                .map_err(|e| super::error::MpiError::new(c::MPI_ERR_OTHER, e))?;
+        // issue 16 (shmq16): control messages between processes of one node through shared
+        // memory (`transport::shmq`) unless TOUCAN_SHMQ=off; every process reads the same
+        // environment, and the node's processes agree at set-up (any off: none uses it).
+        let shmq = env_switch("TOUCAN_SHMQ", true).map_err(|e| super::error::MpiError::new(c::MPI_ERR_OTHER, e))?;
+        let tp = crate::heap::shared_while(|| {
+            Transport::init(realmpi, argc, argv, config().eager_max, config().real_multiple, ring_slots(), shmq)
+        })
+        .map_err(|e| super::error::MpiError::new(c::MPI_ERR_OTHER, e))?;
         // And the transport modules it loaded during its initialisation.
         crate::heap::rebind();
         let cfg = config();

@@ -156,6 +156,9 @@ pub struct Transport {
     /// A message a poller took from the ring and handed back (`hold`): the next poll returns
     /// it first, before any slot is reposted.
     held: Option<Arrived>,
+    /// issue 16 (shmq16): the node's shared-memory queues, which carry every control message
+    /// between two processes of this node (None: the ring carries them all).
+    shmq: Option<super::shmq::NodeQueues>,
     /// The process's real window for one-sided traffic (issue 18, `rma.rs`); None with one
     /// process.
     pub(super) rma: Option<super::rma::RealRma>,
@@ -193,10 +196,19 @@ pub struct PendingKinds {
 /// A control message taken from the ring by `Transport::poll_ring_raw`, still in its slot.
 #[derive(Clone, Copy, Debug)]
 pub struct Arrived {
-    slot: usize,
+    from: Source,
     pub src_proc: usize,
     pub dst_sub: usize,
     pub src_sub: usize,
+}
+
+/// Where an arrived control message is.
+#[derive(Clone, Copy, Debug)]
+enum Source {
+    /// In this ring slot.
+    Slot(usize),
+    /// In the node's shared-memory queue (`shmq`), at this position.
+    Queued(u64, super::shmq::Meta),
 }
 
 /// One pre-posted control receive.
@@ -222,6 +234,13 @@ pub(super) const TINY: usize = 256;
 /// may be lower, and a blocking send that needs its receiver (a rendezvous) while both sides
 /// send at once, with their rings' receives used up, would never return.
 pub(super) const STACK_EAGER: usize = 4 << 10;
+
+/// issue 16 (shmq16): looks at the node's queue per poll of a receive spinning in place
+/// (`Transport::spin_queue`).
+const QUEUE_SPIN: u32 = 32;
+
+/// issue 16 (shmq16): seconds `finalize` keeps pushing an outbox whose queue stays full.
+const OUTBOX_GRACE: f64 = 2.0;
 
 /// Words of a deadlock-detector message, at most.
 pub const DET_MAX_WORDS: usize = 256;
@@ -277,6 +296,7 @@ impl Transport {
         eager_max: usize,
         multiple: bool,
         ring: usize,
+        shmq: bool,
     ) -> Result<Transport, String> {
         let mut provided: c_int = 0;
         let level = if multiple {
@@ -324,6 +344,7 @@ impl Transport {
             return Err(format!("the real MPI's MPI_TAG_UB ({tag_ub}) is below the 2^16 Toucan needs"));
         }
         super::node::detect(&real, world)?;
+        let queues = super::shmq::setup(&real, world, shmq, HDR_LEN + eager_max)?;
         let mut t = Transport {
             real,
             nproc: size as usize,
@@ -347,6 +368,7 @@ impl Transport {
             repost: 0,
             slot_len: HDR_LEN + eager_max,
             held: None,
+            shmq: queues,
             rma: None,
             direct_sent: 0,
             direct_recvd: 0,
@@ -520,6 +542,9 @@ impl Transport {
     /// is free at once.
     #[inline(always)]
     pub fn send_eager(&mut self, dst_proc: usize, dst_sub: usize, src_sub: usize, hdr: &Header, payload: &[u8]) -> Result<(), String> {
+        if let Some(q) = self.shmq.as_ref().and_then(|n| n.index_of(dst_proc)) {
+            return self.send_queued(q, dst_sub, src_sub, hdr, payload);
+        }
         if payload.len() <= TINY {
             let mut buf = std::mem::MaybeUninit::<[u8; HDR_LEN + TINY]>::uninit();
             // SAFETY: `buf` holds HDR_LEN + TINY bytes, payload.len() <= TINY.
@@ -528,6 +553,32 @@ impl Transport {
             self.send_small(dst_proc, dst_sub, src_sub, hdr, payload)
         } else {
             self.send_eager_copy(dst_proc, dst_sub, src_sub, hdr, payload)
+        }
+    }
+
+    /// issue 16 (shmq16): `send_eager` to a process of this node (its queue `q`): header and
+    /// payload into a cell of its queue, or into the outbox when the queue is full
+    /// (`shmq::NodeQueues`): the send never waits.
+    #[inline(always)]
+    fn send_queued(&mut self, q: usize, dst_sub: usize, src_sub: usize, hdr: &Header, payload: &[u8]) -> Result<(), String> {
+        let meta = super::shmq::Meta {
+            src_proc: self.myproc as u32,
+            dst_sub: dst_sub as u32,
+            src_sub: src_sub as u32,
+            len: 0,
+        };
+        let Some(n) = self.shmq.as_mut() else {
+            return Err("no shared-memory queue".into());
+        };
+        match n.send(q, meta, &hdr.to_bytes(), payload) {
+            Ok(()) => {
+                self.ctrl_sent += 1;
+                Ok(())
+            }
+            Err(max) => Err(format!(
+                "a {}-byte eager message exceeds the node queue's {max}-byte cells (all processes need the same TOUCAN_EAGER)",
+                payload.len()
+            )),
         }
     }
 
@@ -776,6 +827,9 @@ impl Transport {
             self.ctrl_recvd += 1;
             return Ok(Some(a));
         }
+        if self.shmq.is_some() {
+            return self.spin_queue(polls, each);
+        }
         if self.repost != 0 && self.repost >= self.ring.len() / 2 {
             self.flush_reposts()?;
         }
@@ -800,6 +854,99 @@ impl Transport {
         Ok(None)
     }
 
+    /// issue 16 (shmq16): `spin_ring` with the node's queues: each poll looks at the own
+    /// queue (one load of a sequence word) and at the ring only when something can come
+    /// through it or the real MPI should make progress (`ring_due`).
+    #[inline(always)]
+    fn spin_queue(&mut self, polls: u32, each: impl Fn()) -> Result<Option<Arrived>, String> {
+        // A receive spinning in place (`polls` > 1) looks at the queue `QUEUE_SPIN` times per
+        // poll: its callers budget their spin (`SPIN_POLLS`, then they park) in polls that
+        // each cost a real `MPI_Request_get_status` (~320 instructions) before; a look at the
+        // queue costs ~10, and a spin of the same number of polls ended before a ping-pong's
+        // reply could come.
+        let spins = if polls > 1 { QUEUE_SPIN } else { 1 };
+        for _ in 0..polls {
+            each();
+            if self.shmq.as_mut().is_some_and(|q| q.ring_first()) {
+                if let Some(a) = self.poll_ring_head()? {
+                    return Ok(Some(a));
+                }
+            }
+            for _ in 0..spins {
+                if let Some(a) = self.take_queued() {
+                    self.ctrl_recvd += 1;
+                    return Ok(Some(a));
+                }
+                std::hint::spin_loop();
+            }
+            if self.ring_due() {
+                if let Some(a) = self.poll_ring_head()? {
+                    return Ok(Some(a));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The next message of the own queue, if any (the outboxes pushed first).
+    #[inline(always)]
+    fn take_queued(&mut self) -> Option<Arrived> {
+        let n = self.shmq.as_mut()?;
+        if n.outboxed != 0 {
+            n.flush();
+        }
+        let (meta, pos) = n.take()?;
+        Some(Arrived {
+            from: Source::Queued(pos, meta),
+            src_proc: meta.src_proc as usize,
+            dst_sub: meta.dst_sub as usize,
+            src_sub: meta.src_sub as usize,
+        })
+    }
+
+    /// Whether the ring should be polled now: with the node's queues, only when a process
+    /// of another node may send through it, real requests are pending, or every
+    /// `shmq::RING_EVERY`th poll (the real MPI's own progress).
+    #[inline(always)]
+    fn ring_due(&mut self) -> bool {
+        match self.shmq.as_mut() {
+            None => true,
+            Some(q) => q.ring_due() || !self.pending.is_empty(),
+        }
+    }
+
+    /// One look at the ring's head (reposting consumed slots first).
+    #[inline(never)]
+    fn poll_ring_head(&mut self) -> Result<Option<Arrived>, String> {
+        if self.repost != 0 {
+            self.flush_reposts()?;
+        }
+        let mut flag: c_int = 0;
+        let mut st = std::mem::MaybeUninit::<RealStatus>::uninit();
+        // SAFETY: the head slot's request is live (reposted just above); pointers to locals.
+        check(
+            unsafe { (self.real.PMPI_Request_get_status)(self.ring[self.head].req, &mut flag, st.as_mut_ptr()) },
+            "MPI_Request_get_status",
+        )?;
+        if flag == 0 {
+            return Ok(None);
+        }
+        // SAFETY: with flag set, the real MPI filled the status.
+        Ok(Some(self.take_head(unsafe { st.assume_init_ref() })))
+    }
+
+    /// The bytes of an arrived message: its ring slot (`slot_len` bytes) or its queued copy.
+    #[inline(always)]
+    fn msg_bytes(&self, a: &Arrived) -> &[u8] {
+        match a.from {
+            Source::Slot(i) => &self.ring[i].buf,
+            Source::Queued(pos, meta) => match self.shmq.as_ref() {
+                Some(q) => q.bytes(&meta, pos),
+                None => &[],
+            },
+        }
+    }
+
     /// The head slot's message arrived (status `st`); the slot waits for a repost.
     #[inline(always)]
     fn take_head(&mut self, st: &RealStatus) -> Arrived {
@@ -814,7 +961,7 @@ impl Transport {
         let hi = unsafe { std::ptr::read_unaligned(self.ring[head].buf.as_ptr().add(SUB_HI) as *const u32) };
         let (dst_sub, src_sub) = wire::split_subs(st.MPI_TAG, hi);
         Arrived {
-            slot: head,
+            from: Source::Slot(head),
             src_proc: st.MPI_SOURCE as usize,
             dst_sub,
             src_sub,
@@ -824,8 +971,9 @@ impl Transport {
     /// The header of a message taken by `poll_ring_raw`.
     #[inline(always)]
     pub fn header(&self, a: &Arrived) -> Header {
-        // The slot buffer is HDR_LEN + eager_max bytes long (never shorter than a header).
-        Header::from_bytes(&self.ring[a.slot].buf).unwrap_or_default()
+        // A slot buffer is HDR_LEN + eager_max bytes long (never shorter than a header); a
+        // queued message is as long as it was sent.
+        Header::from_bytes(self.msg_bytes(a)).unwrap_or_default()
     }
 
     /// The payload of an eager message taken by `poll_ring_raw` (with header `hdr`), read in
@@ -833,11 +981,12 @@ impl Transport {
     #[inline(always)]
     pub fn eager_payload(&self, a: &Arrived, hdr: &Header) -> Option<RingBytes> {
         let plen = hdr.len as usize;
-        if HDR_LEN.checked_add(plen)? > self.slot_len {
+        let bytes = self.msg_bytes(a);
+        if HDR_LEN.checked_add(plen)? > bytes.len() {
             return None;
         }
         Some(RingBytes {
-            ptr: self.ring[a.slot].buf[HDR_LEN..].as_ptr(),
+            ptr: bytes[HDR_LEN..].as_ptr(),
             len: plen,
         })
     }
@@ -883,10 +1032,40 @@ impl Transport {
         if self.held.is_some() {
             return self.testsome(out, false);
         }
+        let mut with_ring = true;
+        if self.shmq.is_some() {
+            match self.queue_first(out)? {
+                Some(any) => return Ok(any),
+                None => with_ring = self.shmq.as_mut().is_some_and(|q| q.ring_due()),
+            }
+        }
+        if !with_ring {
+            return self.testsome(out, false);
+        }
         if self.repost != 0 {
             self.flush_reposts()?;
         }
         self.testsome(out, true)
+    }
+
+    /// issue 16 (shmq16): before a `testsome` with the ring, the node's queue: a message
+    /// there is held (`hold`: not counted until taken again, returned first by the next
+    /// poll) and the pending requests are tested alone: Some(true). None: nothing queued.
+    /// The ring is then tested only when `NodeQueues::ring_due` says (a process on another
+    /// node, or now and then for the real MPI's own progress).
+    #[inline(always)]
+    fn queue_first(&mut self, out: &mut Vec<Event>) -> Result<Option<bool>, String> {
+        if self.shmq.as_mut().is_some_and(|q| q.ring_first()) {
+            return Ok(None);
+        }
+        match self.take_queued() {
+            Some(a) => {
+                self.held = Some(a);
+                self.testsome(out, false)?;
+                Ok(Some(true))
+            }
+            None => Ok(None),
+        }
     }
 
     /// Whether `poll_with_ring` holds a message of the ring.
@@ -908,10 +1087,17 @@ impl Transport {
         let (Some(i), false, false) = (first, full, self.held.is_some()) else {
             return self.poll_with_ring(out);
         };
-        if self.repost != 0 {
+        let mut with_ring = true;
+        if self.shmq.is_some() {
+            match self.queue_first(out)? {
+                Some(any) => return Ok(any),
+                None => with_ring = self.shmq.as_mut().is_some_and(|q| q.ring_due()),
+            }
+        }
+        if with_ring && self.repost != 0 {
             self.flush_reposts()?;
         }
-        if !self.testsome_of(out, true, Some(i))? {
+        if !self.testsome_of(out, with_ring, Some(i))? {
             return Ok(false);
         }
         self.testsome(out, false)?;
@@ -1068,7 +1254,17 @@ impl Transport {
                 unsafe { self.real.PMPI_Cancel(&mut p.req) };
             }
         }
-        while self.has_pending() {
+        // issue 16 (shmq16): messages still in the outbox (their queue was full) go out first:
+        // a peer may wait for one of them; the polls below push them as room appears. A queue
+        // that stays full for `OUTBOX_GRACE` seconds belongs to a process that finished without
+        // them (its program left them unmatched): they are dropped, as the real MPI's finalize
+        // drops unmatched eager messages, rather than waiting for ever.
+        let start = self.wtime();
+        loop {
+            let outboxed = self.shmq.as_ref().is_some_and(|q| q.outboxed > 0);
+            if !self.has_pending() && (!outboxed || self.wtime() - start > OUTBOX_GRACE) {
+                break;
+            }
             // Control messages arriving now have nobody to go to.
             while self.poll_ring()?.is_some() {}
             self.poll_pending(&mut ev)?;
@@ -1095,7 +1291,10 @@ impl Transport {
             self.real.PMPI_Comm_free(&mut self.coll);
             // Keep UCX progressing while the real finalize waits for the other processes.
             super::finalize::install(self.real.PMPI_Finalize as usize);
-            check(self.real.PMPI_Finalize(), "MPI_Finalize")
+            let r = check(self.real.PMPI_Finalize(), "MPI_Finalize");
+            // Nothing reads the node's queue any more (the peers' mappings stay theirs).
+            self.shmq = None;
+            r
         }
     }
 }

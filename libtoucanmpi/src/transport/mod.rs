@@ -9,6 +9,7 @@ pub mod node;
 pub mod real;
 pub mod rma; // issue 18
 pub mod shm; // issue 18
+pub mod shmq; // issue 16 (shmq16)
 pub mod ucx;
 pub mod wire;
 
