@@ -40,11 +40,12 @@ use std::sync::atomic::{AtomicU8, Ordering};
 static TWO: AtomicU8 = AtomicU8::new(0);
 
 /// Whether the launch may take this path: one subrank per process, not known to be more than
-/// two processes, the real MPI's blocking collectives off (as `collpair`). The same on every
-/// rank.
+/// two processes. The same on every rank. Unlike `collpair` it stays on when the blocking
+/// collectives go to the real MPI (`collsolo`): its messages are ours on both ranks, numbered
+/// as every call, and never meet the real MPI's collectives.
 #[inline(always)]
 fn on() -> bool {
-    TWO.load(Ordering::Relaxed) != 2 && !coll::solo::on() && coll::one_per_process()
+    TWO.load(Ordering::Relaxed) != 2 && coll::one_per_process()
 }
 
 /// `count` items of datatype `dt` at `buf`, checked (a committed type, a count that is not
