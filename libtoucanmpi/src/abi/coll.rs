@@ -972,7 +972,10 @@ macro_rules! coll_forms {
     ($cm:ident, $names:tt, |$($arg:ident : $ty:ty),*| $prep:expr) => {
         coll_forms!($cm, $names, fast = None, |$($arg: $ty),*| $prep);
     };
-    ($cm:ident, [$name:ident $pname:ident $iname:ident $piname:ident $init:ident $pinit:ident], fast = $fast:expr, |$($arg:ident : $ty:ty),*| $prep:expr) => {
+    ($cm:ident, $names:tt, fast = $fast:expr, |$($arg:ident : $ty:ty),*| $prep:expr) => {
+        coll_forms!($cm, $names, fast = $fast, ifast = |_r| None, |$($arg: $ty),*| $prep);
+    };
+    ($cm:ident, [$name:ident $pname:ident $iname:ident $piname:ident $init:ident $pinit:ident], fast = $fast:expr, ifast = |$r:ident| $ifast:expr, |$($arg:ident : $ty:ty),*| $prep:expr) => {
         // `$prep` sees the communicator argument `$cm` as an `At` (session 20): the blocking
         // form's look-up numbers the call (`At::now`). The error handler is the argument's.
         mpi_fn!($name, $pname, |$($arg: $ty),*| errcomm = $cm, {
@@ -983,6 +986,12 @@ macro_rules! coll_forms {
             $crate::abi::coll::run($prep, $cm, $crate::abi::coll::Mode::Now)
         });
         mpi_fn!($iname, $piname, |$($arg: $ty,)* req: *mut usize| errcomm = $cm, {
+            // Session 24 (nbcpair16): `ifast`, given the request pointer, is tried first.
+            let $r = req;
+            let quick: Option<$crate::core::error::MpiResult<()>> = $ifast;
+            if let Some(r) = quick {
+                return r;
+            }
             let $cm = &$crate::abi::coll::At::later($cm);
             $crate::abi::coll::run($prep, $cm, $crate::abi::coll::Mode::Start(req))
         });
@@ -1001,6 +1010,9 @@ macro_rules! coll_family {
         coll_family!($m, $cm, $names, $cnames, fast = None, |$($arg: $ty),*| $prep);
     };
     ($m:ident, $cm:ident, $names:tt, $cnames:tt, fast = $fast:expr, |$($arg:ident : $ty:ty),*| $prep:expr) => {
+        coll_family!($m, $cm, $names, $cnames, fast = $fast, ifast = |_r| None, |$($arg: $ty),*| $prep);
+    };
+    ($m:ident, $cm:ident, $names:tt, $cnames:tt, fast = $fast:expr, ifast = |$r:ident| $ifast:expr, |$($arg:ident : $ty:ty),*| $prep:expr) => {
         mod $m {
             use super::*;
             mod int {
@@ -1009,7 +1021,7 @@ macro_rules! coll_family {
                 type Count = std::os::raw::c_int;
                 #[allow(dead_code)]
                 type Displ = std::os::raw::c_int;
-                coll_forms!($cm, $names, fast = $fast, |$($arg: $ty),*| $prep);
+                coll_forms!($cm, $names, fast = $fast, ifast = |$r| $ifast, |$($arg: $ty),*| $prep);
             }
             mod large {
                 use super::*;
@@ -1017,7 +1029,7 @@ macro_rules! coll_family {
                 type Count = i64;
                 #[allow(dead_code)]
                 type Displ = isize;
-                coll_forms!($cm, $cnames, fast = $fast, |$($arg: $ty),*| $prep);
+                coll_forms!($cm, $cnames, fast = $fast, ifast = |$r| $ifast, |$($arg: $ty),*| $prep);
             }
         }
     };
@@ -1029,6 +1041,8 @@ coll_forms!(
     fast = crate::abi::collsolo::barrier(comm_h)
         .or_else(|| crate::abi::collpair::barrier(comm_h))
         .or_else(|| crate::abi::collteam::barrier(comm_h)),
+    // SAFETY: the request pointer from the program.
+    ifast = |req| unsafe { crate::abi::nbcpair::ibarrier(comm_h, req) },
     |comm_h: usize| prep_barrier(comm_h)
 );
 
@@ -1040,6 +1054,8 @@ coll_family!(
     fast = crate::abi::collsolo::bcast(buf, wide(count), dt, root, comm_h)
         .or_else(|| crate::abi::collpair::bcast(buf, wide(count), dt, root, comm_h))
         .or_else(|| crate::abi::collteam::bcast(buf, wide(count), dt, root, comm_h)),
+    // SAFETY: the buffer and request pointer from the program.
+    ifast = |req| unsafe { crate::abi::nbcpair::ibcast(buf, wide(count), dt, root, comm_h, req) },
     |buf: *mut c_void, count: Count, dt: usize, root: c_int, comm_h: usize| prep_bcast(buf, wide(count), dt, root, comm_h)
 );
 
@@ -1148,6 +1164,11 @@ coll_family!(
             .or_else(|| crate::abi::collpair::exchange(&x, comm_h, true))
             .or_else(|| crate::abi::collteam::exchange(&x, comm_h, true))
     },
+    ifast = |req| {
+        let x = Sides { sbuf, scount: wide(scount), sdt, rbuf, rcount: wide(rcount), rdt };
+        // SAFETY: the buffers and request pointer from the program.
+        unsafe { crate::abi::nbcpair::iexchange(&x, comm_h, true, req) }
+    },
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, comm_h: usize| {
         prep_allgather(sbuf, wide(scount), sdt, rbuf, Layout::Equal(wide(rcount), rdt), comm_h)
     }
@@ -1181,6 +1202,11 @@ coll_family!(
         crate::abi::collsolo::exchange(&x, comm_h, false)
             .or_else(|| crate::abi::collpair::exchange(&x, comm_h, false))
             .or_else(|| crate::abi::collteam::exchange(&x, comm_h, false))
+    },
+    ifast = |req| {
+        let x = Sides { sbuf, scount: wide(scount), sdt, rbuf, rcount: wide(rcount), rdt };
+        // SAFETY: the buffers and request pointer from the program.
+        unsafe { crate::abi::nbcpair::iexchange(&x, comm_h, false, req) }
     },
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, comm_h: usize| {
         let (sl, rl) = (Layout::Equal(wide(scount), sdt), Layout::Equal(wide(rcount), rdt));

@@ -15,6 +15,7 @@ mod coll;
 // Session 23 (v1coll16): blocking Bcast/Scatter/Allgather between two processes at V=1.
 mod collpair;
 mod collsolo;
+mod nbcpair;
 // smp7 (issue 14/16): the blocking collectives on a team, from the read side.
 mod collteam;
 mod comm;

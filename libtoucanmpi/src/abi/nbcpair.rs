@@ -1,0 +1,396 @@
+//! Session 24 (nbcpair16): MPI_Ibarrier, MPI_Ibcast, MPI_Iallgather and MPI_Ialltoall between
+//! the two members of an intra-communicator at one subrank per process on a two-process
+//! launch, the nonblocking twin of `collpair` (docs/collectives.md, "Session 24 (nbcpair16)").
+//!
+//! Each call is at most one eager message each way: the send is made at the start (an eager
+//! message to the other process completes locally, `State::try_send_now`), and the request
+//! the program gets is an ordinary receive posted in our matching engine on the collective
+//! context for the peer's message (the p2p layer unpacks it through the datatype engine, or
+//! through its bounce buffer for a buffer in the thread-locals, and reports a truncation
+//! through the communicator's error handler at the wait), or, where nothing comes back (the
+//! broadcast's root), the owner's built-in complete request (`Slab::done_send`). The own
+//! block of an Allgather or Alltoall is copied at the start.
+//!
+//! Unlike the blocking `collpair`, whose messages are the general path's, the general
+//! nonblocking path at one subrank per process sends other messages (the real MPI's
+//! I-collective on the twin, `core::coll::nbc`), so both ranks must decide alike: the decision
+//! reads only what every rank knows alike (the launch, the communicator's size and kind, the
+//! byte size of the operation's blocks), never a rank's datatype layout or buffer location:
+//! any committed datatype is packed (send) or unpacked (receive). A call that does not take
+//! this path returns None before anything was numbered or sent; the general path then reports
+//! any argument error as it did. The call is numbered on the communicator as every other
+//! collective (`coll_seq`), so its tag orders it among the blocking and nonblocking calls in
+//! between, and several outstanding calls match in order.
+
+use super::coll::{in_place, Sides};
+use super::handles as hd;
+use crate::core::coll::{self, TAG_ALLGATHER, TAG_ALLTOALL, TAG_BARRIER, TAG_BCAST};
+use crate::core::comm::{comm_index, TeamCell, CTX_COLL};
+use crate::core::datatype::DtRef;
+use crate::core::error::MpiResult;
+use crate::core::p2p::matching::Pattern;
+use crate::core::request::{RecvTarget, ReqId};
+use crate::core::state::{self, State};
+use crate::sched;
+use std::os::raw::{c_int, c_void};
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// Whether the launch has two processes: 0 not known yet (read under the state lock at the
+/// first call), 1 yes, 2 no.
+static TWO: AtomicU8 = AtomicU8::new(0);
+
+/// Whether the launch may take this path: one subrank per process, not known to be more than
+/// two processes. The same on every rank. Unlike `collpair` it stays on when the blocking
+/// collectives go to the real MPI (`collsolo`): its messages are ours on both ranks, numbered
+/// as every call, and never meet the real MPI's collectives.
+#[inline(always)]
+fn on() -> bool {
+    TWO.load(Ordering::Relaxed) != 2 && coll::one_per_process()
+}
+
+/// `count` items of datatype `dt` at `buf`, checked (a committed type, a count that is not
+/// negative, a buffer when there are bytes); None for anything the general path reports.
+struct Side {
+    ptr: *mut u8,
+    count: usize,
+    dt: DtRef,
+}
+
+impl Side {
+    fn of(buf: *const c_void, count: i64, dt: usize) -> Option<Side> {
+        let dt = hd::dtype(dt).ok()?;
+        let count = usize::try_from(count).ok()?;
+        if buf.is_null() && count > 0 && dt.size > 0 {
+            return None;
+        }
+        Some(Side {
+            ptr: buf as *mut u8,
+            count,
+            dt,
+        })
+    }
+
+    /// Its bytes (the same on both ranks of a correct program: the type signature's size).
+    fn bytes(&self) -> Option<usize> {
+        self.count.checked_mul(self.dt.size)
+    }
+
+    /// Block `i` of a buffer of blocks of this side's shape, back to back.
+    fn block(&self, i: usize) -> Side {
+        Side {
+            ptr: self.ptr.wrapping_offset((i * self.count) as isize * self.dt.extent),
+            count: self.count,
+            dt: self.dt.clone(),
+        }
+    }
+
+    fn target(self) -> RecvTarget {
+        RecvTarget {
+            buf: self.ptr,
+            count: self.count,
+            dt: self.dt,
+        }
+    }
+}
+
+/// Whether `bytes` go as one eager message between the processes.
+#[inline(always)]
+fn eager(bytes: Option<usize>) -> bool {
+    bytes.is_some_and(|b| b <= coll::step::eager_max())
+}
+
+/// One call between the pair, numbered: its context, this rank, the peer's world rank and
+/// the call's tag base.
+#[derive(Clone, Copy)]
+struct Pair {
+    ctx: u64,
+    me: i32,
+    peer_world: u32,
+    tag_base: i32,
+}
+
+impl Pair {
+    /// The pattern of the peer's message of kind `kind` in this call.
+    fn peer_message(&self, kind: i32) -> Pattern {
+        Pattern {
+            ctx: self.ctx,
+            src: 1 - self.me,
+            tag: self.tag_base | kind,
+        }
+    }
+}
+
+/// Under the state lock: the caller's view of communicator `comm_h` when the call takes this
+/// path (an active subrank; an intra-communicator of two members, which at one subrank per
+/// process on two processes has one member on each: its team is absent, and is recorded so),
+/// numbered as every collective on it. None: nothing changed.
+fn enter(s: &mut State, sub: usize, comm_h: usize) -> Option<Pair> {
+    if TWO.load(Ordering::Relaxed) == 0 {
+        TWO.store(if s.nproc == 2 { 1 } else { 2 }, Ordering::Relaxed);
+    }
+    if s.nproc != 2 {
+        return None;
+    }
+    let l = s.locals.get_mut(sub)?;
+    if !l.initialized || l.finalized {
+        return None;
+    }
+    let cm = l.comms.get_mut(comm_index(comm_h)?)?.as_mut()?;
+    if cm.is_inter() || cm.group.ranks.len() != 2 || matches!(cm.team, TeamCell::Here(_)) {
+        return None;
+    }
+    cm.team = TeamCell::Absent;
+    cm.coll_seq += 1;
+    Some(Pair {
+        ctx: cm.ctx | CTX_COLL,
+        me: cm.rank,
+        peer_world: cm.group.ranks[(1 - cm.rank) as usize],
+        tag_base: coll::tag_base(cm.coll_seq),
+    })
+}
+
+/// Sends `b` to the peer as this call's message of kind `kind` (packed first unless
+/// contiguous): one eager real send, complete at once. False: it did not go (never at the
+/// sizes `eager` admits).
+///
+/// # Safety
+/// `b` describes readable data of the running subrank.
+unsafe fn send(s: &mut State, sub: usize, pair: &Pair, kind: i32, b: &Side) -> bool {
+    let tag = pair.tag_base | kind;
+    let len = b.count * b.dt.size;
+    if len == 0 || b.dt.is_contiguous() {
+        let p = if len == 0 { std::ptr::NonNull::dangling().as_ptr() } else { b.ptr };
+        // SAFETY: the caller's contract: `len` readable bytes at `p` (none when empty).
+        return unsafe { s.try_send_now(sub, pair.ctx, pair.me, pair.peer_world, tag, p, len) };
+    }
+    let mut packed = Vec::with_capacity(len);
+    // SAFETY: the caller's contract: `count` elements of the type at `ptr`.
+    unsafe { b.dt.pack(b.ptr, b.count, &mut packed) };
+    // SAFETY: `packed` holds `len` bytes.
+    unsafe { s.try_send_now(sub, pair.ctx, pair.me, pair.peer_world, tag, packed.as_ptr(), packed.len()) }
+}
+
+/// Posts the receive of the peer's message of kind `kind` into `t`: the request the program
+/// waits on (its errors go to communicator `comm_h`'s handler).
+///
+/// # Safety
+/// `t` is a receive buffer of the running subrank `sub`, valid until the request completes.
+unsafe fn post(s: &mut State, sub: usize, comm_h: usize, pair: &Pair, kind: i32, t: RecvTarget) -> ReqId {
+    let id = s.new_request(sub, comm_h);
+    // SAFETY: the caller's contract.
+    unsafe { s.start_recv(id, sub, pair.peer_message(kind), t) };
+    id
+}
+
+/// The send's failure, which `eager` and one subrank per process rule out: an internal
+/// error, never a silent loss.
+#[cold]
+#[inline(never)]
+fn unsent() -> MpiResult<()> {
+    crate::core::error::err(
+        crate::consts::MPI_ERR_INTERN,
+        "a two-rank nonblocking collective's eager send did not go at once",
+    )
+}
+
+/// Copies `from` into `to` (the own block of an Allgather or Alltoall; the same bytes).
+///
+/// # Safety
+/// Both describe the running subrank's buffers.
+unsafe fn copy(from: &Side, to: &Side) {
+    let len = from.count * from.dt.size;
+    if len == 0 {
+        return;
+    }
+    if from.dt.is_contiguous() && to.dt.is_contiguous() {
+        // SAFETY: the caller's contract; `copy` allows an overlap the standard forbids.
+        unsafe { std::ptr::copy(from.ptr, to.ptr, len) };
+        return;
+    }
+    let mut packed = Vec::with_capacity(len);
+    // SAFETY: the caller's contract.
+    unsafe {
+        from.dt.pack(from.ptr, from.count, &mut packed);
+        to.dt.unpack(&packed, to.ptr, to.count);
+    }
+}
+
+/// Stores `id` in the program's request.
+///
+/// # Safety
+/// `req` is a valid request pointer (checked not null by the callers).
+unsafe fn give(req: *mut usize, id: ReqId) -> MpiResult<()> {
+    // SAFETY: the caller's contract.
+    unsafe { *req = id as usize };
+    Ok(())
+}
+
+/// MPI_Ibarrier: an empty message each way.
+///
+/// # Safety
+/// `req` comes from the program.
+pub(super) unsafe fn ibarrier(comm_h: usize, req: *mut usize) -> Option<MpiResult<()>> {
+    if !on() || req.is_null() {
+        return None;
+    }
+    let sub = sched::rank();
+    let none = Side {
+        ptr: std::ptr::NonNull::dangling().as_ptr(),
+        count: 0,
+        dt: crate::core::datatype::predefined_arc(crate::consts::MPI_BYTE)?.clone(),
+    };
+    let r = state::with_hot(|s| {
+        let pair = enter(s, sub, comm_h)?;
+        // SAFETY: zero bytes, never read; never written.
+        Some(unsafe { send(s, sub, &pair, TAG_BARRIER, &none).then(|| post(s, sub, comm_h, &pair, TAG_BARRIER, none.target())) })
+    })
+    .ok()??;
+    // SAFETY: checked not null.
+    Some(r.map_or_else(unsent, |id| unsafe { give(req, id) }))
+}
+
+/// MPI_Ibcast: the root sends its buffer and holds a complete request; the other rank
+/// receives it.
+///
+/// # Safety
+/// The buffer and `req` come from the program (valid until the request completes).
+pub(super) unsafe fn ibcast(buf: *mut c_void, count: i64, dt: usize, root: c_int, comm_h: usize, req: *mut usize) -> Option<MpiResult<()>> {
+    if !on() || req.is_null() || !(0..2).contains(&root) {
+        return None;
+    }
+    let b = Side::of(buf, count, dt)?;
+    if !eager(b.bytes()) {
+        return None;
+    }
+    let sub = sched::rank();
+    let r = state::with_hot(|s| {
+        let pair = enter(s, sub, comm_h)?;
+        if pair.me == root {
+            // SAFETY: the program's buffer, `count` items of `dt`.
+            let sent = unsafe { send(s, sub, &pair, TAG_BCAST, &b) };
+            return Some(sent.then(|| s.locals[sub].reqs.done_send()));
+        }
+        // SAFETY: the program's buffer, valid until the request completes.
+        Some(Some(unsafe { post(s, sub, comm_h, &pair, TAG_BCAST, b.target()) }))
+    })
+    .ok()??;
+    // SAFETY: checked not null.
+    Some(r.map_or_else(unsent, |id| unsafe { give(req, id) }))
+}
+
+/// MPI_Iallgather (`all`) and MPI_Ialltoall: the peer's block each way, the own one copied
+/// at the start (none in place: it is there). Taken when the receive blocks are one eager
+/// message and the send side (if any) has their bytes.
+///
+/// # Safety
+/// The buffers and `req` come from the program (valid until the request completes).
+pub(super) unsafe fn iexchange(x: &Sides, comm_h: usize, all: bool, req: *mut usize) -> Option<MpiResult<()>> {
+    if !on() || req.is_null() {
+        return None;
+    }
+    let (sbuf, scount, sdt, rbuf, rcount, rdt) = x.unpack();
+    let r = Side::of(rbuf, rcount, rdt)?;
+    let bytes = r.bytes();
+    if !eager(bytes) {
+        return None;
+    }
+    let s_side = if in_place(sbuf) {
+        None
+    } else {
+        let b = Side::of(sbuf, scount, sdt)?;
+        if b.bytes() != bytes {
+            return None;
+        }
+        Some(b)
+    };
+    let kind = if all { TAG_ALLGATHER } else { TAG_ALLTOALL };
+    let sub = sched::rank();
+    let got = state::with_hot(|s| {
+        let pair = enter(s, sub, comm_h)?;
+        let (me, peer) = (pair.me as usize, 1 - pair.me as usize);
+        // Allgather sends its one block (in place: its own slot); Alltoall the peer's block
+        // (in place: the peer's slot, sent before the receive into it is posted).
+        let out = match (&s_side, all) {
+            (Some(b), true) => Side {
+                ptr: b.ptr,
+                count: b.count,
+                dt: b.dt.clone(),
+            },
+            (Some(b), false) => b.block(peer),
+            (None, true) => r.block(me),
+            (None, false) => r.block(peer),
+        };
+        // SAFETY: the program's buffers, readable now.
+        if !unsafe { send(s, sub, &pair, kind, &out) } {
+            return Some(None);
+        }
+        if let Some(b) = &s_side {
+            let own = if all {
+                Side {
+                    ptr: b.ptr,
+                    count: b.count,
+                    dt: b.dt.clone(),
+                }
+            } else {
+                b.block(me)
+            };
+            // SAFETY: the program's buffers; the own block of each.
+            unsafe { copy(&own, &r.block(me)) };
+        }
+        // SAFETY: the peer's slot of the program's receive buffer, valid until completion.
+        Some(Some(unsafe { post(s, sub, comm_h, &pair, kind, r.block(peer).target()) }))
+    })
+    .ok()??;
+    // SAFETY: checked not null.
+    Some(got.map_or_else(unsent, |id| unsafe { give(req, id) }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{eager, Pair, Side};
+    use crate::consts as c;
+    use crate::core::coll::step::eager_max;
+    use rstest::rstest;
+
+    /// The symmetric size test: at most the eager limit, and a size at all.
+    #[rstest]
+    #[case(Some(0), true)]
+    #[case(Some(8), true)]
+    #[case(None, false)]
+    fn eager_sizes(#[case] bytes: Option<usize>, #[case] ok: bool) {
+        assert_eq!(eager(bytes), ok);
+        assert!(eager(Some(eager_max())));
+        assert!(!eager(Some(eager_max() + 1)));
+    }
+
+    /// Blocks of a predefined type lie back to back by its extent.
+    #[rstest]
+    #[case(0, 0)]
+    #[case(1, 12)]
+    fn blocks(#[case] i: usize, #[case] off: usize) {
+        let mut mem = [0u8; 24];
+        let d = crate::core::datatype::predefined_arc(c::MPI_INT).expect("MPI_INT").clone();
+        let s = Side {
+            ptr: mem.as_mut_ptr(),
+            count: 3,
+            dt: d,
+        };
+        assert_eq!(s.bytes(), Some(12));
+        assert_eq!(s.block(i).ptr as usize - mem.as_ptr() as usize, off);
+    }
+
+    /// The peer's message: the other rank, the call's tag base with the kind in its low bits.
+    #[rstest]
+    #[case(0, 1)]
+    #[case(1, 0)]
+    fn the_peer_message(#[case] me: i32, #[case] src: i32) {
+        let pair = Pair {
+            ctx: 9,
+            me,
+            peer_world: 3,
+            tag_base: crate::core::coll::tag_base(5),
+        };
+        let pat = pair.peer_message(crate::core::coll::TAG_BCAST);
+        assert_eq!((pat.ctx, pat.src, pat.tag), (9, src, (5 << 4) | 2));
+    }
+}
