@@ -109,17 +109,18 @@ fn both_outside(p: *mut u8, len: usize) -> bool {
 
 /// One call between the pair, numbered: its context, this rank, the peer's world rank and
 /// the call's tag base.
+/// Shared with the nonblocking pair path (`nbcpair`).
 #[derive(Clone, Copy)]
-struct Pair {
-    ctx: u64,
-    me: i32,
-    peer_world: u32,
-    tag_base: i32,
+pub(super) struct Pair {
+    pub(super) ctx: u64,
+    pub(super) me: i32,
+    pub(super) peer_world: u32,
+    pub(super) tag_base: i32,
 }
 
 impl Pair {
     /// The pattern of the peer's message of kind `kind` in this call.
-    fn peer_message(&self, kind: i32) -> Pattern {
+    pub(super) fn peer_message(&self, kind: i32) -> Pattern {
         Pattern {
             ctx: self.ctx,
             src: 1 - self.me,

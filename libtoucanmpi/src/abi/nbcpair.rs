@@ -28,7 +28,6 @@ use crate::core::coll::{self, TAG_ALLGATHER, TAG_ALLTOALL, TAG_BARRIER, TAG_BCAS
 use crate::core::comm::{comm_index, TeamCell, CTX_COLL};
 use crate::core::datatype::DtRef;
 use crate::core::error::MpiResult;
-use crate::core::p2p::matching::Pattern;
 use crate::core::request::{RecvTarget, ReqId};
 use crate::core::state::{self, State};
 use crate::sched;
@@ -99,26 +98,8 @@ fn eager(bytes: Option<usize>) -> bool {
     bytes.is_some_and(|b| b <= coll::step::eager_max())
 }
 
-/// One call between the pair, numbered: its context, this rank, the peer's world rank and
-/// the call's tag base.
-#[derive(Clone, Copy)]
-struct Pair {
-    ctx: u64,
-    me: i32,
-    peer_world: u32,
-    tag_base: i32,
-}
-
-impl Pair {
-    /// The pattern of the peer's message of kind `kind` in this call.
-    fn peer_message(&self, kind: i32) -> Pattern {
-        Pattern {
-            ctx: self.ctx,
-            src: 1 - self.me,
-            tag: self.tag_base | kind,
-        }
-    }
-}
+/// One call between the pair: the blocking pair path's (`collpair::Pair`).
+use super::collpair::Pair;
 
 /// Under the state lock: the caller's view of communicator `comm_h` when the call takes this
 /// path (an active subrank; an intra-communicator of two members, which at one subrank per
