@@ -328,7 +328,7 @@ pub(super) unsafe fn iexchange(x: &Sides, comm_h: usize, all: bool, req: *mut us
 
 #[cfg(test)]
 mod tests {
-    use super::{eager, Pair, Side};
+    use super::{eager, Side};
     use crate::consts as c;
     use crate::core::coll::step::eager_max;
     use rstest::rstest;
@@ -358,20 +358,5 @@ mod tests {
         };
         assert_eq!(s.bytes(), Some(12));
         assert_eq!(s.block(i).ptr as usize - mem.as_ptr() as usize, off);
-    }
-
-    /// The peer's message: the other rank, the call's tag base with the kind in its low bits.
-    #[rstest]
-    #[case(0, 1)]
-    #[case(1, 0)]
-    fn the_peer_message(#[case] me: i32, #[case] src: i32) {
-        let pair = Pair {
-            ctx: 9,
-            me,
-            peer_world: 3,
-            tag_base: crate::core::coll::tag_base(5),
-        };
-        let pat = pair.peer_message(crate::core::coll::TAG_BCAST);
-        assert_eq!((pat.ctx, pat.src, pat.tag), (9, src, (5 << 4) | 2));
     }
 }

@@ -277,6 +277,29 @@ pub(super) fn check(rc: c_int, what: &str) -> Result<(), String> {
     }
 }
 
+/// `local` from each of the `n` members of `comm` (every one passes the same length), in rank
+/// order: one real `MPI_Allgather` of bytes.
+pub(super) fn allgather_bytes(mpi: &RealMpi, comm: RComm, n: usize, local: &[u8]) -> Result<Vec<u8>, String> {
+    let mut out = vec![0u8; local.len() * n];
+    // SAFETY: `local` holds len bytes and `out` len * n bytes, as the call reads and writes;
+    // every member passes the same length.
+    check(
+        unsafe {
+            mpi.PMPI_Allgather(
+                local.as_ptr() as *const c_void,
+                local.len() as c_int,
+                h(real::REAL_MPI_BYTE),
+                out.as_mut_ptr() as *mut c_void,
+                local.len() as c_int,
+                h(real::REAL_MPI_BYTE),
+                comm,
+            )
+        },
+        "MPI_Allgather",
+    )?;
+    Ok(out)
+}
+
 #[cold]
 #[inline(never)]
 fn real_failed(rc: c_int, what: &str) -> String {
@@ -1211,24 +1234,7 @@ impl Transport {
     /// Every process's `local` bytes (all the same length), in process order: one real
     /// `MPI_Allgather` on the real world (for the end-of-run report; collective).
     pub fn allgather(&self, local: &[u8]) -> Result<Vec<u8>, String> {
-        let mut out = vec![0u8; local.len() * self.nproc];
-        // SAFETY: `local` holds len bytes and `out` len * nproc bytes, as the call reads and
-        // writes; every process passes the same length.
-        check(
-            unsafe {
-                self.real.PMPI_Allgather(
-                    local.as_ptr() as *const c_void,
-                    local.len() as c_int,
-                    h(real::REAL_MPI_BYTE),
-                    out.as_mut_ptr() as *mut c_void,
-                    local.len() as c_int,
-                    h(real::REAL_MPI_BYTE),
-                    h(real::REAL_MPI_COMM_WORLD),
-                )
-            },
-            "MPI_Allgather",
-        )?;
-        Ok(out)
+        allgather_bytes(&self.real, h(real::REAL_MPI_COMM_WORLD), self.nproc, local)
     }
 
     pub fn wtime(&self) -> f64 {

@@ -361,22 +361,7 @@ fn setup_on(
     let check = super::engine::check;
     let byte = h(r::REAL_MPI_BYTE);
     let mine = [rank.to_le_bytes(), (want as u32).to_le_bytes()].concat();
-    let mut all = vec![0u8; 8 * n];
-    // SAFETY: 8 bytes from each of the n processes into a buffer of 8 * n.
-    check(
-        unsafe {
-            real.PMPI_Allgather(
-                mine.as_ptr() as *const c_void,
-                8,
-                byte,
-                all.as_mut_ptr() as *mut c_void,
-                8,
-                byte,
-                node,
-            )
-        },
-        "MPI_Allgather",
-    )?;
+    let all = super::engine::allgather_bytes(real, node, n, &mine)?;
     let ranks: Vec<usize> = all
         .chunks(8)
         .map(|e| u32::from_le_bytes([e[0], e[1], e[2], e[3]]) as usize)
@@ -415,22 +400,7 @@ fn setup_on(
         seg = Segment::map(&name, total, false).ok();
     }
     let ok = [seg.is_some() as u8];
-    let mut oks = vec![0u8; n];
-    // SAFETY: one byte from each of the n processes into n bytes.
-    check(
-        unsafe {
-            real.PMPI_Allgather(
-                ok.as_ptr() as *const c_void,
-                1,
-                byte,
-                oks.as_mut_ptr() as *mut c_void,
-                1,
-                byte,
-                node,
-            )
-        },
-        "MPI_Allgather",
-    )?;
+    let oks = super::engine::allgather_bytes(real, node, n, &ok)?;
     if me == 0 && len > 0 {
         Segment::unlink(&name);
     }
