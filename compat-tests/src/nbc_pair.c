@@ -1,4 +1,4 @@
-/* Nonblocking Barrier, Bcast, Allgather and Alltoall between the two members of a
+/* Nonblocking Barrier, Bcast, Allgather, Alltoall, Gather and Scatter between the two members of a
  * communicator (session 24: at one subrank per process on two processes each is one eager
  * message each way and a receive request, abi/nbcpair.rs). The world is cut into pairs (a
  * last odd rank alone) and a duplicate of each pair; every round starts several calls on
@@ -13,7 +13,7 @@
 
 #define N 4
 #define ROUNDS 30
-#define CALLS 8
+#define CALLS 10
 
 /* Completes the `n` requests in the way round `k` picks. */
 static int complete(MPI_Request *r, int n, int k)
@@ -97,6 +97,33 @@ static int round_at(MPI_Comm comm, MPI_Comm dup, int k, MPI_Datatype strided, in
         }
     CHECK(MPI_Ialltoall(k % 2 ? MPI_IN_PLACE : at_s, 2, MPI_INT, at_r, 2, MPI_INT, dup, &r[nr++]) == MPI_SUCCESS,
           "Ialltoall failed");
+    /* Igather and Iscatter of N ints per rank to and from the root (in place at the root
+     * every third round; the strided type for the non-root's one block on even rounds). */
+    int g_s[N], g_r[16 * N], sc_s[16 * N], sc_r[2 * N];
+    int rooted_inplace = k % 3 == 1 && me == root;
+    int strided_one = strided != MPI_DATATYPE_NULL && me != root && k % 2 == 0;
+    for (int i = 0; i < N; i++)
+        g_s[i] = 2000 * k + 10 * me + i;
+    for (int i = 0; i < 16 * N; i++) {
+        g_r[i] = -1;
+        sc_s[i] = me == root ? 3000 * k + i : -1;
+    }
+    for (int i = 0; i < 2 * N; i++)
+        sc_r[i] = -1;
+    if (rooted_inplace)
+        for (int i = 0; i < N; i++)
+            g_r[me * N + i] = g_s[i];
+    int g_one[2 * N];
+    for (int i = 0; i < 2 * N; i++)
+        g_one[i] = -1;
+    for (int i = 0; i < N; i++)
+        g_one[2 * i] = g_s[i];
+    CHECK(MPI_Igather(rooted_inplace ? MPI_IN_PLACE : (strided_one ? (void *)g_one : (void *)g_s), strided_one ? 1 : N,
+                      strided_one ? strided : MPI_INT, g_r, N, MPI_INT, root, comm, &r[nr++]) == MPI_SUCCESS,
+          "Igather failed");
+    CHECK(MPI_Iscatter(sc_s, N, MPI_INT, rooted_inplace ? MPI_IN_PLACE : (void *)sc_r, strided_one ? 1 : N,
+                       strided_one ? strided : MPI_INT, root, comm, &r[nr++]) == MPI_SUCCESS,
+          "Iscatter failed");
     /* Empty calls with NULL buffers. */
     CHECK(MPI_Ibcast(NULL, 0, MPI_INT, root, comm, &r[nr++]) == MPI_SUCCESS, "empty Ibcast failed");
 
@@ -122,6 +149,16 @@ static int round_at(MPI_Comm comm, MPI_Comm dup, int k, MPI_Datatype strided, in
         for (int i = 0; i < N; i++) {
             int v = strided_recv ? ag[p * ext_ints + 2 * i] : ag[p * N + i];
             CHECK(v == 1000 * k + 10 * p + i, "Iallgather k %d: block %d [%d] = %d", k, p, i, v);
+        }
+    if (me == root)
+        for (int p = 0; p < size; p++)
+            for (int i = 0; i < N; i++)
+                CHECK(g_r[p * N + i] == 2000 * k + 10 * p + i, "Igather k %d: block %d [%d] = %d", k, p, i,
+                      g_r[p * N + i]);
+    if (!rooted_inplace)
+        for (int i = 0; i < N; i++) {
+            int v = strided_one ? sc_r[2 * i] : sc_r[i];
+            CHECK(v == 3000 * k + me * N + i, "Iscatter k %d: [%d] = %d", k, i, v);
         }
     for (int p = 0; p < size; p++)
         for (int j = 0; j < 2; j++)

@@ -1094,6 +1094,11 @@ coll_family!(
             .or_else(|| crate::abi::collpair::rooted(&x, root, comm_h, true))
             .or_else(|| crate::abi::collteam::rooted(&x, root, comm_h, true))
     },
+    ifast = |req| {
+        let x = Sides { sbuf, scount: wide(scount), sdt, rbuf, rcount: wide(rcount), rdt };
+        // SAFETY: the buffers and request pointer from the program.
+        unsafe { crate::abi::nbcpair::irooted(&x, root, comm_h, true, req) }
+    },
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, root: c_int, comm_h: usize| {
         prep_gather(sbuf, wide(scount), sdt, rbuf, Layout::Equal(wide(rcount), rdt), root, comm_h)
     }
@@ -1128,6 +1133,11 @@ coll_family!(
         crate::abi::collsolo::rooted(&x, root, comm_h, false)
             .or_else(|| crate::abi::collpair::rooted(&x, root, comm_h, false))
             .or_else(|| crate::abi::collteam::rooted(&x, root, comm_h, false))
+    },
+    ifast = |req| {
+        let x = Sides { sbuf, scount: wide(scount), sdt, rbuf, rcount: wide(rcount), rdt };
+        // SAFETY: the buffers and request pointer from the program.
+        unsafe { crate::abi::nbcpair::irooted(&x, root, comm_h, false, req) }
     },
     |sbuf: *const c_void, scount: Count, sdt: usize, rbuf: *mut c_void, rcount: Count, rdt: usize, root: c_int, comm_h: usize| {
         prep_scatter(sbuf, Layout::Equal(wide(scount), sdt), rbuf, wide(rcount), rdt, root, comm_h)

@@ -24,7 +24,7 @@
 
 use super::coll::{in_place, Sides};
 use super::handles as hd;
-use crate::core::coll::{self, TAG_ALLGATHER, TAG_ALLTOALL, TAG_BARRIER, TAG_BCAST};
+use crate::core::coll::{self, TAG_ALLGATHER, TAG_ALLTOALL, TAG_BARRIER, TAG_BCAST, TAG_GATHER, TAG_SCATTER};
 use crate::core::comm::{comm_index, TeamCell, CTX_COLL};
 use crate::core::datatype::DtRef;
 use crate::core::error::MpiResult;
@@ -320,6 +320,88 @@ pub(super) unsafe fn iexchange(x: &Sides, comm_h: usize, all: bool, req: *mut us
         }
         // SAFETY: the peer's slot of the program's receive buffer, valid until completion.
         Some(Some(unsafe { post(s, sub, comm_h, &pair, kind, r.block(peer).target()) }))
+    })
+    .ok()??;
+    // SAFETY: checked not null.
+    Some(got.map_or_else(unsent, |id| unsafe { give(req, id) }))
+}
+
+/// MPI_Igather (`gather`) and MPI_Iscatter: the rank away from the root sends its block
+/// (Gather) or receives it (Scatter); the root receives the other's block into its slot
+/// (Gather) or sends it (Scatter), and copies its own at the start (none in place). Taken
+/// when the block is one eager message: its bytes are the non-root's one side and the root's
+/// block (equal in a correct program).
+///
+/// # Safety
+/// The buffers and `req` come from the program (valid until the request completes).
+pub(super) unsafe fn irooted(x: &Sides, root: c_int, comm_h: usize, gather: bool, req: *mut usize) -> Option<MpiResult<()>> {
+    if !on() || req.is_null() || !(0..2).contains(&root) {
+        return None;
+    }
+    let (sbuf, scount, sdt, rbuf, rcount, rdt) = x.unpack();
+    // The blocks (the root's many-block side) and the one side, as the rank sees them; the
+    // root's rank is known only under the lock, so both readings are made here.
+    let (many, one) = if gather {
+        ((rbuf as *const c_void, rcount, rdt), (sbuf, scount, sdt))
+    } else {
+        ((sbuf, scount, sdt), (rbuf as *const c_void, rcount, rdt))
+    };
+    let kind = if gather { TAG_GATHER } else { TAG_SCATTER };
+    let sub = sched::rank();
+    // Checked outside the lock (datatype look-ups): either reading may be the one used.
+    let many_side = Side::of(many.0, many.1, many.2);
+    let one_side = if in_place(one.0) { None } else { Side::of(one.0, one.1, one.2) };
+    let got = state::with_hot(|s| {
+        // Decide before numbering: which rank this is, without changing anything.
+        let l = s.locals.get(sub)?;
+        let me = l.comms.get(comm_index(comm_h)?)?.as_ref()?.rank;
+        if me == root {
+            let m = many_side.as_ref()?;
+            if !eager(m.bytes()) {
+                return None;
+            }
+            if !in_place(one.0) && one_side.as_ref()?.bytes() != m.bytes() {
+                return None;
+            }
+        } else {
+            // MPI_IN_PLACE away from the root is an error the general path reports.
+            if !eager(one_side.as_ref()?.bytes()) {
+                return None;
+            }
+        }
+        let pair = enter(s, sub, comm_h)?;
+        let (mine, peer) = (pair.me as usize, 1 - pair.me as usize);
+        if pair.me != root {
+            let b = one_side.as_ref()?;
+            if gather {
+                // SAFETY: the program's send buffer, readable now.
+                return Some(unsafe { send(s, sub, &pair, kind, b) }.then(|| s.locals[sub].reqs.done_send()));
+            }
+            let t = Side {
+                ptr: b.ptr,
+                count: b.count,
+                dt: b.dt.clone(),
+            };
+            // SAFETY: the program's receive buffer, valid until completion.
+            return Some(Some(unsafe { post(s, sub, comm_h, &pair, kind, t.target()) }));
+        }
+        let m = many_side.as_ref()?;
+        if let Some(b) = &one_side {
+            // SAFETY: the program's buffers: the own block and the one side.
+            unsafe {
+                if gather {
+                    copy(b, &m.block(mine))
+                } else {
+                    copy(&m.block(mine), b)
+                }
+            };
+        }
+        if gather {
+            // SAFETY: the peer's slot of the program's receive buffer, valid until completion.
+            return Some(Some(unsafe { post(s, sub, comm_h, &pair, kind, m.block(peer).target()) }));
+        }
+        // SAFETY: the peer's block of the program's send buffer, readable now.
+        Some(unsafe { send(s, sub, &pair, kind, &m.block(peer)) }.then(|| s.locals[sub].reqs.done_send()))
     })
     .ok()??;
     // SAFETY: checked not null.
