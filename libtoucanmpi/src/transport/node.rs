@@ -9,7 +9,7 @@
 //! polls so that the process sharing its core gets it (DESIGN.md, Scheduling).
 
 use super::real::{self as r, h, RComm, RealMpi};
-use std::os::raw::{c_int, c_void};
+use std::os::raw::c_int;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
@@ -111,9 +111,7 @@ pub fn detect(real: &RealMpi, world: RComm) -> Result<bool, String> {
     let mut rank: c_int = 0;
     let mut me = [0u8; ENTRY];
     me[..MASK].copy_from_slice(&my_mask());
-    let mut all: Vec<u8>;
-    // SAFETY: plain calls on live real communicators with valid out-pointers; the gather
-    // buffer holds MASK bytes for each of the node communicator's `procs` members.
+    // SAFETY: plain calls on live real communicators with valid out-pointers.
     unsafe {
         super::engine::check(
             real.PMPI_Comm_split_type(world, r::REAL_MPI_COMM_TYPE_SHARED as c_int, 0, h(r::REAL_MPI_INFO_NULL), &mut node),
@@ -122,22 +120,11 @@ pub fn detect(real: &RealMpi, world: RComm) -> Result<bool, String> {
         super::engine::check(real.PMPI_Comm_size(node, &mut procs), "MPI_Comm_size")?;
         super::engine::check(real.PMPI_Comm_size(world, &mut everyone), "MPI_Comm_size")?;
         super::engine::check(real.PMPI_Comm_rank(world, &mut rank), "MPI_Comm_rank")?;
-        me[MASK..].copy_from_slice(&(rank as u32).to_le_bytes());
-        all = vec![0u8; ENTRY * procs as usize];
-        super::engine::check(
-            real.PMPI_Allgather(
-                me.as_ptr() as *const c_void,
-                ENTRY as c_int,
-                h(r::REAL_MPI_BYTE),
-                all.as_mut_ptr() as *mut c_void,
-                ENTRY as c_int,
-                h(r::REAL_MPI_BYTE),
-                node,
-            ),
-            "MPI_Allgather",
-        )?;
-        super::engine::check(real.PMPI_Comm_free(&mut node), "MPI_Comm_free")?;
     }
+    me[MASK..].copy_from_slice(&(rank as u32).to_le_bytes());
+    let all = super::engine::allgather_bytes(real, node, procs as usize, &me)?;
+    // SAFETY: `node` is the live communicator split above, freed once.
+    super::engine::check(unsafe { real.PMPI_Comm_free(&mut node) }, "MPI_Comm_free")?;
     let masks: Vec<u8> = all.chunks(ENTRY).flat_map(|e| e[..MASK].iter().copied()).collect();
     let shares = must_share(procs as usize * THREADS.load(Ordering::Relaxed), &masks);
     let _ = SHARES.set(shares);
