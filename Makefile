@@ -181,6 +181,9 @@ compat-test:
 	    echo "== processes as on separate nodes (MPIR_CVAR_NOLOCAL=1, 2x1 2x2)"; \
 	    MPIR_CVAR_NOLOCAL=1 TOUCAN_COMPAT_CONFIGS="2x1 2x2" COMPAT_SMP=0 TOUCAN_COMPAT_FILTER='$(NODES_TESTS)' \
 	        $(COMPAT_ENV) compat-tests/run-all.sh || rc=$$?; \
+	    echo "== two emulated nodes of two processes each (compat-tests/twonodes.sh, 4x1 4x2)"; \
+	    TOUCAN_COMPAT_LAUNCHER=$(ROOT)/compat-tests/twonodes.sh TOUCAN_COMPAT_CONFIGS="4x1 4x2" COMPAT_SMP=0 \
+	        TOUCAN_COMPAT_FILTER='$(NODES_TESTS)' $(COMPAT_ENV) compat-tests/run-all.sh || rc=$$?; \
 	    echo "== blocking collectives through the real MPI (TOUCAN_REAL_THREAD=multiple, 2x1)"; \
 	    TOUCAN_REAL_THREAD=multiple TOUCAN_COMPAT_CONFIGS=2x1 COMPAT_SMP=0 TOUCAN_COMPAT_FILTER='$(SOLO_TESTS)' \
 	        $(COMPAT_ENV) compat-tests/run-all.sh || rc=$$?; \
