@@ -635,6 +635,26 @@ impl CArr {
         }
     }
 
+    /// Its two entries (a two-member communicator's array), without allocating; None when
+    /// it is null.
+    ///
+    /// # Safety
+    /// The array must have two entries (the standard obliges the caller).
+    pub(crate) unsafe fn two(&self) -> Option<[i64; 2]> {
+        if self.p.is_null() {
+            return None;
+        }
+        // SAFETY: the caller's contract: two entries of the width the binding gives.
+        Some(unsafe {
+            if self.wide {
+                std::ptr::read_unaligned(self.p as *const [i64; 2])
+            } else {
+                let a = std::ptr::read_unaligned(self.p as *const [i32; 2]);
+                [a[0] as i64, a[1] as i64]
+            }
+        })
+    }
+
     /// Its first `n` entries.
     ///
     /// # Safety
@@ -1109,6 +1129,15 @@ coll_family!(
     comm_h,
     [MPI_Gatherv PMPI_Gatherv MPI_Igatherv PMPI_Igatherv MPI_Gatherv_init PMPI_Gatherv_init],
     [MPI_Gatherv_c PMPI_Gatherv_c MPI_Igatherv_c PMPI_Igatherv_c MPI_Gatherv_init_c PMPI_Gatherv_init_c],
+    fast = {
+        let (c, d) = (CArr::of(rcounts), CArr::of(displs));
+        crate::abi::pairv::rooted(sbuf, wide(scount), sdt, rbuf, c, d, rdt, root, comm_h, true)
+    },
+    ifast = |req| {
+        let (c, d) = (CArr::of(rcounts), CArr::of(displs));
+        // SAFETY: the buffers, arrays and request pointer from the program.
+        unsafe { crate::abi::pairv::irooted(sbuf, wide(scount), sdt, rbuf, c, d, rdt, root, comm_h, true, req) }
+    },
     |sbuf: *const c_void,
      scount: Count,
      sdt: usize,
@@ -1149,6 +1178,15 @@ coll_family!(
     comm_h,
     [MPI_Scatterv PMPI_Scatterv MPI_Iscatterv PMPI_Iscatterv MPI_Scatterv_init PMPI_Scatterv_init],
     [MPI_Scatterv_c PMPI_Scatterv_c MPI_Iscatterv_c PMPI_Iscatterv_c MPI_Scatterv_init_c PMPI_Scatterv_init_c],
+    fast = {
+        let (c, d) = (CArr::of(scounts), CArr::of(displs));
+        crate::abi::pairv::rooted(rbuf, wide(rcount), rdt, sbuf, c, d, sdt, root, comm_h, false)
+    },
+    ifast = |req| {
+        let (c, d) = (CArr::of(scounts), CArr::of(displs));
+        // SAFETY: the buffers, arrays and request pointer from the program.
+        unsafe { crate::abi::pairv::irooted(rbuf, wide(rcount), rdt, sbuf, c, d, sdt, root, comm_h, false, req) }
+    },
     |sbuf: *const c_void,
      scounts: *const Count,
      displs: *const Displ,
@@ -1189,6 +1227,15 @@ coll_family!(
     comm_h,
     [MPI_Allgatherv PMPI_Allgatherv MPI_Iallgatherv PMPI_Iallgatherv MPI_Allgatherv_init PMPI_Allgatherv_init],
     [MPI_Allgatherv_c PMPI_Allgatherv_c MPI_Iallgatherv_c PMPI_Iallgatherv_c MPI_Allgatherv_init_c PMPI_Allgatherv_init_c],
+    fast = {
+        let (c, d) = (CArr::of(rcounts), CArr::of(displs));
+        crate::abi::pairv::allgatherv(sbuf, wide(scount), sdt, rbuf, c, d, rdt, comm_h)
+    },
+    ifast = |req| {
+        let (c, d) = (CArr::of(rcounts), CArr::of(displs));
+        // SAFETY: the buffers, arrays and request pointer from the program.
+        unsafe { crate::abi::pairv::iallgatherv(sbuf, wide(scount), sdt, rbuf, c, d, rdt, comm_h, req) }
+    },
     |sbuf: *const c_void,
      scount: Count,
      sdt: usize,
@@ -1229,6 +1276,15 @@ coll_family!(
     comm_h,
     [MPI_Alltoallv PMPI_Alltoallv MPI_Ialltoallv PMPI_Ialltoallv MPI_Alltoallv_init PMPI_Alltoallv_init],
     [MPI_Alltoallv_c PMPI_Alltoallv_c MPI_Ialltoallv_c PMPI_Ialltoallv_c MPI_Alltoallv_init_c PMPI_Alltoallv_init_c],
+    fast = {
+        let (sc, sd, rc, rd) = (CArr::of(scounts), CArr::of(sdispls), CArr::of(rcounts), CArr::of(rdispls));
+        crate::abi::pairv::alltoallv(sbuf, sc, sd, sdt, rbuf, rc, rd, rdt, comm_h)
+    },
+    ifast = |req| {
+        let (sc, sd, rc, rd) = (CArr::of(scounts), CArr::of(sdispls), CArr::of(rcounts), CArr::of(rdispls));
+        // SAFETY: the buffers, arrays and request pointer from the program.
+        unsafe { crate::abi::pairv::ialltoallv(sbuf, sc, sd, sdt, rbuf, rc, rd, rdt, comm_h, req) }
+    },
     |sbuf: *const c_void,
      scounts: *const Count,
      sdispls: *const Displ,

@@ -36,7 +36,7 @@ static TWO: AtomicU8 = AtomicU8::new(0);
 /// more than two processes, and the real MPI's blocking collectives off (`collsolo` serves
 /// those launches). Tested inline in the exports, so other launches pay a few compares.
 #[inline(always)]
-fn on() -> Option<usize> {
+pub(super) fn on() -> Option<usize> {
     if TWO.load(Ordering::Relaxed) == 2 || crate::core::coll::solo::on() {
         return None;
     }
@@ -85,7 +85,7 @@ pub(super) fn exchange(x: &Sides, comm_h: usize, all: bool) -> Option<MpiResult<
 /// processes (`step::eager_max`: larger ones need a rendezvous request), outside the swapped
 /// thread-locals. A zero-length buffer gets a dangling address, never read or written.
 #[inline(always)]
-fn plain(buf: *const c_void, count: i64, dt: usize) -> Option<(*mut u8, usize)> {
+pub(super) fn plain(buf: *const c_void, count: i64, dt: usize) -> Option<(*mut u8, usize)> {
     let size = crate::core::datatype::contiguous_size(dt)?;
     if count < 0 || (buf.is_null() && count > 0) {
         return None;
@@ -103,7 +103,7 @@ fn plain(buf: *const c_void, count: i64, dt: usize) -> Option<(*mut u8, usize)> 
 /// Whether both blocks of `len` bytes at `p` (a buffer of one block per rank of the pair) lie
 /// outside the swapped thread-locals: `plain` looked at the first one only.
 #[inline(always)]
-fn both_outside(p: *mut u8, len: usize) -> bool {
+pub(super) fn both_outside(p: *mut u8, len: usize) -> bool {
     len == 0 || !sched::swap::in_blocks(p as usize, p as usize + 2 * len)
 }
 
@@ -134,7 +134,7 @@ impl Pair {
 /// up and is absent, i.e. the general route, as `abi::coll::At` numbers them; `fits` accepts
 /// this rank), numbered as `At::comm` numbers it. None: nothing changed.
 #[inline(always)]
-fn enter(s: &mut State, sub: usize, comm_h: usize, fits: impl FnOnce(i32) -> bool) -> Option<Pair> {
+pub(super) fn enter(s: &mut State, sub: usize, comm_h: usize, fits: impl FnOnce(i32) -> bool) -> Option<Pair> {
     if TWO.load(Ordering::Relaxed) == 0 {
         TWO.store(if s.nproc == 2 { 1 } else { 2 }, Ordering::Relaxed);
     }
@@ -162,7 +162,7 @@ fn enter(s: &mut State, sub: usize, comm_h: usize, fits: impl FnOnce(i32) -> boo
 /// # Safety
 /// `p` holds `len` readable bytes.
 #[inline(always)]
-unsafe fn send(s: &mut State, sub: usize, pair: &Pair, kind: i32, p: *const u8, len: usize) -> bool {
+pub(super) unsafe fn send(s: &mut State, sub: usize, pair: &Pair, kind: i32, p: *const u8, len: usize) -> bool {
     // SAFETY: the caller's contract.
     unsafe { s.try_send_now(sub, pair.ctx, pair.me, pair.peer_world, pair.tag_base | kind, p, len) }
 }
@@ -171,7 +171,7 @@ unsafe fn send(s: &mut State, sub: usize, pair: &Pair, kind: i32, p: *const u8, 
 /// to the other process always goes at once): an internal error, never a silent loss.
 #[cold]
 #[inline(never)]
-fn unsent() -> MpiResult<()> {
+pub(super) fn unsent() -> MpiResult<()> {
     crate::core::error::err(
         crate::consts::MPI_ERR_INTERN,
         "a two-rank collective's eager send did not go at once",
@@ -183,7 +183,7 @@ fn unsent() -> MpiResult<()> {
 /// # Safety
 /// `p` holds `len` writable bytes until this returns.
 #[inline(always)]
-unsafe fn recv(sub: usize, comm_h: usize, pair: &Pair, kind: i32, p: *mut u8, len: usize) -> MpiResult<()> {
+pub(super) unsafe fn recv(sub: usize, comm_h: usize, pair: &Pair, kind: i32, p: *mut u8, len: usize) -> MpiResult<()> {
     // SAFETY: the caller's contract.
     unsafe { step::recv_plain(sub, comm_h, pair.peer_message(kind), p, len) }
 }

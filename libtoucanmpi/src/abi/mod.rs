@@ -16,6 +16,8 @@ mod coll;
 mod collpair;
 mod collsolo;
 mod nbcpair;
+// Session 25: the v-forms on the two pair paths.
+mod pairv;
 // smp7 (issue 14/16): the blocking collectives on a team, from the read side.
 mod collteam;
 mod comm;

@@ -43,20 +43,20 @@ static TWO: AtomicU8 = AtomicU8::new(0);
 /// collectives go to the real MPI (`collsolo`): its messages are ours on both ranks, numbered
 /// as every call, and never meet the real MPI's collectives.
 #[inline(always)]
-fn on() -> bool {
+pub(super) fn on() -> bool {
     TWO.load(Ordering::Relaxed) != 2 && coll::one_per_process()
 }
 
 /// `count` items of datatype `dt` at `buf`, checked (a committed type, a count that is not
 /// negative, a buffer when there are bytes); None for anything the general path reports.
-struct Side {
-    ptr: *mut u8,
-    count: usize,
-    dt: DtRef,
+pub(super) struct Side {
+    pub(super) ptr: *mut u8,
+    pub(super) count: usize,
+    pub(super) dt: DtRef,
 }
 
 impl Side {
-    fn of(buf: *const c_void, count: i64, dt: usize) -> Option<Side> {
+    pub(super) fn of(buf: *const c_void, count: i64, dt: usize) -> Option<Side> {
         let dt = hd::dtype(dt).ok()?;
         let count = usize::try_from(count).ok()?;
         if buf.is_null() && count > 0 && dt.size > 0 {
@@ -70,7 +70,7 @@ impl Side {
     }
 
     /// Its bytes (the same on both ranks of a correct program: the type signature's size).
-    fn bytes(&self) -> Option<usize> {
+    pub(super) fn bytes(&self) -> Option<usize> {
         self.count.checked_mul(self.dt.size)
     }
 
@@ -83,7 +83,7 @@ impl Side {
         }
     }
 
-    fn target(self) -> RecvTarget {
+    pub(super) fn target(self) -> RecvTarget {
         RecvTarget {
             buf: self.ptr,
             count: self.count,
@@ -94,7 +94,7 @@ impl Side {
 
 /// Whether `bytes` go as one eager message between the processes.
 #[inline(always)]
-fn eager(bytes: Option<usize>) -> bool {
+pub(super) fn eager(bytes: Option<usize>) -> bool {
     bytes.is_some_and(|b| b <= coll::step::eager_max())
 }
 
@@ -105,7 +105,7 @@ use super::collpair::Pair;
 /// path (an active subrank; an intra-communicator of two members, which at one subrank per
 /// process on two processes has one member on each: its team is absent, and is recorded so),
 /// numbered as every collective on it. None: nothing changed.
-fn enter(s: &mut State, sub: usize, comm_h: usize) -> Option<Pair> {
+pub(super) fn enter(s: &mut State, sub: usize, comm_h: usize) -> Option<Pair> {
     if TWO.load(Ordering::Relaxed) == 0 {
         TWO.store(if s.nproc == 2 { 1 } else { 2 }, Ordering::Relaxed);
     }
@@ -136,7 +136,7 @@ fn enter(s: &mut State, sub: usize, comm_h: usize) -> Option<Pair> {
 ///
 /// # Safety
 /// `b` describes readable data of the running subrank.
-unsafe fn send(s: &mut State, sub: usize, pair: &Pair, kind: i32, b: &Side) -> bool {
+pub(super) unsafe fn send(s: &mut State, sub: usize, pair: &Pair, kind: i32, b: &Side) -> bool {
     let tag = pair.tag_base | kind;
     let len = b.count * b.dt.size;
     if len == 0 || b.dt.is_contiguous() {
@@ -156,7 +156,7 @@ unsafe fn send(s: &mut State, sub: usize, pair: &Pair, kind: i32, b: &Side) -> b
 ///
 /// # Safety
 /// `t` is a receive buffer of the running subrank `sub`, valid until the request completes.
-unsafe fn post(s: &mut State, sub: usize, comm_h: usize, pair: &Pair, kind: i32, t: RecvTarget) -> ReqId {
+pub(super) unsafe fn post(s: &mut State, sub: usize, comm_h: usize, pair: &Pair, kind: i32, t: RecvTarget) -> ReqId {
     let id = s.new_request(sub, comm_h);
     // SAFETY: the caller's contract.
     unsafe { s.start_recv(id, sub, pair.peer_message(kind), t) };
@@ -167,7 +167,7 @@ unsafe fn post(s: &mut State, sub: usize, comm_h: usize, pair: &Pair, kind: i32,
 /// error, never a silent loss.
 #[cold]
 #[inline(never)]
-fn unsent() -> MpiResult<()> {
+pub(super) fn unsent() -> MpiResult<()> {
     crate::core::error::err(
         crate::consts::MPI_ERR_INTERN,
         "a two-rank nonblocking collective's eager send did not go at once",
@@ -178,7 +178,7 @@ fn unsent() -> MpiResult<()> {
 ///
 /// # Safety
 /// Both describe the running subrank's buffers.
-unsafe fn copy(from: &Side, to: &Side) {
+pub(super) unsafe fn copy(from: &Side, to: &Side) {
     let len = from.count * from.dt.size;
     if len == 0 {
         return;
@@ -200,7 +200,7 @@ unsafe fn copy(from: &Side, to: &Side) {
 ///
 /// # Safety
 /// `req` is a valid request pointer (checked not null by the callers).
-unsafe fn give(req: *mut usize, id: ReqId) -> MpiResult<()> {
+pub(super) unsafe fn give(req: *mut usize, id: ReqId) -> MpiResult<()> {
     // SAFETY: the caller's contract.
     unsafe { *req = id as usize };
     Ok(())
