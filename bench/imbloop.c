@@ -2,7 +2,10 @@
  * the call, then MPI_Barrier between calls with SYNC 1, back to back with SYNC 0), printing
  * each rank's mean time per call and per barrier in ns, so the root's and the other ranks'
  * shares of IMB's t_avg can be told apart (session 23, docs/collectives.md "Session 23
- * (v1coll16)"). Two passes of ITERS calls; the second is reported.
+ * (v1coll16)"). Two passes of ITERS calls; the second is reported. SYNC 2 (session 25,
+ * bcastq16) separates the calls with a gather-release barrier made of empty point-to-point
+ * messages (every rank to rank 0, then rank 0 to every rank: rank 0 leaves it first) in place
+ * of MPI_Barrier, to show how much of a rooted call's time is the barrier's exit order.
  *
  *   imbloop KIND BYTES ITERS [SYNC]      KIND: bcast scatter allgather gather barrier
  */
@@ -28,7 +31,15 @@ int main(int argc, char **argv) {
             else if (!strcmp(k, "barrier")) MPI_Barrier(MPI_COMM_WORLD);
             double t2 = MPI_Wtime();
             tot += t2 - t1;
-            if (sync) MPI_Barrier(MPI_COMM_WORLD);
+            if (sync == 2) {
+                if (r == 0) {
+                    for (int q = 1; q < p; q++) MPI_Recv(NULL, 0, MPI_BYTE, q, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    for (int q = 1; q < p; q++) MPI_Send(NULL, 0, MPI_BYTE, q, 99, MPI_COMM_WORLD);
+                } else {
+                    MPI_Send(NULL, 0, MPI_BYTE, 0, 99, MPI_COMM_WORLD);
+                    MPI_Recv(NULL, 0, MPI_BYTE, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                }
+            } else if (sync) MPI_Barrier(MPI_COMM_WORLD);
             tb += MPI_Wtime() - t2;
         }
     }

@@ -195,7 +195,11 @@ pub struct NodeQueues {
     /// A cell taken by the last poll, freed at the next one.
     unfreed: Option<u64>,
     /// Messages that found their destination's queue full, per destination queue, oldest first.
-    outbox: Vec<VecDeque<(Meta, Box<[u8]>)>>,
+    outbox: Vec<VecDeque<(Meta, Vec<u8>)>>,
+    /// Session 25 (bcastq16): buffers of messages the outboxes pushed, kept for the next
+    /// messages that find a queue full (at most `SPARE` of them): a flooding sender's outbox
+    /// then copies into memory it already has instead of allocating and freeing per message.
+    spare: Vec<Vec<u8>>,
     /// Messages in all outboxes.
     pub outboxed: usize,
     /// Some process of the job runs on another node (its messages come through the ring).
@@ -216,6 +220,11 @@ pub const RING_EVERY: u32 = 64;
 
 /// Messages in a row from the queue after which the ring goes first (`ring_first`).
 const RING_FAIR: u32 = 16;
+
+/// Session 25 (bcastq16): outbox buffers kept for reuse (`NodeQueues::spare`); at most this
+/// many times a cell's message bytes (64 x 8.3 KiB with the default eager limit, when floods
+/// of the largest eager messages filled them), usually a few KiB.
+const SPARE: usize = 64;
 
 impl NodeQueues {
     /// Whether the ring should be polled now (`remote` or every `RING_EVERY`th poll); the
@@ -280,12 +289,19 @@ impl NodeQueues {
         if hdr.len() + payload.len() > max {
             return Err(max);
         }
-        self.flush();
+        // Only this destination's outbox: order is per destination, and a poll pushes the
+        // others (`flush`); looking at every process's outbox per send would cost a node of
+        // many processes a pass over all of them for each message of a flood.
+        self.flush_one(q);
         if self.outbox[q].is_empty() && self.queues[q].push(meta, hdr, payload) {
             return Ok(());
         }
         meta.len = (hdr.len() + payload.len()) as u32;
-        self.outbox[q].push_back((meta, [hdr, payload].concat().into()));
+        let mut bytes = self.spare.pop().unwrap_or_default();
+        bytes.clear();
+        bytes.extend_from_slice(hdr);
+        bytes.extend_from_slice(payload);
+        self.outbox[q].push_back((meta, bytes));
         self.outboxed += 1;
         Ok(())
     }
@@ -293,13 +309,23 @@ impl NodeQueues {
     /// Pushes what the outboxes hold, in order per destination, until each queue is full.
     #[inline(never)]
     pub fn flush(&mut self) {
-        for (q, out) in self.outbox.iter_mut().enumerate() {
-            while let Some((meta, bytes)) = out.front() {
-                if !self.queues[q].push(*meta, bytes, &[]) {
-                    break;
-                }
-                out.pop_front();
-                self.outboxed -= 1;
+        for q in 0..self.outbox.len() {
+            self.flush_one(q);
+        }
+    }
+
+    /// Pushes what the outbox of queue `q` holds, in order, until the queue is full; the
+    /// pushed messages' buffers go back to `spare`.
+    fn flush_one(&mut self, q: usize) {
+        let out = &mut self.outbox[q];
+        while let Some((meta, bytes)) = out.front() {
+            if !self.queues[q].push(*meta, bytes, &[]) {
+                break;
+            }
+            let (_, bytes) = out.pop_front().expect("front just seen");
+            self.outboxed -= 1;
+            if self.spare.len() < SPARE {
+                self.spare.push(bytes);
             }
         }
     }
@@ -425,6 +451,7 @@ fn setup_on(
         head: 0,
         unfreed: None,
         outbox: (0..n).map(|_| VecDeque::new()).collect(),
+        spare: Vec::new(),
         outboxed: 0,
         remote: n < everyone,
         polls: 0,
@@ -559,6 +586,7 @@ mod tests {
             head: 0,
             unfreed: None,
             outbox: (0..n).map(|_| VecDeque::new()).collect(),
+            spare: Vec::new(),
             outboxed: 0,
             remote: false,
             polls: 0,
@@ -629,5 +657,62 @@ mod tests {
         assert_eq!(got, (1..count).collect::<Vec<_>>());
         assert_eq!(nq.outbox[1].len() + CELLS, count as usize - 1, "queue 1 full, the rest waits");
         assert!(nq.send(1, meta(0), &[0; 200], &[]).is_err(), "longer than a cell");
+    }
+
+    /// Session 25 (bcastq16): the outbox reuses the buffers of messages it pushed (a buffer
+    /// that held a longer message holds a shorter one exactly), keeps at most `SPARE` of them,
+    /// and a send to one destination leaves the other destinations' outboxes to the polls.
+    #[rstest]
+    #[case::short_after_long(CELLS * 3, 40)]
+    #[case::one_lap(CELLS + 5, 1)]
+    #[case::many_laps(CELLS * 9 + 1, 33)]
+    fn outbox_buffers_are_reused(#[case] count: usize, #[case] step: usize) {
+        let msg_max = 200;
+        let mut mem = vec![[0u64; 8]; queue_len(msg_max) * 3 / 64];
+        // Process 0 floods processes 1 and 2 (queues 1 and 2), which read in rounds.
+        let mut nq = node(&mut mem, 3, 0, msg_max);
+        let body = |i: usize| vec![i as u8; (i * step) % (msg_max - 8)];
+        let (mut next, mut sent) = (vec![0usize; 3], 0usize);
+        let mut reader = [0u64; 3];
+        while next[1] < count || next[2] < count {
+            for _ in 0..CELLS / 2 {
+                if sent < count {
+                    nq.send(1, meta(0), &(sent as u32).to_le_bytes(), &body(sent)).unwrap();
+                    sent += 1;
+                    assert!(nq.spare.len() <= SPARE);
+                }
+            }
+            if sent == count && next[2] == 0 {
+                // Queue 2's outbox waits while sends go to queue 1 only: only a poll pushes it.
+                for i in 0..CELLS + 3 {
+                    nq.send(2, meta(0), &(i as u32).to_le_bytes(), &body(i)).unwrap();
+                }
+                let waiting = nq.outbox[2].len();
+                nq.send(1, meta(0), &[], &[]).unwrap();
+                assert_eq!(nq.outbox[2].len(), waiting, "a send flushes its own outbox only");
+                next[2] = count - (CELLS + 3);
+            }
+            // Queues 1 and 2 read what is there, in order, and free it.
+            for q in 1..3 {
+                while let Some((m, p)) = nq.queues[q].peek(reader[q]) {
+                    // SAFETY: a published cell of m.len bytes.
+                    let bytes = unsafe { std::slice::from_raw_parts(p, m.len as usize) };
+                    if bytes.is_empty() {
+                        assert_eq!(q, 1);
+                    } else {
+                        let i = u32::from_le_bytes(bytes[..4].try_into().unwrap()) as usize;
+                        let base = if q == 2 { count - (CELLS + 3) } else { 0 };
+                        assert_eq!(i + base, next[q], "queue {q} in order");
+                        assert_eq!(&bytes[4..], &body(i)[..], "queue {q} message {i} intact");
+                        next[q] += 1;
+                    }
+                    nq.queues[q].release(reader[q]);
+                    reader[q] += 1;
+                }
+            }
+            nq.flush();
+        }
+        assert_eq!(nq.outboxed, 0);
+        assert!(!nq.spare.is_empty() && nq.spare.len() <= SPARE, "buffers kept for reuse");
     }
 }
