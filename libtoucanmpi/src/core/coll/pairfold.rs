@@ -67,3 +67,47 @@ impl Fold {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Fold, Reducer};
+    use crate::consts as c;
+    use crate::core::datatype::predefined_arc;
+    use rstest::rstest;
+
+    /// Each side's result from its own operand and the peer's packed bytes.
+    fn fold(me: i32, mine: &[f64], peer: &[f64], op: usize) -> Vec<f64> {
+        let dt = predefined_arc(c::MPI_DOUBLE).expect("MPI_DOUBLE").clone();
+        let red = Reducer::new(op, &dt, c::MPI_DOUBLE).expect("defined");
+        let mut out = vec![0f64; mine.len()];
+        let bytes = |v: &[f64]| v.iter().flat_map(|x| x.to_ne_bytes()).collect::<Vec<u8>>();
+        let f = Fold {
+            peer: bytes(peer),
+            // SAFETY: `mine` holds `len` doubles.
+            mine: unsafe { red.load(mine.as_ptr() as *const u8, mine.len(), &dt) },
+            red,
+            count: mine.len(),
+            dt,
+            me,
+            out: out.as_mut_ptr() as *mut u8,
+        };
+        // SAFETY: `out` has room for the result; nothing here is a program's thread-local.
+        unsafe { f.run() };
+        out
+    }
+
+    /// Both ranks get the same bits: rank 0's operand combined with rank 1's.
+    #[rstest]
+    #[case(c::MPI_SUM, vec![1e16, 1.0, 3e-7], vec![-1e16, 0.5, 1e-9], vec![0.0, 1.5, 3e-7 + 1e-9])]
+    #[case(c::MPI_MAX, vec![1.0, -2.0], vec![0.5, 7.0], vec![1.0, 7.0])]
+    #[case(c::MPI_PROD, vec![3.0], vec![-0.5], vec![-1.5])]
+    fn rank_order(#[case] op: usize, #[case] a: Vec<f64>, #[case] b: Vec<f64>, #[case] want: Vec<f64>) {
+        let at0 = fold(0, &a, &b, op);
+        let at1 = fold(1, &b, &a, op);
+        assert_eq!(
+            at0.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            at1.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        );
+        assert_eq!(at0, want);
+    }
+}
