@@ -3,8 +3,8 @@
  * rank order when the request completes, abi/nbcpair.rs and core/coll/pairfold.rs). The world
  * is cut into pairs (a last odd rank alone) and a duplicate of each pair; every round starts
  * several calls on both communicators and completes them in an order that changes with the
- * round (MPI_Waitall, MPI_Wait in reverse, MPI_Test loops, MPI_Waitany, MPI_Testsome), then
- * checks each result bit for bit against the blocking MPI_Allreduce's / MPI_Reduce's on the
+ * round (MPI_Waitall, MPI_Wait in reverse, MPI_Test loops, MPI_Waitany, MPI_Testall,
+ * MPI_Testsome), then checks each result bit for bit against the blocking MPI_Allreduce's / MPI_Reduce's on the
  * same data: doubles whose sums lose bits (1e16 beside 1), a non-commutative user operation
  * (2x2 integer matrix product, on a contiguous type of 4 doubles), a commutative user
  * operation, MPI_IN_PLACE and zero counts (no MPI_Request_free: the standard makes it
@@ -42,7 +42,7 @@ static void addmod(void *in, void *inout, int *len, MPI_Datatype *dt)
 static int complete(MPI_Request *r, int n, int k)
 {
     int rc = MPI_SUCCESS;
-    switch (k % 5) {
+    switch (k % 6) {
     case 0:
         rc = MPI_Waitall(n, r, MPI_STATUSES_IGNORE);
         break;
@@ -76,6 +76,12 @@ static int complete(MPI_Request *r, int n, int k)
                 rc = e;
         }
         break;
+    case 4: {
+        int flag = 0;
+        while (!flag && rc == MPI_SUCCESS)
+            rc = MPI_Testall(n, r, &flag, MPI_STATUSES_IGNORE);
+        break;
+    }
     default: {
         int done = 0, idx[CALLS];
         while (done < n) {

@@ -21,6 +21,10 @@
 //! any argument error as it did. The call is numbered on the communicator as every other
 //! collective (`coll_seq`), so its tag orders it among the blocking and nonblocking calls in
 //! between, and several outstanding calls match in order.
+//!
+//! Session 25 (nbcred16): MPI_Iallreduce and MPI_Ireduce too (`ireduce`): the operand sent at
+//! the start, the peer's received into a buffer the request owns, and the combine in rank
+//! order when the request completes (`core::coll::pairfold`, run by `Request::settle`).
 
 use super::coll::{in_place, Sides};
 use super::handles as hd;
