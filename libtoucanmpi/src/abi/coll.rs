@@ -1086,6 +1086,8 @@ coll_family!(
     [MPI_Reduce_c PMPI_Reduce_c MPI_Ireduce_c PMPI_Ireduce_c MPI_Reduce_init_c PMPI_Reduce_init_c],
     fast = crate::abi::collsolo::reduce(sbuf, rbuf, wide(count), dt, op, Some(root), comm_h)
         .or_else(|| crate::abi::collteam::reduce(sbuf, rbuf, wide(count), dt, op, Some(root), comm_h)),
+    // SAFETY: the buffers and request pointer from the program.
+    ifast = |req| unsafe { crate::abi::nbcpair::ireduce(sbuf, rbuf, wide(count), dt, op, Some(root), comm_h, req) },
     |sbuf: *const c_void, rbuf: *mut c_void, count: Count, dt: usize, op: usize, root: c_int, comm_h: usize| {
         prep_reduce(sbuf, rbuf, wide(count), dt, op, Some(root), comm_h)
     }
@@ -1098,6 +1100,8 @@ coll_family!(
     [MPI_Allreduce_c PMPI_Allreduce_c MPI_Iallreduce_c PMPI_Iallreduce_c MPI_Allreduce_init_c PMPI_Allreduce_init_c],
     fast = crate::abi::collsolo::reduce(sbuf, rbuf, wide(count), dt, op, None, comm_h)
         .or_else(|| crate::abi::collteam::reduce(sbuf, rbuf, wide(count), dt, op, None, comm_h)),
+    // SAFETY: the buffers and request pointer from the program.
+    ifast = |req| unsafe { crate::abi::nbcpair::ireduce(sbuf, rbuf, wide(count), dt, op, None, comm_h, req) },
     |sbuf: *const c_void, rbuf: *mut c_void, count: Count, dt: usize, op: usize, comm_h: usize| {
         prep_reduce(sbuf, rbuf, wide(count), dt, op, None, comm_h)
     }

@@ -21,10 +21,16 @@
 //! any argument error as it did. The call is numbered on the communicator as every other
 //! collective (`coll_seq`), so its tag orders it among the blocking and nonblocking calls in
 //! between, and several outstanding calls match in order.
+//!
+//! Session 25 (nbcred16): MPI_Iallreduce and MPI_Ireduce too (`ireduce`): the operand sent at
+//! the start, the peer's received into a buffer the request owns, and the combine in rank
+//! order when the request completes (`core::coll::pairfold`, run by `Request::settle`).
 
 use super::coll::{in_place, Sides};
 use super::handles as hd;
-use crate::core::coll::{self, TAG_ALLGATHER, TAG_ALLTOALL, TAG_BARRIER, TAG_BCAST, TAG_GATHER, TAG_SCATTER};
+use crate::core::coll::pairfold::Fold;
+use crate::core::coll::reduce::Reducer;
+use crate::core::coll::{self, TAG_ALLGATHER, TAG_ALLTOALL, TAG_BARRIER, TAG_BCAST, TAG_GATHER, TAG_REDUCE, TAG_SCATTER};
 use crate::core::comm::{comm_index, TeamCell, CTX_COLL};
 use crate::core::datatype::DtRef;
 use crate::core::error::MpiResult;
@@ -402,6 +408,102 @@ pub(super) unsafe fn irooted(x: &Sides, root: c_int, comm_h: usize, gather: bool
         }
         // SAFETY: the peer's block of the program's send buffer, readable now.
         Some(unsafe { send(s, sub, &pair, kind, &m.block(peer)) }.then(|| s.locals[sub].reqs.done_send()))
+    })
+    .ok()??;
+    // SAFETY: checked not null.
+    Some(got.map_or_else(unsent, |id| unsafe { give(req, id) }))
+}
+
+/// Session 25 (nbcred16): MPI_Iallreduce (`root` None) and MPI_Ireduce. Each rank that
+/// contributes to the other's result (both of an Allreduce; the non-root of a Reduce) sends
+/// its operand at the start; each rank that gets a result (both; the root) receives the
+/// peer's operand, packed, into the request's work buffer, and the request's completion
+/// (`Request::settle`, whichever call takes it first) combines the two in rank order into the
+/// receive buffer (`core::coll::pairfold`). Taken when the operand is one eager message and
+/// the operation is defined on the datatype (both alike on the two ranks: MPI requires the
+/// same count, datatype and operation); otherwise the general path runs and reports.
+///
+/// # Safety
+/// The buffers and `req` come from the program (valid until the request completes).
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn ireduce(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: i64,
+    dt: usize,
+    op: usize,
+    root: Option<c_int>,
+    comm_h: usize,
+    req: *mut usize,
+) -> Option<MpiResult<()>> {
+    if !on() || req.is_null() || root.is_some_and(|r| !(0..2).contains(&r)) {
+        return None;
+    }
+    let d = hd::dtype(dt).ok()?;
+    let n = usize::try_from(count).ok()?;
+    let bytes = n.checked_mul(d.size);
+    if !eager(bytes) {
+        return None;
+    }
+    let bytes = bytes?;
+    let red = Reducer::new(op, &d, dt).ok()?;
+    let sub = sched::rank();
+    let got = state::with_hot(|s| {
+        // Decide before numbering: which rank this is, without changing anything.
+        let l = s.locals.get(sub)?;
+        let me = l.comms.get(comm_index(comm_h)?)?.as_ref()?.rank;
+        let gets = root.is_none_or(|r| r == me);
+        // The own operand: in place (only where a result lands) it is the receive buffer.
+        let own = if in_place(sbuf) {
+            gets.then_some(rbuf as *const c_void)?
+        } else {
+            sbuf
+        };
+        if bytes > 0 && (own.is_null() || (gets && rbuf.is_null())) {
+            return None;
+        }
+        let pair = enter(s, sub, comm_h)?;
+        let mine = Side {
+            ptr: own as *mut u8,
+            count: n,
+            dt: d.clone(),
+        };
+        if root.is_none_or(|r| r != pair.me) {
+            // SAFETY: the program's operand, readable now.
+            if !unsafe { send(s, sub, &pair, TAG_REDUCE, &mine) } {
+                return Some(None);
+            }
+        }
+        if !gets {
+            return Some(Some(s.locals[sub].reqs.done_send()));
+        }
+        let fold = (n > 0).then(|| {
+            Box::new(Fold {
+                peer: vec![0u8; bytes],
+                // SAFETY: the program's operand, `n` elements of `d` (checked above).
+                mine: unsafe { red.load(mine.ptr, n, &d) },
+                red,
+                count: n,
+                dt: d.clone(),
+                me: pair.me,
+                out: rbuf as *mut u8,
+            })
+        });
+        let bdt = crate::core::datatype::predefined_arc(crate::consts::MPI_BYTE)?.clone();
+        let t = RecvTarget {
+            buf: fold
+                .as_ref()
+                .map_or(std::ptr::NonNull::dangling().as_ptr(), |f| f.peer.as_ptr() as *mut u8),
+            count: bytes,
+            dt: bdt,
+        };
+        // SAFETY: the fold's work buffer, a heap block the request keeps (moving the box
+        // leaves it in place) until it completes.
+        let id = unsafe { post(s, sub, comm_h, &pair, TAG_REDUCE, t) };
+        if let Some(r) = s.req_mut(id) {
+            r.fold = fold;
+        }
+        Some(Some(id))
     })
     .ok()??;
     // SAFETY: checked not null.

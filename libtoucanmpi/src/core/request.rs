@@ -134,6 +134,9 @@ pub struct Request {
     pub greq: Option<Box<Greq>>,
     /// The stand-in for a receive buffer in the program's thread-locals (`tlsbuf`).
     pub bounce: Option<Box<Bounce>>,
+    /// Session 25 (nbcred16): a two-rank nonblocking reduction's combine, run once when the
+    /// owner takes the completed receive (`settle`).
+    pub fold: Option<Box<super::coll::pairfold::Fold>>,
     /// issue 16 (p2p8): a lean direct operation's real request (`p2p::direct`), not yet
     /// handed to the transport's pending list.
     pub lean: Option<Lean>,
@@ -175,6 +178,7 @@ impl Request {
             keep: None,
             greq: None,
             bounce: None,
+            fold: None,
             lean: None,
         }
     }
@@ -198,7 +202,9 @@ impl Request {
         self.bounce = b.map(Box::new);
     }
 
-    /// Copies a completed receive's bytes from its bounce buffer, if it has one.
+    /// Copies a completed receive's bytes from its bounce buffer, if it has one, and runs its
+    /// reduction's combine, if it has one (session 25: `pairfold`): once, whichever completion
+    /// call takes it first.
     ///
     /// # Safety
     /// The request is complete, and its owner (or a helper task working for it) is running.
@@ -207,6 +213,24 @@ impl Request {
             debug_assert_eq!(crate::sched::swap::owner(), self.owner);
             // SAFETY: forwarded from the caller.
             unsafe { (*b).settle() };
+        }
+        if let Some(f) = self.fold.take() {
+            // SAFETY: forwarded from the caller.
+            unsafe { self.settle_fold(*f) };
+        }
+    }
+
+    /// Runs a reduction's combine (not after a failed receive: its error is the result).
+    ///
+    /// # Safety
+    /// As `settle`.
+    #[cold]
+    #[inline(never)]
+    unsafe fn settle_fold(&self, f: super::coll::pairfold::Fold) {
+        if self.status.error == crate::consts::MPI_SUCCESS {
+            debug_assert_eq!(crate::sched::swap::owner(), self.owner);
+            // SAFETY: forwarded from the caller; the receive completed without error.
+            unsafe { f.run() };
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod inter;
 pub mod nbc;
 pub mod nbrec;
 pub mod op;
+pub mod pairfold;
 pub mod persist;
 pub(crate) mod pool;
 pub mod real;
@@ -38,7 +39,7 @@ use std::sync::Arc;
 
 pub(crate) const TAG_BARRIER: i32 = 1;
 pub(crate) const TAG_BCAST: i32 = 2;
-const TAG_REDUCE: i32 = 3;
+pub(crate) const TAG_REDUCE: i32 = 3;
 pub(crate) const TAG_GATHER: i32 = 4;
 pub(crate) const TAG_SCATTER: i32 = 5;
 pub(crate) const TAG_ALLTOALL: i32 = 6;
