@@ -948,16 +948,34 @@ pub unsafe fn reduce_direct(
     Some(unsafe { run(c, RealColl::Reduce { root, op, ty, count: n }, mem) }.map(|_| ()))
 }
 
+/// Session 25 (faults16): the real operation of a broadcast of `len` bytes from process
+/// `root` at call `c`'s inter-process level. On a communicator with one member per process a
+/// small one goes as a tree of real messages (`nbc::tree_bcast`), as a nonblocking call's
+/// direct start does (`nbc::shape_at`): a member whose buffer cannot go as it is (a derived
+/// type at one rank only) runs the call here, in a helper task, and must start the same real
+/// operation as the others (it started the real MPI's `MPI_Ibcast` against their tree, and
+/// every process hung). Decided from what every process has alike (the layout, the size);
+/// the real MPI's blocking call (`c.solo`) keeps its own.
+fn bcast_kind(c: &Coll, len: usize, root: usize) -> RealColl {
+    let tree = !c.solo && crate::core::coll::nbc::tree_bcast(len) && one_per_process(&c.comm);
+    if tree {
+        RealColl::TreeBcast { root, tag: 0 }
+    } else {
+        RealColl::Bcast { root }
+    }
+}
+
 /// The inter-process level of a broadcast from process `root`; `mine`: this is it.
 ///
 /// # Safety
 /// `b` is the running member's buffer, valid for its count.
 pub unsafe fn bcast(c: &Coll, b: &Buf, root: usize, mine: bool) -> MpiResult<()> {
     let len = b.count * b.dt.size;
+    let what = bcast_kind(c, len, root);
     if b.dt.is_contiguous() && crate::core::p2p::tlsbuf::in_swapped(b.ptr, b.count, &b.dt).is_none() {
         // Straight from or into the buffer.
         // SAFETY: the caller's buffer, valid for the whole call.
-        return unsafe { run(c, RealColl::Bcast { root }, CollMem::at(b.ptr, b.ptr, len)) }.map(|_| ());
+        return unsafe { run(c, what, CollMem::at(b.ptr, b.ptr, len)) }.map(|_| ());
     }
     let mut bytes = Vec::with_capacity(len);
     if mine {
@@ -965,8 +983,20 @@ pub unsafe fn bcast(c: &Coll, b: &Buf, root: usize, mine: bool) -> MpiResult<()>
     } else {
         bytes.resize(len, 0);
     }
+    if let RealColl::TreeBcast { .. } = what {
+        // A tree's messages go from and into the memory the operation names and not its
+        // owned buffer (`nbc::start_tree`): the packed bytes stay here, where `run` parks
+        // until the operation completed.
+        let p = bytes.as_mut_ptr();
+        // SAFETY: `bytes` outlives the operation (`run` returns after it completed).
+        unsafe { run(c, what, CollMem::at(p, p, len)) }?;
+        if !mine {
+            b.dt.unpack(&bytes, b.ptr, b.count);
+        }
+        return Ok(());
+    }
     // SAFETY: our own buffer.
-    let out = unsafe { run(c, RealColl::Bcast { root }, CollMem::owned(bytes)) }?;
+    let out = unsafe { run(c, what, CollMem::owned(bytes)) }?;
     if !mine {
         b.dt.unpack(&out, b.ptr, b.count);
     }
