@@ -1066,6 +1066,11 @@ fn rooted_bytes(rec: &Rec) -> usize {
     own.next().unwrap_or(0)
 }
 
+/// Session 25 (faults16): the member requests record `rec` completes.
+pub(super) fn requests(rec: &Rec) -> impl Iterator<Item = ReqId> + '_ {
+    rec.parts.iter().flatten().map(|(_, id)| *id)
+}
+
 /// The real collective of `rec` finished with `buf` (its memory): distributes the result to
 /// the local members and completes their requests (from the progress engine).
 pub fn finish(s: &mut State, rec: &Rec, buf: Vec<u8>) {

@@ -247,6 +247,9 @@ pub struct RealComms {
     pools: Pools,
     /// Session 18: tasks waiting in `derive` for earlier picks to be decided (`near_budget`).
     budget_waiters: Vec<usize>,
+    /// Session 25 (faults16): the error class a real request of an operation failed with, by
+    /// token (`failed`), until its owner takes it (`on_done`, `run`).
+    errors: IdMap<u64, i32>,
 }
 
 impl RealComms {
@@ -622,6 +625,16 @@ unsafe fn start_real(s: &mut State, key: CommKey, comm: RComm, what: RealColl, m
     }
 }
 
+/// Session 25 (faults16): a real request of operation `token` failed with MPI error class
+/// `class` (a truncating receive: the program's error, not the library's). The operation goes
+/// on (a tree's forwards are still sent, so that no other process waits for ever) and ends
+/// with the first such class, reported by its owner: a request's status (its wait or test
+/// returns it through the communicator's error handler), a helper task's call (`run`), every
+/// member request of a two-level record. It used to end the job from the progress engine.
+pub fn failed(s: &mut State, token: u64, class: i32) {
+    s.rcoll.errors.entry(token).or_insert(class);
+}
+
 /// A real collective finished (from the progress engine).
 pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
     // coll6: one of several real requests of an operation, a recursive doubling's step, or
@@ -631,6 +644,15 @@ pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
         return;
     };
     s.rcoll.running.remove(&token);
+    // faults16: a failed operation's class goes to its owner (an `Op`'s stays for `run`).
+    let error = match s.rcoll.inflight.get(&token) {
+        Some(Inflight::Op { .. }) => None,
+        _ if s.rcoll.errors.is_empty() => None,
+        _ => s.rcoll.errors.remove(&token),
+    };
+    if let Some(class) = error {
+        fail_owner(s, token, class);
+    }
     match s.rcoll.inflight.remove(&token) {
         Some(Inflight::Op { task }) => {
             s.rcoll.results.insert(token, buf);
@@ -672,6 +694,22 @@ pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
     }
 }
 
+/// faults16: marks the requests operation `token` completes with error class `class`.
+fn fail_owner(s: &mut State, token: u64, class: i32) {
+    let ids: Vec<crate::core::request::ReqId> = match s.rcoll.inflight.get(&token) {
+        Some(Inflight::Req { id }) => vec![*id],
+        Some(Inflight::Rec { rec }) | Some(Inflight::Plan { rec, .. }) => crate::core::coll::nbrec::requests(rec).collect(),
+        _ => Vec::new(),
+    };
+    for id in ids {
+        if let Some(r) = s.req_mut(id) {
+            if r.status.error == c::MPI_SUCCESS {
+                r.status.error = class;
+            }
+        }
+    }
+}
+
 /// Submits call `c`'s real operation and parks until it completes; its owned buffer comes
 /// back.
 ///
@@ -695,7 +733,21 @@ unsafe fn run(c: &Coll, what: RealColl, mem: CollMem) -> MpiResult<Vec<u8>> {
         pump(s, key);
         Ok(token)
     })??;
-    block_on(|s| s.rcoll.results.remove(&token))
+    let (buf, error) = block_on(|s| {
+        let buf = s.rcoll.results.remove(&token)?;
+        Some((
+            buf,
+            if s.rcoll.errors.is_empty() {
+                None
+            } else {
+                s.rcoll.errors.remove(&token)
+            },
+        ))
+    })?;
+    match error {
+        Some(class) => err(class, "a real collective's receive failed (mismatched counts?)"),
+        None => Ok(buf),
+    }
 }
 
 /// Submits call `c`'s real operation (enrolled: `c.real`) for request `id`, whose event it
