@@ -699,6 +699,10 @@ fn fail_owner(s: &mut State, token: u64, class: i32) {
     let ids: Vec<crate::core::request::ReqId> = match s.rcoll.inflight.get(&token) {
         Some(Inflight::Req { id }) => vec![*id],
         Some(Inflight::Rec { rec }) | Some(Inflight::Plan { rec, .. }) => crate::core::coll::nbrec::requests(rec).collect(),
+        Some(&Inflight::Early { key, uid }) => {
+            crate::core::coll::nbrec::early_failed(s, key, uid, class);
+            Vec::new()
+        }
         _ => Vec::new(),
     };
     for id in ids {
