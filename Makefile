@@ -154,7 +154,7 @@ lint:
 # Session 23 (rate16): p2p_wait_window (windows of many requests, every wait and test call).
 # Session 23 (sr16): p2p_sendrecv_mix (Sendrecv beside Isend, probes, wildcards, late partners).
 # Session 24 (shmq16): p2p_shmq_flood (the node queue's full path, collective steps through it).
-DIRECT_TESTS = ^(anysource|cancel|comm_basic|coll_comms|coll_p2p_mix|nbc_mixed|nbc_p2p_apart|deadlock_(ring|large|coll|wait)|get_count|halo|isendrecv|large_pairs|mprobe|nb_test|nb_wait|order|p2p_large_count|persistent|probe|proc_null|request_free|request_status|ring|send_modes|sendrecv|stress|threads_multiple|topo_cart|truncate|zero_size|p2p_wait_mixed|p2p_lean|p2p_lean_wait|p2p_wait_window|comm_steps|coll_persist_steps|p2p_ring_match|p2p_waitall_late|p2p_stack_eager|p2p_sendrecv_mix|coll_(alltoall|gather|redscat|err_route|rooted_known|pair|pairv)|bcast|barrier|reduce_arith|deadlock_coll_small|p2p_shmq_flood|nbc_pair|nbc_pair_red)$$
+DIRECT_TESTS = ^(anysource|cancel|comm_basic|coll_comms|coll_p2p_mix|nbc_mixed|nbc_p2p_apart|deadlock_(ring|large|coll|wait)|get_count|halo|isendrecv|large_pairs|mprobe|nb_test|nb_wait|order|p2p_large_count|persistent|probe|proc_null|request_free|request_status|ring|send_modes|sendrecv|stress|threads_multiple|topo_cart|truncate|zero_size|p2p_wait_mixed|p2p_lean|p2p_lean_wait|p2p_wait_window|comm_steps|coll_persist_steps|p2p_ring_match|p2p_waitall_late|p2p_stack_eager|p2p_sendrecv_mix|coll_(alltoall|gather|redscat|err_route|rooted_known|pair|pairv)|bcast|barrier|reduce_arith|deadlock_coll_small|p2p_shmq_flood|nbc_pair|nbc_pair_red|nbc_mixed_types)$$
 
 # Session 21: as if every process ran on a node of its own (MPICH's MPIR_CVAR_NOLOCAL=1: the
 # real MPI's network path, and transport::node::same_node false for every peer), so the sends
@@ -166,8 +166,11 @@ NODES_TESTS = ^(p2p_stack_eager|p2p_ring_match|coll_p2p_mix|halo|stress|large_pa
 # at MPI_THREAD_MULTIPLE; these compat tests run again in that mode (docs/collectives.md).
 # Session 18 (tidy9): comm_steps. Session 19: coll_persist_steps; (coll11) coll_p2p_mix,
 # deadlock_coll_small. Session 22 (root15): coll_rooted_known. Session 23 (v1coll16): coll_pair.
-# Session 24 (nbcpair16): nbc_pair. Session 25 (lead): coll_pairv (the v-forms on the pair paths); (nbcred16) nbc_pair_red.
-SOLO_TESTS = ^(barrier|bcast|coll_(alltoall|alltoallv_c|comm_order|gather|hier|large_count|nbreal|p2p_mix|pair|persist_steps|persistent|pplan|redscat|reduce_early|rooted_known|solo|team)|deadlock_(coll|coll_small|rma|rma_lock)|info_comm|io_(basic|collread|nbcoll)|reduce_(arith|minmax)|threads_(multiple|openmp)|topo_cart|comm_steps|nbc_pair|coll_pairv|nbc_pair_red)$$
+# Session 24 (nbcpair16): nbc_pair. Session 25 (lead): coll_pairv (the v-forms on the pair paths); (nbcred16) nbc_pair_red;
+# (faults16) nbc_mixed_types, and at 3x1 and 3x3 too (NBC_ERR_TESTS: a truncating real
+# I-collective beyond the two-process pair path).
+SOLO_TESTS = ^(barrier|bcast|coll_(alltoall|alltoallv_c|comm_order|gather|hier|large_count|nbreal|p2p_mix|pair|persist_steps|persistent|pplan|redscat|reduce_early|rooted_known|solo|team)|deadlock_(coll|coll_small|rma|rma_lock)|info_comm|io_(basic|collread|nbcoll)|reduce_(arith|minmax)|threads_(multiple|openmp)|topo_cart|comm_steps|nbc_pair|coll_pairv|nbc_pair_red|nbc_mixed_types)$$
+NBC_ERR_TESTS = ^(nbc_mixed_types)$$
 
 compat-test:
 	@compat-tests/badinput-coverage.sh || echo "WARNING: exported functions missing from compat-tests/src/badinput.c (above)"
@@ -186,6 +189,9 @@ compat-test:
 	        TOUCAN_COMPAT_FILTER='$(NODES_TESTS)' $(COMPAT_ENV) compat-tests/run-all.sh || rc=$$?; \
 	    echo "== blocking collectives through the real MPI (TOUCAN_REAL_THREAD=multiple, 2x1)"; \
 	    TOUCAN_REAL_THREAD=multiple TOUCAN_COMPAT_CONFIGS=2x1 COMPAT_SMP=0 TOUCAN_COMPAT_FILTER='$(SOLO_TESTS)' \
+	        $(COMPAT_ENV) compat-tests/run-all.sh || rc=$$?; \
+	    echo "== real I-collectives' errors from the progress thread (TOUCAN_REAL_THREAD=multiple, 3x1 3x3)"; \
+	    TOUCAN_REAL_THREAD=multiple TOUCAN_COMPAT_CONFIGS="3x1 3x3" COMPAT_SMP=0 TOUCAN_COMPAT_FILTER='$(NBC_ERR_TESTS)' \
 	        $(COMPAT_ENV) compat-tests/run-all.sh || rc=$$?; \
 	    echo "== compat-tests/privatize-libs/run.sh"; \
 	    $(COMPAT_ENV) compat-tests/privatize-libs/run.sh || rc=1; \

@@ -763,7 +763,12 @@ impl State {
                 }
             }
             Event::RecvDone { token, temp } => self.on_rndv_arrived(token, temp),
-            Event::CollDone { token, buf, comm } => super::coll::real::on_done(self, token, buf, comm),
+            Event::CollDone { token, buf, comm, error } => {
+                if error != 0 {
+                    super::coll::real::failed(self, token, error);
+                }
+                super::coll::real::on_done(self, token, buf, comm)
+            }
             Event::DirectDone { token, st, temp } => self.on_direct_done(token, st, temp),
         }
     }

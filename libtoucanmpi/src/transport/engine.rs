@@ -92,8 +92,15 @@ pub enum Event {
     /// A rendezvous payload arrived (into the user buffer, or into `temp`).
     RecvDone { token: u64, temp: Option<Vec<u8>> },
     /// A real collective finished (`transport::collective`): its buffer, and the new real
-    /// communicator of a duplication.
-    CollDone { token: u64, buf: Vec<u8>, comm: Option<RComm> },
+    /// communicator of a duplication. Session 25 (faults16): `error`, the MPI error class a
+    /// failed real request of it ended with (`coll_error`; 0: none): the operation's owner
+    /// reports it, the job goes on.
+    CollDone {
+        token: u64,
+        buf: Vec<u8>,
+        comm: Option<RComm>,
+        error: i32,
+    },
     /// A direct send or receive (`direct`) finished: its status, and the receive's bytes when
     /// they went into a temporary buffer.
     DirectDone {
@@ -1147,8 +1154,10 @@ impl Transport {
         }
         let n = self.reqs.len();
         self.idx.resize(n, 0);
-        // Statuses only when a direct operation or the ring's head may report one.
-        let want = self.direct_pending > 0 || with_ring;
+        // Statuses only when a direct operation, the ring's head or (faults16) a real
+        // collective's request may report one: without them a failed request's
+        // MPI_ERR_IN_STATUS says nothing of which.
+        let want = self.direct_pending > 0 || with_ring || self.pending.iter().any(|p| matches!(p.action, Action::Coll(_)));
         if want {
             // SAFETY: MPI_Status is plain integers; all zeros is a valid value.
             self.stats.resize(n, unsafe { std::mem::zeroed() });
@@ -1211,11 +1220,22 @@ impl Transport {
                 Action::Free => {}
                 Action::Sent(token) => out.push(Event::SendDone { token }),
                 Action::Received(token) => out.push(Event::RecvDone { token, temp: p.buf }),
-                Action::Coll(token) => out.push(Event::CollDone {
-                    token,
-                    buf: p.buf.unwrap_or_default(),
-                    comm: p.comm.map(|c| *c),
-                }),
+                Action::Coll(token) => {
+                    // faults16: a real collective's failed request (a truncating receive)
+                    // ends its operation with the error, reported by its owner.
+                    let code = if in_status {
+                        self.stats[k].MPI_ERROR
+                    } else {
+                        real::REAL_MPI_SUCCESS as c_int
+                    };
+                    out.push(Event::CollDone {
+                        token,
+                        buf: p.buf.unwrap_or_default(),
+                        comm: p.comm.map(|c| *c),
+                        error: self.coll_error(code),
+                    });
+                    continue;
+                }
                 Action::DirectSent(_) | Action::DirectRecv(..) => {
                     let st = self.stats[k];
                     let err = if in_status { st.MPI_ERROR } else { real::REAL_MPI_SUCCESS as c_int };
@@ -1229,6 +1249,23 @@ impl Transport {
             }
         }
         Ok(true)
+    }
+
+    /// Session 25 (faults16): the MPI error class of real error code `code` of a real
+    /// collective's request (0 for success): MPI_ERR_TRUNCATE for the real MPI's truncation,
+    /// MPI_ERR_OTHER for anything else (the job goes on; the owner reports it).
+    pub(super) fn coll_error(&self, code: c_int) -> i32 {
+        if code == real::REAL_MPI_SUCCESS as c_int {
+            return 0;
+        }
+        let mut class: c_int = 0;
+        // SAFETY: a plain query of a code the real MPI returned.
+        let known = unsafe { self.real.PMPI_Error_class(code, &mut class) } == real::REAL_MPI_SUCCESS as c_int;
+        if known && class == real::REAL_MPI_ERR_TRUNCATE as c_int {
+            crate::consts::MPI_ERR_TRUNCATE
+        } else {
+            crate::consts::MPI_ERR_OTHER
+        }
     }
 
     /// Every process's `local` bytes (all the same length), in process order: one real

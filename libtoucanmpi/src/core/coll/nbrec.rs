@@ -107,6 +107,8 @@ pub struct Early {
     /// This record among every other (its real operation's completion finds it by this once
     /// it left the joins' map: `RealComms::landing`).
     uid: u64,
+    /// Session 25 (faults16): the error class its real operation failed with (0: none).
+    err: i32,
 }
 
 impl Rec {
@@ -520,6 +522,7 @@ fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize) -> Rec {
             fin: Vec::new(),
             root: None,
             uid: 0,
+            err: 0,
         }),
     });
     parts.resize_with(n, || None);
@@ -535,7 +538,7 @@ fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize) -> Rec {
         e.data.resize(bytes, 0);
     }
     e.fin.resize(n, false);
-    (e.here, e.done, e.root, e.uid) = (false, false, lroot, s.rcoll.token());
+    (e.here, e.done, e.root, e.uid, e.err) = (false, false, lroot, s.rcoll.token(), 0);
     Rec {
         parts,
         per: n,
@@ -566,9 +569,19 @@ struct Completed {
     few: [ReqId; 8],
     n: usize,
     more: Vec<ReqId>,
+    /// faults16: those that complete with an error class (a truncation).
+    failed: Vec<(ReqId, i32)>,
 }
 
 impl Completed {
+    /// faults16: gives the failed requests their class (before they complete).
+    fn mark(&self, s: &mut State) {
+        for &(id, class) in &self.failed {
+            if let Some(r) = s.req_mut(id) {
+                r.status.error = class;
+            }
+        }
+    }
     fn push(&mut self, id: ReqId) {
         match self.few.get_mut(self.n) {
             Some(slot) => {
@@ -606,6 +619,7 @@ fn settle(s: &mut State, key: (CommKey, u64)) {
             }
         }
     }
+    done.mark(s);
     note_order(s, done.ids());
     for id in done.ids() {
         s.event_done(id);
@@ -621,9 +635,21 @@ fn settle_rec(rec: &mut Rec, done: &mut Completed) {
         if e.fin[j] || !(if root { e.done } else { e.here }) {
             continue;
         }
+        let mut class = e.err;
         if let (Part::Bcast { buf: b, .. }, false) = (part, root) {
-            // SAFETY: the member's buffer stays valid until its request completes (below).
-            unsafe { b.dt.unpack(&e.data[..b.count * b.dt.size], b.ptr, b.count) };
+            // faults16: a member whose count differs from the block that came (the program's
+            // error: a truncation) takes what fits and MPI_ERR_TRUNCATE; it used to panic.
+            let want = b.count * b.dt.size;
+            if want <= e.data.len() {
+                // SAFETY: the member's buffer stays valid until its request completes (below).
+                unsafe { b.dt.unpack(&e.data[..want], b.ptr, b.count) };
+            }
+            if want != e.data.len() && class == 0 {
+                class = crate::consts::MPI_ERR_TRUNCATE;
+            }
+        }
+        if class != 0 {
+            done.failed.push((*id, class));
         }
         e.fin[j] = true;
         done.push(*id);
@@ -670,6 +696,7 @@ pub(super) fn landed(s: &mut State, key: (CommKey, u64), uid: u64) {
         }
         settle_rec(&mut rec, &mut done);
         recycle(s, rec);
+        done.mark(s);
         note_order(s, done.ids());
         for id in done.ids() {
             s.event_done(id);
@@ -1064,6 +1091,23 @@ fn rooted_bytes(rec: &Rec) -> usize {
         _ => 0,
     });
     own.next().unwrap_or(0)
+}
+
+/// Session 25 (faults16): the real operation of the broadcast record started early as `uid`
+/// (call `key`) failed with error class `class`: its members complete with it.
+pub(super) fn early_failed(s: &mut State, key: (CommKey, u64), uid: u64, class: i32) {
+    let e = match s.rcoll.landing.get_mut(&uid) {
+        Some(rec) => rec.early.as_mut(),
+        None => s.rcoll.recs.get_mut(&key).and_then(|r| r.early.as_mut()).filter(|e| e.uid == uid),
+    };
+    if let Some(e) = e {
+        e.err = class;
+    }
+}
+
+/// Session 25 (faults16): the member requests record `rec` completes.
+pub(super) fn requests(rec: &Rec) -> impl Iterator<Item = ReqId> + '_ {
+    rec.parts.iter().flatten().map(|(_, id)| *id)
 }
 
 /// The real collective of `rec` finished with `buf` (its memory): distributes the result to

@@ -247,6 +247,9 @@ pub struct RealComms {
     pools: Pools,
     /// Session 18: tasks waiting in `derive` for earlier picks to be decided (`near_budget`).
     budget_waiters: Vec<usize>,
+    /// Session 25 (faults16): the error class a real request of an operation failed with, by
+    /// token (`failed`), until its owner takes it (`on_done`, `run`).
+    errors: IdMap<u64, i32>,
 }
 
 impl RealComms {
@@ -622,6 +625,16 @@ unsafe fn start_real(s: &mut State, key: CommKey, comm: RComm, what: RealColl, m
     }
 }
 
+/// Session 25 (faults16): a real request of operation `token` failed with MPI error class
+/// `class` (a truncating receive: the program's error, not the library's). The operation goes
+/// on (a tree's forwards are still sent, so that no other process waits for ever) and ends
+/// with the first such class, reported by its owner: a request's status (its wait or test
+/// returns it through the communicator's error handler), a helper task's call (`run`), every
+/// member request of a two-level record. It used to end the job from the progress engine.
+pub fn failed(s: &mut State, token: u64, class: i32) {
+    s.rcoll.errors.entry(token).or_insert(class);
+}
+
 /// A real collective finished (from the progress engine).
 pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
     // coll6: one of several real requests of an operation, a recursive doubling's step, or
@@ -631,6 +644,15 @@ pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
         return;
     };
     s.rcoll.running.remove(&token);
+    // faults16: a failed operation's class goes to its owner (an `Op`'s stays for `run`).
+    let error = match s.rcoll.inflight.get(&token) {
+        Some(Inflight::Op { .. }) => None,
+        _ if s.rcoll.errors.is_empty() => None,
+        _ => s.rcoll.errors.remove(&token),
+    };
+    if let Some(class) = error {
+        fail_owner(s, token, class);
+    }
     match s.rcoll.inflight.remove(&token) {
         Some(Inflight::Op { task }) => {
             s.rcoll.results.insert(token, buf);
@@ -672,6 +694,26 @@ pub fn on_done(s: &mut State, token: u64, buf: Vec<u8>, comm: Option<RComm>) {
     }
 }
 
+/// faults16: marks the requests operation `token` completes with error class `class`.
+fn fail_owner(s: &mut State, token: u64, class: i32) {
+    let ids: Vec<crate::core::request::ReqId> = match s.rcoll.inflight.get(&token) {
+        Some(Inflight::Req { id }) => vec![*id],
+        Some(Inflight::Rec { rec }) | Some(Inflight::Plan { rec, .. }) => crate::core::coll::nbrec::requests(rec).collect(),
+        Some(&Inflight::Early { key, uid }) => {
+            crate::core::coll::nbrec::early_failed(s, key, uid, class);
+            Vec::new()
+        }
+        _ => Vec::new(),
+    };
+    for id in ids {
+        if let Some(r) = s.req_mut(id) {
+            if r.status.error == c::MPI_SUCCESS {
+                r.status.error = class;
+            }
+        }
+    }
+}
+
 /// Submits call `c`'s real operation and parks until it completes; its owned buffer comes
 /// back.
 ///
@@ -695,7 +737,21 @@ unsafe fn run(c: &Coll, what: RealColl, mem: CollMem) -> MpiResult<Vec<u8>> {
         pump(s, key);
         Ok(token)
     })??;
-    block_on(|s| s.rcoll.results.remove(&token))
+    let (buf, error) = block_on(|s| {
+        let buf = s.rcoll.results.remove(&token)?;
+        Some((
+            buf,
+            if s.rcoll.errors.is_empty() {
+                None
+            } else {
+                s.rcoll.errors.remove(&token)
+            },
+        ))
+    })?;
+    match error {
+        Some(class) => err(class, "a real collective's receive failed (mismatched counts?)"),
+        None => Ok(buf),
+    }
 }
 
 /// Submits call `c`'s real operation (enrolled: `c.real`) for request `id`, whose event it
@@ -948,16 +1004,34 @@ pub unsafe fn reduce_direct(
     Some(unsafe { run(c, RealColl::Reduce { root, op, ty, count: n }, mem) }.map(|_| ()))
 }
 
+/// Session 25 (faults16): the real operation of a broadcast of `len` bytes from process
+/// `root` at call `c`'s inter-process level. On a communicator with one member per process a
+/// small one goes as a tree of real messages (`nbc::tree_bcast`), as a nonblocking call's
+/// direct start does (`nbc::shape_at`): a member whose buffer cannot go as it is (a derived
+/// type at one rank only) runs the call here, in a helper task, and must start the same real
+/// operation as the others (it started the real MPI's `MPI_Ibcast` against their tree, and
+/// every process hung). Decided from what every process has alike (the layout, the size);
+/// the real MPI's blocking call (`c.solo`) keeps its own.
+fn bcast_kind(c: &Coll, len: usize, root: usize) -> RealColl {
+    let tree = !c.solo && crate::core::coll::nbc::tree_bcast(len) && one_per_process(&c.comm);
+    if tree {
+        RealColl::TreeBcast { root, tag: 0 }
+    } else {
+        RealColl::Bcast { root }
+    }
+}
+
 /// The inter-process level of a broadcast from process `root`; `mine`: this is it.
 ///
 /// # Safety
 /// `b` is the running member's buffer, valid for its count.
 pub unsafe fn bcast(c: &Coll, b: &Buf, root: usize, mine: bool) -> MpiResult<()> {
     let len = b.count * b.dt.size;
+    let what = bcast_kind(c, len, root);
     if b.dt.is_contiguous() && crate::core::p2p::tlsbuf::in_swapped(b.ptr, b.count, &b.dt).is_none() {
         // Straight from or into the buffer.
         // SAFETY: the caller's buffer, valid for the whole call.
-        return unsafe { run(c, RealColl::Bcast { root }, CollMem::at(b.ptr, b.ptr, len)) }.map(|_| ());
+        return unsafe { run(c, what, CollMem::at(b.ptr, b.ptr, len)) }.map(|_| ());
     }
     let mut bytes = Vec::with_capacity(len);
     if mine {
@@ -965,8 +1039,20 @@ pub unsafe fn bcast(c: &Coll, b: &Buf, root: usize, mine: bool) -> MpiResult<()>
     } else {
         bytes.resize(len, 0);
     }
+    if let RealColl::TreeBcast { .. } = what {
+        // A tree's messages go from and into the memory the operation names and not its
+        // owned buffer (`nbc::start_tree`): the packed bytes stay here, where `run` parks
+        // until the operation completed.
+        let p = bytes.as_mut_ptr();
+        // SAFETY: `bytes` outlives the operation (`run` returns after it completed).
+        unsafe { run(c, what, CollMem::at(p, p, len)) }?;
+        if !mine {
+            b.dt.unpack(&bytes, b.ptr, b.count);
+        }
+        return Ok(());
+    }
     // SAFETY: our own buffer.
-    let out = unsafe { run(c, RealColl::Bcast { root }, CollMem::owned(bytes)) }?;
+    let out = unsafe { run(c, what, CollMem::owned(bytes)) }?;
     if !mine {
         b.dt.unpack(&out, b.ptr, b.count);
     }
