@@ -677,6 +677,16 @@ impl CArr {
     }
 }
 
+/// A plain side for the v-forms' pair paths (`abi::pairv`).
+fn plain(buf: *const c_void, count: i64, dt: usize) -> crate::abi::pairv::Plain {
+    crate::abi::pairv::Plain { buf, count, dt }
+}
+
+/// A v-form side for their pair paths.
+fn vside(buf: *const c_void, counts: CArr, displs: CArr, dt: usize) -> crate::abi::pairv::V {
+    crate::abi::pairv::V { buf, counts, displs, dt }
+}
+
 /// How a buffer splits into one block per peer.
 #[derive(Clone, Copy)]
 pub(crate) enum Layout {
@@ -1134,13 +1144,13 @@ coll_family!(
     [MPI_Gatherv PMPI_Gatherv MPI_Igatherv PMPI_Igatherv MPI_Gatherv_init PMPI_Gatherv_init],
     [MPI_Gatherv_c PMPI_Gatherv_c MPI_Igatherv_c PMPI_Igatherv_c MPI_Gatherv_init_c PMPI_Gatherv_init_c],
     fast = {
-        let (c, d) = (CArr::of(rcounts), CArr::of(displs));
-        crate::abi::pairv::rooted(sbuf, wide(scount), sdt, rbuf, c, d, rdt, root, comm_h, true)
+        let (one, many) = (plain(sbuf, wide(scount), sdt), vside(rbuf, CArr::of(rcounts), CArr::of(displs), rdt));
+        crate::abi::pairv::rooted(one, many, root, comm_h, true)
     },
     ifast = |req| {
-        let (c, d) = (CArr::of(rcounts), CArr::of(displs));
+        let (one, many) = (plain(sbuf, wide(scount), sdt), vside(rbuf, CArr::of(rcounts), CArr::of(displs), rdt));
         // SAFETY: the buffers, arrays and request pointer from the program.
-        unsafe { crate::abi::pairv::irooted(sbuf, wide(scount), sdt, rbuf, c, d, rdt, root, comm_h, true, req) }
+        unsafe { crate::abi::pairv::irooted(one, many, root, comm_h, true, req) }
     },
     |sbuf: *const c_void,
      scount: Count,
@@ -1183,13 +1193,13 @@ coll_family!(
     [MPI_Scatterv PMPI_Scatterv MPI_Iscatterv PMPI_Iscatterv MPI_Scatterv_init PMPI_Scatterv_init],
     [MPI_Scatterv_c PMPI_Scatterv_c MPI_Iscatterv_c PMPI_Iscatterv_c MPI_Scatterv_init_c PMPI_Scatterv_init_c],
     fast = {
-        let (c, d) = (CArr::of(scounts), CArr::of(displs));
-        crate::abi::pairv::rooted(rbuf, wide(rcount), rdt, sbuf, c, d, sdt, root, comm_h, false)
+        let (one, many) = (plain(rbuf, wide(rcount), rdt), vside(sbuf, CArr::of(scounts), CArr::of(displs), sdt));
+        crate::abi::pairv::rooted(one, many, root, comm_h, false)
     },
     ifast = |req| {
-        let (c, d) = (CArr::of(scounts), CArr::of(displs));
+        let (one, many) = (plain(rbuf, wide(rcount), rdt), vside(sbuf, CArr::of(scounts), CArr::of(displs), sdt));
         // SAFETY: the buffers, arrays and request pointer from the program.
-        unsafe { crate::abi::pairv::irooted(rbuf, wide(rcount), rdt, sbuf, c, d, sdt, root, comm_h, false, req) }
+        unsafe { crate::abi::pairv::irooted(one, many, root, comm_h, false, req) }
     },
     |sbuf: *const c_void,
      scounts: *const Count,
@@ -1232,13 +1242,13 @@ coll_family!(
     [MPI_Allgatherv PMPI_Allgatherv MPI_Iallgatherv PMPI_Iallgatherv MPI_Allgatherv_init PMPI_Allgatherv_init],
     [MPI_Allgatherv_c PMPI_Allgatherv_c MPI_Iallgatherv_c PMPI_Iallgatherv_c MPI_Allgatherv_init_c PMPI_Allgatherv_init_c],
     fast = {
-        let (c, d) = (CArr::of(rcounts), CArr::of(displs));
-        crate::abi::pairv::allgatherv(sbuf, wide(scount), sdt, rbuf, c, d, rdt, comm_h)
+        let (send, recv) = (plain(sbuf, wide(scount), sdt), vside(rbuf, CArr::of(rcounts), CArr::of(displs), rdt));
+        crate::abi::pairv::allgatherv(send, recv, comm_h)
     },
     ifast = |req| {
-        let (c, d) = (CArr::of(rcounts), CArr::of(displs));
+        let (send, recv) = (plain(sbuf, wide(scount), sdt), vside(rbuf, CArr::of(rcounts), CArr::of(displs), rdt));
         // SAFETY: the buffers, arrays and request pointer from the program.
-        unsafe { crate::abi::pairv::iallgatherv(sbuf, wide(scount), sdt, rbuf, c, d, rdt, comm_h, req) }
+        unsafe { crate::abi::pairv::iallgatherv(send, recv, comm_h, req) }
     },
     |sbuf: *const c_void,
      scount: Count,
@@ -1281,13 +1291,15 @@ coll_family!(
     [MPI_Alltoallv PMPI_Alltoallv MPI_Ialltoallv PMPI_Ialltoallv MPI_Alltoallv_init PMPI_Alltoallv_init],
     [MPI_Alltoallv_c PMPI_Alltoallv_c MPI_Ialltoallv_c PMPI_Ialltoallv_c MPI_Alltoallv_init_c PMPI_Alltoallv_init_c],
     fast = {
-        let (sc, sd, rc, rd) = (CArr::of(scounts), CArr::of(sdispls), CArr::of(rcounts), CArr::of(rdispls));
-        crate::abi::pairv::alltoallv(sbuf, sc, sd, sdt, rbuf, rc, rd, rdt, comm_h)
+        let send = vside(sbuf, CArr::of(scounts), CArr::of(sdispls), sdt);
+        let recv = vside(rbuf, CArr::of(rcounts), CArr::of(rdispls), rdt);
+        crate::abi::pairv::alltoallv(send, recv, comm_h)
     },
     ifast = |req| {
-        let (sc, sd, rc, rd) = (CArr::of(scounts), CArr::of(sdispls), CArr::of(rcounts), CArr::of(rdispls));
+        let send = vside(sbuf, CArr::of(scounts), CArr::of(sdispls), sdt);
+        let recv = vside(rbuf, CArr::of(rcounts), CArr::of(rdispls), rdt);
         // SAFETY: the buffers, arrays and request pointer from the program.
-        unsafe { crate::abi::pairv::ialltoallv(sbuf, sc, sd, sdt, rbuf, rc, rd, rdt, comm_h, req) }
+        unsafe { crate::abi::pairv::ialltoallv(send, recv, comm_h, req) }
     },
     |sbuf: *const c_void,
      scounts: *const Count,

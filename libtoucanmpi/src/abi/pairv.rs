@@ -24,6 +24,23 @@ use crate::core::state::{self, State};
 use crate::sched;
 use std::os::raw::{c_int, c_void};
 
+/// One side of a call: `count` items of datatype `dt` at `buf`.
+#[derive(Clone, Copy)]
+pub(super) struct Plain {
+    pub(super) buf: *const c_void,
+    pub(super) count: i64,
+    pub(super) dt: usize,
+}
+
+/// A v-form side: the buffer, its counts and displacements per rank, the datatype.
+#[derive(Clone, Copy)]
+pub(super) struct V {
+    pub(super) buf: *const c_void,
+    pub(super) counts: CArr,
+    pub(super) displs: CArr,
+    pub(super) dt: usize,
+}
+
 /// The pair's two blocks of a v-form buffer of a predefined contiguous type: rank i's block is
 /// `len[i]` bytes at `p + off[i]`.
 #[derive(Clone, Copy)]
@@ -80,19 +97,18 @@ fn rank_of_two(s: &State, sub: usize, comm_h: usize) -> Option<usize> {
 /// MPI_Gatherv's (`gather`) and MPI_Scatterv's blocking pair path: the rank away from the
 /// root sends its block (Gatherv) or receives it (Scatterv); the root moves its own block
 /// (none in place) and receives (Gatherv) or sends (Scatterv) the other's.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn rooted(
-    one: *const c_void,
-    one_count: i64,
-    one_dt: usize,
-    many: *const c_void,
-    counts: CArr,
-    displs: CArr,
-    many_dt: usize,
-    root: c_int,
-    comm_h: usize,
-    gather: bool,
-) -> Option<MpiResult<()>> {
+pub(super) fn rooted(one: Plain, many: V, root: c_int, comm_h: usize, gather: bool) -> Option<MpiResult<()>> {
+    let Plain {
+        buf: one,
+        count: one_count,
+        dt: one_dt,
+    } = one;
+    let V {
+        buf: many,
+        counts,
+        displs,
+        dt: many_dt,
+    } = many;
     let sub = collpair::on()?;
     // Away from the root only the one side is read, and MPI_IN_PLACE is an error there.
     let one_side = if in_place(one) {
@@ -162,17 +178,18 @@ pub(super) fn rooted(
 
 /// MPI_Allgatherv's blocking pair path: the own block to the peer (in place: from its slot),
 /// moved into the own slot, and the peer's received into its slot.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn allgatherv(
-    sbuf: *const c_void,
-    scount: i64,
-    sdt: usize,
-    rbuf: *mut c_void,
-    counts: CArr,
-    displs: CArr,
-    rdt: usize,
-    comm_h: usize,
-) -> Option<MpiResult<()>> {
+pub(super) fn allgatherv(send: Plain, recv: V, comm_h: usize) -> Option<MpiResult<()>> {
+    let Plain {
+        buf: sbuf,
+        count: scount,
+        dt: sdt,
+    } = send;
+    let V {
+        buf: rbuf,
+        counts,
+        displs,
+        dt: rdt,
+    } = recv;
     let sub = collpair::on()?;
     let send_side = if in_place(sbuf) {
         None
@@ -209,18 +226,19 @@ pub(super) fn allgatherv(
 
 /// MPI_Alltoallv's blocking pair path: the send block for the peer each way, the own one
 /// copied (of equal length on both sides; otherwise, and in place, the general path).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn alltoallv(
-    sbuf: *const c_void,
-    scounts: CArr,
-    sdispls: CArr,
-    sdt: usize,
-    rbuf: *mut c_void,
-    rcounts: CArr,
-    rdispls: CArr,
-    rdt: usize,
-    comm_h: usize,
-) -> Option<MpiResult<()>> {
+pub(super) fn alltoallv(send: V, recv: V, comm_h: usize) -> Option<MpiResult<()>> {
+    let V {
+        buf: sbuf,
+        counts: scounts,
+        displs: sdispls,
+        dt: sdt,
+    } = send;
+    let V {
+        buf: rbuf,
+        counts: rcounts,
+        displs: rdispls,
+        dt: rdt,
+    } = recv;
     if in_place(sbuf) {
         return None;
     }
@@ -295,20 +313,18 @@ impl Blocks {
 ///
 /// # Safety
 /// The buffers, arrays and `req` come from the program (valid until the request completes).
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn irooted(
-    one: *const c_void,
-    one_count: i64,
-    one_dt: usize,
-    many: *const c_void,
-    counts: CArr,
-    displs: CArr,
-    many_dt: usize,
-    root: c_int,
-    comm_h: usize,
-    gather: bool,
-    req: *mut usize,
-) -> Option<MpiResult<()>> {
+pub(super) unsafe fn irooted(one: Plain, many: V, root: c_int, comm_h: usize, gather: bool, req: *mut usize) -> Option<MpiResult<()>> {
+    let Plain {
+        buf: one,
+        count: one_count,
+        dt: one_dt,
+    } = one;
+    let V {
+        buf: many,
+        counts,
+        displs,
+        dt: many_dt,
+    } = many;
     if !nbcpair::on() || req.is_null() || !(0..2).contains(&root) {
         return None;
     }
@@ -370,18 +386,18 @@ pub(super) unsafe fn irooted(
 ///
 /// # Safety
 /// As `irooted`.
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn iallgatherv(
-    sbuf: *const c_void,
-    scount: i64,
-    sdt: usize,
-    rbuf: *mut c_void,
-    counts: CArr,
-    displs: CArr,
-    rdt: usize,
-    comm_h: usize,
-    req: *mut usize,
-) -> Option<MpiResult<()>> {
+pub(super) unsafe fn iallgatherv(send: Plain, recv: V, comm_h: usize, req: *mut usize) -> Option<MpiResult<()>> {
+    let Plain {
+        buf: sbuf,
+        count: scount,
+        dt: sdt,
+    } = send;
+    let V {
+        buf: rbuf,
+        counts,
+        displs,
+        dt: rdt,
+    } = recv;
     if !nbcpair::on() || req.is_null() {
         return None;
     }
@@ -423,19 +439,19 @@ pub(super) unsafe fn iallgatherv(
 ///
 /// # Safety
 /// As `irooted`.
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn ialltoallv(
-    sbuf: *const c_void,
-    scounts: CArr,
-    sdispls: CArr,
-    sdt: usize,
-    rbuf: *mut c_void,
-    rcounts: CArr,
-    rdispls: CArr,
-    rdt: usize,
-    comm_h: usize,
-    req: *mut usize,
-) -> Option<MpiResult<()>> {
+pub(super) unsafe fn ialltoallv(send: V, recv: V, comm_h: usize, req: *mut usize) -> Option<MpiResult<()>> {
+    let V {
+        buf: sbuf,
+        counts: scounts,
+        displs: sdispls,
+        dt: sdt,
+    } = send;
+    let V {
+        buf: rbuf,
+        counts: rcounts,
+        displs: rdispls,
+        dt: rdt,
+    } = recv;
     if !nbcpair::on() || req.is_null() {
         return None;
     }
