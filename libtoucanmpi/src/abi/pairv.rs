@@ -355,7 +355,11 @@ pub(super) unsafe fn irooted(one: Plain, many: V, root: c_int, comm_h: usize, ga
                 // SAFETY: the program's send buffer, readable now.
                 return Some(unsafe { nbcpair::send(s, sub, &pair, kind, b) }.then(|| s.locals[sub].reqs.done_send()));
             }
-            let t = Side::of(one, one_count, one_dt)?;
+            let t = Side {
+                ptr: b.ptr,
+                count: b.count,
+                dt: b.dt.clone(),
+            };
             // SAFETY: the program's receive buffer, valid until completion.
             return Some(Some(unsafe { nbcpair::post(s, sub, comm_h, &pair, kind, t.target()) }));
         };
@@ -425,7 +429,8 @@ pub(super) unsafe fn iallgatherv(send: Plain, recv: V, comm_h: usize, req: *mut 
             // SAFETY: the program's send buffer and own slot.
             unsafe { nbcpair::copy(o, &slots[me]) };
         }
-        let t = b.side(peer)?;
+        let [s0, s1] = slots;
+        let t = if peer == 0 { s0 } else { s1 };
         // SAFETY: the peer's slot of the program's receive buffer, valid until completion.
         Some(Some(unsafe { nbcpair::post(s, sub, comm_h, &pair, TAG_ALLGATHER, t.target()) }))
     })
