@@ -26,6 +26,12 @@ type CancelFn = unsafe extern "C" fn(*mut c_void, c_int) -> c_int;
 /// none, completion calls skip the extra steps.
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 
+/// Whether any generalized request of this process is live (one load).
+#[inline(always)]
+pub fn live() -> bool {
+    LIVE.load(Ordering::Relaxed) != 0
+}
+
 fn callback_error(what: &str, rc: c_int) -> MpiResult<()> {
     if rc == c::MPI_SUCCESS {
         Ok(())

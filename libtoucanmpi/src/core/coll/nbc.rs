@@ -329,6 +329,13 @@ pub struct Tracked {
 /// MPI_Wait one load.
 static TRACKED: AtomicUsize = AtomicUsize::new(0);
 
+/// Whether any request has a real operation noted (one load): while none, `wait` and `test`
+/// have nothing to do.
+#[inline(always)]
+pub fn tracked() -> bool {
+    TRACKED.load(Ordering::Relaxed) != 0
+}
+
 /// Notes that request `id`'s only outstanding work is real operation `token`.
 pub(super) fn track(s: &mut State, id: ReqId, token: u64) {
     if s.rcoll.tree.tokens.insert(id, token).is_none() {
