@@ -1826,14 +1826,50 @@ unsafe fn wait_fast(req: *mut Req, status: *mut MpiStatus) -> Result<c_int, ()> 
     // SAFETY: checked not null; the program's request handle.
     let st = wait_shared(unsafe { *req }).ok_or(())?;
     // SAFETY: as above.
-    unsafe { *req = c::MPI_REQUEST_NULL };
-    store(status, &st);
+    let rc = unsafe { taken_fast(req, status, st, "MPI_Wait") };
     // nbc8: siblings whose broadcast landed with this one and called first go first.
     crate::core::coll::nbrec::after_wait();
-    Ok(match status_result(st, "MPI_Wait") {
+    Ok(rc)
+}
+
+/// MPI_Test's fast path, on the terms of `wait_fast`: one look at the request on the read
+/// side of the state (`test_shared`, with a progress step when it is not complete and nobody
+/// else is making one). Err: nothing was taken; the general path runs.
+#[inline(always)]
+unsafe fn test_fast(req: *mut Req, flag: *mut c_int, status: *mut MpiStatus) -> Result<c_int, ()> {
+    if req.is_null() || flag.is_null() || super::greq::live() || crate::core::coll::nbc::tracked() {
+        return Err(());
+    }
+    // SAFETY: checked not null; the program's request handle and flag.
+    unsafe {
+        match test_shared(*req).ok_or(())? {
+            Some(st) => {
+                *flag = 1;
+                Ok(taken_fast(req, status, st, "MPI_Test"))
+            }
+            None => {
+                *flag = 0;
+                sched::yield_now();
+                Ok(c::MPI_SUCCESS)
+            }
+        }
+    }
+}
+
+/// A request taken by a fast path: its handle nulled, its status stored, its error (a
+/// truncated receive) through the error handler of its communicator (`ERRCOMM`, set by the
+/// take).
+///
+/// # Safety
+/// `req` is the program's handle (not null), `status` null or the program's status.
+unsafe fn taken_fast(req: *mut Req, status: *mut MpiStatus, st: Status, call: &str) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe { *req = c::MPI_REQUEST_NULL };
+    store(status, &st);
+    match status_result(st, call) {
         Ok(_) => c::MPI_SUCCESS,
-        Err(e) => super::raise(errcomm(), "MPI_Wait", e),
-    })
+        Err(e) => super::raise(errcomm(), call, e),
+    }
 }
 
 mpi_fn_fast!(MPI_Wait, PMPI_Wait, |req: *mut Req, status: *mut MpiStatus| errcomm = errcomm(),
@@ -1892,10 +1928,11 @@ mpi_fn_fast!(MPI_Wait, PMPI_Wait, |req: *mut Req, status: *mut MpiStatus| errcom
     })
 });
 
-mpi_fn!(
+mpi_fn_fast!(
     MPI_Test,
     PMPI_Test,
     |req: *mut Req, flag: *mut c_int, status: *mut MpiStatus| errcomm = errcomm(),
+    fast(_no: ()) = test_fast(req, flag, status),
     {
         me()?;
         super::greq::around(|| {
