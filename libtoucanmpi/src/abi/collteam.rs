@@ -14,7 +14,7 @@
 //! team up on the write side and hold a clone.
 
 use super::coll::{in_place, Sides};
-use super::handles as hd;
+use super::handles::{self as hd, DtHeld};
 use crate::core::coll::op::OpKind;
 use crate::core::coll::reduce::Reducer;
 use crate::core::coll::team::{Blocks, Part, Team};
@@ -97,42 +97,13 @@ fn one_per_process() -> bool {
     *ONE.get_or_init(|| crate::core::runtime::config().local() == 1)
 }
 
-/// A datatype for one call: the table's own `Arc` of a predefined one, or a clone of a
-/// committed derived one.
-enum Dt {
-    Table(&'static DtRef),
-    Derived(DtRef),
-}
-
-impl Dt {
-    #[inline(always)]
-    fn of(h: usize) -> Option<Dt> {
-        match datatype::predefined_arc(h) {
-            Some(d) => Some(Dt::Table(d)),
-            None => hd::dtype(h).ok().map(Dt::Derived),
-        }
-    }
-
-    #[inline(always)]
-    fn get(&self) -> &DtRef {
-        match self {
-            Dt::Table(d) => d,
-            Dt::Derived(d) => d,
-        }
-    }
-
-    /// An `Arc` for the call's `Part`: lent when `lend` (every datatype of the call is
-    /// predefined, `Call`), else a clone.
-    #[inline(always)]
-    fn arc(&self, lend: bool) -> DtRef {
-        match self {
-            Dt::Table(d) if lend => lent(d),
-            d => d.get().clone(),
-        }
-    }
-
-    fn predefined(&self) -> bool {
-        matches!(self, Dt::Table(_))
+/// An `Arc` for a call's `Part`: lent when `lend` (every datatype of the call is predefined,
+/// `Call`), else a counted clone.
+#[inline(always)]
+fn arc(d: &DtHeld, lend: bool) -> DtRef {
+    match d {
+        DtHeld::Table(t) if lend => lent(t),
+        d => d.arc(),
     }
 }
 
@@ -150,7 +121,7 @@ fn lent(d: &'static DtRef) -> DtRef {
     unsafe { Arc::from_raw(Arc::as_ptr(d)) }
 }
 
-/// One call's arguments. A call that lends (`Dt::arc`) holds only lent datatypes and is
+/// One call's arguments. A call that lends (`arc`) holds only lent datatypes and is
 /// never dropped as a whole (its other fields own nothing: pointers, counts, the reduction's
 /// operation); one that does not holds clones, dropped as usual.
 struct Call {
@@ -221,14 +192,14 @@ pub(super) fn bcast(p: *mut c_void, count_: i64, dt: usize, root: c_int, comm_h:
 
 fn bcast_on(p: *mut c_void, count_: i64, dt: usize, root: c_int, comm_h: usize) -> Option<MpiResult<()>> {
     let (rank, t) = team_of(comm_h)?;
-    let (n, d) = (count(count_)?, Dt::of(dt)?);
-    if !(0..t.team().size() as i32).contains(&root) || hd::buffer(p as *const u8, n, d.get()).is_err() {
+    let (n, d) = (count(count_)?, DtHeld::of(dt).ok()?);
+    if !(0..t.team().size() as i32).contains(&root) || hd::buffer(p as *const u8, n, &d).is_err() {
         return None;
     }
     let lend = d.predefined();
     Call::new(
         Part::Bcast {
-            buf: Buf::new(p as *mut u8, n, d.arc(lend)),
+            buf: Buf::new(p as *mut u8, n, arc(&d, lend)),
             root,
         },
         lend,
@@ -266,18 +237,18 @@ fn reduce_on(
     // User operations take the general path.
     let op = OpKind::from_handle(op)?;
     let (rank, t) = team_of(comm_h)?;
-    let (n, d) = (count(count_)?, Dt::of(dt)?);
+    let (n, d) = (count(count_)?, DtHeld::of(dt).ok()?);
     let at_root = root.is_none_or(|r| r == rank);
     if root.is_some_and(|r| !(0..t.team().size() as i32).contains(&r))
         || (in_place(sbuf) && !at_root)
-        || hd::buffer(if in_place(sbuf) { rbuf } else { sbuf } as *const u8, n, d.get()).is_err()
-        || (at_root && hd::buffer(rbuf as *const u8, n, d.get()).is_err())
+        || hd::buffer(if in_place(sbuf) { rbuf } else { sbuf } as *const u8, n, &d).is_err()
+        || (at_root && hd::buffer(rbuf as *const u8, n, &d).is_err())
     {
         return None;
     }
     let lend = d.predefined();
     // The last step that may fail: nothing lent is dropped before the call holds it.
-    let red = Reducer::builtin(op, d.get(), |b| match datatype::predefined_arc(b.handle()) {
+    let red = Reducer::builtin(op, &d, |b| match datatype::predefined_arc(b.handle()) {
         Some(w) if lend => Some(lent(w)),
         _ => datatype::lookup(b.handle()).ok(),
     })?;
@@ -286,7 +257,7 @@ fn reduce_on(
             send: sbuf as *const u8,
             recv: rbuf as *mut u8,
             count: n,
-            dt: d.arc(lend),
+            dt: arc(&d, lend),
             red,
             root,
         },
@@ -309,35 +280,35 @@ fn exchange_on(x: &Sides, comm_h: usize, all: bool) -> Option<MpiResult<()>> {
     let (sbuf, scount, sdt, rbuf, rcount, rdt) = x.unpack();
     let (rank, t) = team_of(comm_h)?;
     let n = t.team().size();
-    let (rn, rd) = (count(rcount)?, Dt::of(rdt)?);
-    hd::buffer(rbuf as *const u8, rn, rd.get()).ok()?;
+    let (rn, rd) = (count(rcount)?, DtHeld::of(rdt).ok()?);
+    hd::buffer(rbuf as *const u8, rn, &rd).ok()?;
     // The send side (None in place: the data is in the receive buffer).
     let send = if in_place(sbuf) {
         None
     } else {
-        let (sn, sd) = (count(scount)?, Dt::of(sdt)?);
-        hd::buffer(sbuf as *const u8, sn, sd.get()).ok()?;
+        let (sn, sd) = (count(scount)?, DtHeld::of(sdt).ok()?);
+        hd::buffer(sbuf as *const u8, sn, &sd).ok()?;
         Some((sn, sd))
     };
     let lend = rd.predefined() && send.as_ref().is_none_or(|(_, d)| d.predefined());
     let recvs = Blocks::Equal {
         ptr: rbuf as *mut u8,
         count: rn,
-        dt: rd.arc(lend),
+        dt: arc(&rd, lend),
         n,
     };
     let part = match send {
         None if all => Part::Allgather { send: None, parts: recvs },
         None => Part::Alltoall { sends: None, recvs },
         Some((sn, sd)) if all => Part::Allgather {
-            send: Some(Buf::new(sbuf as *mut u8, sn, sd.arc(lend))),
+            send: Some(Buf::new(sbuf as *mut u8, sn, arc(&sd, lend))),
             parts: recvs,
         },
         Some((sn, sd)) => Part::Alltoall {
             sends: Some(Blocks::Equal {
                 ptr: sbuf as *mut u8,
                 count: sn,
-                dt: sd.arc(lend),
+                dt: arc(&sd, lend),
                 n,
             }),
             recvs,
@@ -378,14 +349,14 @@ fn rooted_on(x: &Sides, root: c_int, comm_h: usize, gather: bool) -> Option<MpiR
         (true, true) => None,
         (false, true) => return None,
         _ => {
-            let (k, d) = (count(ocount)?, Dt::of(odt)?);
-            hd::buffer(one as *const u8, k, d.get()).ok()?;
+            let (k, d) = (count(ocount)?, DtHeld::of(odt).ok()?);
+            hd::buffer(one as *const u8, k, &d).ok()?;
             Some((k, d))
         }
     };
     let blocks = if at_root {
-        let (k, d) = (count(mcount)?, Dt::of(mdt)?);
-        hd::buffer(many as *const u8, k, d.get()).ok()?;
+        let (k, d) = (count(mcount)?, DtHeld::of(mdt).ok()?);
+        hd::buffer(many as *const u8, k, &d).ok()?;
         Some((k, d))
     } else {
         None
@@ -396,12 +367,12 @@ fn rooted_on(x: &Sides, root: c_int, comm_h: usize, gather: bool) -> Option<MpiR
         Some((k, d)) => Blocks::Equal {
             ptr: many as *mut u8,
             count: k,
-            dt: d.arc(lend),
+            dt: arc(&d, lend),
             n,
         },
         None => Blocks::List(Vec::new()),
     };
-    let own = own.map(|(k, d)| Buf::new(one as *mut u8, k, d.arc(lend)));
+    let own = own.map(|(k, d)| Buf::new(one as *mut u8, k, arc(&d, lend)));
     let part = if gather {
         Part::Gather { send: own, parts, root }
     } else {

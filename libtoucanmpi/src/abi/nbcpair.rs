@@ -27,12 +27,11 @@
 //! order when the request completes (`core::coll::pairfold`, run by `Request::settle`).
 
 use super::coll::{in_place, Sides};
-use super::handles as hd;
+use super::handles::DtHeld;
 use crate::core::coll::pairfold::Fold;
 use crate::core::coll::reduce::Reducer;
 use crate::core::coll::{self, TAG_ALLGATHER, TAG_ALLTOALL, TAG_BARRIER, TAG_BCAST, TAG_GATHER, TAG_REDUCE, TAG_SCATTER};
 use crate::core::comm::{comm_index, TeamCell, CTX_COLL};
-use crate::core::datatype::DtRef;
 use crate::core::error::MpiResult;
 use crate::core::request::{RecvTarget, ReqId};
 use crate::core::state::{self, State};
@@ -58,12 +57,12 @@ pub(super) fn on() -> bool {
 pub(super) struct Side {
     pub(super) ptr: *mut u8,
     pub(super) count: usize,
-    pub(super) dt: DtRef,
+    pub(super) dt: DtHeld,
 }
 
 impl Side {
     pub(super) fn of(buf: *const c_void, count: i64, dt: usize) -> Option<Side> {
-        let dt = hd::dtype(dt).ok()?;
+        let dt = DtHeld::of(dt).ok()?;
         let count = usize::try_from(count).ok()?;
         if buf.is_null() && count > 0 && dt.size > 0 {
             return None;
@@ -93,7 +92,7 @@ impl Side {
         RecvTarget {
             buf: self.ptr,
             count: self.count,
-            dt: self.dt,
+            dt: self.dt.arc(),
         }
     }
 }
@@ -224,7 +223,7 @@ pub(super) unsafe fn ibarrier(comm_h: usize, req: *mut usize) -> Option<MpiResul
     let none = Side {
         ptr: std::ptr::NonNull::dangling().as_ptr(),
         count: 0,
-        dt: crate::core::datatype::predefined_arc(crate::consts::MPI_BYTE)?.clone(),
+        dt: DtHeld::Table(crate::core::datatype::predefined_arc(crate::consts::MPI_BYTE)?),
     };
     let r = state::with_hot(|s| {
         let pair = enter(s, sub, comm_h)?;
@@ -439,7 +438,7 @@ pub(super) unsafe fn ireduce(
     if !on() || req.is_null() || root.is_some_and(|r| !(0..2).contains(&r)) {
         return None;
     }
-    let d = hd::dtype(dt).ok()?;
+    let d = DtHeld::of(dt).ok()?;
     let n = usize::try_from(count).ok()?;
     let bytes = n.checked_mul(d.size);
     if !eager(bytes) {
@@ -484,7 +483,7 @@ pub(super) unsafe fn ireduce(
                 mine: unsafe { red.load(mine.ptr, n, &d) },
                 red,
                 count: n,
-                dt: d.clone(),
+                dt: d.arc(),
                 me: pair.me,
                 out: rbuf as *mut u8,
             })
@@ -534,7 +533,7 @@ mod tests {
     #[case(1, 12)]
     fn blocks(#[case] i: usize, #[case] off: usize) {
         let mut mem = [0u8; 24];
-        let d = crate::core::datatype::predefined_arc(c::MPI_INT).expect("MPI_INT").clone();
+        let d = super::DtHeld::Table(crate::core::datatype::predefined_arc(c::MPI_INT).expect("MPI_INT"));
         let s = Side {
             ptr: mem.as_mut_ptr(),
             count: 3,

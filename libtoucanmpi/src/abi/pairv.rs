@@ -14,11 +14,11 @@
 //! receiver's type signatures equal), never a rank's layout; any datatype is packed.
 
 use super::coll::{in_place, CArr};
+use super::collpair;
+use super::handles::DtHeld;
 use super::nbcpair::{self, Side};
-use super::{collpair, handles as hd};
 use crate::core::coll::{step, TAG_ALLGATHER, TAG_ALLTOALL, TAG_GATHER, TAG_SCATTER};
 use crate::core::comm::comm_index;
-use crate::core::datatype::DtRef;
 use crate::core::error::MpiResult;
 use crate::core::state::{self, State};
 use crate::sched;
@@ -275,7 +275,7 @@ struct Blocks {
     buf: *mut u8,
     counts: [i64; 2],
     displs: [i64; 2],
-    dt: DtRef,
+    dt: DtHeld,
 }
 
 impl Blocks {
@@ -288,7 +288,7 @@ impl Blocks {
             buf: buf as *mut u8,
             counts,
             displs,
-            dt: hd::dtype(dt).ok()?,
+            dt: DtHeld::of(dt).ok()?,
         })
     }
 
