@@ -168,6 +168,26 @@ pub(super) unsafe fn post(s: &mut State, sub: usize, comm_h: usize, pair: &Pair,
     id
 }
 
+/// `post` of the receive into `t`, unless the peer's message is here already (session 26,
+/// `State::take_now`: the later rank of the two finds the earlier one's): then it is copied
+/// into `t` at once and the built-in complete request stands for the call (`Slab::done_send`;
+/// a collective's request reports no status). Only into a contiguous buffer outside the
+/// swapped thread-locals, and only a message of exactly the expected bytes: anything else is
+/// left to the posted receive, which reports a truncation.
+///
+/// # Safety
+/// As `post`.
+pub(super) unsafe fn post_side(s: &mut State, sub: usize, comm_h: usize, pair: &Pair, kind: i32, t: Side) -> ReqId {
+    let len = t.count * t.dt.size;
+    let outside = len == 0 || !sched::swap::in_blocks(t.ptr as usize, t.ptr as usize + len);
+    // SAFETY: the caller's contract: `len` writable bytes at `t.ptr` (contiguous, checked).
+    if t.dt.is_contiguous() && outside && unsafe { s.take_now(sub, &pair.peer_message(kind), t.ptr, len) }.is_some() {
+        return s.locals[sub].reqs.done_send();
+    }
+    // SAFETY: the caller's contract.
+    unsafe { post(s, sub, comm_h, pair, kind, t.target()) }
+}
+
 /// The send's failure, which `eager` and one subrank per process rule out: an internal
 /// error, never a silent loss.
 #[cold]
@@ -228,7 +248,7 @@ pub(super) unsafe fn ibarrier(comm_h: usize, req: *mut usize) -> Option<MpiResul
     let r = state::with_hot(|s| {
         let pair = enter(s, sub, comm_h)?;
         // SAFETY: zero bytes, never read; never written.
-        Some(unsafe { send(s, sub, &pair, TAG_BARRIER, &none).then(|| post(s, sub, comm_h, &pair, TAG_BARRIER, none.target())) })
+        Some(unsafe { send(s, sub, &pair, TAG_BARRIER, &none).then(|| post_side(s, sub, comm_h, &pair, TAG_BARRIER, none)) })
     })
     .ok()??;
     // SAFETY: checked not null.
@@ -257,7 +277,7 @@ pub(super) unsafe fn ibcast(buf: *mut c_void, count: i64, dt: usize, root: c_int
             return Some(sent.then(|| s.locals[sub].reqs.done_send()));
         }
         // SAFETY: the program's buffer, valid until the request completes.
-        Some(Some(unsafe { post(s, sub, comm_h, &pair, TAG_BCAST, b.target()) }))
+        Some(Some(unsafe { post_side(s, sub, comm_h, &pair, TAG_BCAST, b) }))
     })
     .ok()??;
     // SAFETY: checked not null.
@@ -324,7 +344,7 @@ pub(super) unsafe fn iexchange(x: &Sides, comm_h: usize, all: bool, req: *mut us
             unsafe { copy(&own, &r.block(me)) };
         }
         // SAFETY: the peer's slot of the program's receive buffer, valid until completion.
-        Some(Some(unsafe { post(s, sub, comm_h, &pair, kind, r.block(peer).target()) }))
+        Some(Some(unsafe { post_side(s, sub, comm_h, &pair, kind, r.block(peer)) }))
     })
     .ok()??;
     // SAFETY: checked not null.
@@ -388,7 +408,7 @@ pub(super) unsafe fn irooted(x: &Sides, root: c_int, comm_h: usize, gather: bool
                 dt: b.dt.clone(),
             };
             // SAFETY: the program's receive buffer, valid until completion.
-            return Some(Some(unsafe { post(s, sub, comm_h, &pair, kind, t.target()) }));
+            return Some(Some(unsafe { post_side(s, sub, comm_h, &pair, kind, t) }));
         }
         let m = many_side.as_ref()?;
         if let Some(b) = &one_side {
@@ -403,7 +423,7 @@ pub(super) unsafe fn irooted(x: &Sides, root: c_int, comm_h: usize, gather: bool
         }
         if gather {
             // SAFETY: the peer's slot of the program's receive buffer, valid until completion.
-            return Some(Some(unsafe { post(s, sub, comm_h, &pair, kind, m.block(peer).target()) }));
+            return Some(Some(unsafe { post_side(s, sub, comm_h, &pair, kind, m.block(peer)) }));
         }
         // SAFETY: the peer's block of the program's send buffer, readable now.
         Some(unsafe { send(s, sub, &pair, kind, &m.block(peer)) }.then(|| s.locals[sub].reqs.done_send()))

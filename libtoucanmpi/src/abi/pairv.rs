@@ -361,7 +361,7 @@ pub(super) unsafe fn irooted(one: Plain, many: V, root: c_int, comm_h: usize, ga
                 dt: b.dt.clone(),
             };
             // SAFETY: the program's receive buffer, valid until completion.
-            return Some(Some(unsafe { nbcpair::post(s, sub, comm_h, &pair, kind, t.target()) }));
+            return Some(Some(unsafe { nbcpair::post_side(s, sub, comm_h, &pair, kind, t) }));
         };
         if let Some(b) = &one_side {
             // SAFETY: the program's buffers: the own block and the one side.
@@ -375,7 +375,7 @@ pub(super) unsafe fn irooted(one: Plain, many: V, root: c_int, comm_h: usize, ga
         }
         if gather {
             // SAFETY: the peer's block of the root's receive buffer, valid until completion.
-            return Some(Some(unsafe { nbcpair::post(s, sub, comm_h, &pair, kind, other.target()) }));
+            return Some(Some(unsafe { nbcpair::post_side(s, sub, comm_h, &pair, kind, other) }));
         }
         // SAFETY: the peer's block of the root's send buffer, readable now.
         Some(unsafe { nbcpair::send(s, sub, &pair, kind, &other) }.then(|| s.locals[sub].reqs.done_send()))
@@ -432,7 +432,7 @@ pub(super) unsafe fn iallgatherv(send: Plain, recv: V, comm_h: usize, req: *mut 
         let [s0, s1] = slots;
         let t = if peer == 0 { s0 } else { s1 };
         // SAFETY: the peer's slot of the program's receive buffer, valid until completion.
-        Some(Some(unsafe { nbcpair::post(s, sub, comm_h, &pair, TAG_ALLGATHER, t.target()) }))
+        Some(Some(unsafe { nbcpair::post_side(s, sub, comm_h, &pair, TAG_ALLGATHER, t) }))
     })
     .ok()??;
     // SAFETY: checked not null.
@@ -495,7 +495,7 @@ pub(super) unsafe fn ialltoallv(send: V, recv: V, comm_h: usize, req: *mut usize
             unsafe { nbcpair::copy(o, &r_own) };
         }
         // SAFETY: the peer's block of the program's receive buffer, valid until completion.
-        Some(Some(unsafe { nbcpair::post(s, sub, comm_h, &pair, TAG_ALLTOALL, r_peer.target()) }))
+        Some(Some(unsafe { nbcpair::post_side(s, sub, comm_h, &pair, TAG_ALLTOALL, r_peer) }))
     })
     .ok()??;
     // SAFETY: checked not null.

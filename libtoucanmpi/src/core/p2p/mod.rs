@@ -6,6 +6,7 @@ pub mod direct;
 pub mod leanwait;
 pub mod matching;
 pub mod shared;
+pub mod takenow;
 pub mod tlsbuf;
 
 use crate::consts as c;
