@@ -3,7 +3,8 @@
 //! a call is already here as the call starts (IMB's loops: the later of the two ranks finds the
 //! earlier one's message), it is copied into the program's buffer there and then, and the call
 //! returns the built-in complete request: no slab entry, no posted receive, no matching at the
-//! wait (measured: about 450 instructions of the start and 200 of the wait).
+//! wait (callgrind, an 8 B MPI_Iallgather with the message here: start + wait 1922 -> 1380
+//! instructions; the blocking MPI_Allgather takes 969).
 
 use super::matching::{find_posted, find_unexpected, Body, Envelope, Pattern, SyncAck, TakeAt};
 use crate::core::request::Status;
