@@ -1824,7 +1824,7 @@ unsafe fn wait_fast(req: *mut Req, status: *mut MpiStatus) -> Result<c_int, ()> 
         return Err(());
     }
     // SAFETY: checked not null; the program's request handle.
-    let st = wait_shared(unsafe { *req }).ok_or(())?;
+    let st = done_fast(unsafe { *req }).or_else(|| wait_shared(unsafe { *req })).ok_or(())?;
     // SAFETY: as above.
     let rc = unsafe { taken_fast(req, status, st, "MPI_Wait") };
     // nbc8: siblings whose broadcast landed with this one and called first go first.
@@ -1842,7 +1842,8 @@ unsafe fn test_fast(req: *mut Req, flag: *mut c_int, status: *mut MpiStatus) -> 
     }
     // SAFETY: checked not null; the program's request handle and flag.
     unsafe {
-        match test_shared(*req).ok_or(())? {
+        let done = done_fast(*req).map(Some);
+        match done.or_else(|| test_shared(*req)).ok_or(())? {
             Some(st) => {
                 *flag = 1;
                 Ok(taken_fast(req, status, st, "MPI_Test"))
@@ -1854,6 +1855,21 @@ unsafe fn test_fast(req: *mut Req, flag: *mut c_int, status: *mut MpiStatus) -> 
             }
         }
     }
+}
+
+/// The running subrank's built-in complete send (`Slab::done_send`: sends that completed at
+/// once, nonblocking pair collectives that did), recognised from its handle alone: its
+/// status, as `shared::finish_own` gives it. None: another handle.
+#[inline(always)]
+fn done_fast(h: Req) -> Option<Status> {
+    let sub = sched::rank();
+    if !crate::core::request::is_done_handle(sub, h as ReqId) {
+        return None;
+    }
+    if let Some(e) = ERRCOMM.get(sub) {
+        e.store(c::MPI_COMM_WORLD, Ordering::Relaxed);
+    }
+    Some(Status::sent())
 }
 
 /// A request taken by a fast path: its handle nulled, its status stored, its error (a
