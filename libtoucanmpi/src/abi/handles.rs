@@ -78,57 +78,11 @@ fn bad_comm<'a>(h: usize) -> MpiResult<&'a CommRef> {
 }
 
 pub fn dtype(h: usize) -> MpiResult<DtRef> {
-    let d = datatype::lookup(h)?;
-    if !d.committed {
-        return err(c::MPI_ERR_TYPE, format!("datatype {} is not committed", d.name));
-    }
-    Ok(d)
+    datatype::held::committed(h)
 }
 
-/// A committed datatype held for one call: the static table's own `Arc` of a predefined one
-/// (no reference count taken; a clone copies a pointer), or a counted clone of a derived one.
-/// Session 26: the nonblocking pair paths cloned the `Arc` of a predefined type up to six
-/// times a call, twelve atomic read-modify-writes on one cache line that the blocking paths
-/// never make (smp7 found the same in the team calls, `collteam`).
-#[derive(Clone)]
-pub enum DtHeld {
-    Table(&'static DtRef),
-    Derived(DtRef),
-}
-
-impl DtHeld {
-    /// The datatype handle `h` names (as `dtype`: MPI_ERR_TYPE when it is not a committed one).
-    #[inline(always)]
-    pub fn of(h: usize) -> MpiResult<DtHeld> {
-        match datatype::predefined_arc(h) {
-            Some(d) => Ok(DtHeld::Table(d)),
-            None => dtype(h).map(DtHeld::Derived),
-        }
-    }
-
-    /// A counted `Arc`, for what outlives the call (a request's receive target).
-    #[inline(always)]
-    pub fn arc(&self) -> DtRef {
-        DtRef::clone(self)
-    }
-
-    #[inline(always)]
-    pub fn predefined(&self) -> bool {
-        matches!(self, DtHeld::Table(_))
-    }
-}
-
-impl std::ops::Deref for DtHeld {
-    type Target = DtRef;
-
-    #[inline(always)]
-    fn deref(&self) -> &DtRef {
-        match self {
-            DtHeld::Table(d) => d,
-            DtHeld::Derived(d) => d,
-        }
-    }
-}
+/// A datatype held for one call (`core::datatype::held`).
+pub use crate::core::datatype::held::Held as DtHeld;
 
 pub fn count(n: i64) -> MpiResult<usize> {
     if n < 0 {
@@ -255,33 +209,4 @@ pub unsafe fn out<'a, T>(p: *mut T, what: &str) -> MpiResult<&'a mut T> {
         return err(c::MPI_ERR_ARG, format!("null {what} argument"));
     }
     Ok(&mut *p)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::DtHeld;
-    use crate::consts as c;
-    use rstest::rstest;
-
-    /// A predefined type is held as the table's own `Arc`; anything else that is not a
-    /// committed type is MPI_ERR_TYPE, as `dtype` says.
-    #[rstest]
-    #[case(c::MPI_INT, Some((true, 4)))]
-    #[case(c::MPI_DOUBLE, Some((true, 8)))]
-    #[case(c::MPI_DATATYPE_NULL, None)]
-    #[case(0x7fff_fff0, None)]
-    fn held(#[case] h: usize, #[case] want: Option<(bool, usize)>) {
-        match DtHeld::of(h) {
-            Ok(d) => {
-                assert_eq!(Some((d.predefined(), d.size)), want);
-                // (Counts are not compared: tests running beside this one clone the table's types.)
-                let table = crate::core::datatype::predefined_arc(h).expect("a predefined type");
-                assert!(std::sync::Arc::ptr_eq(&d.clone(), table) && std::sync::Arc::ptr_eq(&d.arc(), table));
-            }
-            Err(e) => {
-                assert_eq!(want, None);
-                assert_eq!(e.class, c::MPI_ERR_TYPE);
-            }
-        }
-    }
 }

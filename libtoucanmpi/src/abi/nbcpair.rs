@@ -92,7 +92,7 @@ impl Side {
         RecvTarget {
             buf: self.ptr,
             count: self.count,
-            dt: self.dt.arc(),
+            dt: self.dt,
         }
     }
 }
@@ -508,7 +508,7 @@ pub(super) unsafe fn ireduce(
                 out: rbuf as *mut u8,
             })
         });
-        let bdt = crate::core::datatype::predefined_arc(crate::consts::MPI_BYTE)?.clone();
+        let bdt = DtHeld::Table(crate::core::datatype::predefined_arc(crate::consts::MPI_BYTE)?);
         let t = RecvTarget {
             buf: fold
                 .as_ref()

@@ -4,6 +4,7 @@ use super::consts as c;
 use super::handles::{self as hd, comm, me};
 use super::status::{store, store_at, MpiStatus};
 use crate::core::comm::CommRef;
+use crate::core::datatype::held::Held;
 use crate::core::datatype::DtRef;
 use crate::core::error::{err, MpiError, MpiResult};
 use crate::core::p2p::blocking::{self, block_on, block_on_after, finish, is_done, status_result};
@@ -297,13 +298,11 @@ fn direct_recv_cap(buf: *mut c_void, count: i64, dt: usize, tag: c_int) -> Optio
 /// The target of a receive of `count` items of the predefined datatype `dt` (checked by
 /// `direct_recv_cap`) at `buf`.
 fn recv_target(buf: *mut c_void, count: i64, dt: usize) -> RecvTarget {
-    let dt = crate::core::datatype::predefined_arc(dt)
-        .cloned()
-        .expect("a predefined datatype (direct_recv_cap)");
+    let dt = crate::core::datatype::predefined_arc(dt).expect("a predefined datatype (direct_recv_cap)");
     RecvTarget {
         buf: buf as *mut u8,
         count: count as usize,
-        dt,
+        dt: Held::Table(dt),
     }
 }
 
@@ -362,9 +361,10 @@ unsafe fn irecv_shared(buf: *mut c_void, count: i64, dt: usize, src: c_int, tag:
         return None;
     }
     // issue 16 (rate16): a contiguous predefined type (checked above) is the table's own
-    // entry, cloned without `lookup`'s other cases; whether this thread may read the state
-    // is `state::shared`'s first test (a separate `state::readable` made it twice).
-    let d = crate::core::datatype::predefined_arc(dt)?.clone();
+    // entry, taken without `lookup`'s other cases (session 26: and without its count,
+    // `datatype::held`); whether this thread may read the state is `state::shared`'s first
+    // test (a separate `state::readable` made it twice).
+    let d = Held::Table(crate::core::datatype::predefined_arc(dt)?);
     state::shared(|sh| {
         let l = sh.local(sub)?;
         let ctx = {
@@ -1629,7 +1629,7 @@ unsafe fn imrecv(buf: *mut c_void, count: i64, dt: usize, msg: *mut usize) -> Mp
                 r.set_recv(RecvTarget {
                     buf: buf as *mut u8,
                     count: n,
-                    dt: d.clone(),
+                    dt: d.clone().into(),
                 })
             };
         }
@@ -2678,7 +2678,14 @@ unsafe fn start(h: Req) -> MpiResult<()> {
                     s.complete(h as ReqId);
                 } else {
                     // SAFETY: the buffer given to MPI_Recv_init, by its owner, running.
-                    unsafe { s.start_recv(h as ReqId, sub, Pattern { ctx: cm.ctx, src, tag }, RecvTarget { buf, count, dt }) };
+                    unsafe {
+                        s.start_recv(
+                            h as ReqId,
+                            sub,
+                            Pattern { ctx: cm.ctx, src, tag },
+                            RecvTarget { buf, count, dt: dt.into() },
+                        )
+                    };
                 }
                 Ok(())
             }

@@ -1,6 +1,7 @@
 //! Requests: one slab per subrank (in its `Local`), handles that name their owner and carry a
 //! generation, so a freed handle is caught.
 
+use super::datatype::held::Held;
 use super::datatype::DtRef;
 use super::error::MpiResult;
 use super::p2p::tlsbuf::Bounce;
@@ -74,7 +75,8 @@ pub enum Persist {
 pub struct RecvTarget {
     pub buf: *mut u8,
     pub count: usize,
-    pub dt: DtRef,
+    /// Session 26: held without a count for a predefined type (`datatype::held`).
+    pub dt: Held,
 }
 
 /// Runs the query callbacks of the running subrank's completed generalized requests (they
@@ -507,11 +509,13 @@ mod tests {
     }
 
     /// issue 16 (p2p10): the entry every receive and send makes stays small (the rare fields
-    /// boxed); 264 bytes before.
+    /// boxed); 264 bytes before. Session 26: 208 with the receive target's datatype held
+    /// without a count (`datatype::held`, a tag word more; two atomic operations less per
+    /// receive, the 8-byte message rate about 5% up).
     #[test]
     fn a_request_entry_is_small() {
         let n = std::mem::size_of::<Option<Request>>();
-        assert!(n <= 200, "Request grew to {n} bytes");
+        assert!(n <= 208, "Request grew to {n} bytes");
     }
 
     /// issue 16 (p2p11): one look-up to find, change and drop an entry (`index_of`, `at_mut`,

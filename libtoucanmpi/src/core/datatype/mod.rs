@@ -7,6 +7,7 @@
 
 pub mod basic;
 pub mod external32;
+pub mod held;
 pub mod typemap;
 
 use crate::consts as c;

@@ -340,7 +340,7 @@ pub unsafe fn irecv(sub: usize, handle: usize, ctx: u64, buf: *mut u8, count: us
                 RecvTarget {
                     buf,
                     count,
-                    dt: dt.clone(),
+                    dt: dt.clone().into(),
                 },
             )
         };

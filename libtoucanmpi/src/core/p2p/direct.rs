@@ -477,7 +477,7 @@ impl State {
             r.recv = Some(crate::core::request::RecvTarget {
                 buf: lean.buf,
                 count: lean.count,
-                dt: dt.clone(),
+                dt: dt.clone().into(),
             });
             l.posted.push_back(Posted { pat: lean.pat, req: id });
             self.tp.lean_adopt(lean.req, id, false);

@@ -95,7 +95,7 @@ mod tests {
         let t = RecvTarget {
             buf: x.as_mut_ptr() as *mut u8,
             count: 2,
-            dt: int(),
+            dt: int().into(),
         };
         assert!(in_swapped(t.buf, 2, &t.dt).is_none());
         // SAFETY: `x` is ours and readable.
