@@ -5,9 +5,10 @@
  *
  *   nbccalls KIND BYTES ITERS [LATE [US]]
  *
- * KIND: barrier bcast allgather alltoall allreduce, or the same with an `i` in front
- * (ibarrier, ibcast, ...) for the nonblocking call and its MPI_Wait. BYTES: per block for
- * allgather and alltoall, the whole vector for allreduce. With NBCCALLS_BARRIER set in the
+ * KIND: barrier bcast allgather alltoall allreduce reduce_scatter_block, or the same with an `i` in
+ * front (ibarrier, ibcast, ...) for the nonblocking call and its MPI_Wait. BYTES: per block for
+ * allgather and alltoall, the whole vector for allreduce, each rank's block for
+ * reduce_scatter_block (floats, summed). With NBCCALLS_BARRIER set in the
  * environment every call is followed by an MPI_Barrier (IMB's loop). Each rank checks what it
  * received; rank 0 prints "nbccalls KIND BYTES ITERS bad N" (N = 0 when every value was
  * right). Under valgrind, callgrind's counts are zeroed after WARMUP calls and a barrier. With
@@ -99,6 +100,13 @@ int main(int argc, char **argv)
                 MPI_Iallreduce(fs, fr, nf, MPI_FLOAT, MPI_SUM, comm, &q);
             else
                 MPI_Allreduce(fs, fr, nf, MPI_FLOAT, MPI_SUM, comm);
+        } else if (strcmp(k, "reduce_scatter_block") == 0) {
+            for (int j = 0; j < nf * size; j++)
+                fs[j] = (float)(rank + j % 5 + (int)v);
+            if (nb)
+                MPI_Ireduce_scatter_block(fs, fr, nf, MPI_FLOAT, MPI_SUM, comm, &q);
+            else
+                MPI_Reduce_scatter_block(fs, fr, nf, MPI_FLOAT, MPI_SUM, comm);
         } else {
             if (rank == 0)
                 fprintf(stderr, "nbccalls: unknown kind %s\n", argv[1]);
@@ -116,6 +124,9 @@ int main(int argc, char **argv)
                 bad += bytes > 0 && r[(p + 1) * bytes - 1] != (unsigned char)(v + p * size + rank);
         } else if (strcmp(k, "allreduce") == 0) {
             float want = (float)(size * ((nf - 1) % 5 + (int)v) + size * (size - 1) / 2);
+            bad += fr[nf - 1] != want;
+        } else if (strcmp(k, "reduce_scatter_block") == 0) {
+            float want = (float)(size * ((rank * nf + nf - 1) % 5 + (int)v) + size * (size - 1) / 2);
             bad += fr[nf - 1] != want;
         }
         if (sync)

@@ -1343,6 +1343,9 @@ coll_family!(
      MPI_Reduce_scatter_block_init PMPI_Reduce_scatter_block_init],
     [MPI_Reduce_scatter_block_c PMPI_Reduce_scatter_block_c MPI_Ireduce_scatter_block_c PMPI_Ireduce_scatter_block_c
      MPI_Reduce_scatter_block_init_c PMPI_Reduce_scatter_block_init_c],
+    fast = None,
+    // SAFETY: the buffers and request pointer from the program.
+    ifast = |req| unsafe { crate::abi::nbcpair::ireduce_scatter(sbuf, rbuf, None, wide(rcount), dt, op, comm_h, req) },
     |sbuf: *const c_void, rbuf: *mut c_void, rcount: Count, dt: usize, op: usize, comm_h: usize| {
         prep_reduce_scatter(sbuf, rbuf, None, wide(rcount), dt, op, comm_h)
     }
@@ -1354,6 +1357,9 @@ coll_family!(
     [MPI_Reduce_scatter PMPI_Reduce_scatter MPI_Ireduce_scatter PMPI_Ireduce_scatter MPI_Reduce_scatter_init PMPI_Reduce_scatter_init],
     [MPI_Reduce_scatter_c PMPI_Reduce_scatter_c MPI_Ireduce_scatter_c PMPI_Ireduce_scatter_c MPI_Reduce_scatter_init_c
      PMPI_Reduce_scatter_init_c],
+    fast = None,
+    // SAFETY: the buffers, counts and request pointer from the program.
+    ifast = |req| unsafe { crate::abi::nbcpair::ireduce_scatter(sbuf, rbuf, Some(CArr::of(rcounts)), 0, dt, op, comm_h, req) },
     |sbuf: *const c_void, rbuf: *mut c_void, rcounts: *const Count, dt: usize, op: usize, comm_h: usize| {
         prep_reduce_scatter(sbuf, rbuf, Some(CArr::of(rcounts)), 0, dt, op, comm_h)
     }

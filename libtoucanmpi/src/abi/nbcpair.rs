@@ -26,7 +26,7 @@
 //! the start, the peer's received into a buffer the request owns, and the combine in rank
 //! order when the request completes (`core::coll::pairfold`, run by `Request::settle`).
 
-use super::coll::{in_place, Sides};
+use super::coll::{in_place, CArr, Sides};
 use super::handles::DtHeld;
 use crate::core::coll::pairfold::Fold;
 use crate::core::coll::reduce::Reducer;
@@ -496,33 +496,118 @@ pub(super) unsafe fn ireduce(
         if !gets {
             return Some(Some(s.locals[sub].reqs.done_send()));
         }
-        let fold = (n > 0).then(|| {
-            Box::new(Fold {
-                peer: vec![0u8; bytes],
-                // SAFETY: the program's operand, `n` elements of `d` (checked above).
-                mine: unsafe { red.load(mine.ptr, n, &d) },
-                red,
-                count: n,
-                dt: d.arc(),
-                me: pair.me,
-                out: rbuf as *mut u8,
-            })
-        });
-        let bdt = DtHeld::Table(crate::core::datatype::predefined_arc(crate::consts::MPI_BYTE)?);
-        let t = RecvTarget {
-            buf: fold
-                .as_ref()
-                .map_or(std::ptr::NonNull::dangling().as_ptr(), |f| f.peer.as_ptr() as *mut u8),
-            count: bytes,
-            dt: bdt,
-        };
-        // SAFETY: the fold's work buffer, a heap block the request keeps (moving the box
-        // leaves it in place) until it completes.
-        let id = unsafe { post(s, sub, comm_h, &pair, TAG_REDUCE, t) };
-        if let Some(r) = s.req_mut(id) {
-            r.fold = fold;
+        // SAFETY: the program's operand (`n` elements, checked above) and receive buffer.
+        unsafe { post_fold(s, sub, comm_h, &pair, red, &mine, rbuf as *mut u8) }.map(Some)
+    })
+    .ok()??;
+    // SAFETY: checked not null.
+    Some(got.map_or_else(unsent, |id| unsafe { give(req, id) }))
+}
+
+/// Posts the receive of the peer's operand (packed, into a work buffer the request keeps)
+/// and hangs the combine with the own operand `mine` (loaded now: it may be the receive
+/// buffer) on the request, to store the result in rank order into `out` when the request
+/// completes (`core::coll::pairfold`). None: no byte type (never).
+///
+/// # Safety
+/// `mine` describes the program's readable operand; `out` holds `mine.count` elements of its
+/// type, valid until the request completes.
+unsafe fn post_fold(s: &mut State, sub: usize, comm_h: usize, pair: &Pair, red: Reducer, mine: &Side, out: *mut u8) -> Option<ReqId> {
+    let (n, d) = (mine.count, &mine.dt);
+    let bytes = n * d.size;
+    let fold = (n > 0).then(|| {
+        Box::new(Fold {
+            peer: vec![0u8; bytes],
+            // SAFETY: the caller's contract: `n` readable elements of `d`.
+            mine: unsafe { red.load(mine.ptr, n, d) },
+            red,
+            count: n,
+            dt: d.arc(),
+            me: pair.me,
+            out,
+        })
+    });
+    let bdt = DtHeld::Table(crate::core::datatype::predefined_arc(crate::consts::MPI_BYTE)?);
+    let t = RecvTarget {
+        buf: fold
+            .as_ref()
+            .map_or(std::ptr::NonNull::dangling().as_ptr(), |f| f.peer.as_ptr() as *mut u8),
+        count: bytes,
+        dt: bdt,
+    };
+    // SAFETY: the fold's work buffer, a heap block the request keeps (moving the box leaves
+    // it in place) until it completes.
+    let id = unsafe { post(s, sub, comm_h, pair, TAG_REDUCE, t) };
+    if let Some(r) = s.req_mut(id) {
+        r.fold = fold;
+    }
+    Some(id)
+}
+
+/// Session 26: MPI_Ireduce_scatter (`counts`: the receive counts, one per rank) and
+/// MPI_Ireduce_scatter_block (`counts` None: `count` for each rank). Each rank sends the
+/// peer's block of its operand (block 0 then block 1, back to back by the datatype's extent;
+/// in place: the receive buffer holds the operand) at the start, receives the peer's
+/// contribution to its own block, and the request's completion combines the two in rank
+/// order into the receive buffer (`post_fold`, as `ireduce`). Every rank decides alike: the
+/// launch, a two-member communicator (looked at before anything is numbered, so that the
+/// counts array is read only when it has two entries), the larger block's bytes within the
+/// eager limit, the operation defined on the datatype; otherwise the general path runs and
+/// reports.
+///
+/// # Safety
+/// The buffers, the counts array and `req` come from the program (valid until the request
+/// completes).
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn ireduce_scatter(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    counts: Option<CArr>,
+    count: i64,
+    dt: usize,
+    op: usize,
+    comm_h: usize,
+    req: *mut usize,
+) -> Option<MpiResult<()>> {
+    if !on() || req.is_null() {
+        return None;
+    }
+    let d = DtHeld::of(dt).ok()?;
+    let red = Reducer::new(op, &d, dt).ok()?;
+    let sub = sched::rank();
+    let got = state::with_hot(|s| {
+        // Decide before numbering: a two-member intra-communicator (`enter` checks it again).
+        let cm = s.locals.get(sub)?.comms.get(comm_index(comm_h)?)?.as_ref()?;
+        if cm.is_inter() || cm.group.ranks.len() != 2 {
+            return None;
         }
-        Some(Some(id))
+        let c = match counts {
+            // SAFETY: the standard gives the array one entry per rank: two.
+            Some(a) => unsafe { a.two()? },
+            None => [count, count],
+        };
+        let c = [usize::try_from(c[0]).ok()?, usize::try_from(c[1]).ok()?];
+        if !eager(c[0].max(c[1]).checked_mul(d.size)) {
+            return None;
+        }
+        let all = if in_place(sbuf) { rbuf as *const c_void } else { sbuf };
+        if (c[0] + c[1] > 0 && all.is_null()) || (c[cm.rank as usize & 1] > 0 && rbuf.is_null()) {
+            return None;
+        }
+        let pair = enter(s, sub, comm_h)?;
+        let (me, peer) = (pair.me as usize, 1 - pair.me as usize);
+        let block = |i: usize| Side {
+            ptr: (all as *mut u8).wrapping_offset((if i == 0 { 0 } else { c[0] } as isize).wrapping_mul(d.extent)),
+            count: c[i],
+            dt: d.clone(),
+        };
+        // SAFETY: the program's operand, the peer's block readable now.
+        if !unsafe { send(s, sub, &pair, TAG_REDUCE, &block(peer)) } {
+            return Some(None);
+        }
+        // SAFETY: the own block of the operand, readable now; the receive buffer holds `c[me]`
+        // elements (MPI's rules).
+        unsafe { post_fold(s, sub, comm_h, &pair, red, &block(me), rbuf as *mut u8) }.map(Some)
     })
     .ok()??;
     // SAFETY: checked not null.
