@@ -1,14 +1,14 @@
 /* nbccalls.c: one collective repeated, blocking or nonblocking (MPI_I* + MPI_Wait), for
  * counting its instructions per call with callgrind (bench/nbc-callgrind.sh; issue 16,
  * docs/collectives.md "Session 20 (nbc11)"). IMB's datatypes: bytes for the data movers, floats
- * summed for Allreduce; Bcast from root 0.
+ * summed for Allreduce; Bcast, Gather and Scatter from root 0.
  *
  *   nbccalls KIND BYTES ITERS [LATE [US]]
  *
- * KIND: barrier bcast allgather alltoall allreduce reduce_scatter_block, or the same with an `i` in
- * front (ibarrier, ibcast, ...) for the nonblocking call and its MPI_Wait. BYTES: per block for
- * allgather and alltoall, the whole vector for allreduce, each rank's block for
- * reduce_scatter_block (floats, summed). With NBCCALLS_BARRIER set in the
+ * KIND: barrier bcast allgather gather scatter alltoall allreduce reduce_scatter_block, or the
+ * same with an `i` in front (ibarrier, ibcast, ...) for the nonblocking call and its MPI_Wait.
+ * BYTES: per block for allgather, gather, scatter and alltoall, the whole vector for
+ * allreduce, each rank's block for reduce_scatter_block (floats, summed). With NBCCALLS_BARRIER set in the
  * environment every call is followed by an MPI_Barrier (IMB's loop). Each rank checks what it
  * received; rank 0 prints "nbccalls KIND BYTES ITERS bad N" (N = 0 when every value was
  * right). Under valgrind, callgrind's counts are zeroed after WARMUP calls and a barrier. With
@@ -86,6 +86,20 @@ int main(int argc, char **argv)
                 MPI_Iallgather(s, (int)bytes, MPI_BYTE, r, (int)bytes, MPI_BYTE, comm, &q);
             else
                 MPI_Allgather(s, (int)bytes, MPI_BYTE, r, (int)bytes, MPI_BYTE, comm);
+        } else if (strcmp(k, "gather") == 0) {
+            memset(s, v + rank, (size_t)bytes);
+            if (nb)
+                MPI_Igather(s, (int)bytes, MPI_BYTE, r, (int)bytes, MPI_BYTE, 0, comm, &q);
+            else
+                MPI_Gather(s, (int)bytes, MPI_BYTE, r, (int)bytes, MPI_BYTE, 0, comm);
+        } else if (strcmp(k, "scatter") == 0) {
+            if (rank == 0)
+                for (int p = 0; p < size; p++)
+                    memset(s + p * bytes, v + p, (size_t)bytes);
+            if (nb)
+                MPI_Iscatter(s, (int)bytes, MPI_BYTE, r, (int)bytes, MPI_BYTE, 0, comm, &q);
+            else
+                MPI_Scatter(s, (int)bytes, MPI_BYTE, r, (int)bytes, MPI_BYTE, 0, comm);
         } else if (strcmp(k, "alltoall") == 0) {
             for (int p = 0; p < size; p++)
                 memset(s + p * bytes, v + rank * size + p, (size_t)bytes);
@@ -119,6 +133,11 @@ int main(int argc, char **argv)
         } else if (strcmp(k, "allgather") == 0) {
             for (int p = 0; p < size; p++)
                 bad += bytes > 0 && r[(p + 1) * bytes - 1] != (unsigned char)(v + p);
+        } else if (strcmp(k, "gather") == 0) {
+            for (int p = 0; rank == 0 && p < size; p++)
+                bad += bytes > 0 && r[(p + 1) * bytes - 1] != (unsigned char)(v + p);
+        } else if (strcmp(k, "scatter") == 0) {
+            bad += bytes > 0 && r[bytes - 1] != (unsigned char)(v + rank);
         } else if (strcmp(k, "alltoall") == 0) {
             for (int p = 0; p < size; p++)
                 bad += bytes > 0 && r[(p + 1) * bytes - 1] != (unsigned char)(v + p * size + rank);
