@@ -2,7 +2,7 @@
 # compat-tests/record-expected.sh [NAME...]
 #
 # Records the reference outputs: builds each test with mpicc and runs it
-# under plain MPICH (`mpirun -np N`) for N in 2 4 6 8 9 (override with
+# under plain MPICH (`mpirun -np N`) for N in 2 3 4 6 8 9 (override with
 # COMPAT_RECORD_SIZES="2 4"), writing the LC_ALL=C-sorted stdout to
 # expected/NAME.npN.out. A run must exit 0 within COMPAT_RECORD_TIMEOUT
 # seconds (default 600: MPICH busy-polls and is slow when oversubscribed)
@@ -12,7 +12,7 @@
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-SIZES=${COMPAT_RECORD_SIZES:-"2 4 6 8 9"}
+SIZES=${COMPAT_RECORD_SIZES:-"2 3 4 6 8 9"}
 TMO=${COMPAT_RECORD_TIMEOUT:-600}
 if [[ $# -gt 0 ]]; then
     names=()
