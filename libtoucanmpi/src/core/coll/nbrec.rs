@@ -79,7 +79,8 @@ pub struct Rec {
     per: usize,
     /// nbc9: rank r is member r % per of process r / per (`Layout::ordered`).
     ordered: bool,
-    /// coll7: a broadcast started before every local member joined (`join_bcast`).
+    /// coll7: a broadcast (session 27: or a scatter) started before every local member
+    /// joined (`join_early_in`).
     early: Option<Box<Early>>,
     /// nbc8: the members that only send (`sends_only`) completed when the real operation
     /// started (`finish_join`); `finish` leaves them alone.
@@ -91,11 +92,23 @@ pub struct Rec {
 /// elsewhere) rather than the last, and whose members complete as soon as the data is here
 /// (at their own join, when they come after it), as the blocking form lets its
 /// representative send or receive before its siblings arrive.
+///
+/// Session 27 (issue 16): a Scatter with equal blocks (as many members on every process) is
+/// started the same way: in the root's process at the root's join (the root holds every
+/// block: its siblings need not have joined), elsewhere at the first join (what lands there
+/// does not depend on the members' arguments), and each member takes its block from `data`
+/// once it is here.
 pub struct Early {
     /// The root's block, packed: in the root's process at the root's join; elsewhere where
     /// the real operation lands. Allocated once, at its full length, before the real operation
-    /// starts (its heap block does not move while the record lives).
+    /// starts (its heap block does not move while the record lives). A scatter's: in the
+    /// root's process every rank's block laid out per process (`base + k * block` for this
+    /// process's member k); elsewhere this process's blocks.
     data: Vec<u8>,
+    /// Session 27: a scatter's bytes per member (0: a broadcast).
+    block: usize,
+    /// Session 27: where this process's blocks start in a scatter's `data`.
+    base: usize,
     /// `data` holds the block.
     here: bool,
     /// The real operation finished (the record goes once every local member joined too).
@@ -283,16 +296,17 @@ pub enum Next {
 
 /// `join` under the state lock: records member `cm.rank`'s arguments `part` and request
 /// `id` (made; marked here as awaiting one event) in call `key`'s record; a broadcast starts
-/// its real operation here when this join can (`join_bcast_in`); the last member of any
+/// (session 27: or a scatter) starts its real operation here when this join can
+/// (`join_early_in`); the last member of any
 /// other kind takes the record out for `finish_join`.
 ///
 /// # Safety
 /// As `join`.
 unsafe fn join_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), part: Part, id: ReqId) -> MpiResult<Next> {
     await_one(s, id);
-    if matches!(part, Part::Bcast { .. }) {
+    if matches!(part, Part::Bcast { .. } | Part::Scatter { .. }) {
         // SAFETY: forwarded from the caller.
-        unsafe { join_bcast_in(s, cm, key, part, id) }?;
+        unsafe { join_early_in(s, cm, key, part, id) }?;
         return Ok(Next::Nothing);
     }
     // iag16: one look-up per join (it was a test, then a look-up).
@@ -441,18 +455,21 @@ pub unsafe fn fast(sub: usize, comm_h: usize, cm: &CommRef, part: Part, equal: b
 /// A broadcast's join (`join_in`, under the state lock): the root's join in the root's process, and the first join
 /// elsewhere, start the real operation (a tree of real messages up to `TOUCAN_NBC_TREE_MAX`,
 /// else the real `MPI_Ibcast`, in the call's place on the twin as any: `real::queue_early`);
-/// a member that joins once the data is here takes its copy and completes at once.
+/// a member that joins once the data is here takes its copy and completes at once. Session
+/// 27: a scatter's join the same way (the real `MPI_Iscatter` of this process's blocks,
+/// `Early`).
 ///
 /// # Safety
 /// As `join`.
-unsafe fn join_bcast_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), part: Part, id: ReqId) -> MpiResult<()> {
+unsafe fn join_early_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), part: Part, id: ReqId) -> MpiResult<()> {
     let me = cm.rank;
-    let (root, bytes) = match &part {
-        Part::Bcast { buf, root } => (*root, buf.count * buf.dt.size),
-        _ => unreachable!("join_bcast_in takes broadcasts"),
+    let (root, bytes, block) = match &part {
+        Part::Bcast { buf, root } => (*root, buf.count * buf.dt.size, None),
+        Part::Scatter { root, .. } => (*root, 0, Some(scatter_block(&part, me))),
+        _ => unreachable!("join_early_in takes broadcasts and scatters"),
     };
     if !s.rcoll.recs.contains_key(&key) {
-        let r = early_rec(s, cm, root, bytes);
+        let r = early_rec(s, cm, root, bytes, block);
         s.rcoll.recs.insert(key, r);
     }
     let rec = s.rcoll.recs.get_mut(&key).expect("inserted above");
@@ -463,9 +480,25 @@ unsafe fn join_bcast_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), part: 
     rec.parts[i] = Some((part, id));
     let e = rec.early.as_mut().expect("a broadcast's record is early");
     let go = if e.root == Some(i) {
-        if let Some((Part::Bcast { buf, .. }, _)) = &rec.parts[i] {
+        match &rec.parts[i] {
             // SAFETY: the root's buffer is valid during its call.
-            unsafe { buf.dt.pack(buf.ptr, buf.count, &mut e.data) };
+            Some((Part::Bcast { buf, .. }, _)) => unsafe { buf.dt.pack(buf.ptr, buf.count, &mut e.data) },
+            Some((Part::Scatter { parts, .. }, _)) => {
+                // The root's blocks decide the layout here (a member whose count differs
+                // gets MPI_ERR_TRUNCATE in `settle_rec`).
+                e.block = parts.get(0).map_or(0, |v| v.count * v.dt.size);
+                let blk = rec.per * e.block;
+                let nproc = rec.procs.iter().map(|p| p.0 + 1).max().unwrap_or(1);
+                e.base = rp * blk;
+                e.data.clear();
+                e.data.resize(nproc * blk, 0);
+                for (r, &(p, k)) in rec.procs.iter().enumerate() {
+                    // SAFETY: the root's blocks are valid during its call; `data` has room
+                    // for every process's (`early_rec`; `pack_buf` checks the bounds).
+                    unsafe { pack_block(parts, r, &mut e.data, p * blk + k * e.block) };
+                }
+            }
+            _ => {}
         }
         e.here = true;
         true
@@ -473,13 +506,27 @@ unsafe fn join_bcast_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), part: 
         e.root.is_none() && first
     };
     let start = go.then(|| {
-        let what = if super::nbc::tree_bcast(bytes) {
-            RealColl::TreeBcast { root: rp, tag: 0 }
-        } else {
-            RealColl::Bcast { root: rp }
-        };
         let p = e.data.as_mut_ptr();
-        (what, CollMem::at(p, p, bytes), e.uid)
+        let (what, mem) = match block {
+            None if super::nbc::tree_bcast(bytes) => (RealColl::TreeBcast { root: rp, tag: 0 }, CollMem::at(p, p, bytes)),
+            None => (RealColl::Bcast { root: rp }, CollMem::at(p, p, bytes)),
+            Some(b) => {
+                let blk = rec.per * b;
+                // At the root's process every block goes from `data`, its own in place
+                // (`recv` null); elsewhere this process's blocks land there.
+                let mem = match e.root {
+                    Some(_) => CollMem {
+                        send: p,
+                        recv: std::ptr::null_mut(),
+                        bytes: e.data.len(),
+                        keep: Vec::new(),
+                    },
+                    None => CollMem::at(p, p, blk),
+                };
+                (RealColl::Scatter { root: rp, bytes: blk }, mem)
+            }
+        };
+        (what, mem, e.uid)
     });
     // nbc10: a join before the data is here that is not the last completes nothing and
     // leaves the record where it is: no settle (about 300 instructions per such member,
@@ -491,6 +538,16 @@ unsafe fn join_bcast_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), part: 
     // SAFETY: `mem` is the record's `data`, which stays (and does not move) until the
     // operation finished (`landed`).
     unsafe { real::queue_early(s, key, uid, what, mem) }
+}
+
+/// Session 27: a scatter member's block in bytes, from its own arguments (an in-place
+/// root's: its own slot of the send blocks).
+fn scatter_block(part: &Part, me: i32) -> usize {
+    match part {
+        Part::Scatter { recv: Some(b), .. } => b.count * b.dt.size,
+        Part::Scatter { parts, .. } => parts.get(me as usize).map_or(0, |v| v.count * v.dt.size),
+        _ => 0,
+    }
 }
 
 /// Broadcast records' shells kept for reuse (their vectors keep their capacity).
@@ -509,7 +566,10 @@ pub type Shells = Vec<Shell>;
 
 /// A broadcast record of `bytes` bytes from `root` for call `c`, from a spare shell when there
 /// is one.
-fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize) -> Rec {
+///
+/// Session 27: a scatter's record (`block`: the joining member's bytes) whose `data` is
+/// this process's blocks away from the root's process, and laid out at the root's join there.
+fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize, block: Option<usize>) -> Rec {
     let Layout { local, procs, ordered, .. } = layout(s, cm);
     let n = local.len();
     let lroot = local.binary_search(&root).ok();
@@ -517,6 +577,8 @@ fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize) -> Rec {
         parts: Vec::new(),
         early: Box::new(Early {
             data: Vec::new(),
+            block: 0,
+            base: 0,
             here: false,
             done: false,
             fin: Vec::new(),
@@ -530,13 +592,17 @@ fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize) -> Rec {
     // The root's process packs the root's block in; elsewhere the real operation lands here
     // (a reused buffer of the right length keeps its old bytes: nobody reads them before the
     // operation overwrote them all, `here`).
+    let len = block.map_or(bytes, |b| n * b);
     if lroot.is_some() {
         e.data.clear();
-        e.data.reserve(bytes);
-    } else if e.data.len() != bytes {
+        if block.is_none() {
+            e.data.reserve(bytes);
+        }
+    } else if e.data.len() != len {
         e.data.clear();
-        e.data.resize(bytes, 0);
+        e.data.resize(len, 0);
     }
+    (e.block, e.base) = (block.unwrap_or(0), 0);
     e.fin.resize(n, false);
     (e.here, e.done, e.root, e.uid, e.err) = (false, false, lroot, s.rcoll.token(), 0);
     Rec {
@@ -636,15 +702,22 @@ fn settle_rec(rec: &mut Rec, done: &mut Completed) {
             continue;
         }
         let mut class = e.err;
-        if let (Part::Bcast { buf: b, .. }, false) = (part, root) {
+        // Where the member's data is in `data`: a broadcast's whole, a scatter's block j
+        // (the root's too: its own block, unless in place).
+        let from = match (part, root) {
+            (Part::Bcast { buf: b, .. }, false) => Some((b, 0, e.data.len())),
+            (Part::Scatter { recv: Some(b), .. }, _) => Some((b, e.base + j * e.block, e.block)),
+            _ => None,
+        };
+        if let Some((b, at, have)) = from {
             // faults16: a member whose count differs from the block that came (the program's
             // error: a truncation) takes what fits and MPI_ERR_TRUNCATE; it used to panic.
             let want = b.count * b.dt.size;
-            if want <= e.data.len() {
+            if want <= have && at + want <= e.data.len() {
                 // SAFETY: the member's buffer stays valid until its request completes (below).
-                unsafe { b.dt.unpack(&e.data[..want], b.ptr, b.count) };
+                unsafe { b.dt.unpack(&e.data[at..at + want], b.ptr, b.count) };
             }
-            if want != e.data.len() && class == 0 {
+            if want != have && class == 0 {
                 class = crate::consts::MPI_ERR_TRUNCATE;
             }
         }
