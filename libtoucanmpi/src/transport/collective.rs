@@ -61,6 +61,15 @@ pub enum RealColl {
         root: usize,
         tag: i32,
     },
+    /// Session 27: `bytes` bytes per process from process `root` as a binomial tree of real
+    /// point-to-point messages with `tag` (`start_tree_scatter`): at the root `CollMem::recv`
+    /// holds every process's block by rank relative to the root; elsewhere it receives this
+    /// process's subtree's (`tree_span` blocks), its own first.
+    TreeScatter {
+        root: usize,
+        bytes: usize,
+        tag: i32,
+    },
 }
 
 /// The memory of a real collective: the operand at `send` (null: in place, at `recv`), the
@@ -140,7 +149,9 @@ impl Transport {
                     m.PMPI_Iscatter_c(s, len, byte, r, len, byte, root as _, comm, &mut req),
                     "MPI_Iscatter_c",
                 ),
-                RealColl::TreeBcast { .. } => return Err("a tree broadcast starts with start_tree_bcast".into()),
+                RealColl::TreeBcast { .. } | RealColl::TreeScatter { .. } => {
+                    return Err("a tree broadcast or scatter starts with start_tree_bcast or start_tree_scatter".into())
+                }
                 RealColl::Dup => {
                     let mut b = Box::new(h::<RComm>(real::REAL_MPI_COMM_NULL));
                     let rc = m.PMPI_Comm_idup(comm, &mut *b, &mut req);
@@ -208,6 +219,7 @@ fn operands(me: usize, what: RealColl, mem: &CollMem) -> (*const c_void, *mut c_
     match what {
         RealColl::Barrier | RealColl::Dup => (std::ptr::null(), none, 0),
         RealColl::Bcast { .. } | RealColl::TreeBcast { .. } => (std::ptr::null(), recv, mem.bytes as _),
+        RealColl::TreeScatter { .. } => (recv as *const c_void, recv, mem.bytes as _),
         // Away from the root the operand is read from wherever it is.
         RealColl::Reduce { root, .. } => match (root == me, mem.send.is_null()) {
             (true, _) => (send, recv, 0),
@@ -293,7 +305,7 @@ impl Blocking {
                 RealColl::Alltoall { .. } => ((self.alltoall)(s, len, byte, r, len, byte, comm), "MPI_Alltoall_c"),
                 RealColl::Gather { root, .. } => ((self.gather)(s, len, byte, r, len, byte, root as _, comm), "MPI_Gather_c"),
                 RealColl::Scatter { root, .. } => ((self.scatter)(s, len, byte, r, len, byte, root as _, comm), "MPI_Scatter_c"),
-                RealColl::Dup | RealColl::TreeBcast { .. } => {
+                RealColl::Dup | RealColl::TreeBcast { .. } | RealColl::TreeScatter { .. } => {
                     return Err("a communicator duplication or tree broadcast has no blocking form here".into());
                 }
             }

@@ -58,6 +58,28 @@ pub fn tree_children(me: usize, root: usize, n: usize) -> impl Iterator<Item = u
     })
 }
 
+/// Session 27: how many processes the subtree of process `me` holds in that tree (itself
+/// included): the relative ranks `rel .. rel + lowest bit of rel` (every process at the root),
+/// within the `n`.
+pub fn tree_span(me: usize, root: usize, n: usize) -> usize {
+    let rel = (me + n - root) % n;
+    if rel == 0 {
+        return n;
+    }
+    (rel + (rel & rel.wrapping_neg())).min(n) - rel
+}
+
+/// Session 27: the sends of a tree scatter from process `me` (blocks of `blk` bytes laid out
+/// by rank relative to `root`, this process's first): per child, its process, the offset of
+/// its subtree's blocks in this process's buffer and their length.
+pub fn scatter_sends(me: usize, root: usize, n: usize, blk: usize) -> impl Iterator<Item = (usize, usize, usize)> {
+    let rel = (me + n - root) % n;
+    tree_children(me, root, n).map(move |c| {
+        let crel = (c + n - root) % n;
+        (c, (crel - rel) * blk, tree_span(c, root, n) * blk)
+    })
+}
+
 impl Transport {
     /// Sends `len` (at most `P2P_MAX`) bytes at `data` to process `dst` of twin `comm` with
     /// `tag`: up to `TREE_MAX` bytes a blocking eager send (complete locally), above that a
@@ -149,6 +171,75 @@ impl Transport {
             // SAFETY: forwarded from the caller.
             return unsafe { self.tree_forward(comm, root, tag, buf, len, token) }.map(Some);
         };
+        let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
+        // SAFETY: the buffer stays valid until completion (the caller's contract).
+        check(
+            unsafe {
+                self.real.PMPI_Irecv(
+                    buf as *mut c_void,
+                    len as c_int,
+                    h(real::REAL_MPI_BYTE),
+                    parent as c_int,
+                    tag,
+                    comm,
+                    &mut req,
+                )
+            },
+            "MPI_Irecv",
+        )?;
+        self.push_coll(req, token);
+        Ok(None)
+    }
+
+    /// Session 27: sends every child of this process in the scatter tree rooted at `root` on
+    /// twin `comm` its subtree's blocks (`scatter_sends`: `blk` bytes per process at `data`,
+    /// laid out by rank relative to the root), with `tag` (`coll_send`). Returns how many
+    /// sends are still under way.
+    ///
+    /// # Safety
+    /// `data` holds `tree_span(myproc, root, nproc) * blk` bytes, as `coll_send` says.
+    pub unsafe fn scatter_forward(
+        &mut self,
+        comm: RComm,
+        root: usize,
+        tag: i32,
+        data: *const u8,
+        blk: usize,
+        token: u64,
+    ) -> Result<u32, String> {
+        let mut pending = 0;
+        for (child, at, len) in scatter_sends(self.myproc, root, self.nproc, blk) {
+            // SAFETY: the child's blocks lie inside this process's span (the caller's
+            // contract: `at + len` is at most the span's bytes).
+            pending += u32::from(unsafe { self.coll_send(comm, child, tag, data.add(at), len, token) }?);
+        }
+        Ok(pending)
+    }
+
+    /// Session 27: starts this process's part of a tree scatter of `blk` bytes per process
+    /// rooted at process `root` on twin `comm` with `tag`: at the root, the sends of every
+    /// other process's blocks down the tree from `buf` (`nproc * blk` bytes, laid out by rank
+    /// relative to the root; Some: how many sends are still under way); elsewhere the receive
+    /// of its subtree's blocks from its parent into `buf` (`tree_span * blk` bytes), whose
+    /// completion comes back as `Event::CollDone { token, .. }` (None; the caller forwards
+    /// then, `scatter_forward`).
+    ///
+    /// # Safety
+    /// `buf` holds as many bytes as said, valid until the completion is reported.
+    pub unsafe fn start_tree_scatter(
+        &mut self,
+        comm: RComm,
+        root: usize,
+        tag: i32,
+        buf: *mut u8,
+        blk: usize,
+        token: u64,
+    ) -> Result<Option<u32>, String> {
+        let Some(parent) = tree_parent(self.myproc, root, self.nproc) else {
+            // SAFETY: forwarded from the caller.
+            return unsafe { self.scatter_forward(comm, root, tag, buf, blk, token) }.map(Some);
+        };
+        let len = tree_span(self.myproc, root, self.nproc) * blk;
         let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
         // SAFETY: the buffer stays valid until completion (the caller's contract).
         check(
@@ -263,5 +354,38 @@ mod tests {
         }
         assert!(reached.iter().all(|&r| r));
         assert_eq!(tree_parent(root, root, n), None);
+    }
+
+    /// Session 27: played down the tree, a scatter's sends give every process exactly its
+    /// own block first in what it receives, and every block of its subtree after it (the
+    /// root's buffer holds block r, relative to the root, at r; each send's range lies in
+    /// the sender's span).
+    #[rstest]
+    #[case(1, 0)]
+    #[case(2, 1)]
+    #[case(3, 0)]
+    #[case(5, 3)]
+    #[case(8, 2)]
+    #[case(13, 7)]
+    #[case(64, 5)]
+    fn scatter_tree_delivers_each_block(#[case] n: usize, #[case] root: usize) {
+        let mut got: Vec<Option<Vec<usize>>> = vec![None; n];
+        got[root] = Some((0..n).map(|rel| (rel + root) % n).collect());
+        let mut todo = vec![root];
+        while let Some(p) = todo.pop() {
+            let mine = got[p].clone().expect("received before forwarding");
+            assert_eq!(mine.len(), tree_span(p, root, n));
+            assert_eq!(mine[0], p, "process {p}'s own block first");
+            for (c, at, len) in scatter_sends(p, root, n, 1) {
+                assert!(at + len <= mine.len(), "send to {c} inside {p}'s span");
+                assert!(got[c].replace(mine[at..at + len].to_vec()).is_none());
+                todo.push(c);
+            }
+        }
+        for (p, g) in got.iter().enumerate() {
+            let g = g.as_ref().expect("every process reached");
+            let want: Vec<usize> = (0..g.len()).map(|i| (p + i) % n).collect();
+            assert_eq!(g, &want, "process {p}");
+        }
     }
 }

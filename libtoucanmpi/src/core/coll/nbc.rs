@@ -312,6 +312,9 @@ struct Forward {
     tag: i32,
     ptr: usize,
     len: usize,
+    /// Session 27: a tree scatter's bytes per process (its children get their subtrees'
+    /// blocks); 0 for a broadcast (they get all `len`).
+    blk: usize,
 }
 
 /// coll6's per-process state (in `real::RealComms`): forwards of tree broadcasts by token,
@@ -391,6 +394,49 @@ pub(super) unsafe fn start_tree(
             tag,
             ptr: ptr as usize,
             len,
+            blk: 0,
+        };
+        s.rcoll.tree.forwards.insert(token, f);
+    }
+    Ok(false)
+}
+
+/// Session 27: starts this process's part of tree scatter `token` (`bytes` per process from
+/// process `root`) at `place` of twin `comm` (see `Transport::start_tree_scatter`); a
+/// process with children forwards their subtrees' blocks when its receive completes
+/// (`forward`). True: done at once (the root).
+///
+/// # Safety
+/// `mem.recv` holds every process's block at the root, and has room for this process's
+/// subtree's blocks elsewhere, until the operation completes.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn start_tree_scatter(
+    s: &mut State,
+    key: real::CommKey,
+    comm: RComm,
+    root: usize,
+    bytes: usize,
+    place: real::Place,
+    mem: CollMem,
+    token: u64,
+) -> Result<bool, String> {
+    let tag = tree_tag(s, place);
+    let ptr = mem.recv;
+    // SAFETY: forwarded from the caller.
+    let sent = unsafe { s.tp.start_tree_scatter(comm, root, tag, ptr, bytes, token) }?;
+    if let Some(under_way) = sent {
+        expect(s, token, under_way);
+        return Ok(under_way == 0);
+    }
+    if tree_children(s.tp.myproc, root, s.tp.nproc).next().is_some() {
+        let f = Forward {
+            key,
+            comm,
+            root,
+            tag,
+            ptr: ptr as usize,
+            len: 0,
+            blk: bytes,
         };
         s.rcoll.tree.forwards.insert(token, f);
     }
@@ -433,7 +479,13 @@ fn forward(s: &mut State, token: u64) -> bool {
     };
     // SAFETY: the request's buffer holds the received bytes until the request completes,
     // which happens after these sends.
-    let under_way = match unsafe { s.tp.tree_forward(f.comm, f.root, f.tag, f.ptr as *const u8, f.len, token) } {
+    let sent = if f.blk > 0 {
+        // SAFETY: as above; the buffer holds this process's subtree's blocks.
+        unsafe { s.tp.scatter_forward(f.comm, f.root, f.tag, f.ptr as *const u8, f.blk, token) }
+    } else {
+        unsafe { s.tp.tree_forward(f.comm, f.root, f.tag, f.ptr as *const u8, f.len, token) }
+    };
+    let under_way = match sent {
         Ok(n) => n,
         Err(e) => crate::core::diag::fatal(&format!("real collective: {e}")),
     };

@@ -109,6 +109,10 @@ pub struct Early {
     block: usize,
     /// Session 27: where this process's blocks start in a scatter's `data`.
     base: usize,
+    /// Session 27: a scatter goes as a tree of real messages (`tree_scatter`): `data` is
+    /// laid out by process relative to the root's, this process's first (`base` 0), and
+    /// holds its subtree's blocks away from the root.
+    tree: bool,
     /// `data` holds the block.
     here: bool,
     /// The real operation finished (the record goes once every local member joined too).
@@ -489,13 +493,16 @@ unsafe fn join_early_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), part: 
                 e.block = parts.get(0).map_or(0, |v| v.count * v.dt.size);
                 let blk = rec.per * e.block;
                 let nproc = rec.procs.iter().map(|p| p.0 + 1).max().unwrap_or(1);
-                e.base = rp * blk;
+                e.tree = tree_scatter(blk, nproc);
+                // A tree's blocks by process relative to the root's (its own first).
+                let at = |p: usize| if e.tree { (p + nproc - rp) % nproc } else { p };
+                e.base = at(rp) * blk;
                 e.data.clear();
                 e.data.resize(nproc * blk, 0);
                 for (r, &(p, k)) in rec.procs.iter().enumerate() {
                     // SAFETY: the root's blocks are valid during its call; `data` has room
-                    // for every process's (`early_rec`; `pack_buf` checks the bounds).
-                    unsafe { pack_block(parts, r, &mut e.data, p * blk + k * e.block) };
+                    // for every process's (`pack_buf` checks the bounds).
+                    unsafe { pack_block(parts, r, &mut e.data, at(p) * blk + k * e.block) };
                 }
             }
             _ => {}
@@ -512,6 +519,14 @@ unsafe fn join_early_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), part: 
             None => (RealColl::Bcast { root: rp }, CollMem::at(p, p, bytes)),
             Some(b) => {
                 let blk = rec.per * b;
+                if e.tree {
+                    let what = RealColl::TreeScatter {
+                        root: rp,
+                        bytes: blk,
+                        tag: 0,
+                    };
+                    return (what, CollMem::at(p, p, e.data.len()), e.uid);
+                }
                 // At the root's process every block goes from `data`, its own in place
                 // (`recv` null); elsewhere this process's blocks land there.
                 let mem = match e.root {
@@ -538,6 +553,22 @@ unsafe fn join_early_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), part: 
     // SAFETY: `mem` is the record's `data`, which stays (and does not move) until the
     // operation finished (`landed`).
     unsafe { real::queue_early(s, key, uid, what, mem) }
+}
+
+/// Session 27: bytes per process (`blk`, every process's members' blocks) up to which a
+/// two-level Iscatter goes as a binomial tree of real messages (`RealColl::TreeScatter`) and
+/// not as the real `MPI_Iscatter` (whose schedule cost about 2000 instructions per call in
+/// the process away from the root at 2x4, callgrind, against ~300 for a real receive), when
+/// all of them (`nproc * blk`) fit in `collp2p::P2P_MAX`. Off with `TOUCAN_NBC_TREE_MAX=0`,
+/// as the broadcast's tree.
+const SCATTER_TREE_MAX: usize = 64 << 10;
+
+/// Session 27: whether a two-level scatter of `blk` bytes per process over `nproc` processes
+/// goes as a tree of real messages (decided alike everywhere: the blocks' size, the layout).
+fn tree_scatter(blk: usize, nproc: usize) -> bool {
+    crate::core::runtime::config().nbc_tree_max > 0
+        && blk <= SCATTER_TREE_MAX
+        && nproc.checked_mul(blk).is_some_and(|b| b <= crate::transport::collp2p::P2P_MAX)
 }
 
 /// Session 27: a scatter member's block in bytes, from its own arguments (an in-place
@@ -570,15 +601,23 @@ pub type Shells = Vec<Shell>;
 /// Session 27: a scatter's record (`block`: the joining member's bytes) whose `data` is
 /// this process's blocks away from the root's process, and laid out at the root's join there.
 fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize, block: Option<usize>) -> Rec {
-    let Layout { local, procs, ordered, .. } = layout(s, cm);
+    let Layout {
+        local,
+        procs,
+        ordered,
+        nproc,
+        ..
+    } = layout(s, cm);
     let n = local.len();
     let lroot = local.binary_search(&root).ok();
+    let myproc = s.myproc;
     let Shell { mut parts, mut early } = s.rcoll.shells.pop().unwrap_or_else(|| Shell {
         parts: Vec::new(),
         early: Box::new(Early {
             data: Vec::new(),
             block: 0,
             base: 0,
+            tree: false,
             here: false,
             done: false,
             fin: Vec::new(),
@@ -592,7 +631,14 @@ fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize, block: Option
     // The root's process packs the root's block in; elsewhere the real operation lands here
     // (a reused buffer of the right length keeps its old bytes: nobody reads them before the
     // operation overwrote them all, `here`).
-    let len = block.map_or(bytes, |b| n * b);
+    // Session 27: a scatter's tree (decided again from the root's block at its join in the
+    // root's process) brings this process its subtree's blocks.
+    let tree = block.is_some_and(|b| tree_scatter(n * b, nproc));
+    let len = match block {
+        None => bytes,
+        Some(b) if tree => n * b * crate::transport::collp2p::tree_span(myproc, procs[root as usize].0, nproc),
+        Some(b) => n * b,
+    };
     if lroot.is_some() {
         e.data.clear();
         if block.is_none() {
@@ -602,7 +648,7 @@ fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize, block: Option
         e.data.clear();
         e.data.resize(len, 0);
     }
-    (e.block, e.base) = (block.unwrap_or(0), 0);
+    (e.block, e.base, e.tree) = (block.unwrap_or(0), 0, tree);
     e.fin.resize(n, false);
     (e.here, e.done, e.root, e.uid, e.err) = (false, false, lroot, s.rcoll.token(), 0);
     Rec {
