@@ -5,10 +5,10 @@
  *
  *   nbccalls KIND BYTES ITERS [LATE [US]]
  *
- * KIND: barrier bcast allgather gather scatter alltoall allreduce reduce_scatter_block, or the
+ * KIND: barrier bcast allgather gather scatter alltoall allreduce reduce_scatter_block scan, or the
  * same with an `i` in front (ibarrier, ibcast, ...) for the nonblocking call and its MPI_Wait.
  * BYTES: per block for allgather, gather, scatter and alltoall, the whole vector for
- * allreduce, each rank's block for reduce_scatter_block (floats, summed). With NBCCALLS_BARRIER set in the
+ * allreduce and scan, each rank's block for reduce_scatter_block (floats, summed). With NBCCALLS_BARRIER set in the
  * environment every call is followed by an MPI_Barrier (IMB's loop). Each rank checks what it
  * received; rank 0 prints "nbccalls KIND BYTES ITERS bad N" (N = 0 when every value was
  * right). Under valgrind, callgrind's counts are zeroed after WARMUP calls and a barrier. With
@@ -121,6 +121,13 @@ int main(int argc, char **argv)
                 MPI_Ireduce_scatter_block(fs, fr, nf, MPI_FLOAT, MPI_SUM, comm, &q);
             else
                 MPI_Reduce_scatter_block(fs, fr, nf, MPI_FLOAT, MPI_SUM, comm);
+        } else if (strcmp(k, "scan") == 0) {
+            for (int j = 0; j < nf; j++)
+                fs[j] = (float)(rank + j % 5 + (int)v);
+            if (nb)
+                MPI_Iscan(fs, fr, nf, MPI_FLOAT, MPI_SUM, comm, &q);
+            else
+                MPI_Scan(fs, fr, nf, MPI_FLOAT, MPI_SUM, comm);
         } else {
             if (rank == 0)
                 fprintf(stderr, "nbccalls: unknown kind %s\n", argv[1]);
@@ -146,6 +153,9 @@ int main(int argc, char **argv)
             bad += fr[nf - 1] != want;
         } else if (strcmp(k, "reduce_scatter_block") == 0) {
             float want = (float)(size * ((rank * nf + nf - 1) % 5 + (int)v) + size * (size - 1) / 2);
+            bad += fr[nf - 1] != want;
+        } else if (strcmp(k, "scan") == 0) {
+            float want = (float)((rank + 1) * ((nf - 1) % 5 + (int)v) + rank * (rank + 1) / 2);
             bad += fr[nf - 1] != want;
         }
         if (sync)

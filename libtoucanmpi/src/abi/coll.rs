@@ -1370,6 +1370,9 @@ coll_family!(
     comm_h,
     [MPI_Scan PMPI_Scan MPI_Iscan PMPI_Iscan MPI_Scan_init PMPI_Scan_init],
     [MPI_Scan_c PMPI_Scan_c MPI_Iscan_c PMPI_Iscan_c MPI_Scan_init_c PMPI_Scan_init_c],
+    fast = None,
+    // SAFETY: the buffers and request pointer from the program.
+    ifast = |req| unsafe { crate::abi::nbcpair::iscan(sbuf, rbuf, wide(count), dt, op, false, comm_h, req) },
     |sbuf: *const c_void, rbuf: *mut c_void, count: Count, dt: usize, op: usize, comm_h: usize| {
         prep_scan(sbuf, rbuf, wide(count), dt, op, false, comm_h)
     }
@@ -1380,6 +1383,9 @@ coll_family!(
     comm_h,
     [MPI_Exscan PMPI_Exscan MPI_Iexscan PMPI_Iexscan MPI_Exscan_init PMPI_Exscan_init],
     [MPI_Exscan_c PMPI_Exscan_c MPI_Iexscan_c PMPI_Iexscan_c MPI_Exscan_init_c PMPI_Exscan_init_c],
+    fast = None,
+    // SAFETY: the buffers and request pointer from the program.
+    ifast = |req| unsafe { crate::abi::nbcpair::iscan(sbuf, rbuf, wide(count), dt, op, true, comm_h, req) },
     |sbuf: *const c_void, rbuf: *mut c_void, count: Count, dt: usize, op: usize, comm_h: usize| {
         prep_scan(sbuf, rbuf, wide(count), dt, op, true, comm_h)
     }

@@ -25,12 +25,15 @@
 //! Session 25 (nbcred16): MPI_Iallreduce and MPI_Ireduce too (`ireduce`): the operand sent at
 //! the start, the peer's received into a buffer the request owns, and the combine in rank
 //! order when the request completes (`core::coll::pairfold`, run by `Request::settle`).
+//!
+//! Session 27: MPI_Iscan and MPI_Iexscan (`iscan`): rank 0 sends its operand at the start and
+//! is done; rank 1 folds it with its own (Iscan) or takes it as it is (Iexscan).
 
 use super::coll::{in_place, CArr, Sides};
 use super::handles::DtHeld;
 use crate::core::coll::pairfold::Fold;
 use crate::core::coll::reduce::Reducer;
-use crate::core::coll::{self, TAG_ALLGATHER, TAG_ALLTOALL, TAG_BARRIER, TAG_BCAST, TAG_GATHER, TAG_REDUCE, TAG_SCATTER};
+use crate::core::coll::{self, TAG_ALLGATHER, TAG_ALLTOALL, TAG_BARRIER, TAG_BCAST, TAG_GATHER, TAG_REDUCE, TAG_SCAN, TAG_SCATTER};
 use crate::core::comm::{comm_index, TeamCell, CTX_COLL};
 use crate::core::error::MpiResult;
 use crate::core::request::{RecvTarget, ReqId};
@@ -513,13 +516,45 @@ pub(super) unsafe fn ireduce(
 /// `mine` describes the program's readable operand; `out` holds `mine.count` elements of its
 /// type, valid until the request completes.
 unsafe fn post_fold(s: &mut State, sub: usize, comm_h: usize, pair: &Pair, red: Reducer, mine: &Side, out: *mut u8) -> Option<ReqId> {
+    // SAFETY: forwarded from the caller.
+    unsafe { post_fold_kind(s, sub, comm_h, pair, TAG_REDUCE, red, mine, out) }
+}
+
+/// `post_fold` for the peer's message of kind `kind` (session 27: a scan's).
+///
+/// # Safety
+/// As `post_fold`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn post_fold_kind(
+    s: &mut State,
+    sub: usize,
+    comm_h: usize,
+    pair: &Pair,
+    kind: i32,
+    red: Reducer,
+    mine: &Side,
+    out: *mut u8,
+) -> Option<ReqId> {
     let (n, d) = (mine.count, &mine.dt);
     let bytes = n * d.size;
+    // Session 27: the own operand straight into the result's buffer (`pairfold::straight`;
+    // in place it is there already).
+    let straight = n > 0 && crate::core::coll::pairfold::straight(&red, d);
+    if straight && !std::ptr::eq(mine.ptr, out) {
+        // SAFETY: the caller's contract: `n` readable elements of the contiguous type at
+        // `mine.ptr`, room for as many at `out`. They may overlap: an in-place
+        // Ireduce_scatter's own block lies in the receive buffer, not always at its start.
+        unsafe { std::ptr::copy(mine.ptr, out, bytes) };
+    }
     let fold = (n > 0).then(|| {
         Box::new(Fold {
             peer: vec![0u8; bytes],
-            // SAFETY: the caller's contract: `n` readable elements of `d`.
-            mine: unsafe { red.load(mine.ptr, n, d) },
+            mine: if straight {
+                Vec::new()
+            } else {
+                // SAFETY: the caller's contract: `n` readable elements of `d`.
+                unsafe { red.load(mine.ptr, n, d) }
+            },
             red,
             count: n,
             dt: d.arc(),
@@ -537,7 +572,7 @@ unsafe fn post_fold(s: &mut State, sub: usize, comm_h: usize, pair: &Pair, red: 
     };
     // SAFETY: the fold's work buffer, a heap block the request keeps (moving the box leaves
     // it in place) until it completes.
-    let id = unsafe { post(s, sub, comm_h, pair, TAG_REDUCE, t) };
+    let id = unsafe { post(s, sub, comm_h, pair, kind, t) };
     if let Some(r) = s.req_mut(id) {
         r.fold = fold;
     }
@@ -608,6 +643,82 @@ pub(super) unsafe fn ireduce_scatter(
         // SAFETY: the own block of the operand, readable now; the receive buffer holds `c[me]`
         // elements (MPI's rules).
         unsafe { post_fold(s, sub, comm_h, &pair, red, &block(me), rbuf as *mut u8) }.map(Some)
+    })
+    .ok()??;
+    // SAFETY: checked not null.
+    Some(got.map_or_else(unsent, |id| unsafe { give(req, id) }))
+}
+
+/// Session 27: MPI_Iscan (`ex` false) and MPI_Iexscan (`ex` true) between the pair. Rank 0
+/// sends its operand at the start and completes at once with the built-in complete request
+/// (Iscan: its operand is its result, copied into the receive buffer unless in place;
+/// Iexscan: its receive buffer is undefined and left alone); rank 1 receives rank 0's operand
+/// and, for Iscan, combines the two in rank order into its receive buffer when the request
+/// completes (`post_fold`, as `ireduce`: a non-commutative operation sees rank 0's first), for
+/// Iexscan receives it straight into its receive buffer (`post_side`). Taken when the operand
+/// is one eager message and the operation is defined on the datatype (both alike on the two
+/// ranks: MPI requires the same count, datatype and operation); otherwise the general path
+/// runs and reports.
+///
+/// # Safety
+/// The buffers and `req` come from the program (valid until the request completes).
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn iscan(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: i64,
+    dt: usize,
+    op: usize,
+    ex: bool,
+    comm_h: usize,
+    req: *mut usize,
+) -> Option<MpiResult<()>> {
+    if !on() || req.is_null() {
+        return None;
+    }
+    let d = DtHeld::of(dt).ok()?;
+    let n = usize::try_from(count).ok()?;
+    let bytes = n.checked_mul(d.size);
+    if !eager(bytes) {
+        return None;
+    }
+    let bytes = bytes?;
+    let red = Reducer::new(op, &d, dt).ok()?;
+    let sub = sched::rank();
+    let got = state::with_hot(|s| {
+        // In place the operand is the receive buffer.
+        let own = if in_place(sbuf) { rbuf as *const c_void } else { sbuf };
+        if bytes > 0 && (own.is_null() || rbuf.is_null()) {
+            return None;
+        }
+        let pair = enter(s, sub, comm_h)?;
+        let mine = Side {
+            ptr: own as *mut u8,
+            count: n,
+            dt: d.clone(),
+        };
+        let out = Side {
+            ptr: rbuf as *mut u8,
+            count: n,
+            dt: d.clone(),
+        };
+        if pair.me == 0 {
+            // SAFETY: the program's operand, readable now.
+            if !unsafe { send(s, sub, &pair, TAG_SCAN, &mine) } {
+                return Some(None);
+            }
+            if !ex && !in_place(sbuf) {
+                // SAFETY: the program's operand and receive buffer (`n` elements each).
+                unsafe { copy(&mine, &out) };
+            }
+            return Some(Some(s.locals[sub].reqs.done_send()));
+        }
+        if ex {
+            // SAFETY: the program's receive buffer, valid until the request completes.
+            return Some(Some(unsafe { post_side(s, sub, comm_h, &pair, TAG_SCAN, out) }));
+        }
+        // SAFETY: the program's operand (`n` elements, checked above) and receive buffer.
+        unsafe { post_fold_kind(s, sub, comm_h, &pair, TAG_SCAN, red, &mine, rbuf as *mut u8) }.map(Some)
     })
     .ok()??;
     // SAFETY: checked not null.

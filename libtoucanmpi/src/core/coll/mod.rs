@@ -43,7 +43,7 @@ pub(crate) const TAG_REDUCE: i32 = 3;
 pub(crate) const TAG_GATHER: i32 = 4;
 pub(crate) const TAG_SCATTER: i32 = 5;
 pub(crate) const TAG_ALLTOALL: i32 = 6;
-const TAG_SCAN: i32 = 7;
+pub(crate) const TAG_SCAN: i32 = 7;
 pub(crate) const TAG_ALLGATHER: i32 = 8;
 
 /// The tag bits of collective call number `seq` on its communicator (the kind goes in the low

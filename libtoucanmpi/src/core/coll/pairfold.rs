@@ -13,7 +13,7 @@ use crate::core::datatype::DtRef;
 pub struct Fold {
     /// The peer's operand, packed (the receive's buffer).
     pub peer: Vec<u8>,
-    /// The own operand in the work layout.
+    /// The own operand in the work layout; empty when it is in `out` already (`straight`).
     pub mine: Vec<u8>,
     pub red: Reducer,
     pub count: usize,
@@ -22,6 +22,15 @@ pub struct Fold {
     pub me: i32,
     /// The result's buffer: `count` elements of `dt`.
     pub out: *mut u8,
+}
+
+/// Session 27: whether a fold of `red` on `dt` may keep the own operand in the result's
+/// buffer (`Fold::mine` empty): a predefined operation on a type whose packed bytes are its
+/// work layout (`Reducer::load_into`'s straight case), so the peer's packed operand combines
+/// with the result's buffer as it is. It saves the work buffer's allocation and a copy each
+/// way.
+pub fn straight(red: &Reducer, dt: &DtRef) -> bool {
+    matches!(red, Reducer::Builtin { work_dt, .. } if dt.is_contiguous() && work_dt.is_contiguous())
 }
 
 impl Fold {
@@ -41,6 +50,23 @@ impl Fold {
             me,
             out,
         } = self;
+        if mine.is_empty() && count > 0 {
+            // `straight`: the own operand is in `out`, the peer's packed bytes are a work
+            // buffer. Rank 0's operand stays the `in` side: rank 1 combines into `out`, rank 0
+            // into the peer's bytes and copies them out (both get the same bits).
+            let mut theirs = peer;
+            // SAFETY: `out` holds `count` elements of `dt` laid out as a work buffer
+            // (`straight`), and `theirs` as many packed; they do not overlap.
+            unsafe {
+                if me == 0 {
+                    red.apply_raw(out, theirs.as_mut_ptr(), count, &dt);
+                    std::ptr::copy_nonoverlapping(theirs.as_ptr(), out, count * dt.size);
+                } else {
+                    red.apply_raw(theirs.as_ptr(), out, count, &dt);
+                }
+            }
+            return;
+        }
         let (n, w) = red.work(count, &dt);
         let len = red.work_len(count, &dt);
         let mut theirs = if w.is_contiguous() {
@@ -96,6 +122,26 @@ mod tests {
         out
     }
 
+    /// Session 27: the straight fold (own operand in the result's buffer) against the loaded one.
+    fn fold_straight(me: i32, mine: &[f64], peer: &[f64], op: usize) -> Vec<f64> {
+        let dt = predefined_arc(c::MPI_DOUBLE).expect("MPI_DOUBLE").clone();
+        let red = Reducer::new(op, &dt, c::MPI_DOUBLE).expect("defined");
+        assert!(super::straight(&red, &dt));
+        let mut out = mine.to_vec();
+        let f = Fold {
+            peer: peer.iter().flat_map(|x| x.to_ne_bytes()).collect(),
+            mine: Vec::new(),
+            red,
+            count: mine.len(),
+            dt,
+            me,
+            out: out.as_mut_ptr() as *mut u8,
+        };
+        // SAFETY: `out` holds the own operand and has room for the result.
+        unsafe { f.run() };
+        out
+    }
+
     /// Both ranks get the same bits: rank 0's operand combined with rank 1's.
     #[rstest]
     #[case(c::MPI_SUM, vec![1e16, 1.0, 3e-7], vec![-1e16, 0.5, 1e-9], vec![0.0, 1.5, 3e-7 + 1e-9])]
@@ -109,5 +155,8 @@ mod tests {
             at1.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
         );
         assert_eq!(at0, want);
+        let bits = |v: Vec<f64>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(fold_straight(0, &a, &b, op)), bits(at0.clone()));
+        assert_eq!(bits(fold_straight(1, &b, &a, op)), bits(at0));
     }
 }
