@@ -178,11 +178,14 @@ pub fn plan() -> &'static bind::Plan {
 /// blocking collectives run as the real MPI's (`coll::solo`: one subrank per process, the real
 /// MPI at MULTIPLE): MPICH's own blocking collectives poll the network for every posted wildcard
 /// receive (8 B Allreduce 1.08 -> 1.00 µs with 4 slots; the 8 B message rate the same or
-/// better in two interleaved sets: bench/RESULTS.md, session 15).
+/// better in two interleaved sets: bench/RESULTS.md, session 15). Session 27: at several
+/// subranks per process, `SUBRANK_RING`.
 fn ring_slots() -> usize {
     let c = config();
     let def = if (c.p2p_direct || c.real_multiple) && c.local() == 1 {
         DIRECT_RING
+    } else if c.local() > 1 {
+        SUBRANK_RING
     } else {
         crate::transport::engine::RING
     };
@@ -195,6 +198,17 @@ fn ring_slots() -> usize {
 
 /// `ring_slots` with point-to-point passing through.
 const DIRECT_RING: usize = 4;
+
+/// Session 27: `ring_slots` at several subranks per process. Every real message outside the
+/// ring (a nonblocking collective's tree or exchange steps on a twin, the real MPI's own
+/// collectives' messages, large point-to-point payloads) is compared by UCX with each posted
+/// wildcard receive (`ucp_tag_exp_search_all`: ~840 instructions per arrival with 32 slots,
+/// callgrind at 2x4, the largest single item of an Iscatter or Iallreduce iteration there).
+/// With 8: IMB-NBC 2x4 t_pure 3-7% lower (Iallreduce 8 B 2.87-3.02 -> 2.79-2.85 µs, Ibcast
+/// 1 KiB 2.50-2.58 -> 2.39-2.40) in alternating sets, and the message rate between the
+/// processes unchanged (msgrate's windows of 8 with every pair across the two processes: 2x4
+/// 8.4-9.6 M/s with either, 2x16 7.3-7.7 with either).
+const SUBRANK_RING: usize = 8;
 
 /// The configuration (defaults when the program did not start through our entry point).
 pub fn config() -> Config {
