@@ -69,6 +69,70 @@ static inline int ct_class(int code)
     return cls;
 }
 
+/* Completes the `n` requests at `r` in the way round `k` picks (k % 6): MPI_Waitall, MPI_Wait
+ * in reverse, MPI_Test loops over the ones left, MPI_Waitany, MPI_Testall loops, MPI_Testsome
+ * loops. Returns MPI_SUCCESS, or the last error code a call returned. */
+static inline int ct_complete(MPI_Request *r, int n, int k)
+{
+    int rc = MPI_SUCCESS;
+    if (n <= 0)
+        return rc;
+    switch (k % 6) {
+    case 0:
+        rc = MPI_Waitall(n, r, MPI_STATUSES_IGNORE);
+        break;
+    case 1:
+        for (int i = n - 1; i >= 0; i--) {
+            int e = MPI_Wait(&r[i], MPI_STATUS_IGNORE);
+            if (e != MPI_SUCCESS)
+                rc = e;
+        }
+        break;
+    case 2: {
+        int left = n;
+        while (left > 0) {
+            left = 0;
+            for (int i = 0; i < n; i++) {
+                if (r[i] == MPI_REQUEST_NULL)
+                    continue;
+                int flag = 0, e = MPI_Test(&r[i], &flag, MPI_STATUS_IGNORE);
+                if (e != MPI_SUCCESS)
+                    rc = e;
+                if (!flag)
+                    left++;
+            }
+        }
+        break;
+    }
+    case 3:
+        for (int j = 0; j < n; j++) {
+            int idx, e = MPI_Waitany(n, r, &idx, MPI_STATUS_IGNORE);
+            if (e != MPI_SUCCESS)
+                rc = e;
+        }
+        break;
+    case 4: {
+        int flag = 0;
+        while (!flag && rc == MPI_SUCCESS)
+            rc = MPI_Testall(n, r, &flag, MPI_STATUSES_IGNORE);
+        break;
+    }
+    default: {
+        int done = 0, *idx = malloc((size_t) n * sizeof *idx);
+        while (idx && done < n) {
+            int out = 0, e = MPI_Testsome(n, r, &out, idx, MPI_STATUSES_IGNORE);
+            if (e != MPI_SUCCESS)
+                rc = e;
+            if (out == MPI_UNDEFINED)
+                break;
+            done += out;
+        }
+        free(idx);
+    }
+    }
+    return rc;
+}
+
 /* Print the final verdict of this rank, finalize, and give main's exit code. */
 static inline int ct_finish(int rank, int errs)
 {

@@ -39,64 +39,6 @@ static void addmod(void *in, void *inout, int *len, MPI_Datatype *dt)
         b[i] = (a[i] + b[i]) % 1000;
 }
 
-static int complete(MPI_Request *r, int n, int k)
-{
-    int rc = MPI_SUCCESS;
-    switch (k % 6) {
-    case 0:
-        rc = MPI_Waitall(n, r, MPI_STATUSES_IGNORE);
-        break;
-    case 1:
-        for (int i = n - 1; i >= 0; i--) {
-            int e = MPI_Wait(&r[i], MPI_STATUS_IGNORE);
-            if (e != MPI_SUCCESS)
-                rc = e;
-        }
-        break;
-    case 2: {
-        int left = n;
-        while (left > 0) {
-            left = 0;
-            for (int i = 0; i < n; i++) {
-                if (r[i] == MPI_REQUEST_NULL)
-                    continue;
-                int flag = 0, e = MPI_Test(&r[i], &flag, MPI_STATUS_IGNORE);
-                if (e != MPI_SUCCESS)
-                    rc = e;
-                if (!flag)
-                    left++;
-            }
-        }
-        break;
-    }
-    case 3:
-        for (int j = 0; j < n; j++) {
-            int idx, e = MPI_Waitany(n, r, &idx, MPI_STATUS_IGNORE);
-            if (e != MPI_SUCCESS)
-                rc = e;
-        }
-        break;
-    case 4: {
-        int flag = 0;
-        while (!flag && rc == MPI_SUCCESS)
-            rc = MPI_Testall(n, r, &flag, MPI_STATUSES_IGNORE);
-        break;
-    }
-    default: {
-        int done = 0, idx[CALLS];
-        while (done < n) {
-            int out = 0, e = MPI_Testsome(n, r, &out, idx, MPI_STATUSES_IGNORE);
-            if (e != MPI_SUCCESS)
-                rc = e;
-            if (out == MPI_UNDEFINED)
-                break;
-            done += out;
-        }
-    }
-    }
-    return rc;
-}
-
 static double val(int k, int me, int i, int size)
 {
     /* Beyond two ranks MPI fixes no order of a floating-point sum (the blocking and
@@ -160,7 +102,7 @@ static int round_at(MPI_Comm comm, MPI_Comm dup, int k, MPI_Op mm, MPI_Op am, MP
 
     MPI_Iallreduce(NULL, NULL, 0, MPI_DOUBLE, MPI_SUM, comm, &r[nr++]);
 
-    CHECK(complete(r, nr, k) == MPI_SUCCESS, "completion k %d", k);
+    CHECK(ct_complete(r, nr, k) == MPI_SUCCESS, "completion k %d", k);
 
     /* The blocking calls on the same data, in the same order on every rank. */
     MPI_Allreduce(s1, e1, D, MPI_DOUBLE, MPI_SUM, comm);

@@ -3,8 +3,8 @@
  * sent at the start and the combine in rank order when the request completes,
  * abi/nbcpair.rs `ireduce_scatter`). The world is cut into pairs (a last odd rank alone) and
  * a duplicate of each pair; every round starts several calls on both communicators and
- * completes them in an order that changes with the round (MPI_Waitall, MPI_Wait in reverse,
- * MPI_Test loops, MPI_Testsome), then checks each result bit for bit against the blocking
+ * completes them in an order that changes with the round (ct_complete: MPI_Waitall, MPI_Wait in reverse,
+ * Test, Waitany, Testall, Testsome), then checks each result bit for bit against the blocking
  * MPI_Reduce_scatter's / MPI_Reduce_scatter_block's on the same data: doubles whose sums lose
  * bits (1e16 beside 1), the 2x2 integer matrix product mod 1009 (non-commutative, on a
  * contiguous type of 4 ints), MPI_MAX on ints, MPI_IN_PLACE, unequal counts with a zero. The
@@ -32,35 +32,6 @@ static double dval(int r, int k, int j)
 {
     /* sums of these lose bits: 1e16 at one rank, small values at the others */
     return (j + r + k) % 3 == 0 ? (r % 2 ? -1e16 : 1e16) : 1.0 / (1 + r + j + k);
-}
-
-/* Completes the `n` requests the way round `k` picks. */
-static int complete(MPI_Request *r, int n, int k)
-{
-    int rc = MPI_SUCCESS, flag, outs, ids[CALLS];
-    switch (k % 4) {
-    case 0:
-        rc = MPI_Waitall(n, r, MPI_STATUSES_IGNORE);
-        break;
-    case 1:
-        for (int i = n - 1; i >= 0; i--)
-            if (MPI_Wait(&r[i], MPI_STATUS_IGNORE) != MPI_SUCCESS)
-                rc = MPI_ERR_OTHER;
-        break;
-    case 2:
-        for (int i = 0; i < n; i++)
-            do {
-                if (MPI_Test(&r[i], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-                    return MPI_ERR_OTHER;
-            } while (!flag);
-        break;
-    default:
-        for (int left = n; left > 0; left -= outs == MPI_UNDEFINED ? 0 : outs)
-            if (MPI_Testsome(n, r, &outs, ids, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-                return MPI_ERR_OTHER;
-        break;
-    }
-    return rc;
 }
 
 static int round_at(MPI_Comm comm, MPI_Comm dup, int k, int rank_w, MPI_Op matop, MPI_Datatype mat)
@@ -93,7 +64,7 @@ static int round_at(MPI_Comm comm, MPI_Comm dup, int k, int rank_w, MPI_Op matop
     /* 4. doubles in place, blocks of blk (on dup) */
     rc = MPI_Ireduce_scatter_block(MPI_IN_PLACE, dplace, blk, MPI_DOUBLE, MPI_SUM, dup, &q[nq++]);
     CHECK(rc == MPI_SUCCESS, "round %d Ireduce_scatter_block in place: class %d", k, rc ? ct_class(rc) : 0);
-    rc = complete(q, nq, k);
+    rc = ct_complete(q, nq, k);
     CHECK(rc == MPI_SUCCESS, "round %d completion: class %d", k, rc ? ct_class(rc) : 0);
     /* the blocking forms on the same data */
     MPI_Reduce_scatter(dv, dref, c, MPI_DOUBLE, MPI_SUM, comm);

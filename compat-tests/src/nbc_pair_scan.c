@@ -3,7 +3,7 @@
  * in rank order when its request completes, abi/nbcpair.rs `iscan`). The world is cut into
  * pairs (a last odd rank alone) and a duplicate of each pair; every round starts several calls
  * on both communicators and completes them in an order that changes with the round
- * (MPI_Waitall, MPI_Wait in reverse, MPI_Test loops, MPI_Testsome), then checks each result
+ * (ct_complete: MPI_Waitall, MPI_Wait in reverse, Test, Waitany, Testall, Testsome), then checks each result
  * bit for bit against the blocking MPI_Scan's / MPI_Exscan's on the same data: doubles whose
  * sums lose bits (1e16 beside 1), the 2x2 integer matrix product mod 1009 (non-commutative,
  * on a contiguous type of 4 ints), a maximum on ints through a vector type (a user operation;
@@ -17,35 +17,6 @@
 #define B 6
 #define ROUNDS 16
 #define CALLS 6
-
-/* Completes the `n` requests the way round `k` picks. */
-static int complete(MPI_Request *r, int n, int k)
-{
-    int rc = MPI_SUCCESS, flag, outs, ids[CALLS];
-    switch (k % 4) {
-    case 0:
-        rc = MPI_Waitall(n, r, MPI_STATUSES_IGNORE);
-        break;
-    case 1:
-        for (int i = n - 1; i >= 0; i--)
-            if (MPI_Wait(&r[i], MPI_STATUS_IGNORE) != MPI_SUCCESS)
-                rc = MPI_ERR_OTHER;
-        break;
-    case 2:
-        for (int i = 0; i < n; i++)
-            do {
-                if (MPI_Test(&r[i], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-                    return MPI_ERR_OTHER;
-            } while (!flag);
-        break;
-    default:
-        for (int left = n; left > 0; left -= outs == MPI_UNDEFINED ? 0 : outs)
-            if (MPI_Testsome(n, r, &outs, ids, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-                return MPI_ERR_OTHER;
-        break;
-    }
-    return rc;
-}
 
 /* On a pair, sums that lose bits (1e16 beside 1: the order of the two operands shows); on the
  * world (whose scans may add in any tree order) small integers, exact in any order. */
@@ -98,7 +69,7 @@ static int round_at(MPI_Comm comm, MPI_Comm dup, int k, int rank_w, MPI_Op matop
     CHECK(rc == MPI_SUCCESS, "round %d Iscan vector type: class %d", k, rc ? ct_class(rc) : 0);
     rc = MPI_Iscan(MPI_IN_PLACE, dplace, n, MPI_DOUBLE, MPI_SUM, dup, &q[nq++]);
     CHECK(rc == MPI_SUCCESS, "round %d Iscan in place: class %d", k, rc ? ct_class(rc) : 0);
-    rc = complete(q, nq, k);
+    rc = ct_complete(q, nq, k);
     CHECK(rc == MPI_SUCCESS, "round %d completion: class %d", k, rc ? ct_class(rc) : 0);
     MPI_Scan(dv, dsr, n, MPI_DOUBLE, MPI_SUM, comm);
     MPI_Exscan(dv, dxr, n, MPI_DOUBLE, MPI_SUM, dup);

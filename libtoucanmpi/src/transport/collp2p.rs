@@ -115,6 +115,32 @@ impl Transport {
         Ok(true)
     }
 
+    /// Posts the real receive of `len` bytes into `buf` from process `src` of twin `comm`
+    /// with `tag`, a request of collective operation `token` (`push_coll`).
+    ///
+    /// # Safety
+    /// `buf..buf+len` stays valid until the completion is reported.
+    unsafe fn coll_recv(&mut self, comm: RComm, src: usize, tag: i32, buf: *mut u8, len: usize, token: u64) -> Result<(), String> {
+        let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
+        // SAFETY: the buffer stays valid until completion (the caller's contract).
+        check(
+            unsafe {
+                self.real.PMPI_Irecv(
+                    buf as *mut c_void,
+                    len as c_int,
+                    h(real::REAL_MPI_BYTE),
+                    src as c_int,
+                    tag,
+                    comm,
+                    &mut req,
+                )
+            },
+            "MPI_Irecv",
+        )?;
+        self.push_coll(req, token);
+        Ok(())
+    }
+
     /// Real request `req` of collective operation `token`: its completion comes back as
     /// `Event::CollDone { token, .. }`.
     fn push_coll(&mut self, req: RRequest, token: u64) {
@@ -171,23 +197,8 @@ impl Transport {
             // SAFETY: forwarded from the caller.
             return unsafe { self.tree_forward(comm, root, tag, buf, len, token) }.map(Some);
         };
-        let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
-        // SAFETY: the buffer stays valid until completion (the caller's contract).
-        check(
-            unsafe {
-                self.real.PMPI_Irecv(
-                    buf as *mut c_void,
-                    len as c_int,
-                    h(real::REAL_MPI_BYTE),
-                    parent as c_int,
-                    tag,
-                    comm,
-                    &mut req,
-                )
-            },
-            "MPI_Irecv",
-        )?;
-        self.push_coll(req, token);
+        // SAFETY: forwarded from the caller.
+        unsafe { self.coll_recv(comm, parent, tag, buf, len, token) }?;
         Ok(None)
     }
 
@@ -240,23 +251,8 @@ impl Transport {
             return unsafe { self.scatter_forward(comm, root, tag, buf, blk, token) }.map(Some);
         };
         let len = tree_span(self.myproc, root, self.nproc) * blk;
-        let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
-        // SAFETY: the buffer stays valid until completion (the caller's contract).
-        check(
-            unsafe {
-                self.real.PMPI_Irecv(
-                    buf as *mut c_void,
-                    len as c_int,
-                    h(real::REAL_MPI_BYTE),
-                    parent as c_int,
-                    tag,
-                    comm,
-                    &mut req,
-                )
-            },
-            "MPI_Irecv",
-        )?;
-        self.push_coll(req, token);
+        // SAFETY: forwarded from the caller.
+        unsafe { self.coll_recv(comm, parent, tag, buf, len, token) }?;
         Ok(None)
     }
 

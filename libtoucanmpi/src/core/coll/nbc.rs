@@ -386,19 +386,25 @@ pub(super) unsafe fn start_tree(
         expect(s, token, under_way);
         return Ok(under_way == 0);
     }
-    if tree_children(s.tp.myproc, root, s.tp.nproc).next().is_some() {
-        let f = Forward {
-            key,
-            comm,
-            root,
-            tag,
-            ptr: ptr as usize,
-            len,
-            blk: 0,
-        };
+    let f = Forward {
+        key,
+        comm,
+        root,
+        tag,
+        ptr: ptr as usize,
+        len,
+        blk: 0,
+    };
+    note_forward(s, token, f);
+    Ok(false)
+}
+
+/// Session 27: keeps a tree operation's forward for when its receive completes, when this
+/// process has children.
+fn note_forward(s: &mut State, token: u64, f: Forward) {
+    if tree_children(s.tp.myproc, f.root, s.tp.nproc).next().is_some() {
         s.rcoll.tree.forwards.insert(token, f);
     }
-    Ok(false)
 }
 
 /// Session 27: starts this process's part of tree scatter `token` (`bytes` per process from
@@ -428,18 +434,16 @@ pub(super) unsafe fn start_tree_scatter(
         expect(s, token, under_way);
         return Ok(under_way == 0);
     }
-    if tree_children(s.tp.myproc, root, s.tp.nproc).next().is_some() {
-        let f = Forward {
-            key,
-            comm,
-            root,
-            tag,
-            ptr: ptr as usize,
-            len: 0,
-            blk: bytes,
-        };
-        s.rcoll.tree.forwards.insert(token, f);
-    }
+    let f = Forward {
+        key,
+        comm,
+        root,
+        tag,
+        ptr: ptr as usize,
+        len: 0,
+        blk: bytes,
+    };
+    note_forward(s, token, f);
     Ok(false)
 }
 
