@@ -461,14 +461,7 @@ pub(super) unsafe fn ireduce(
     if !on() || req.is_null() || root.is_some_and(|r| !(0..2).contains(&r)) {
         return None;
     }
-    let d = DtHeld::of(dt).ok()?;
-    let n = usize::try_from(count).ok()?;
-    let bytes = n.checked_mul(d.size);
-    if !eager(bytes) {
-        return None;
-    }
-    let bytes = bytes?;
-    let red = Reducer::new(op, &d, dt).ok()?;
+    let (d, n, bytes, red) = operand(count, dt, op)?;
     let sub = sched::rank();
     let got = state::with_hot(|s| {
         // Decide before numbering: which rank this is, without changing anything.
@@ -505,6 +498,20 @@ pub(super) unsafe fn ireduce(
     .ok()??;
     // SAFETY: checked not null.
     Some(got.map_or_else(unsent, |id| unsafe { give(req, id) }))
+}
+
+/// A pair reduction's operand description, when it takes the pair path: the datatype,
+/// the count, its bytes (one eager message) and the reduction (defined on the datatype).
+/// None: the general path runs (and reports what is wrong).
+fn operand(count: i64, dt: usize, op: usize) -> Option<(DtHeld, usize, usize, Reducer)> {
+    let d = DtHeld::of(dt).ok()?;
+    let n = usize::try_from(count).ok()?;
+    let bytes = n.checked_mul(d.size);
+    if !eager(bytes) {
+        return None;
+    }
+    let red = Reducer::new(op, &d, dt).ok()?;
+    Some((d, n, bytes?, red))
 }
 
 /// Posts the receive of the peer's operand (packed, into a work buffer the request keeps)
@@ -676,14 +683,7 @@ pub(super) unsafe fn iscan(
     if !on() || req.is_null() {
         return None;
     }
-    let d = DtHeld::of(dt).ok()?;
-    let n = usize::try_from(count).ok()?;
-    let bytes = n.checked_mul(d.size);
-    if !eager(bytes) {
-        return None;
-    }
-    let bytes = bytes?;
-    let red = Reducer::new(op, &d, dt).ok()?;
+    let (d, n, bytes, red) = operand(count, dt, op)?;
     let sub = sched::rank();
     let got = state::with_hot(|s| {
         // In place the operand is the receive buffer.
