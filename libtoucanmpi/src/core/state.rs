@@ -665,7 +665,8 @@ impl State {
     /// happened. Errors of the real MPI end the job: they mean lost messages.
     ///
     /// Control messages are handled as they come out of the ring (an eager payload is read
-    /// in place); one eager message ends the step (see `Transport::poll_ring`).
+    /// in place); one eager message from the ring ends the step (see `Transport::poll_ring`),
+    /// while from the node queue the step takes those already there.
     pub fn progress(&mut self) -> bool {
         // issue 16 (p2p8): the general path may now look at lean direct requests (a parked
         // owner, the deadlock detector, Test...): they become ordinary pending ones.
@@ -692,8 +693,13 @@ impl State {
                 Err(e) => progress_failed(e),
             };
             any = true;
+            let queued = a.queued();
             // issue 16 (p2p11): matched in place when it can be (`p2p::eager_to_posted`).
-            if self.on_arrived(a) {
+            // One eager message from the ring ends the step (a look at the next slot is a real
+            // MPI progress step); from the node queue the next one is a load away, so the
+            // step goes on while one is there (session 27, msgrate27: a window's arrivals in
+            // one step, not one step and one failed look of the waiter per message).
+            if self.on_arrived(a) && !(queued && self.tp.queue_has_next()) {
                 break;
             }
         }
