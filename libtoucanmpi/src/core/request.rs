@@ -210,7 +210,27 @@ impl Request {
     ///
     /// # Safety
     /// `t` is a receive buffer of the running subrank, which owns this request.
+    #[inline(always)]
     pub unsafe fn set_recv(&mut self, t: RecvTarget) {
+        // Session 27 (msgrate27): without a swapped thread-local block in this process (a
+        // program without `__thread` variables) no buffer lies in one: the target goes in
+        // place, without `receive_target`'s moves of the target and of an empty bounce (some
+        // 60 instructions per receive).
+        if !crate::sched::swap::active() {
+            self.recv = Some(t);
+            self.bounce = None;
+            return;
+        }
+        // SAFETY: forwarded from the caller.
+        unsafe { self.set_recv_swapped(t) }
+    }
+
+    /// `set_recv` when the program's thread-locals are swapped: the buffer may lie in them.
+    ///
+    /// # Safety
+    /// As `set_recv`.
+    #[inline(never)]
+    unsafe fn set_recv_swapped(&mut self, t: RecvTarget) {
         // SAFETY: forwarded from the caller.
         let (t, b) = unsafe { super::p2p::tlsbuf::receive_target(t) };
         self.recv = Some(t);
