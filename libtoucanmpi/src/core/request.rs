@@ -163,6 +163,18 @@ pub struct Lean {
 }
 
 impl Request {
+    /// Whether dropping the entry frees nothing: no boxed part, and a receive's datatype
+    /// (if any) a predefined one borrowed from the table (`Held::Table`).
+    #[inline(always)]
+    fn owns_nothing(&self) -> bool {
+        self.persist.is_none()
+            && self.keep.is_none()
+            && self.greq.is_none()
+            && self.bounce.is_none()
+            && self.fold.is_none()
+            && self.recv.as_ref().is_none_or(|t| t.dt.predefined())
+    }
+
     pub fn new(owner: usize, comm: usize) -> Request {
         Request {
             owner,
@@ -198,7 +210,27 @@ impl Request {
     ///
     /// # Safety
     /// `t` is a receive buffer of the running subrank, which owns this request.
+    #[inline(always)]
     pub unsafe fn set_recv(&mut self, t: RecvTarget) {
+        // Session 27 (msgrate27): without a swapped thread-local block in this process (a
+        // program without `__thread` variables) no buffer lies in one: the target goes in
+        // place, without `receive_target`'s moves of the target and of an empty bounce (some
+        // 60 instructions per receive).
+        if !crate::sched::swap::active() {
+            self.recv = Some(t);
+            self.bounce = None;
+            return;
+        }
+        // SAFETY: forwarded from the caller.
+        unsafe { self.set_recv_swapped(t) }
+    }
+
+    /// `set_recv` when the program's thread-locals are swapped: the buffer may lie in them.
+    ///
+    /// # Safety
+    /// As `set_recv`.
+    #[inline(never)]
+    unsafe fn set_recv_swapped(&mut self, t: RecvTarget) {
         // SAFETY: forwarded from the caller.
         let (t, b) = unsafe { super::p2p::tlsbuf::receive_target(t) };
         self.recv = Some(t);
@@ -395,10 +427,19 @@ impl Slab {
     /// so any number of the program's handles may name it at once, and a send that completes
     /// at once costs no slab entry and no free. Its communicator is MPI_COMM_WORLD (a complete
     /// send reports no error).
+    #[inline]
     pub fn done_send(&mut self) -> ReqId {
-        if let Some(id) = self.done {
-            return id;
+        // Session 27 (msgrate27): inlined for every eager MPI_Isend; made once, out of line.
+        match self.done {
+            Some(id) => id,
+            None => self.make_done_send(),
         }
+    }
+
+    /// `done_send`'s first call: the entry is made and recorded.
+    #[cold]
+    #[inline(never)]
+    fn make_done_send(&mut self) -> ReqId {
         let owner = self.owner;
         let (id, slot) = self.vacant();
         let r = slot.insert(Request::new(owner, crate::consts::MPI_COMM_WORLD));
@@ -444,7 +485,15 @@ impl Slab {
         let slot = &mut self.slots.get_mut(i)?.1;
         let r = slot.as_mut()?;
         let g = r.greq.take().map(|g| *g);
-        *slot = None;
+        if r.owns_nothing() {
+            // Session 27 (msgrate27): the common receive or send entry owns nothing (no box, a
+            // predefined datatype held without a count), so the drop glue's walk over every
+            // field (some 60 instructions per message) has nothing to free: the entry is
+            // forgotten as it leaves the slot.
+            std::mem::forget(slot.take());
+        } else {
+            *slot = None;
+        }
         self.free.push(i);
         g
     }
@@ -548,6 +597,42 @@ mod tests {
         assert!(ids[..n - 1].iter().all(|&o| s.get(o).is_some()));
         let again = s.insert(Request::new(2, 0));
         assert_ne!(again, id, "the slot comes back with a new generation");
+    }
+
+    /// Session 27 (msgrate27): `discard_at` skips the drop of an entry that owns nothing
+    /// (`Request::owns_nothing`), and still drops one that does: a receive's derived datatype
+    /// loses the entry's count, the table's predefined type is never counted.
+    #[rstest::rstest]
+    #[case::send(None, false)]
+    #[case::receive_predefined(Some(false), false)]
+    #[case::receive_derived(Some(true), false)]
+    #[case::send_keeping_bytes(None, true)]
+    #[case::derived_keeping_bytes(Some(true), true)]
+    fn an_entry_drops_what_it_owns(#[case] recv: Option<bool>, #[case] keep: bool) {
+        let table = crate::core::datatype::predefined_arc(crate::consts::MPI_DOUBLE).expect("MPI_DOUBLE");
+        let derived = DtRef::new(crate::core::datatype::Datatype::clone(table));
+        let (t0, d0) = (DtRef::strong_count(table), DtRef::strong_count(&derived));
+        let mut s = Slab::new(0);
+        let id = s.insert_new(0, 0);
+        let i = s.index_of(id).expect("live");
+        let r = s.at_mut(i).expect("its slot");
+        if let Some(d) = recv {
+            r.recv = Some(RecvTarget {
+                buf: std::ptr::null_mut(),
+                count: 1,
+                dt: if d { Held::Derived(derived.clone()) } else { Held::Table(table) },
+            });
+        }
+        if keep {
+            r.keep = Some(Box::new(vec![1u8; 8]));
+        }
+        let plain = recv != Some(true) && !keep;
+        assert_eq!(r.owns_nothing(), plain);
+        assert_eq!(DtRef::strong_count(&derived), d0 + (recv == Some(true)) as usize);
+        assert!(s.discard_at(i).is_none());
+        assert!(s.get(id).is_none(), "gone");
+        assert_eq!(DtRef::strong_count(table), t0, "the table's type is never counted");
+        assert_eq!(DtRef::strong_count(&derived), d0, "a derived type's count goes with the entry");
     }
 
     /// A handle of subrank `owner` with generation `gen` and index `idx`.

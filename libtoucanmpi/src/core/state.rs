@@ -274,7 +274,8 @@ pub struct Locals(Vec<LocalCell>);
 
 // SAFETY: a `Local` is reached either through `&mut Locals` (the writer of STATE), or through
 // `&Locals` by one writer of STATE alone (`Index`), or by readers of STATE through
-// the cell's lock (`Shared::local`): never by two threads at once without that lock.
+// the cell's lock (`Shared::local`; with one reader slot, taken by a plain store, since no
+// other thread can be reading): never by two threads at once without that lock.
 unsafe impl Sync for Locals {}
 
 impl Locals {
@@ -347,6 +348,11 @@ impl std::ops::DerefMut for TpCell {
 /// them in opposite orders).
 pub struct Shared<'a> {
     s: &'a State,
+    /// Session 27 (msgrate27): STATE has one reader slot (one worker), so this thread is the
+    /// only one that can be reading, and writers wait for it to leave: the `Local` and
+    /// transport locks, which only readers take, are then taken without an atomic
+    /// read-modify-write (`Lock::lock_sole`). With more workers they are locked as before.
+    sole: bool,
 }
 
 impl<'a> Shared<'a> {
@@ -373,13 +379,26 @@ impl<'a> Shared<'a> {
     /// Subrank `i`'s `Local`, locked (None: no such subrank).
     #[inline]
     pub fn local(&self, i: usize) -> Option<Guard<'a, Local>> {
-        Some(self.s.locals.0.get(i)?.0.lock())
+        let cell = &self.s.locals.0.get(i)?.0;
+        if self.sole {
+            // SAFETY: the only reader slot is this thread's (`sole`): no other thread is
+            // reading, writers wait for this read section to end, and only readers take a
+            // cell's lock; this thread never holds two guards of one `Local` (a second
+            // `lock` of it would spin for ever).
+            return Some(unsafe { cell.lock_sole() });
+        }
+        Some(cell.lock())
     }
 
     /// The transport, locked (the real MPI, one thread at a time). Never held together with
     /// a `Local` guard.
     #[inline]
     pub fn transport(&self) -> Guard<'a, Transport> {
+        if self.sole {
+            // SAFETY: as in `local`: the only reader, and only readers lock the transport;
+            // it is never taken twice by one thread (never held together with a `Local`).
+            return unsafe { self.s.tp.0.lock_sole() };
+        }
         self.s.tp.0.lock()
     }
 
@@ -403,7 +422,10 @@ pub fn shared<R>(f: impl FnOnce(Shared<'_>) -> R) -> Option<R> {
     }
     let g = STATE.read(slot);
     let s = g.as_ref()?;
-    Some(f(Shared { s }))
+    Some(f(Shared {
+        s,
+        sole: STATE.sole_reader(),
+    }))
 }
 
 /// Whether the calling thread may use `shared` (a worker running a task, in SMP mode).
@@ -421,7 +443,10 @@ pub fn shared_idle<R>(worker: usize, f: impl FnOnce(Shared<'_>) -> R) -> Option<
     }
     let g = STATE.read(worker);
     let s = g.as_ref()?;
-    Some(f(Shared { s }))
+    Some(f(Shared {
+        s,
+        sole: STATE.sole_reader(),
+    }))
 }
 
 /// Runs `f` on the process state. Never call `sched::park` inside `f`.
@@ -665,7 +690,8 @@ impl State {
     /// happened. Errors of the real MPI end the job: they mean lost messages.
     ///
     /// Control messages are handled as they come out of the ring (an eager payload is read
-    /// in place); one eager message ends the step (see `Transport::poll_ring`).
+    /// in place); one eager message from the ring ends the step (see `Transport::poll_ring`),
+    /// while from the node queue the step takes those already there.
     pub fn progress(&mut self) -> bool {
         // issue 16 (p2p8): the general path may now look at lean direct requests (a parked
         // owner, the deadlock detector, Test...): they become ordinary pending ones.
@@ -692,8 +718,13 @@ impl State {
                 Err(e) => progress_failed(e),
             };
             any = true;
+            let queued = a.queued();
             // issue 16 (p2p11): matched in place when it can be (`p2p::eager_to_posted`).
-            if self.on_arrived(a) {
+            // One eager message from the ring ends the step (a look at the next slot is a real
+            // MPI progress step); from the node queue the next one is a load away, so the
+            // step goes on while one is there (session 27, msgrate27: a window's arrivals in
+            // one step, not one step and one failed look of the waiter per message).
+            if self.on_arrived(a) && !(queued && self.tp.queue_has_next()) {
                 break;
             }
         }

@@ -40,6 +40,21 @@ impl<T> Lock<T> {
         Guard { lock: self }
     }
 
+    /// The lock taken with a plain store instead of an atomic read-modify-write, for a
+    /// caller that knows no other thread can take it now: the only reader of the `BrLock`
+    /// whose data holds it (`state::Shared` with one reader slot). The lock reads as held
+    /// meanwhile, so a `try_lock` of this thread still fails and a `lock` still waits.
+    ///
+    /// # Safety
+    /// While the guard lives, no other thread may hold or take the lock; this thread must not
+    /// hold it already.
+    #[inline(always)]
+    pub unsafe fn lock_sole(&self) -> Guard<'_, T> {
+        debug_assert!(!self.held.load(Ordering::Relaxed), "lock_sole on a held lock");
+        self.held.store(true, Ordering::Relaxed);
+        Guard { lock: self }
+    }
+
     /// The data without the lock, through exclusive access to the lock itself.
     pub fn get_mut(&mut self) -> &mut T {
         self.data.get_mut()
@@ -137,6 +152,13 @@ impl<T> BrLock<T> {
     /// and writers look at no slot).
     pub fn set_readers(&self, n: usize) {
         self.readers.store(n.min(MAX_READERS), Ordering::SeqCst);
+    }
+
+    /// Whether at most one reader slot is in use: then only one thread can ever be inside
+    /// a read section (a second thread would need a slot of its own).
+    #[inline]
+    pub fn sole_reader(&self) -> bool {
+        self.readers.load(Ordering::Relaxed) <= 1
     }
 
     /// Whether reader slot `slot` may be used.
@@ -263,6 +285,27 @@ impl<T> Drop for ReadGuard<'_, T> {
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    /// Session 27 (msgrate27): a lock taken by `lock_sole` reads as held (a `try_lock`
+    /// fails) until its guard goes, then is free; `sole_reader` holds with one reader slot.
+    #[rstest::rstest]
+    #[case::one_reader(1, true)]
+    #[case::two_readers(2, false)]
+    #[case::many(MAX_READERS, false)]
+    fn a_sole_lock_reads_as_held(#[case] readers: usize, #[case] sole: bool) {
+        let b: BrLock<u32> = BrLock::new(0);
+        b.set_readers(readers);
+        assert_eq!(b.sole_reader(), sole);
+        let l = Lock::new(5u32);
+        {
+            // SAFETY: this thread alone uses `l`.
+            let mut g = unsafe { l.lock_sole() };
+            *g += 1;
+            assert!(l.try_lock().is_none(), "held while the guard lives");
+        }
+        let g = l.try_lock().expect("free again");
+        assert_eq!(*g, 6);
+    }
 
     #[test]
     fn serialises_threads() {

@@ -209,6 +209,14 @@ pub struct Arrived {
     pub src_sub: usize,
 }
 
+impl Arrived {
+    /// Whether it came from the node's shared-memory queue (not the real MPI's ring).
+    #[inline(always)]
+    pub fn queued(&self) -> bool {
+        matches!(self.from, Source::Queued(..))
+    }
+}
+
 /// Where an arrived control message is.
 #[derive(Clone, Copy, Debug)]
 enum Source {
@@ -916,6 +924,14 @@ impl Transport {
             }
         }
         Ok(None)
+    }
+
+    /// Session 27 (msgrate27): whether the own node queue's next message is already there
+    /// (one acquire load of a sequence word): a progress step that just handled a queued
+    /// message takes it too, rather than ending and being called again at once.
+    #[inline(always)]
+    pub fn queue_has_next(&self) -> bool {
+        self.shmq.as_ref().is_some_and(|q| q.has_next())
     }
 
     /// The next message of the own queue, if any (the outboxes pushed first).

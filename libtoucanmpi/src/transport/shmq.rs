@@ -145,6 +145,13 @@ impl Queue {
         true
     }
 
+    /// Consumer: whether the message at position `pos` is published (`peek` would find it).
+    #[inline(always)]
+    pub fn published(&self, pos: u64) -> bool {
+        // Acquire: pairs with the producer's release in `push`.
+        self.seq(pos).load(Ordering::Acquire) == pos + 1
+    }
+
     /// Consumer: the message at position `pos`, if published: its meta and its bytes in
     /// place (valid until `release(pos)`).
     #[inline(always)]
@@ -259,6 +266,12 @@ impl NodeQueues {
         self.unfreed = Some(pos);
         self.streak += 1;
         Some((meta, pos))
+    }
+
+    /// Whether the next message of the own queue is published (what `take` would return).
+    #[inline(always)]
+    pub fn has_next(&self) -> bool {
+        self.queues[self.me].published(self.head)
     }
 
     /// The bytes of the message taken by `take` at `pos` (valid until the next `take`).
@@ -503,6 +516,33 @@ mod tests {
             q.release(i);
             assert!(q.peek(i + 1).is_none());
         }
+    }
+
+    /// `published` (the progress step's look for a next queued message) agrees with `peek`,
+    /// before a push, after it, after its release and one lap later.
+    #[rstest]
+    #[case::first_lap(0, 3)]
+    #[case::later_lap(CELLS as u64 + 5, 2)]
+    #[case::full_lap(7, CELLS)]
+    fn published_agrees_with_peek(#[case] start: u64, #[case] pushed: usize) {
+        let mut mem = memory(40);
+        // SAFETY: as above.
+        let q = unsafe { Queue::at(mem.as_mut_ptr() as *mut u8, 40) };
+        q.reset();
+        for i in 0..start {
+            assert!(q.push(meta(0), &[1], &[]));
+            q.release(i);
+        }
+        assert!(!q.published(start), "nothing pushed yet");
+        for _ in 0..pushed {
+            assert!(q.push(meta(0), &[2], &[]));
+        }
+        for pos in start..start + pushed as u64 + 2 {
+            assert_eq!(q.published(pos), q.peek(pos).is_some(), "position {pos}");
+            assert_eq!(q.published(pos), pos < start + pushed as u64);
+        }
+        q.release(start);
+        assert!(!q.published(start), "a released cell is not published again");
     }
 
     #[rstest]
