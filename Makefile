@@ -153,6 +153,8 @@ lint:
 # Session 24 (nbcpair16): nbc_pair. Session 25 (lead): coll_pairv (the v-forms on the pair paths); (nbcred16) nbc_pair_red.
 # Session 26 (lead): nbc_pair_late (the peer's message taken at the start), nbc_pair_rs (Ireduce_scatter(_block) on the pair path).
 # Session 27 (nbrecv27): nbc_rec_v, nbc_rec_rs (the v-forms and Ireduce_scatter on the two-level records).
+# Session 27 (nbrecv27): with TOUCAN_NBC_REC_V=all (Igatherv and Iscatterv on the records as well).
+REC_V_TESTS = ^(nbc_rec_v|nbc_rooted|coll_pairv|nbc_iallgather|coll_nbteam)$$
 # Session 23 (rate16): p2p_wait_window (windows of many requests, every wait and test call).
 # Session 23 (sr16): p2p_sendrecv_mix (Sendrecv beside Isend, probes, wildcards, late partners).
 # Session 24 (shmq16): p2p_shmq_flood (the node queue's full path, collective steps through it).
@@ -201,6 +203,9 @@ compat-test:
 	        $(COMPAT_ENV) compat-tests/run-all.sh || rc=$$?; \
 	    echo "== real I-collectives' errors from the progress thread (TOUCAN_REAL_THREAD=multiple, 3x1 3x3)"; \
 	    TOUCAN_REAL_THREAD=multiple TOUCAN_COMPAT_CONFIGS="3x1 3x3" COMPAT_SMP=0 TOUCAN_COMPAT_FILTER='$(NBC_ERR_TESTS)' \
+	        $(COMPAT_ENV) compat-tests/run-all.sh || rc=$$?; \
+	    echo "== Igatherv/Iscatterv on the two-level records too (TOUCAN_NBC_REC_V=all, 2x2 2x4 3x3 1x2x4)"; \
+	    TOUCAN_NBC_REC_V=all TOUCAN_COMPAT_CONFIGS="2x2 2x4 3x3 1x2x4" COMPAT_SMP=0 TOUCAN_COMPAT_FILTER='$(REC_V_TESTS)' \
 	        $(COMPAT_ENV) compat-tests/run-all.sh || rc=$$?; \
 	    echo "== odd world sizes (docs/compat-wide.md: 3x1 1x3 1x9)"; \
 	    TOUCAN_COMPAT_CONFIGS="3x1 1x3 1x9" COMPAT_SMP=0 TOUCAN_COMPAT_FILTER='$(WIDE_TESTS)' \

@@ -38,16 +38,38 @@ pub(super) fn is_v(part: &Part, equal: bool) -> bool {
     }
 }
 
+/// Which of this module's kinds take the record path (`TOUCAN_NBC_REC_V`, read once; the
+/// environment is the same on every process): 0 none (`off`), 1 Allgatherv and
+/// Reduce_scatter (the default), 2 also Gatherv and Scatterv (`all`).
+///
+/// Gatherv and Scatterv are off by default: no size limit can be decided alike (a process
+/// away from the root knows only its members' counts), and at 64 KiB the record path costs
+/// the receiving process several times the general path's instructions (callgrind, 2x4,
+/// IMB's loop, process 1 per iteration: Igatherv 1.08M against 343k, Iscatterv 826k against
+/// 80k: the blocks packed into one buffer, sent, unpacked, where the helper tasks' rendezvous
+/// moves them straight between the buffers); IMB-NBC at 2x4 read 64 KiB slower in three of
+/// three loaded sets (Igatherv 179-962 against 99-109 µs, Iscatterv 104-546 against 57-113),
+/// 8 B and 1 KiB mixed (docs/collectives.md, "Session 27 (nbrecv27)").
+fn level() -> u8 {
+    static LEVEL: std::sync::OnceLock<u8> = std::sync::OnceLock::new();
+    *LEVEL.get_or_init(|| match std::env::var("TOUCAN_NBC_REC_V").as_deref() {
+        Ok("off") | Ok("0") => 0,
+        Ok("all") | Ok("2") => 2,
+        _ => 1,
+    })
+}
+
 /// Whether a record of `is_v`'s kinds takes this path: several subranks per process (at one,
-/// the general path stays as it was), and for a reduction a predefined operation on a C
-/// basic type. The same on every rank.
+/// the general path stays as it was), the kind let through by `level`, and for a reduction
+/// a predefined operation on a C basic type. The same on every rank.
 pub(super) fn serves(part: &Part) -> bool {
     if crate::core::runtime::config().local() == 1 {
         return false;
     }
     match part {
-        Part::Gather { .. } | Part::Scatter { .. } | Part::Allgather { .. } => true,
-        Part::ReduceScatter { red, .. } => real::reducible(red),
+        Part::Gather { .. } | Part::Scatter { .. } => level() >= 2,
+        Part::Allgather { .. } => level() >= 1,
+        Part::ReduceScatter { red, .. } => level() >= 1 && real::reducible(red),
         _ => false,
     }
 }
