@@ -47,9 +47,10 @@ pub(super) fn is_v(part: &Part, equal: bool) -> bool {
 /// the receiving process several times the general path's instructions (callgrind, 2x4,
 /// IMB's loop, process 1 per iteration: Igatherv 1.08M against 343k, Iscatterv 826k against
 /// 80k: the blocks packed into one buffer, sent, unpacked, where the helper tasks' rendezvous
-/// moves them straight between the buffers); IMB-NBC at 2x4 read 64 KiB slower in three of
-/// three loaded sets (Igatherv 179-962 against 99-109 µs, Iscatterv 104-546 against 57-113),
-/// 8 B and 1 KiB mixed (docs/collectives.md, "Session 27 (nbrecv27)").
+/// moves them straight between the buffers). IMB-NBC at 2x4, quiet, t_pure this / general
+/// path: Igatherv 8 B 4.15 / 4.88 µs, 1 KiB 4.68 / 5.22, 64 KiB 58.3 / 28.9; Iscatterv 8 B
+/// 3.69 / 3.20, 1 KiB 4.57 / 3.45, 64 KiB 82.0 / 28.8 (and 64 KiB slower in three of three
+/// loaded sets: docs/collectives.md, "Session 27 (nbrecv27)").
 fn level() -> u8 {
     static LEVEL: std::sync::OnceLock<u8> = std::sync::OnceLock::new();
     *LEVEL.get_or_init(|| match std::env::var("TOUCAN_NBC_REC_V").as_deref() {
@@ -79,8 +80,9 @@ pub(super) fn serves(part: &Part) -> bool {
 /// up to `nbc::SMALL_MAX`, where the Allreduce runs as our recursive doubling of real
 /// messages (`nbc::start_rd`) and MPICH's multi-step schedule, advanced one step per poll of
 /// the progress engine, costs most. IMB-NBC at 2x4 (loaded), t_pure, real Ireduce_scatter /
-/// general path (helper task): 8 B 41.6 / 7.7 µs, 1 KiB 55.6 / 17.6, 64 KiB 311 / 374.
-/// Decided from the counts, which every rank passes.
+/// general path (helper task): 8 B 41.6 / 7.7 µs, 1 KiB 55.6 / 17.6, 64 KiB 311 / 374; with
+/// this bound, quiet: 8 B 3.83 / 6.28, 1 KiB 8.52 / 13.8, 64 KiB 350 / 372. Decided from the
+/// counts, which every rank passes.
 const RS_ALLREDUCE_MAX: usize = super::nbc::SMALL_MAX;
 
 /// Whether a Reduce_scatter of `bytes` bytes in all goes as an Allreduce (`RS_ALLREDUCE_MAX`).
