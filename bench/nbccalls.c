@@ -5,7 +5,8 @@
  *
  *   nbccalls KIND BYTES ITERS [LATE [US]]
  *
- * KIND: barrier bcast allgather gather scatter alltoall allreduce reduce_scatter_block scan, or the
+ * KIND: barrier bcast allgather gather scatter alltoall allreduce reduce_scatter_block (session
+ * 27: also scan, and gatherv scatterv allgatherv reduce_scatter with IMB's equal counts), or the
  * same with an `i` in front (ibarrier, ibcast, ...) for the nonblocking call and its MPI_Wait.
  * BYTES: per block for allgather, gather, scatter and alltoall, the whole vector for
  * allreduce and scan, each rank's block for reduce_scatter_block (floats, summed). With NBCCALLS_BARRIER set in the
@@ -56,6 +57,22 @@ int main(int argc, char **argv)
     unsigned char *s = malloc(cap), *r = malloc(cap);
     float *fs = malloc(cap), *fr = malloc(cap);
     long bad = 0;
+    /* The v-forms' counts and displacements (bytes; floats for reduce_scatter), as IMB's. */
+    int *cs = malloc(sizeof(int) * (size_t)size), *ds = malloc(sizeof(int) * (size_t)size);
+    int *cf = malloc(sizeof(int) * (size_t)size);
+    for (int p = 0; p < size; p++) {
+        cs[p] = (int)bytes;
+        ds[p] = p * (int)bytes;
+        cf[p] = nf;
+    }
+    /* A v-form is checked as its equal-block form. */
+    char base[64];
+    snprintf(base, sizeof base, "%s", k);
+    size_t kl = strlen(base);
+    if (kl > 1 && base[kl - 1] == 'v')
+        base[kl - 1] = 0;
+    if (strcmp(base, "reduce_scatter") == 0)
+        snprintf(base, sizeof base, "reduce_scatter_block");
     MPI_Comm comm;
     /* IMB runs on a split of the world. */
     MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &comm);
@@ -128,6 +145,33 @@ int main(int argc, char **argv)
                 MPI_Iscan(fs, fr, nf, MPI_FLOAT, MPI_SUM, comm, &q);
             else
                 MPI_Scan(fs, fr, nf, MPI_FLOAT, MPI_SUM, comm);
+        } else if (strcmp(k, "gatherv") == 0) {
+            memset(s, v + rank, (size_t)bytes);
+            if (nb)
+                MPI_Igatherv(s, (int)bytes, MPI_BYTE, r, cs, ds, MPI_BYTE, 0, comm, &q);
+            else
+                MPI_Gatherv(s, (int)bytes, MPI_BYTE, r, cs, ds, MPI_BYTE, 0, comm);
+        } else if (strcmp(k, "scatterv") == 0) {
+            if (rank == 0)
+                for (int p = 0; p < size; p++)
+                    memset(s + p * bytes, v + p, (size_t)bytes);
+            if (nb)
+                MPI_Iscatterv(s, cs, ds, MPI_BYTE, r, (int)bytes, MPI_BYTE, 0, comm, &q);
+            else
+                MPI_Scatterv(s, cs, ds, MPI_BYTE, r, (int)bytes, MPI_BYTE, 0, comm);
+        } else if (strcmp(k, "allgatherv") == 0) {
+            memset(s, v + rank, (size_t)bytes);
+            if (nb)
+                MPI_Iallgatherv(s, (int)bytes, MPI_BYTE, r, cs, ds, MPI_BYTE, comm, &q);
+            else
+                MPI_Allgatherv(s, (int)bytes, MPI_BYTE, r, cs, ds, MPI_BYTE, comm);
+        } else if (strcmp(k, "reduce_scatter") == 0) {
+            for (int j = 0; j < nf * size; j++)
+                fs[j] = (float)(rank + j % 5 + (int)v);
+            if (nb)
+                MPI_Ireduce_scatter(fs, fr, cf, MPI_FLOAT, MPI_SUM, comm, &q);
+            else
+                MPI_Reduce_scatter(fs, fr, cf, MPI_FLOAT, MPI_SUM, comm);
         } else {
             if (rank == 0)
                 fprintf(stderr, "nbccalls: unknown kind %s\n", argv[1]);
@@ -135,26 +179,26 @@ int main(int argc, char **argv)
         }
         if (nb)
             MPI_Wait(&q, MPI_STATUS_IGNORE);
-        if (strcmp(k, "bcast") == 0) {
+        if (strcmp(base, "bcast") == 0) {
             bad += bytes > 0 && s[bytes - 1] != v;
-        } else if (strcmp(k, "allgather") == 0) {
+        } else if (strcmp(base, "allgather") == 0) {
             for (int p = 0; p < size; p++)
                 bad += bytes > 0 && r[(p + 1) * bytes - 1] != (unsigned char)(v + p);
-        } else if (strcmp(k, "gather") == 0) {
+        } else if (strcmp(base, "gather") == 0) {
             for (int p = 0; rank == 0 && p < size; p++)
                 bad += bytes > 0 && r[(p + 1) * bytes - 1] != (unsigned char)(v + p);
-        } else if (strcmp(k, "scatter") == 0) {
+        } else if (strcmp(base, "scatter") == 0) {
             bad += bytes > 0 && r[bytes - 1] != (unsigned char)(v + rank);
-        } else if (strcmp(k, "alltoall") == 0) {
+        } else if (strcmp(base, "alltoall") == 0) {
             for (int p = 0; p < size; p++)
                 bad += bytes > 0 && r[(p + 1) * bytes - 1] != (unsigned char)(v + p * size + rank);
-        } else if (strcmp(k, "allreduce") == 0) {
+        } else if (strcmp(base, "allreduce") == 0) {
             float want = (float)(size * ((nf - 1) % 5 + (int)v) + size * (size - 1) / 2);
             bad += fr[nf - 1] != want;
-        } else if (strcmp(k, "reduce_scatter_block") == 0) {
+        } else if (strcmp(base, "reduce_scatter_block") == 0) {
             float want = (float)(size * ((rank * nf + nf - 1) % 5 + (int)v) + size * (size - 1) / 2);
             bad += fr[nf - 1] != want;
-        } else if (strcmp(k, "scan") == 0) {
+        } else if (strcmp(base, "scan") == 0) {
             float want = (float)((rank + 1) * ((nf - 1) % 5 + (int)v) + rank * (rank + 1) / 2);
             bad += fr[nf - 1] != want;
         }
@@ -170,6 +214,9 @@ int main(int argc, char **argv)
     free(r);
     free(fs);
     free(fr);
+    free(cs);
+    free(ds);
+    free(cf);
     MPI_Finalize();
     return 0;
 }

@@ -62,6 +62,11 @@ const REAL_FUNCS: &[&str] = &[
     // issue 16 (collectives, coll2): real Igather/Iscatter for core/coll/nbc.rs.
     "Igather_c",
     "Iscatter_c",
+    // nbrecv27: the v-forms and Ireduce_scatter of the two-level records (transport/vcoll.rs).
+    "Igatherv_c",
+    "Iscatterv_c",
+    "Iallgatherv_c",
+    "Ireduce_scatter_c",
     "Comm_idup",
     // V=1 blocking collectives as the real MPI's own (`core::coll::solo`)
     "Bcast_c",

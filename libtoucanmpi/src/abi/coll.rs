@@ -312,7 +312,7 @@ pub(crate) unsafe fn run(p: MpiResult<Prepared>, at: &At, mode: Mode) -> MpiResu
             *req = id as usize;
             crate::core::background::wanted();
             // SAFETY: MPI requires the buffers to stay valid until the request completes.
-            return unsafe { nbrec::join(&coll, p, id) };
+            return unsafe { nbrec::join(&coll, p, id, equal) };
         }
         unreachable!("a two-level call has arguments");
     }

@@ -70,6 +70,32 @@ pub enum RealColl {
         bytes: usize,
         tag: i32,
     },
+    /// nbrecv27: the v-forms among processes (`vcoll`), in bytes, every block from and into
+    /// `CollMem::recv` (`CollMem::bytes` long: this process's blocks away from the root, every
+    /// process's at the root), in place; the per-process counts (and their displacements)
+    /// are at byte `arrays` of `CollMem::keep` (`vcoll::put_counts`). Gatherv into process
+    /// `root`.
+    Gatherv {
+        root: usize,
+        arrays: usize,
+    },
+    /// nbrecv27: Scatterv from process `root`, as `Gatherv`.
+    Scatterv {
+        root: usize,
+        arrays: usize,
+    },
+    /// nbrecv27: Allgatherv, as `Gatherv`.
+    Allgatherv {
+        arrays: usize,
+    },
+    /// nbrecv27: Reduce_scatter of the `ty` elements at `CollMem::recv` with `op`, in place
+    /// (this process's block lands at the start), per-process element counts at byte
+    /// `arrays` of `CollMem::keep`.
+    ReduceScatter {
+        op: i64,
+        ty: i64,
+        arrays: usize,
+    },
 }
 
 /// The memory of a real collective: the operand at `send` (null: in place, at `recv`), the
@@ -152,6 +178,9 @@ impl Transport {
                 RealColl::TreeBcast { .. } | RealColl::TreeScatter { .. } => {
                     return Err("a tree broadcast or scatter starts with start_tree_bcast or start_tree_scatter".into())
                 }
+                RealColl::Gatherv { .. } | RealColl::Scatterv { .. } | RealColl::Allgatherv { .. } | RealColl::ReduceScatter { .. } => {
+                    super::vcoll::start(m, self.myproc, what, &mem, comm, &mut req)
+                }
                 RealColl::Dup => {
                     let mut b = Box::new(h::<RComm>(real::REAL_MPI_COMM_NULL));
                     let rc = m.PMPI_Comm_idup(comm, &mut *b, &mut req);
@@ -218,6 +247,10 @@ fn operands(me: usize, what: RealColl, mem: &CollMem) -> (*const c_void, *mut c_
     let none = std::ptr::null_mut();
     match what {
         RealColl::Barrier | RealColl::Dup => (std::ptr::null(), none, 0),
+        // nbrecv27: their operands are `vcoll::start`'s.
+        RealColl::Gatherv { .. } | RealColl::Scatterv { .. } | RealColl::Allgatherv { .. } | RealColl::ReduceScatter { .. } => {
+            (std::ptr::null(), none, 0)
+        }
         RealColl::Bcast { .. } | RealColl::TreeBcast { .. } => (std::ptr::null(), recv, mem.bytes as _),
         RealColl::TreeScatter { .. } => (recv as *const c_void, recv, mem.bytes as _),
         // Away from the root the operand is read from wherever it is.
@@ -305,8 +338,14 @@ impl Blocking {
                 RealColl::Alltoall { .. } => ((self.alltoall)(s, len, byte, r, len, byte, comm), "MPI_Alltoall_c"),
                 RealColl::Gather { root, .. } => ((self.gather)(s, len, byte, r, len, byte, root as _, comm), "MPI_Gather_c"),
                 RealColl::Scatter { root, .. } => ((self.scatter)(s, len, byte, r, len, byte, root as _, comm), "MPI_Scatter_c"),
-                RealColl::Dup | RealColl::TreeBcast { .. } | RealColl::TreeScatter { .. } => {
-                    return Err("a communicator duplication or tree broadcast has no blocking form here".into());
+                RealColl::Dup
+                | RealColl::TreeBcast { .. }
+                | RealColl::TreeScatter { .. }
+                | RealColl::Gatherv { .. }
+                | RealColl::Scatterv { .. }
+                | RealColl::Allgatherv { .. }
+                | RealColl::ReduceScatter { .. } => {
+                    return Err("a communicator duplication, tree broadcast or scatter, or v-form has no blocking form here".into());
                 }
             }
         };

@@ -11,6 +11,7 @@ pub mod rma; // issue 18
 pub mod shm; // issue 18
 pub mod shmq; // issue 16 (shmq16)
 pub mod ucx;
+pub mod vcoll; // nbrecv27
 pub mod wire;
 
 pub use collective::{CollMem, RealColl};

@@ -12,6 +12,7 @@ pub mod hiergather;
 pub mod inter;
 pub mod nbc;
 pub mod nbrec;
+pub mod nbrecv; // nbrecv27
 pub mod op;
 pub mod pairfold;
 pub mod persist;

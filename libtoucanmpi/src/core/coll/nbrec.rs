@@ -85,6 +85,9 @@ pub struct Rec {
     /// nbc8: the members that only send (`sends_only`) completed when the real operation
     /// started (`finish_join`); `finish` leaves them alone.
     sent: bool,
+    /// nbrecv27: a v-form or Reduce_scatter record (`nbrecv::is_v`), combined and
+    /// distributed by `nbrecv`.
+    v: bool,
 }
 
 /// coll7 (issue 16, session 16): a broadcast's record whose real operation starts at the
@@ -216,6 +219,10 @@ impl Need {
 /// `fits` on the arguments alone: None when the kind or sizes are not served, else what is
 /// left to ask of the layout.
 fn kind_fits(part: &Part, equal: bool) -> Option<Need> {
+    // nbrecv27: the v-forms and Reduce_scatter, any counts, any layout.
+    if super::nbrecv::is_v(part, equal) {
+        return super::nbrecv::serves(part).then_some(Need::Nothing);
+    }
     let worth = super::nbc::worth;
     let ok = |b: bool, need: Need| b.then_some(need);
     match part {
@@ -284,10 +291,11 @@ fn await_one(s: &mut State, id: ReqId) {
 ///
 /// # Safety
 /// MPI requires the buffers of `part` to stay valid until the request completes.
-pub unsafe fn join(c: &Coll, part: Part, id: ReqId) -> MpiResult<()> {
+pub unsafe fn join(c: &Coll, part: Part, id: ReqId, equal: bool) -> MpiResult<()> {
     let key = (key_of(c.comm.ctx, &c.comm.group.ranks), c.seq);
+    let v = super::nbrecv::is_v(&part, equal);
     // SAFETY: forwarded from the caller.
-    let next = state::with(|s| unsafe { join_in(s, &c.comm, key, part, id) })??;
+    let next = state::with(|s| unsafe { join_in(s, &c.comm, key, part, id, v) })??;
     // SAFETY: forwarded from the caller.
     unsafe { finish_join(key, c.comm.rank, next) }
 }
@@ -306,15 +314,17 @@ pub enum Next {
 ///
 /// # Safety
 /// As `join`.
-unsafe fn join_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), part: Part, id: ReqId) -> MpiResult<Next> {
+unsafe fn join_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), part: Part, id: ReqId, v: bool) -> MpiResult<Next> {
     await_one(s, id);
-    if matches!(part, Part::Bcast { .. } | Part::Scatter { .. }) {
+    // nbrecv27: a v-form's record (`v`) never starts early.
+    if !v && matches!(part, Part::Bcast { .. } | Part::Scatter { .. }) {
         // SAFETY: forwarded from the caller.
         unsafe { join_early_in(s, cm, key, part, id) }?;
         return Ok(Next::Nothing);
     }
     // iag16: one look-up per join (it was a test, then a look-up).
     if let Some(rec) = s.rcoll.recs.get_mut(&key) {
+        rec.v = v;
         if rec.take(cm.rank, part, id) {
             if let Some(r) = s.rcoll.recs.remove(&key) {
                 return Ok(Next::Combine(Box::new(r)));
@@ -323,6 +333,7 @@ unsafe fn join_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), part: Part, 
         return Ok(Next::Nothing);
     }
     let mut rec = rec_for(s, cm);
+    rec.v = v;
     if rec.take(cm.rank, part, id) {
         // The only local member.
         return Ok(Next::Combine(Box::new(rec)));
@@ -419,6 +430,7 @@ pub unsafe fn fast(sub: usize, comm_h: usize, cm: &CommRef, part: Part, equal: b
     let Some(need) = kind_fits(&part, equal) else {
         return Err(part);
     };
+    let v = super::nbrecv::is_v(&part, equal);
     let key = key_of(cm.ctx, &cm.group.ranks);
     let mut slot = Some(part);
     let r = state::with(|s| {
@@ -442,7 +454,7 @@ pub unsafe fn fast(sub: usize, comm_h: usize, cm: &CommRef, part: Part, equal: b
         let id = s.new_request(sub, comm_h);
         let part = slot.take()?;
         // SAFETY: forwarded from the caller.
-        Some((id, seq, unsafe { join_in(s, cm, (key, seq), part, id) }))
+        Some((id, seq, unsafe { join_in(s, cm, (key, seq), part, id, v) }))
     });
     let (id, seq, next) = match r {
         Ok(Some(x)) => x,
@@ -660,6 +672,7 @@ fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize, block: Option
         procs,
         early: Some(early),
         sent: false,
+        v: false,
     }
 }
 
@@ -845,6 +858,7 @@ fn rec_for(s: &mut State, cm: &CommRef) -> Rec {
         ordered,
         early: None,
         sent: false,
+        v: false,
     }
 }
 
@@ -944,6 +958,10 @@ unsafe fn unpack_block(b: &Blocks, i: usize, from: &[u8], at: usize, bytes: usiz
 /// # Safety
 /// The members' buffers are valid.
 pub(super) unsafe fn combine(rec: &Rec, me: i32) -> (RealColl, CollMem) {
+    if rec.v {
+        // SAFETY: forwarded from the caller.
+        return unsafe { super::nbrecv::combine(&rec.local, &rec.procs, &rec.parts, me) };
+    }
     let Some(first) = members(rec).next() else {
         return (RealColl::Barrier, CollMem::owned(Vec::new()));
     };
@@ -1131,7 +1149,7 @@ pub(super) unsafe fn combine(rec: &Rec, me: i32) -> (RealColl, CollMem) {
 /// # Safety
 /// `operand` holds `count` elements of `dt`; `acc` is a work buffer of `red` for `count`
 /// elements of `dt`, not overlapping `operand`.
-unsafe fn fold_into(red: &Reducer, operand: *const u8, count: usize, dt: &DtRef, acc: &mut [u8], x: &mut Vec<u8>) {
+pub(super) unsafe fn fold_into(red: &Reducer, operand: *const u8, count: usize, dt: &DtRef, acc: &mut [u8], x: &mut Vec<u8>) {
     if let Reducer::Builtin { op, ty, work_dt } = red {
         if dt.is_contiguous() && work_dt.is_contiguous() {
             let (n, _) = red.work(count, dt);
@@ -1247,6 +1265,10 @@ pub fn finish(s: &mut State, rec: &Rec, buf: Vec<u8>) {
 /// # Safety
 /// Every member's buffers are valid.
 unsafe fn distribute(rec: &Rec, buf: &[u8], myproc: usize) {
+    if rec.v {
+        // SAFETY: forwarded from the caller.
+        return unsafe { super::nbrecv::distribute(&rec.local, &rec.procs, &rec.parts, buf, myproc) };
+    }
     let direct = direct_alltoall(rec);
     let land = landing(rec);
     for (j, slot) in rec.parts.iter().enumerate() {
@@ -1474,6 +1496,7 @@ mod tests {
                     ordered: true,
                     early: None,
                     sent: false,
+                    v: false,
                 }
             })
             .collect();

@@ -148,7 +148,8 @@ pub fn eligible(cm: &CommRef, part: &Part, equal: bool) -> bool {
     if real::one_per_process(cm) {
         nbc::eligible(cm, part, equal)
     } else {
-        nbrec::eligible(cm, part, equal)
+        // nbrecv27: the v-forms' and Reduce_scatter's records are for nonblocking calls only.
+        nbrec::eligible(cm, part, equal) && !crate::core::coll::nbrecv::is_v(part, equal)
     }
 }
 

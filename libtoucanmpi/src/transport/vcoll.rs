@@ -1,0 +1,136 @@
+//! nbrecv27 (issue 16): the real MPI's nonblocking v-form collectives among processes
+//! (`MPI_Igatherv_c`, `MPI_Iscatterv_c`, `MPI_Iallgatherv_c`) and `MPI_Ireduce_scatter_c`,
+//! for the two-level records of `core::coll::nbrecv`.
+//!
+//! The real MPI reads the counts and displacements arrays of a nonblocking v-form until the
+//! operation completes, so they live in the operation's own memory (`CollMem::keep`, which
+//! moves into the pending entry with its heap block): after the data, aligned for
+//! `MPI_Count`, one count per process, then (v-forms) one displacement per process, the
+//! blocks back to back in process order (`put_counts`). Every block is in bytes (`MPI_BYTE`)
+//! except a reduction's, in elements of its real type.
+
+use super::collective::{CollMem, RealColl};
+use super::real::{h, RComm, RCount, RDatatype, RRequest, RealMpi};
+use std::os::raw::{c_int, c_void};
+
+/// Bytes of one count or displacement (`MPI_Count` and `MPI_Aint` are both 64 bits here).
+const WORD: usize = std::mem::size_of::<RCount>();
+
+/// Appends to `keep` (its first `keep.len()` bytes: the data) the counts `counts` (one per
+/// process) and, with `displs`, their displacements (the prefix sums: the blocks back to back
+/// in process order), aligned for `MPI_Count`; returns the arrays' byte offset in `keep`.
+/// `keep`'s heap block does not move afterwards as long as nothing is added to it.
+pub fn put_counts(keep: &mut Vec<u8>, counts: &[usize], displs: bool) -> usize {
+    let words = counts.len() * if displs { 2 } else { 1 };
+    // Room for the padding too, so that the block (and the padding found below) stays.
+    keep.reserve_exact(WORD + words * WORD);
+    let end = keep.as_ptr() as usize + keep.len();
+    let pad = (WORD - end % WORD) % WORD;
+    keep.resize(keep.len() + pad, 0);
+    let at = keep.len();
+    for &c in counts {
+        keep.extend_from_slice(&(c as RCount).to_ne_bytes());
+    }
+    if displs {
+        let mut d: RCount = 0;
+        for &c in counts {
+            keep.extend_from_slice(&d.to_ne_bytes());
+            d += c as RCount;
+        }
+    }
+    at
+}
+
+/// Starts v-form or reduce-scatter `what` over `mem` on real communicator `comm` at process
+/// `me` (`Transport::start_coll`'s arm for them): (return code, name).
+///
+/// # Safety
+/// As `Transport::start_coll`; `mem.keep` holds the arrays `put_counts` laid out at the
+/// offset `what` names, for every process of `comm`.
+pub(super) unsafe fn start(
+    m: &RealMpi,
+    me: usize,
+    what: RealColl,
+    mem: &CollMem,
+    comm: RComm,
+    req: &mut RRequest,
+) -> (c_int, &'static str) {
+    let byte: RDatatype = h(super::real::REAL_MPI_BYTE);
+    let in_place = super::real::REAL_MPI_IN_PLACE as *const c_void;
+    let data = mem.recv as *mut c_void;
+    let len = mem.bytes as RCount;
+    // SAFETY: `put_counts` aligned the arrays and wrote one count (and displacement) per
+    // process of `comm` at this offset of `keep`, whose heap block stays (in the pending
+    // entry) until the operation completes; `data` is `bytes` long (the caller's contract).
+    unsafe {
+        let arrays = |at: usize| {
+            let p = mem.keep.as_ptr().add(at) as *const RCount;
+            let n = (mem.keep.len() - at) / WORD;
+            (p, p.add(n / 2) as *const _)
+        };
+        match what {
+            RealColl::Gatherv { root, arrays: at } => {
+                let (counts, displs) = arrays(at);
+                let rc = if root == me {
+                    m.PMPI_Igatherv_c(in_place, 0, byte, data, counts, displs, byte, root as _, comm, req)
+                } else {
+                    m.PMPI_Igatherv_c(data, len, byte, std::ptr::null_mut(), counts, displs, byte, root as _, comm, req)
+                };
+                (rc, "MPI_Igatherv_c")
+            }
+            RealColl::Scatterv { root, arrays: at } => {
+                let (counts, displs) = arrays(at);
+                let rc = if root == me {
+                    m.PMPI_Iscatterv_c(data, counts, displs, byte, in_place as *mut c_void, 0, byte, root as _, comm, req)
+                } else {
+                    m.PMPI_Iscatterv_c(std::ptr::null(), counts, displs, byte, data, len, byte, root as _, comm, req)
+                };
+                (rc, "MPI_Iscatterv_c")
+            }
+            RealColl::Allgatherv { arrays: at } => {
+                let (counts, displs) = arrays(at);
+                (
+                    m.PMPI_Iallgatherv_c(in_place, 0, byte, data, counts, displs, byte, comm, req),
+                    "MPI_Iallgatherv_c",
+                )
+            }
+            RealColl::ReduceScatter { op, ty, arrays: at } => {
+                let counts = mem.keep.as_ptr().add(at) as *const RCount;
+                (
+                    m.PMPI_Ireduce_scatter_c(in_place, data, counts, h(ty), h(op), comm, req),
+                    "MPI_Ireduce_scatter_c",
+                )
+            }
+            // Not ours: an error code (`check` reports it).
+            _ => (-1, "vcoll::start (not a v-form)"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    fn words(keep: &[u8], at: usize) -> Vec<RCount> {
+        keep[at..]
+            .chunks(WORD)
+            .map(|c| RCount::from_ne_bytes(c.try_into().expect("a word")))
+            .collect()
+    }
+
+    /// The arrays follow the data, aligned, the displacements the prefix sums of the counts.
+    #[rstest]
+    #[case::gatherv(3, vec![4, 0, 12], true, vec![4, 0, 12, 0, 4, 4])]
+    #[case::aligned(8, vec![8, 8], true, vec![8, 8, 0, 8])]
+    #[case::reduce_scatter(5, vec![2, 3], false, vec![2, 3])]
+    #[case::empty(0, vec![0, 0], true, vec![0, 0, 0, 0])]
+    fn counts_after_the_data(#[case] data: usize, #[case] counts: Vec<usize>, #[case] displs: bool, #[case] want: Vec<RCount>) {
+        let mut keep: Vec<u8> = (0..data as u8).collect();
+        let at = put_counts(&mut keep, &counts, displs);
+        assert!(at >= data);
+        assert_eq!((keep.as_ptr() as usize + at) % WORD, 0);
+        assert_eq!(&keep[..data], &(0..data as u8).collect::<Vec<u8>>()[..]);
+        assert_eq!(words(&keep, at), want);
+    }
+}
