@@ -83,6 +83,17 @@ fn nbc_rd(val: Option<&str>) -> Result<bool, String> {
     parse_switch("TOUCAN_NBC_RD", val, true)
 }
 
+/// Session 27: `TOUCAN_NBC_REC_V` with value `val`: 0 `off`, 1 `on` (the default), 2 `all`
+/// (`coll::nbrecv::level`).
+fn nbc_rec_v(val: Option<&str>) -> Result<u8, String> {
+    match val.map(str::trim) {
+        Some("all" | "2") => Ok(2),
+        v => parse_switch("TOUCAN_NBC_REC_V", v, true)
+            .map(u8::from)
+            .map_err(|e| format!("{e} or all")),
+    }
+}
+
 /// `TOUCAN_REAL_THREAD`: the thread level asked of the real MPI, `serialized` (the default)
 /// or `multiple`. Either way Toucan calls it from one thread at a time (under the state's
 /// write side or the transport's lock); `multiple` only measures what the real MPI's own
@@ -136,6 +147,7 @@ pub fn load_config() -> Result<Config, String> {
         // coll7
         nbc_tree_max: nbc_tree_max(std::env::var("TOUCAN_NBC_TREE_MAX").ok().as_deref())?,
         nbc_rd: nbc_rd(std::env::var("TOUCAN_NBC_RD").ok().as_deref())?,
+        nbc_rec_v: nbc_rec_v(std::env::var("TOUCAN_NBC_REC_V").ok().as_deref())?,
     };
     Ok(*CONFIG.get_or_init(|| cfg))
 }
@@ -230,6 +242,7 @@ pub fn config() -> Config {
         // coll7
         nbc_tree_max: super::coll::nbc::SMALL_MAX,
         nbc_rd: true,
+        nbc_rec_v: 1,
     })
 }
 
@@ -350,5 +363,18 @@ mod tests {
     #[case::bad(Some("maybe"), Err(()))]
     fn nbc_rd_reads(#[case] val: Option<&str>, #[case] want: Result<bool, ()>) {
         assert_eq!(nbc_rd(val).map_err(|_| ()), want);
+    }
+
+    /// Session 27: `TOUCAN_NBC_REC_V`.
+    #[rstest]
+    #[case::unset(None, Ok(1))]
+    #[case::on(Some("on"), Ok(1))]
+    #[case::off(Some("off"), Ok(0))]
+    #[case::zero(Some("0"), Ok(0))]
+    #[case::all(Some(" all "), Ok(2))]
+    #[case::two(Some("2"), Ok(2))]
+    #[case::bad(Some("some"), Err(()))]
+    fn nbc_rec_v_reads(#[case] val: Option<&str>, #[case] want: Result<u8, ()>) {
+        assert_eq!(nbc_rec_v(val).map_err(|_| ()), want);
     }
 }

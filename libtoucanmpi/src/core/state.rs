@@ -67,6 +67,10 @@ pub struct Config {
     /// Small Allreduce, Allgather, Alltoall and Barrier by recursive doubling or pairwise
     /// exchanges over real point-to-point messages (`TOUCAN_NBC_RD`, on by default).
     pub nbc_rd: bool,
+    /// Session 27 (nbrecv27): which nonblocking v-forms and reduce-scatters run on the
+    /// two-level records at several subranks per process (`TOUCAN_NBC_REC_V`: 0 `off`, 1 `on`,
+    /// the default, 2 `all`; `coll::nbrecv::level`).
+    pub nbc_rec_v: u8,
 }
 
 impl Config {

@@ -38,9 +38,9 @@ pub(super) fn is_v(part: &Part, equal: bool) -> bool {
     }
 }
 
-/// Which of this module's kinds take the record path (`TOUCAN_NBC_REC_V`, read once; the
-/// environment is the same on every process): 0 none (`off`), 1 Allgatherv and
-/// Reduce_scatter (the default), 2 also Gatherv and Scatterv (`all`).
+/// Which of this module's kinds take the record path (`TOUCAN_NBC_REC_V`, read with the
+/// other variables, `runtime::config`; the same on every process): 0 none (`off`), 1
+/// Allgatherv and Reduce_scatter (the default), 2 also Gatherv and Scatterv (`all`).
 ///
 /// Gatherv and Scatterv are off by default: no size limit can be decided alike (a process
 /// away from the root knows only its members' counts), and at 64 KiB the record path costs
@@ -52,12 +52,7 @@ pub(super) fn is_v(part: &Part, equal: bool) -> bool {
 /// 3.69 / 3.20, 1 KiB 4.57 / 3.45, 64 KiB 82.0 / 28.8 (and 64 KiB slower in three of three
 /// loaded sets: docs/collectives.md, "Session 27 (nbrecv27)").
 fn level() -> u8 {
-    static LEVEL: std::sync::OnceLock<u8> = std::sync::OnceLock::new();
-    *LEVEL.get_or_init(|| match std::env::var("TOUCAN_NBC_REC_V").as_deref() {
-        Ok("off") | Ok("0") => 0,
-        Ok("all") | Ok("2") => 2,
-        _ => 1,
-    })
+    crate::core::runtime::config().nbc_rec_v
 }
 
 /// Whether a record of `is_v`'s kinds takes this path: several subranks per process (at one,
