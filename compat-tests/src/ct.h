@@ -118,7 +118,7 @@ static inline int ct_complete(MPI_Request *r, int n, int k)
         break;
     }
     default: {
-        int done = 0, *idx = malloc((size_t) n * sizeof *idx);
+        int done = 0, *idx = (int *) malloc((size_t) n * sizeof *idx);
         while (idx && done < n) {
             int out = 0, e = MPI_Testsome(n, r, &out, idx, MPI_STATUSES_IGNORE);
             if (e != MPI_SUCCESS)
