@@ -362,17 +362,22 @@ fn tree_tag(s: &State, place: real::Place) -> i32 {
 }
 
 /// Starts this process's part of tree broadcast `token` at `place` of twin `comm` (see
-/// `Transport::start_tree_bcast`); a process with children forwards when its receive
-/// completes (`forward`). True: done at once (the root).
+/// `Transport::start_tree_bcast`), or (session 27, `blk` > 0) of a tree scatter of `blk`
+/// bytes per process (`Transport::start_tree_scatter`); a process with children forwards
+/// when its receive completes (`forward`: the whole buffer, or their subtrees' blocks).
+/// True: done at once (the root).
 ///
 /// # Safety
-/// `mem.recv` holds `mem.bytes` bytes until the operation completes.
+/// A broadcast's `mem.recv` holds `mem.bytes` bytes until the operation completes; a
+/// scatter's holds every process's block at the root, and has room for this process's
+/// subtree's blocks elsewhere, until then.
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn start_tree(
     s: &mut State,
     key: real::CommKey,
     comm: RComm,
     root: usize,
+    blk: usize,
     place: real::Place,
     mem: CollMem,
     token: u64,
@@ -380,70 +385,30 @@ pub(super) unsafe fn start_tree(
     let tag = tree_tag(s, place);
     let (ptr, len) = (mem.recv, mem.bytes);
     // SAFETY: forwarded from the caller.
-    let sent = unsafe { s.tp.start_tree_bcast(comm, root, tag, ptr, len, token) }?;
+    let sent = unsafe {
+        if blk > 0 {
+            s.tp.start_tree_scatter(comm, root, tag, ptr, blk, token)
+        } else {
+            s.tp.start_tree_bcast(comm, root, tag, ptr, len, token)
+        }
+    }?;
     if let Some(under_way) = sent {
         // The root: done at once, or when its sends are.
         expect(s, token, under_way);
         return Ok(under_way == 0);
     }
-    let f = Forward {
-        key,
-        comm,
-        root,
-        tag,
-        ptr: ptr as usize,
-        len,
-        blk: 0,
-    };
-    note_forward(s, token, f);
-    Ok(false)
-}
-
-/// Session 27: keeps a tree operation's forward for when its receive completes, when this
-/// process has children.
-fn note_forward(s: &mut State, token: u64, f: Forward) {
-    if tree_children(s.tp.myproc, f.root, s.tp.nproc).next().is_some() {
+    if tree_children(s.tp.myproc, root, s.tp.nproc).next().is_some() {
+        let f = Forward {
+            key,
+            comm,
+            root,
+            tag,
+            ptr: ptr as usize,
+            len,
+            blk,
+        };
         s.rcoll.tree.forwards.insert(token, f);
     }
-}
-
-/// Session 27: starts this process's part of tree scatter `token` (`bytes` per process from
-/// process `root`) at `place` of twin `comm` (see `Transport::start_tree_scatter`); a
-/// process with children forwards their subtrees' blocks when its receive completes
-/// (`forward`). True: done at once (the root).
-///
-/// # Safety
-/// `mem.recv` holds every process's block at the root, and has room for this process's
-/// subtree's blocks elsewhere, until the operation completes.
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn start_tree_scatter(
-    s: &mut State,
-    key: real::CommKey,
-    comm: RComm,
-    root: usize,
-    bytes: usize,
-    place: real::Place,
-    mem: CollMem,
-    token: u64,
-) -> Result<bool, String> {
-    let tag = tree_tag(s, place);
-    let ptr = mem.recv;
-    // SAFETY: forwarded from the caller.
-    let sent = unsafe { s.tp.start_tree_scatter(comm, root, tag, ptr, bytes, token) }?;
-    if let Some(under_way) = sent {
-        expect(s, token, under_way);
-        return Ok(under_way == 0);
-    }
-    let f = Forward {
-        key,
-        comm,
-        root,
-        tag,
-        ptr: ptr as usize,
-        len: 0,
-        blk: bytes,
-    };
-    note_forward(s, token, f);
     Ok(false)
 }
 

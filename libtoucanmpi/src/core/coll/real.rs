@@ -610,10 +610,10 @@ unsafe fn start_real(s: &mut State, key: CommKey, comm: RComm, what: RealColl, m
     }
     let started = match what {
         // SAFETY: forwarded from the caller.
-        RealColl::TreeBcast { root, .. } => unsafe { crate::core::coll::nbc::start_tree(s, key, comm, root, place, mem, token) },
+        RealColl::TreeBcast { root, .. } => unsafe { crate::core::coll::nbc::start_tree(s, key, comm, root, 0, place, mem, token) },
         // SAFETY: forwarded from the caller.
         RealColl::TreeScatter { root, bytes, .. } => unsafe {
-            crate::core::coll::nbc::start_tree_scatter(s, key, comm, root, bytes, place, mem, token)
+            crate::core::coll::nbc::start_tree(s, key, comm, root, bytes, place, mem, token)
         },
         // SAFETY: forwarded from the caller.
         _ => match unsafe { crate::core::coll::nbc::start_rd(s, key, comm, &what, mem, token, place) } {
