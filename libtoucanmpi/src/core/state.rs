@@ -92,7 +92,8 @@ impl Config {
 pub struct Local {
     pub world_rank: u32,
     pub posted: VecDeque<Posted>,
-    pub unexpected: VecDeque<Unexp>,
+    /// Session 28: one lane per sender (`p2p::unexq`).
+    pub unexpected: crate::core::p2p::unexq::UnexpQueue,
     /// Communicator handles: index 0 is MPI_COMM_WORLD, 1 MPI_COMM_SELF.
     pub comms: Vec<Option<CommRef>>,
     pub groups: Vec<Option<Arc<Group>>>,
@@ -543,7 +544,7 @@ impl State {
                     Local {
                         world_rank: w,
                         posted: VecDeque::new(),
-                        unexpected: VecDeque::new(),
+                        unexpected: crate::core::p2p::unexq::UnexpQueue::new(),
                         comms: vec![
                             Some(CommRef::new(CTX_WORLD, world.clone(), w as i32, "MPI_COMM_WORLD")),
                             Some(CommRef::new(CTX_SELF, self_group, 0, "MPI_COMM_SELF")),

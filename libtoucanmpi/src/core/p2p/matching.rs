@@ -98,11 +98,6 @@ pub fn find_posted<'a>(q: impl Iterator<Item = &'a Posted>, e: &Envelope) -> Opt
     q.into_iter().position(|p| p.pat.matches(e))
 }
 
-/// Index of the first unexpected message matching `p`.
-pub fn find_unexpected<'a>(q: impl Iterator<Item = &'a Unexp>, p: &Pattern) -> Option<usize> {
-    q.into_iter().position(|u| p.matches(&u.env))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,52 +126,5 @@ mod tests {
     ) {
         let p = Pattern { ctx: pc, src: ps, tag: pt };
         assert_eq!(p.matches(&Envelope { ctx: ec, src: es, tag: et }), want);
-    }
-
-    #[test]
-    fn first_match_in_order() {
-        let q: Vec<Unexp> = [(0, 1), (1, 1), (0, 2)]
-            .iter()
-            .map(|&(s, t)| Unexp {
-                env: Envelope { ctx: 0, src: s, tag: t },
-                len: 0,
-                body: Body::Eager(Payload::copy_of(&[])),
-                sync: SyncAck::None,
-            })
-            .collect();
-        assert_eq!(
-            find_unexpected(
-                q.iter(),
-                &Pattern {
-                    ctx: 0,
-                    src: ANY_S,
-                    tag: 1
-                }
-            ),
-            Some(0)
-        );
-        assert_eq!(
-            find_unexpected(
-                q.iter(),
-                &Pattern {
-                    ctx: 0,
-                    src: 1,
-                    tag: ANY_T
-                }
-            ),
-            Some(1)
-        );
-        assert_eq!(find_unexpected(q.iter(), &Pattern { ctx: 0, src: 0, tag: 2 }), Some(2));
-        assert_eq!(
-            find_unexpected(
-                q.iter(),
-                &Pattern {
-                    ctx: 0,
-                    src: 2,
-                    tag: ANY_T
-                }
-            ),
-            None
-        );
     }
 }

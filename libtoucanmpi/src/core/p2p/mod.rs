@@ -8,10 +8,11 @@ pub mod matching;
 pub mod shared;
 pub mod takenow;
 pub mod tlsbuf;
+pub mod unexq;
 
 use crate::consts as c;
 use crate::core::error::MpiResult;
-use crate::core::p2p::matching::{find_posted, find_unexpected, Body, Envelope, Pattern, Posted, SyncAck, TakeAt, Unexp};
+use crate::core::p2p::matching::{find_posted, Body, Envelope, Pattern, Posted, SyncAck, TakeAt, Unexp};
 use crate::core::p2p::shared::{copy_into, direct_into, queue_into};
 use crate::core::request::{owner_of, RecvTarget, ReqId, Status};
 use crate::core::state::State;
@@ -241,7 +242,7 @@ impl State {
     /// # Safety
     /// `buf..buf+cap` must be writable.
     pub unsafe fn try_recv_now(&mut self, sub: usize, pat: &Pattern, buf: *mut u8, cap: usize) -> Option<Status> {
-        let i = find_unexpected(self.locals[sub].unexpected.iter(), pat)?;
+        let i = self.locals[sub].unexpected.find(pat)?;
         if matches!(self.locals[sub].unexpected[i].body, Body::Inter { .. } | Body::Real { .. }) {
             return None;
         }
@@ -318,7 +319,7 @@ impl State {
             r.is_send = false;
             r.status = Status::empty();
         }
-        if let Some(i) = find_unexpected(self.locals[sub].unexpected.iter(), &pat) {
+        if let Some(i) = self.locals[sub].unexpected.find(&pat) {
             let u = self.locals[sub].unexpected.take_at(i).expect("index from find_unexpected");
             self.deliver(id, u);
         } else if self.direct.get(pat.ctx).is_some() {
@@ -617,7 +618,7 @@ impl State {
     pub fn mprobe(&mut self, sub: usize, pat: &Pattern) -> Option<(u64, Status)> {
         let (u, st) = match self.probe(sub, pat) {
             Some(st) => {
-                let i = find_unexpected(self.locals[sub].unexpected.iter(), pat)?;
+                let i = self.locals[sub].unexpected.find(pat)?;
                 (self.locals[sub].unexpected.take_at(i)?, st)
             }
             None => {
@@ -667,11 +668,7 @@ impl State {
         }
         for k in 0..self.locals.len() {
             let l = &mut self.locals[k];
-            if let Some(i) = l
-                .unexpected
-                .iter()
-                .position(|u| matches!(u.body, Body::Intra { sreq, .. } if sreq == id))
-            {
+            if let Some(i) = l.unexpected.find_by(|u| matches!(u.body, Body::Intra { sreq, .. } if sreq == id)) {
                 l.unexpected.take_at(i);
                 if let Some(r) = self.req_mut(id) {
                     r.status.cancelled = true;

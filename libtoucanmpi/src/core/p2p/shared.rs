@@ -6,7 +6,7 @@
 //! "general" before doing anything, and the caller takes the general path from the start.
 
 use crate::consts as c;
-use crate::core::p2p::matching::{find_posted, find_unexpected, Body, Direct, Envelope, Pattern, Posted, SyncAck, TakeAt, Unexp};
+use crate::core::p2p::matching::{find_posted, Body, Direct, Envelope, Pattern, Posted, SyncAck, TakeAt, Unexp};
 use crate::core::p2p::{eager_header, fatal_transport, received};
 use crate::core::request::{owner_of, RecvTarget, ReqId, Status};
 use crate::core::state::{Local, Shared};
@@ -442,11 +442,7 @@ pub unsafe fn irecv<'a>(
     }
     // Session 27 (msgrate27): an empty queue (a receive posted before its message) is not
     // searched (the deque's iterator costs some 25 instructions even then).
-    let found = if l.unexpected.is_empty() {
-        None
-    } else {
-        find_unexpected(l.unexpected.iter(), &pat)
-    };
+    let found = if l.unexpected.is_empty() { None } else { l.unexpected.find(&pat) };
     if let Some(i) = found {
         let u = &l.unexpected[i];
         let ok = match u.body {
@@ -559,7 +555,7 @@ pub unsafe fn recv_start(mut l: crate::sched::lock::Guard<'_, Local>, pat: &Patt
     if !l.posted.is_empty() || l.direct.is_some() || !l.greq_ready.is_empty() {
         return Take::General;
     }
-    if let Some(i) = find_unexpected(l.unexpected.iter(), pat) {
+    if let Some(i) = l.unexpected.find(pat) {
         let u = &l.unexpected[i];
         if !matches!(u.body, Body::Eager(_)) || !matches!(u.sync, SyncAck::None) {
             return Take::General;
@@ -618,7 +614,7 @@ pub fn recv_abandon(l: &mut Local) -> Option<Option<Status>> {
 
 /// The status of the first message in `l`'s queue that matches `pat` (MPI_Probe, MPI_Iprobe).
 pub fn probe(l: &Local, pat: &Pattern) -> Option<Status> {
-    let i = find_unexpected(l.unexpected.iter(), pat)?;
+    let i = l.unexpected.find(pat)?;
     let u = &l.unexpected[i];
     Some(Status {
         source: u.env.src,

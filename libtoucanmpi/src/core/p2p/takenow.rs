@@ -6,7 +6,7 @@
 //! wait (callgrind, an 8 B MPI_Iallgather with the message here: start + wait 1922 -> 1380
 //! instructions; the blocking MPI_Allgather takes 969).
 
-use super::matching::{find_posted, find_unexpected, Body, Envelope, Pattern, SyncAck, TakeAt};
+use super::matching::{find_posted, Body, Envelope, Pattern, SyncAck};
 use crate::core::request::Status;
 use crate::core::state::State;
 use crate::transport::wire;
@@ -27,7 +27,7 @@ impl State {
         if l.direct.is_some() {
             return None;
         }
-        if let Some(i) = find_unexpected(l.unexpected.iter(), pat) {
+        if let Some(i) = l.unexpected.find(pat) {
             let u = &l.unexpected[i];
             let (Body::Eager(_), SyncAck::None, true) = (&u.body, &u.sync, u.len == len) else {
                 return None;
