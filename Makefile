@@ -159,14 +159,16 @@ REC_V_TESTS = ^(nbc_rec_v|nbc_rooted|coll_pairv|nbc_iallgather|coll_nbteam)$$
 # Session 23 (rate16): p2p_wait_window (windows of many requests, every wait and test call).
 # Session 23 (sr16): p2p_sendrecv_mix (Sendrecv beside Isend, probes, wildcards, late partners).
 # Session 24 (shmq16): p2p_shmq_flood (the node queue's full path, collective steps through it).
-DIRECT_TESTS = ^(anysource|cancel|comm_basic|coll_comms|coll_p2p_mix|nbc_mixed|nbc_p2p_apart|deadlock_(ring|large|coll|wait)|get_count|halo|isendrecv|large_pairs|mprobe|nb_test|nb_wait|order|p2p_large_count|persistent|probe|proc_null|request_free|request_status|ring|send_modes|sendrecv|stress|threads_multiple|topo_cart|truncate|zero_size|p2p_wait_mixed|p2p_lean|p2p_lean_wait|p2p_wait_window|comm_steps|coll_persist_steps|p2p_ring_match|p2p_waitall_late|p2p_stack_eager|p2p_sendrecv_mix|coll_(alltoall|gather|redscat|err_route|rooted_known|pair|pairv)|bcast|barrier|reduce_arith|deadlock_coll_small|p2p_shmq_flood|nbc_pair|nbc_pair_red|nbc_mixed_types|nbc_pair_late|nbc_pair_rs|nbc_pair_scan|nbc_rec_v|nbc_rec_rs)$$
+# Session 28 (lead): p2p_unexq_lanes (messages taken off the real MPI into the per-sender queue).
+DIRECT_TESTS = ^(anysource|cancel|comm_basic|coll_comms|coll_p2p_mix|nbc_mixed|nbc_p2p_apart|deadlock_(ring|large|coll|wait)|get_count|halo|isendrecv|large_pairs|mprobe|nb_test|nb_wait|order|p2p_large_count|persistent|probe|proc_null|request_free|request_status|ring|send_modes|sendrecv|stress|threads_multiple|topo_cart|truncate|zero_size|p2p_wait_mixed|p2p_lean|p2p_lean_wait|p2p_wait_window|comm_steps|coll_persist_steps|p2p_ring_match|p2p_waitall_late|p2p_stack_eager|p2p_sendrecv_mix|coll_(alltoall|gather|redscat|err_route|rooted_known|pair|pairv)|bcast|barrier|reduce_arith|deadlock_coll_small|p2p_shmq_flood|nbc_pair|nbc_pair_red|nbc_mixed_types|nbc_pair_late|nbc_pair_rs|nbc_pair_scan|nbc_rec_v|nbc_rec_rs|p2p_unexq_lanes)$$
 
 # Session 21: as if every process ran on a node of its own (MPICH's MPIR_CVAR_NOLOCAL=1: the
 # real MPI's network path, and transport::node::same_node false for every peer), so the sends
 # that must not assume the shared-memory eager limit take their between-nodes path.
 # Session 24 (shmq16): p2p_shmq_flood, through the ring (no node queue between nodes).
 # Session 26 (lead): nbc_pair_late (a pair collective taking its message from the real ring at the start).
-NODES_TESTS = ^(p2p_stack_eager|p2p_ring_match|coll_p2p_mix|halo|stress|large_pairs|send_modes|p2p_shmq_flood|nbc_pair_late)$$
+# Session 28 (lead): p2p_unexq_lanes (the unexpected queue per sender; messages between nodes).
+NODES_TESTS = ^(p2p_stack_eager|p2p_ring_match|coll_p2p_mix|halo|stress|large_pairs|send_modes|p2p_shmq_flood|nbc_pair_late|p2p_unexq_lanes)$$
 
 # Blocking collectives at V=1 as the real MPI's own (core/coll/solo.rs): on when the real MPI runs
 # at MPI_THREAD_MULTIPLE; these compat tests run again in that mode (docs/collectives.md).
