@@ -141,10 +141,10 @@ impl At {
     fn take(&self) -> Option<u64> {
         self.taken.take().map(|(_, seq)| seq)
     }
-}
 
-impl Drop for At {
-    fn drop(&mut self) {
+    /// Gives back the number the look-up took (a call that numbers itself elsewhere, or
+    /// fails a later check).
+    fn give_back(&self) {
         if let Some((sub, seq)) = self.taken.take() {
             let h = self.h;
             let _ = state::with(|s| {
@@ -155,6 +155,12 @@ impl Drop for At {
                 }
             });
         }
+    }
+}
+
+impl Drop for At {
+    fn drop(&mut self) {
+        self.give_back();
     }
 }
 
@@ -252,7 +258,7 @@ pub(crate) unsafe fn run(p: MpiResult<Prepared>, at: &At, mode: Mode) -> MpiResu
     // the work runs where it lies (no rebinding of the whole `Work`).
     if matches!(mode, Mode::Now) && at.numbered() {
         // SAFETY: the caller's contract.
-        return unsafe { now(sub, cm, &work, real, equal, at) };
+        return unsafe { now(sub, cm, work, real, equal, at) };
     }
     let work = match work {
         Work::Part(part) => match team::of(sub, &cm, comm_h)? {
@@ -263,7 +269,7 @@ pub(crate) unsafe fn run(p: MpiResult<Prepared>, at: &At, mode: Mode) -> MpiResu
     };
     let (req, persistent) = match mode {
         // SAFETY: the caller's contract.
-        Mode::Now => return unsafe { now(sub, cm, &work, real, equal, at) },
+        Mode::Now => return unsafe { now(sub, cm, work, real, equal, at) },
         Mode::Start(req) => (req, false),
         Mode::Init(info, req) => {
             super::info::check(info)?;
@@ -383,10 +389,19 @@ pub(crate) unsafe fn run(p: MpiResult<Prepared>, at: &At, mode: Mode) -> MpiResu
 /// # Safety
 /// MPI requires the buffers to stay valid until the call returns.
 #[inline(always)]
-unsafe fn now(sub: usize, cm: CommRef, work: &Work, real: bool, equal: bool, at: &At) -> MpiResult<()> {
+unsafe fn now(sub: usize, cm: CommRef, work: Work, real: bool, equal: bool, at: &At) -> MpiResult<()> {
     let comm_h = at.h;
+    // Session 28: a small Alltoall at several members per process as its record and a wait.
+    if let Work::Part(p) = &work {
+        if by_record(&cm, p, equal) {
+            at.give_back();
+            let Work::Part(p) = work else { unreachable!("matched above") };
+            // SAFETY: the caller's contract; the call returns after the wait.
+            return unsafe { record_now(sub, cm, p, equal, comm_h) };
+        }
+    }
     // Session 15: at one subrank per process, the real MPI's blocking collective.
-    let solo = solo::on() && matches!(work, Work::Part(p) if solo_fits(&cm, p, equal));
+    let solo = solo::on() && matches!(&work, Work::Part(p) if solo_fits(&cm, p, equal));
     // Session 20: numbered by the look-up when the route was known (`At`).
     let mut coll = match at.take() {
         Some(seq) => Coll::numbered(sub, cm, comm_h, seq),
@@ -403,7 +418,58 @@ unsafe fn now(sub: usize, cm: CommRef, work: &Work, real: bool, equal: bool, at:
     match work {
         Work::Job(j) => j(&coll),
         // SAFETY: the caller's contract.
-        Work::Part(p) => unsafe { exec(&coll, p) },
+        Work::Part(p) => unsafe { exec(&coll, &p) },
+    }
+}
+
+/// Session 28: most bytes per block of a blocking Alltoall at several members per process
+/// that runs as its nonblocking record and a wait (`record_now`), not over point-to-point.
+/// The point-to-point Alltoall sends (n·V)² messages (memory copies between subranks of one
+/// process, real messages between processes, each with a request); the record packs every
+/// member's blocks per process and makes one real exchange, which its packing outweighs as
+/// blocks grow. Callgrind at 2x4 (`bench/nbc-callgrind.sh v4 alltoall`, process 1, per
+/// iteration of IMB's loop, the call's instructions / the whole program's), point-to-point
+/// against this: 8 B 48.4k / 96.1k against 26.0k / 65.4k, 32 B 47.3k / 88.0k against 29.0k /
+/// 56.5k, 128 B 48.6k / 89.0k against 38.5k / 46.9k, 256 B 51.8k / 91.7k against 53.9k /
+/// 94.9k (even). Decided from the block size, which every rank passes alike.
+const ALLTOALL_RECORD_MAX: usize = 128;
+
+/// Session 28: whether blocking call `p` runs as `record_now`: an Alltoall of equal blocks up
+/// to `ALLTOALL_RECORD_MAX` bytes on a communicator with several members on some process
+/// that the nonblocking record path serves (`nbrec::eligible`: the same rule as `MPI_Ialltoall`,
+/// so every rank decides alike from what all pass alike).
+fn by_record(cm: &CommRef, p: &Part, equal: bool) -> bool {
+    let small = matches!(p, Part::Alltoall { recvs: Blocks::Equal { count, dt, .. }, .. } if count * dt.size <= ALLTOALL_RECORD_MAX);
+    small && equal && crate::core::runtime::config().local() > 1 && !real::one_per_process(cm) && nbrec::eligible(cm, p, equal)
+}
+
+/// Session 28: blocking call `p` (`by_record`) as the nonblocking call's two-level record
+/// (`nbrec`, as `run` starts `MPI_Ialltoall`) and a wait for it.
+///
+/// # Safety
+/// MPI requires the buffers to stay valid until the call returns (it returns after the wait).
+unsafe fn record_now(sub: usize, cm: CommRef, p: Part, equal: bool, comm_h: usize) -> MpiResult<()> {
+    // SAFETY (both): the buffers stay valid until the wait below returns.
+    let id = match unsafe { nbrec::fast(sub, comm_h, &cm, p, equal) } {
+        Ok(r) => r?,
+        Err(p) => {
+            let coll = real::enrol(Coll::new(sub, &cm, comm_h)?, true)?;
+            if !coll.real {
+                // SAFETY: as above.
+                return unsafe { exec(&coll, &p) };
+            }
+            let id = state::with(|s| s.new_request(sub, comm_h))?;
+            crate::core::background::wanted();
+            // SAFETY: as above.
+            unsafe { nbrec::join(&coll, p, id, equal) }?;
+            id
+        }
+    };
+    let st = crate::core::p2p::blocking::wait(id)?;
+    nbrec::after_wait();
+    match st.error {
+        c::MPI_SUCCESS => Ok(()),
+        e => err(e, "the alltoall's exchange between processes failed"),
     }
 }
 
