@@ -227,6 +227,16 @@ compat_build() {
         fi
     fi
     rm -f "$dir/$name" "$dir/$name.o"
+    # The build cache (README.md "Builds"): a program built before from the same inputs is
+    # taken from out/cache instead of being compiled again.
+    local key entry
+    key=$(compat_build_key "$kind" "$name" "$src" "$cc" "$flags $libs")
+    entry=$CACHE_DIR/$kind/$name.$key
+    if [[ ${COMPAT_REBUILD:-0} != 1 && -x $entry ]] && ln -f "$entry" "$dir/$name" 2>/dev/null; then
+        echo "(from the build cache: ${entry#"$COMPAT_DIR"/})" >"$log"
+        return 0
+    fi
+    : >"$log"
     # shellcheck disable=SC2086
     # (Fortran: -J keeps the .mod files of a test's own modules out of the source tree.)
     local modflag=
@@ -258,7 +268,62 @@ compat_build() {
         tail -1 "$log"
         return 1
     fi
+    # Only a build that passed every check is kept; older entries of the program go.
+    mkdir -p "$CACHE_DIR/$kind"
+    rm -f "$CACHE_DIR/$kind/$name".*
+    ln -f "$dir/$name" "$entry" 2>/dev/null || cp -p "$dir/$name" "$entry" || true
     return 0
+}
+
+# Built programs are kept in CACHE_DIR/KIND/NAME.KEY (hard links to out/KIND/NAME; one entry
+# per program and kind, the newest). COMPAT_REBUILD=1 ignores the entries (and replaces them).
+CACHE_DIR=$OUT_DIR/cache
+
+# compat_build_key KIND NAME SRC CC FLAGS: a sha256 of everything a build of NAME reads, but
+# libtoucanmpi.so, which a Toucan program links dynamically (the .so is loaded at run time,
+# so a rebuilt library needs no relink): the test's source, its .cflags and .cside, every
+# header of src/ and headers/, the compiler command, its flags and the files it resolves to
+# (Toucan's wrapper scripts; what `mpicc -show` runs; the compiler, mpicc and the C, C++ and
+# Fortran drivers by name, size and time), the wrapper's environment, the globals rule and, for Toucan's Fortran,
+# libtoucanfort.a and the mpi modules, which it links or reads at build time.
+compat_build_key() {
+    local kind=$1 name=$2 src=$3 cc=$4 flags=$5 f tools=()
+    {
+        echo "compat build key 1: $kind $name $src | $cc | $flags | $CFLAGS_COMPAT | $REPO_DIR"
+        echo "$CRT_DATA_SYMS $GLOBALS_ALLOWED $AMPI_PRIVATIZE_FLAGS"
+        echo "${TOUCAN_CC:-} ${TOUCAN_CXX:-} ${TOUCAN_FC:-} ${TOUCAN_INCDIR:-} ${TOUCAN_LIBDIR:-}"
+        [[ $kind == mpich ]] && $cc -show 2>/dev/null
+        for f in ${cc%% *} cc c++ gcc g++ gfortran "$MPICC" "$TOUCANCC"; do
+            f=$(command -v "$f" 2>/dev/null) && tools+=("$(readlink -f "$f")")
+        done
+        stat -L -c '%n %s %Y' "${tools[@]}" 2>/dev/null
+        sha256sum "$src" "$SRC_DIR/$name.cflags" "$SRC_DIR/$name.cside" "$SRC_DIR"/*.h \
+            "$REPO_DIR"/headers/*.h "$REPO_DIR"/wrappers/toucan{cc,cxx,fort} 2>/dev/null
+        if [[ $kind == toucan && ($src == *.f90 || $src == *.f) ]]; then
+            sha256sum "$REPO_DIR"/target/release/libtoucanfort.a "$REPO_DIR"/target/release/fortran/include/* 2>/dev/null
+        fi
+    } | sha256sum | cut -c1-16
+}
+
+# compat_build_to NAME DIR: builds NAME with mpicc and toucancc (and ampicc when AMPI is
+# found, for tests without a .expect file), then writes DIR/NAME.build (why the build failed,
+# empty if it did not), DIR/NAME.ampi (the same for AMPI) and last DIR/NAME.done. run.sh runs
+# it in a background job, in the order of the tests, while it runs the programs already built.
+compat_build_to() {
+    local name=$1 dir=$2 msg err="" aerr=""
+    if ! msg=$(compat_build mpich "$name"); then
+        err="mpicc build failed: $msg"
+    elif ! msg=$(compat_build toucan "$name"); then
+        err="toucancc build failed: $msg"
+    fi
+    if [[ -n $AMPICC && ! -f $SRC_DIR/$name.expect ]] && ! msg=$(compat_build ampi "$name"); then
+        # the first error (the compiler's, or the linker's first undefined reference)
+        aerr="ampicc build failed: $({ grep -E -m1 'error:|undefined reference' <<<"$msg" ||
+            echo "$msg" | tail -1; } | sed -E 's/^.*(error:|undefined reference)/\1/')"
+    fi
+    printf '%s' "$err" >"$dir/$name.build"
+    printf '%s' "$aerr" >"$dir/$name.ampi"
+    : >"$dir/$name.done"
 }
 
 # Every rank must have printed exactly one "rank R: OK" line.

@@ -27,6 +27,10 @@
 #                                "AMPI PASS/FAIL" and counted on an "ampi:" line of their
 #                                own (not in the final count)
 #   COMPAT_AMPI_TIMEOUT=20       seconds per AMPI run
+#   COMPAT_JOBS=2                tests run at a time (1 with COMPAT_LIVE_MPICH=1 or AMPI:
+#                                their runs busy-poll); lines still come test by test, in order
+#   COMPAT_BUILD_JOBS=1          builds at a time, in a background job beside the runs
+#   COMPAT_REBUILD=1             ignore lib.sh's build cache (out/cache), rebuild every program
 #
 # Prints one line per test and, last, exactly one line
 #   compat: N passed, N failed
@@ -167,19 +171,37 @@ check_expect() {
     return $ok
 }
 
-for name in "${names[@]}"; do
-    build_err=""
-    if ! msg=$(compat_build mpich "$name"); then
-        build_err="mpicc build failed: $msg"
-    elif ! msg=$(compat_build toucan "$name"); then
-        build_err="toucancc build failed: $msg"
-    fi
-    ampi_build_err=""
-    if [[ -n $AMPICC && ! -f $SRC_DIR/$name.expect ]] && ! msg=$(compat_build ampi "$name"); then
-        # the first error (the compiler's, or the linker's first undefined reference)
-        ampi_build_err="ampicc build failed: $({ grep -E -m1 'error:|undefined reference' <<<"$msg" ||
-            echo "$msg" | tail -1; } | sed -E 's/^.*(error:|undefined reference)/\1/')"
-    fi
+# Builds (README.md "Builds"): a background job builds the programs in the order of the tests,
+# COMPAT_BUILD_JOBS at a time (default 1; AMPI: 1, ampicc writes into its output directory),
+# each once (lib.sh's build cache skips a program built before from the same inputs), while
+# the loop below runs the programs already built.
+STATUS_DIR=$(mktemp -d "$OUT_DIR/.builds.XXXXXX")
+BUILD_JOBS=${COMPAT_BUILD_JOBS:-1}
+[[ -n $AMPICC ]] && BUILD_JOBS=1
+printf '%s\0' "${names[@]}" |
+    xargs -0 -n 1 -P "$BUILD_JOBS" bash -c '. "$1" && compat_build_to "$3" "$2"' _ "$COMPAT_DIR/lib.sh" "$STATUS_DIR" &
+builder=$!
+trap 'kill "$builder" 2>/dev/null; wait "$builder" 2>/dev/null; rm -rf "$STATUS_DIR"' EXIT
+
+# wait_built NAME: waits for NAME's builds; sets build_err and ampi_build_err.
+wait_built() {
+    while [[ ! -e $STATUS_DIR/$1.done ]]; do
+        if ! kill -0 "$builder" 2>/dev/null && [[ ! -e $STATUS_DIR/$1.done ]]; then
+            build_err="the build job ended without building $1"
+            ampi_build_err=$build_err
+            return
+        fi
+        sleep 0.05
+    done
+    build_err=$(<"$STATUS_DIR/$1.build")
+    ampi_build_err=$(<"$STATUS_DIR/$1.ampi")
+}
+
+# run_test NAME: builds are waited for, then every layout of NAME is run and judged; prints the
+# test's lines and adds to npass, nfail, apass and afail.
+run_test() {
+    local name=$1
+    wait_built "$name"
     # src/NAME.layouts (lines of "nxV" or "nxWxV", "@smp", # comments) replaces the default
     # layouts for that test (--quick: its first layout); TOUCAN_COMPAT_CONFIGS still
     # overrides it.
@@ -281,7 +303,62 @@ for name in "${names[@]}"; do
             run_ampi "$name" "$((n * ${w:-1}))" "$v" "$base"
         fi
     done
+}
+
+# Tests run COMPAT_JOBS at a time (default 2: most runs are two processes that spend much of
+# their time waiting, e.g. the deadlock tests' 3 s before the detector reports; 1 when plain
+# MPICH runs live or AMPI beside, which busy-poll), each in a
+# subshell writing its lines to RES/I.log and its counts to RES/I.count; the lines are printed
+# in the order of the tests, each test's together, as soon as the tests before it are done.
+JOBS=${COMPAT_JOBS:-2}
+if [[ -z ${COMPAT_JOBS:-} && (${COMPAT_LIVE_MPICH:-0} == 1 || -n $AMPICC) ]]; then
+    JOBS=1 # plain MPICH oversubscribed and AMPI busy-poll
+fi
+((JOBS >= 1)) || JOBS=1
+declare -A live=()
+printed=0
+flush_done() {
+    local c
+    while [[ -e $STATUS_DIR/$printed.count ]]; do
+        cat "$STATUS_DIR/$printed.log"
+        read -r -a c <"$STATUS_DIR/$printed.count"
+        npass=$((npass + c[0])) nfail=$((nfail + c[1])) apass=$((apass + c[2])) afail=$((afail + c[3]))
+        printed=$((printed + 1))
+    done
+}
+reap() {
+    local j
+    for j in "${!live[@]}"; do
+        if [[ -e $STATUS_DIR/$j.count ]] || ! kill -0 "${live[$j]}" 2>/dev/null; then
+            wait "${live[$j]}" 2>/dev/null
+            if [[ ! -e $STATUS_DIR/$j.count ]]; then
+                # the subshell died before it counted: its test fails once
+                echo "FAIL ${names[$j]}: the runner's job for this test ended early" >>"$STATUS_DIR/$j.log"
+                echo "0 1 0 0" >"$STATUS_DIR/$j.count"
+            fi
+            unset "live[$j]"
+        fi
+    done
+}
+for i in "${!names[@]}"; do
+    while reap && ((${#live[@]} >= JOBS)); do
+        flush_done
+        sleep 0.05
+    done
+    (
+        npass=0 nfail=0 apass=0 afail=0
+        run_test "${names[$i]}" >"$STATUS_DIR/$i.log" 2>&1
+        echo "$npass $nfail $apass $afail" >"$STATUS_DIR/$i.count.tmp"
+        mv "$STATUS_DIR/$i.count.tmp" "$STATUS_DIR/$i.count"
+    ) &
+    live[$i]=$!
+    flush_done
 done
+while reap && ((${#live[@]} > 0)); do
+    flush_done
+    sleep 0.05
+done
+flush_done
 
 if [[ -n $AMPICC ]]; then
     echo "ampi: $apass passed, $afail failed (AMPI beside; not counted below)"

@@ -30,12 +30,20 @@ bin=$here/target/$host/release
 if [[ -n $replay ]]; then
     exec "$bin/${targets[0]}" "$replay"
 fi
-status=0
+# The targets run at the same time (each libFuzzer process is single-threaded; the machine
+# of `make test` has 2 cores), then are reported in order.
+pids=()
 for t in "${targets[@]}"; do
     mkdir -p "$here/corpus/$t" "$here/artifacts/$t"
     echo "== fuzz $t for ${secs}s"
-    if ! "$bin/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-        -artifact_prefix="$here/artifacts/$t/" "$here/corpus/$t" >"$here/artifacts/$t/last.log" 2>&1; then
+    "$bin/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix="$here/artifacts/$t/" "$here/corpus/$t" >"$here/artifacts/$t/last.log" 2>&1 &
+    pids+=($!)
+done
+status=0
+for i in "${!targets[@]}"; do
+    t=${targets[$i]}
+    if ! wait "${pids[$i]}"; then
         status=1
         echo "fuzz $t: FAILED (artifacts in fuzz/artifacts/$t/)"
         grep -E "panicked|ERROR|SUMMARY|Test unit written" "$here/artifacts/$t/last.log" | head -10

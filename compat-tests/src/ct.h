@@ -133,6 +133,41 @@ static inline int ct_complete(MPI_Request *r, int n, int k)
     return rc;
 }
 
+/* Cuts the world into pairs of neighbouring ranks (0-1, 2-3, ...; a last odd rank alone) in
+ * `*pair`, with MPI_ERRORS_RETURN, and gives a duplicate of each pair in `*dup` (made first,
+ * so it keeps the default MPI_ERRORS_ARE_FATAL). Free both with MPI_Comm_free. */
+static inline void ct_pairs(MPI_Comm *pair, MPI_Comm *dup)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_split(MPI_COMM_WORLD, rank / 2, rank, pair);
+    MPI_Comm_dup(*pair, dup);
+    MPI_Comm_set_errhandler(*pair, MPI_ERRORS_RETURN);
+}
+
+/* The world in reverse rank order in `*rev`, and its odd and even ranks, each in reverse
+ * order, in `*half`. Free both with MPI_Comm_free. */
+static inline void ct_rev_half(MPI_Comm *rev, MPI_Comm *half)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, rev);
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, half);
+}
+
+/* A test written for at most `maxp` ranks: above that, rank 0 says it skips, every rank
+ * finalizes, and 1 is returned (main then returns 0); otherwise 0. */
+static inline int ct_skip_above(int maxp, int rank, int size)
+{
+    if (size <= maxp)
+        return 0;
+    if (rank == 0)
+        ct_say(rank, "more than %d ranks: skipped", maxp);
+    MPI_Finalize();
+    return 1;
+}
+
 /* Print the final verdict of this rank, finalize, and give main's exit code. */
 static inline int ct_finish(int rank, int errs)
 {

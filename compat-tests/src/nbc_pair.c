@@ -4,7 +4,8 @@
  * last odd rank alone) and a duplicate of each pair; every round starts several calls on
  * both communicators, with a blocking broadcast and point-to-point on the same
  * communicator in between, and completes them in an order that changes with the round
- * (MPI_Waitall, MPI_Wait in reverse, MPI_Test loops). A strided derived type on one rank
+ * (ct_complete: MPI_Waitall, MPI_Wait in reverse, MPI_Test loops, MPI_Waitany, MPI_Testall
+ * loops, MPI_Testsome loops). A strided derived type on one rank
  * against plain ints on the other (both directions), MPI_IN_PLACE (Allgather, Alltoall),
  * zero counts with NULL buffers. At the end, under MPI_ERRORS_RETURN, an Ibcast whose
  * receiver's buffer is too short (MPI_ERR_TRUNCATE at its wait; MPICH says MPI_ERR_OTHER), then a call that must
@@ -14,36 +15,6 @@
 #define N 4
 #define ROUNDS 30
 #define CALLS 10
-
-/* Completes the `n` requests in the way round `k` picks. */
-static int complete(MPI_Request *r, int n, int k)
-{
-    int rc = MPI_SUCCESS;
-    if (k % 3 == 0) {
-        rc = MPI_Waitall(n, r, MPI_STATUSES_IGNORE);
-    } else if (k % 3 == 1) {
-        for (int i = n - 1; i >= 0; i--) {
-            int e = MPI_Wait(&r[i], MPI_STATUS_IGNORE);
-            if (e != MPI_SUCCESS)
-                rc = e;
-        }
-    } else {
-        int left = n;
-        while (left > 0) {
-            left = 0;
-            for (int i = 0; i < n; i++) {
-                if (r[i] == MPI_REQUEST_NULL)
-                    continue;
-                int flag = 0, e = MPI_Test(&r[i], &flag, MPI_STATUS_IGNORE);
-                if (e != MPI_SUCCESS)
-                    rc = e;
-                if (!flag)
-                    left++;
-            }
-        }
-    }
-    return rc;
-}
 
 static int round_at(MPI_Comm comm, MPI_Comm dup, int k, MPI_Datatype strided, int rank_w)
 {
@@ -136,7 +107,7 @@ static int round_at(MPI_Comm comm, MPI_Comm dup, int k, MPI_Datatype strided, in
         CHECK(got == 50 * k + 1 - me, "Sendrecv between: %d", got);
     }
 
-    CHECK(complete(r, nr, k) == MPI_SUCCESS, "completion failed");
+    CHECK(ct_complete(r, nr, k) == MPI_SUCCESS, "completion failed");
     for (int i = 0; i < nr; i++)
         CHECK(r[i] == MPI_REQUEST_NULL, "request %d not freed", i);
 
@@ -200,9 +171,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm pair, dup;
-    MPI_Comm_split(MPI_COMM_WORLD, rank / 2, rank, &pair);
-    MPI_Comm_dup(pair, &dup);
-    MPI_Comm_set_errhandler(pair, MPI_ERRORS_RETURN);
+    ct_pairs(&pair, &dup);
     MPI_Datatype strided;
     MPI_Type_vector(N, 1, 2, MPI_INT, &strided);
     MPI_Type_commit(&strided);

@@ -5,48 +5,16 @@
  * per round one rank (alternating) starts a call, then tells the other with a point-to-point
  * message on a duplicate; the other receives that first, so the call's message is already
  * here when it starts. Every kind: Ibarrier, Ibcast, Iallgather, Ialltoall, Igather, Iscatter,
- * Iallgatherv, Ialltoallv, Igatherv, Iscatterv; completed by MPI_Wait, MPI_Test loops,
- * MPI_Waitall, MPI_Waitany or MPI_Testsome. The late rank receiving through a strided type
- * (taken by the posted receive instead) and, under MPI_ERRORS_RETURN, an Ibcast whose late
+ * Iallgatherv, Ialltoallv, Igatherv, Iscatterv; completed in the round's order of
+ * ct_complete (MPI_Waitall, MPI_Wait in reverse, MPI_Test loops, MPI_Waitany, MPI_Testall
+ * loops, MPI_Testsome loops; each kind meets four of them over the rounds). The late rank
+ * receiving through a strided type (taken by the posted receive instead) and, under MPI_ERRORS_RETURN, an Ibcast whose late
  * receiver's buffer is too short (MPI_ERR_TRUNCATE at its wait; MPICH says MPI_ERR_OTHER). */
 #include "ct.h"
 
 #define N 3
 #define KINDS 10
 #define ROUNDS (4 * KINDS)
-
-static int complete(MPI_Request *r, int n, int how)
-{
-    int rc = MPI_SUCCESS, flag = 0, idx, outs, ids[4];
-    switch (how % 5) {
-    case 0:
-        for (int i = 0; i < n; i++)
-            if (MPI_Wait(&r[i], MPI_STATUS_IGNORE) != MPI_SUCCESS)
-                rc = MPI_ERR_OTHER;
-        break;
-    case 1:
-        for (int i = 0; i < n; i++)
-            do {
-                if (MPI_Test(&r[i], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-                    return MPI_ERR_OTHER;
-            } while (!flag);
-        break;
-    case 2:
-        rc = MPI_Waitall(n, r, MPI_STATUSES_IGNORE);
-        break;
-    case 3:
-        for (int i = 0; i < n; i++)
-            if (MPI_Waitany(n, r, &idx, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-                rc = MPI_ERR_OTHER;
-        break;
-    default:
-        for (int left = n; left > 0; left -= outs == MPI_UNDEFINED ? 0 : outs)
-            if (MPI_Testsome(n, r, &outs, ids, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-                return MPI_ERR_OTHER;
-        break;
-    }
-    return rc;
-}
 
 /* One round of kind `kind` on the pair `comm` (2 ranks); `dup` carries the "go". */
 static int round_at(MPI_Comm comm, MPI_Comm dup, int k, int rank_w, MPI_Datatype strided)
@@ -106,7 +74,7 @@ static int round_at(MPI_Comm comm, MPI_Comm dup, int k, int rank_w, MPI_Datatype
     CHECK(rc == MPI_SUCCESS, "round %d kind %d start: class %d", k, kind, rc ? ct_class(rc) : 0);
     if (me == early)
         MPI_Send(&go, 1, MPI_INT, late, k, dup);
-    rc = complete(q, nq, k);
+    rc = ct_complete(q, nq, k);
     CHECK(rc == MPI_SUCCESS, "round %d kind %d completion: class %d", k, kind, rc ? ct_class(rc) : 0);
     int other = 1 - me;
 #define FROM(p, i) (1000 * k + 100 * (p) + (i))
@@ -187,9 +155,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm pair, dup;
-    MPI_Comm_split(MPI_COMM_WORLD, rank / 2, rank, &pair);
-    MPI_Comm_dup(pair, &dup);
-    MPI_Comm_set_errhandler(pair, MPI_ERRORS_RETURN);
+    ct_pairs(&pair, &dup);
     MPI_Datatype strided;
     MPI_Type_vector(N, 1, 2, MPI_INT, &strided);
     MPI_Type_commit(&strided);

@@ -173,9 +173,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm pair, dup;
-    MPI_Comm_split(MPI_COMM_WORLD, rank / 2, rank, &pair);
-    MPI_Comm_dup(pair, &dup);
-    MPI_Comm_set_errhandler(pair, MPI_ERRORS_RETURN);
+    ct_pairs(&pair, &dup);
     MPI_Datatype mat;
     MPI_Type_contiguous(4, MPI_DOUBLE, &mat);
     MPI_Type_commit(&mat);

@@ -111,16 +111,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size > MAXP) {
-        if (rank == 0)
-            ct_say(rank, "more than %d ranks: skipped", MAXP);
-        MPI_Finalize();
+    if (ct_skip_above(MAXP, rank, size))
         return 0;
-    }
     MPI_Comm pair, dup;
-    MPI_Comm_split(MPI_COMM_WORLD, rank / 2, rank, &pair);
-    MPI_Comm_dup(pair, &dup);
-    MPI_Comm_set_errhandler(pair, MPI_ERRORS_RETURN);
+    ct_pairs(&pair, &dup);
     MPI_Op matop;
     MPI_Op_create(matmul, 0, &matop);
     MPI_Datatype mat;

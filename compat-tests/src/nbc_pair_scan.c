@@ -119,9 +119,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm pair, dup;
-    MPI_Comm_split(MPI_COMM_WORLD, rank / 2, rank, &pair);
-    MPI_Comm_dup(pair, &dup);
-    MPI_Comm_set_errhandler(pair, MPI_ERRORS_RETURN);
+    ct_pairs(&pair, &dup);
     MPI_Op matop, gmax;
     MPI_Op_create(matmul, 0, &matop);
     MPI_Op_create(gapmax, 1, &gmax);

@@ -3,8 +3,8 @@
  * MPI_Ireduce_scatter among processes with per-process counts, core/coll/nbrecv.rs). Each
  * round starts several calls at once on the world, the world split with a reversed key
  * (ranks not in process order) and the world's even or odd ranks also reversed (uneven
- * members per process), and completes them by MPI_Waitall, MPI_Wait in reverse or MPI_Test
- * loops: MPI_SUM and MPI_MAX on ints with unequal counts (some zero), MPI_MAXLOC on
+ * members per process), and completes them in the round's order of ct_complete (MPI_Waitall,
+ * MPI_Wait in reverse, MPI_Test, MPI_Waitany, MPI_Testall or MPI_Testsome loops): MPI_SUM and MPI_MAX on ints with unequal counts (some zero), MPI_MAXLOC on
  * MPI_2INT (a pair type), MPI_IN_PLACE, the block form, and MPI_SUM on long long. (A
  * predefined operation on a derived type is not portable: MPICH's MPI_Ireduce_scatter
  * rejects MPI_SUM on a vector of ints.) Every rank checks each received element against the
@@ -23,25 +23,6 @@ static int opnd(int r, int i, int k)
 static int cnt(int r, int k)
 {
     return (r * 5 + k) % 4 == 3 ? 0 : (r + k) % 3 + 1;
-}
-
-static void complete(MPI_Request *r, int n, int k)
-{
-    int flag;
-    switch (k % 3) {
-    case 0:
-        MPI_Waitall(n, r, MPI_STATUSES_IGNORE);
-        break;
-    case 1:
-        for (int i = n - 1; i >= 0; i--)
-            MPI_Wait(&r[i], MPI_STATUS_IGNORE);
-        break;
-    default:
-        for (int i = 0; i < n; i++)
-            do
-                MPI_Test(&r[i], &flag, MPI_STATUS_IGNORE);
-            while (!flag);
-    }
 }
 
 /* Calls of one round on `comm`, the kind by `kind`:
@@ -156,15 +137,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size > MAXP) {
-        if (rank == 0)
-            ct_say(rank, "more than %d ranks: skipped", MAXP);
-        MPI_Finalize();
+    if (ct_skip_above(MAXP, rank, size))
         return 0;
-    }
     MPI_Comm rev, half;
-    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &rev);
-    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &half);
+    ct_rev_half(&rev, &half);
     MPI_Comm comms[3] = {MPI_COMM_WORLD, rev, half};
     long sum = 0;
     for (int k = 0; k < ROUNDS; k++) {
@@ -174,7 +150,7 @@ int main(int argc, char **argv)
             c[i].kind = (i + k) % 5;
             start(&c[i], comms[(i + k) % 3], k, &r[i]);
         }
-        complete(r, 5, k);
+        ct_complete(r, 5, k);
         for (int i = 0; i < 5; i++)
             sum += finish(&c[i], k, rank, &errs);
     }

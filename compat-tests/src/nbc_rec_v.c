@@ -3,8 +3,8 @@
  * record per process and one real v-form among processes, core/coll/nbrecv.rs). Each round
  * starts one of each at once, the three on different communicators (the world, the world
  * split with a reversed key, the world's even or odd ranks also reversed: ranks not in
- * process order, uneven members per process), completed by MPI_Waitall, MPI_Wait in reverse
- * or MPI_Test loops; MPI_IN_PLACE at the root (Gatherv, Scatterv) and everywhere
+ * process order, uneven members per process), completed in the round's order of ct_complete
+ * (MPI_Waitall, MPI_Wait in reverse, MPI_Test, MPI_Waitany, MPI_Testall or MPI_Testsome loops); MPI_IN_PLACE at the root (Gatherv, Scatterv) and everywhere
  * (Allgatherv) on some rounds; the blocks as MPI_INT or as a non-contiguous vector type (two
  * ints with a hole between them) whose holes must stay untouched. Every rank checks every
  * received int and prints a checksum of them. */
@@ -77,25 +77,6 @@ static int layout(int size, const int *counts, int rev, int *displs)
     return at;
 }
 
-static void complete(MPI_Request *r, int n, int k)
-{
-    int flag;
-    switch (k % 3) {
-    case 0:
-        MPI_Waitall(n, r, MPI_STATUSES_IGNORE);
-        break;
-    case 1:
-        for (int i = n - 1; i >= 0; i--)
-            MPI_Wait(&r[i], MPI_STATUS_IGNORE);
-        break;
-    default:
-        for (int i = 0; i < n; i++)
-            do
-                MPI_Test(&r[i], &flag, MPI_STATUS_IGNORE);
-            while (!flag);
-    }
-}
-
 /* Marks the ints of `n` elements from element `first`. */
 static void mark_of(const struct ty *t, char *mark, int first, int n)
 {
@@ -149,7 +130,7 @@ static long round_at(MPI_Comm cg, MPI_Comm cs, MPI_Comm ca, int k, const struct 
     MPI_Igatherv(gin && grank == groot ? MPI_IN_PLACE : gsend, gc[grank], t->dt, grecv, gc, gd, t->dt, groot, cg, &r[0]);
     MPI_Iscatterv(ssend, sc, sd, t->dt, sin && srank == sroot ? MPI_IN_PLACE : srecv, sc[srank], t->dt, sroot, cs, &r[1]);
     MPI_Iallgatherv(ain ? MPI_IN_PLACE : asend, ac[arank], t->dt, arecv, ac, ad, t->dt, ca, &r[2]);
-    complete(r, 3, k);
+    ct_complete(r, 3, k);
     if (grank == groot) {
         memset(mark, 0, ints);
         for (int i = 0; i < gsize; i++) {
@@ -186,15 +167,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size > MAXP) {
-        if (rank == 0)
-            ct_say(rank, "more than %d ranks: skipped", MAXP);
-        MPI_Finalize();
+    if (ct_skip_above(MAXP, rank, size))
         return 0;
-    }
     MPI_Comm rev, half;
-    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &rev);
-    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &half);
+    ct_rev_half(&rev, &half);
     MPI_Datatype vec; /* extent 3 ints: the second int's end */
     MPI_Type_vector(2, 1, 2, MPI_INT, &vec);
     MPI_Type_commit(&vec);
