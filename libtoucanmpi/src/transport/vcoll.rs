@@ -21,7 +21,22 @@ const WORD: usize = std::mem::size_of::<RCount>();
 /// in process order), aligned for `MPI_Count`; returns the arrays' byte offset in `keep`.
 /// `keep`'s heap block does not move afterwards as long as nothing is added to it.
 pub fn put_counts(keep: &mut Vec<u8>, counts: &[usize], displs: bool) -> usize {
-    let words = counts.len() * if displs { 2 } else { 1 };
+    if !displs {
+        return put_arrays(keep, counts, None);
+    }
+    let mut d = Vec::with_capacity(counts.len());
+    let mut at = 0;
+    for &c in counts {
+        d.push(at);
+        at += c;
+    }
+    put_arrays(keep, counts, Some(&d))
+}
+
+/// `put_counts` with the displacements given (vrec28: a Gatherv landing in the root's
+/// buffer, each process's chunk where the root's counts put it, `nbrecv::gather_landing`).
+pub fn put_arrays(keep: &mut Vec<u8>, counts: &[usize], displs: Option<&[usize]>) -> usize {
+    let words = counts.len() + displs.map_or(0, |d| d.len());
     // Room for the padding too, so that the block (and the padding found below) stays.
     keep.reserve_exact(WORD + words * WORD);
     let end = keep.as_ptr() as usize + keep.len();
@@ -31,12 +46,8 @@ pub fn put_counts(keep: &mut Vec<u8>, counts: &[usize], displs: bool) -> usize {
     for &c in counts {
         keep.extend_from_slice(&(c as RCount).to_ne_bytes());
     }
-    if displs {
-        let mut d: RCount = 0;
-        for &c in counts {
-            keep.extend_from_slice(&d.to_ne_bytes());
-            d += c as RCount;
-        }
+    for &d in displs.unwrap_or(&[]) {
+        keep.extend_from_slice(&(d as RCount).to_ne_bytes());
     }
     at
 }

@@ -1204,7 +1204,7 @@ fn direct_alltoall(rec: &Rec) -> bool {
 ///
 /// # Safety
 /// Both buffers are valid and do not overlap.
-unsafe fn copy_view(src: View<'_>, dst: View<'_>) {
+pub(super) unsafe fn copy_view(src: View<'_>, dst: View<'_>) {
     let n = src.count * src.dt.size;
     if src.dt.is_contiguous() && dst.dt.is_contiguous() {
         // SAFETY: both hold `n` bytes (the caller's contract).

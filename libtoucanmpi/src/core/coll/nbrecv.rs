@@ -17,11 +17,11 @@
 //! Every process and every local member decides alike from what all ranks pass alike: the
 //! call's kind and binding (`is_v`), the operation, the launch (`serves`), never a count.
 
-use super::nbrec::fold_into;
+use super::nbrec::{copy_view, fold_into};
 use crate::core::coll::team::{Blocks, Part, View};
 use crate::core::coll::{in_place, real};
 use crate::core::request::ReqId;
-use crate::transport::vcoll::put_counts;
+use crate::transport::vcoll::{put_arrays, put_counts};
 use crate::transport::{CollMem, RealColl};
 
 /// A record's member slot (`nbrec::Rec::parts`).
@@ -119,6 +119,54 @@ fn spread(procs: &[(usize, usize)], nproc: usize, bytes: impl Fn(usize) -> usize
         })
         .collect();
     Spread { per_proc, at, total }
+}
+
+/// vrec28: where a Gatherv's real operation lands in the root's process when it needs no
+/// buffer of ours: the root's receive buffer, when each process's blocks (of a contiguous
+/// type) lie back to back there in the rank order of its members, as `Spread` packs them.
+#[derive(Debug, PartialEq)]
+struct Landing {
+    /// The lowest chunk's address: the real receive buffer.
+    base: *mut u8,
+    /// Each process's chunk's byte offset from `base` (0 for an empty one).
+    displs: Vec<usize>,
+}
+
+/// The `Landing` of the root's receive blocks `all` (`procs`, `nproc`: as `spread`), if
+/// they allow it. Decided in the root's process only, from the root's arguments (the other
+/// processes send their chunk either way); `combine` and `distribute` decide it alike.
+/// Zero-byte blocks are anywhere.
+fn gather_landing(procs: &[(usize, usize)], nproc: usize, all: &Blocks) -> Option<Landing> {
+    let mut start: Vec<Option<usize>> = vec![None; nproc];
+    let mut next = vec![0usize; nproc];
+    for (r, &(p, _)) in procs.iter().enumerate() {
+        let v = all.get(r)?;
+        let n = v.count * v.dt.size;
+        if n == 0 {
+            continue;
+        }
+        if !v.dt.is_contiguous() {
+            return None;
+        }
+        let a = v.ptr as usize;
+        match start[p] {
+            Some(_) if a != next[p] => return None,
+            Some(_) => {}
+            None => start[p] = Some(a),
+        }
+        next[p] = a + n;
+    }
+    let base = start.iter().flatten().copied().min()?;
+    let displs = start.iter().map(|s| s.map_or(0, |a| a - base)).collect();
+    Some(Landing {
+        base: base as *mut u8,
+        displs,
+    })
+}
+
+/// Whether a Gather member's call is the root's in place (its block already in its slot).
+fn is_in_place(p: &Part) -> bool {
+    matches!(p, Part::Gather { send: None, .. })
 }
 
 fn vbytes(v: Option<View<'_>>) -> usize {
@@ -221,6 +269,25 @@ pub(super) unsafe fn combine(local: &[i32], procs: &[(usize, usize)], parts: &[S
                         _ => return (RealColl::Barrier, CollMem::owned(Vec::new())),
                     };
                     let sp = spread(procs, nproc, |r| vbytes(all.get(r)));
+                    if let Some(land) = gather.then(|| gather_landing(procs, nproc, all)).flatten() {
+                        // vrec28: this process's blocks straight into the root's buffer, the
+                        // other processes' chunks landing there (no copy of ours).
+                        for (r, p) in members(local, parts) {
+                            match (own_view(r, p), all.get(r)) {
+                                (Some(v), Some(to)) if !(r == *root as usize && is_in_place(p)) => copy_view(v, to),
+                                _ => {}
+                            }
+                        }
+                        let mut keep = Vec::new();
+                        let arrays = put_arrays(&mut keep, &sp.per_proc, Some(&land.displs));
+                        let mem = CollMem {
+                            send: std::ptr::null(),
+                            recv: land.base,
+                            bytes: 0,
+                            keep,
+                        };
+                        return (RealColl::Gatherv { root: rp, arrays }, mem);
+                    }
                     let mut keep = vec![0u8; sp.total];
                     if gather {
                         for (r, p) in members(local, parts) {
@@ -350,6 +417,10 @@ pub(super) unsafe fn distribute(local: &[i32], procs: &[(usize, usize)], parts: 
         match first {
             Part::Gather { root, .. } => {
                 if let Some(Part::Gather { send, parts: all, .. }) = part_of(local, parts, *root) {
+                    // vrec28: landed in place (`gather_landing`, decided as `combine` did).
+                    if gather_landing(procs, nproc, all).is_some() {
+                        return;
+                    }
                     let sp = spread(procs, nproc, |r| vbytes(all.get(r)));
                     for (r, &at) in sp.at.iter().enumerate() {
                         // In place, the root's own block is where it belongs.
