@@ -21,7 +21,7 @@ use super::nbrec::{copy_view, fold_into};
 use crate::core::coll::team::{Blocks, Part, View};
 use crate::core::coll::{in_place, real};
 use crate::core::request::ReqId;
-use crate::transport::vcoll::{put_arrays, put_counts};
+use crate::transport::vcoll::{put_arrays, put_blocks, put_counts};
 use crate::transport::{CollMem, RealColl};
 
 /// A record's member slot (`nbrec::Rec::parts`).
@@ -164,6 +164,42 @@ fn gather_landing(procs: &[(usize, usize)], nproc: usize, all: &Blocks) -> Optio
     })
 }
 
+/// vrec28: bytes of a process's chunk from which a Gatherv away from the root's process
+/// sends from its members' buffers (an hindexed real datatype of their addresses, from
+/// `MPI_BOTTOM`: `vcoll::start`) rather than from a packed copy. Those members then complete
+/// when the real operation does (their buffers are in use until then), not at its start: so
+/// only where the copy costs more than that. Decided in each process alone (the root
+/// receives the same bytes either way).
+const GATHER_IN_PLACE_MIN: usize = 16 << 10;
+
+/// vrec28: the (address, bytes) of this process's members' send blocks, in rank order, when
+/// the chunk (`total` bytes) goes from where they are (`GATHER_IN_PLACE_MIN`, every block of
+/// a contiguous type and at most `c_int::MAX` bytes), else None.
+fn in_place_blocks(local: &[i32], parts: &[Slot], total: usize) -> Option<Vec<(usize, usize)>> {
+    if total < GATHER_IN_PLACE_MIN {
+        return None;
+    }
+    let mut out = Vec::with_capacity(local.len());
+    for (r, p) in members(local, parts) {
+        let Some(v) = own_view(r, p) else { continue };
+        let n = v.count * v.dt.size;
+        if n == 0 {
+            continue;
+        }
+        if !v.dt.is_contiguous() || n > i32::MAX as usize {
+            return None;
+        }
+        out.push((v.ptr as usize, n));
+    }
+    Some(out)
+}
+
+/// Whether the real operation `what` reads the members' own buffers until it completes
+/// (`in_place_blocks`): those that only send complete with it, not at its start.
+pub(super) fn borrows(what: &RealColl) -> bool {
+    matches!(what, RealColl::Gatherv { blocks, .. } if *blocks > 0)
+}
+
 /// Whether a Gather member's call is the root's in place (its block already in its slot).
 fn is_in_place(p: &Part) -> bool {
     matches!(p, Part::Gather { send: None, .. })
@@ -286,7 +322,14 @@ pub(super) unsafe fn combine(local: &[i32], procs: &[(usize, usize)], parts: &[S
                             bytes: 0,
                             keep,
                         };
-                        return (RealColl::Gatherv { root: rp, arrays }, mem);
+                        return (
+                            RealColl::Gatherv {
+                                root: rp,
+                                arrays,
+                                blocks: 0,
+                            },
+                            mem,
+                        );
                     }
                     let mut keep = vec![0u8; sp.total];
                     if gather {
@@ -304,7 +347,11 @@ pub(super) unsafe fn combine(local: &[i32], procs: &[(usize, usize)], parts: &[S
                     }
                     let arrays = put_counts(&mut keep, &sp.per_proc, true);
                     let what = if gather {
-                        RealColl::Gatherv { root: rp, arrays }
+                        RealColl::Gatherv {
+                            root: rp,
+                            arrays,
+                            blocks: 0,
+                        }
                     } else {
                         RealColl::Scatterv { root: rp, arrays }
                     };
@@ -313,6 +360,18 @@ pub(super) unsafe fn combine(local: &[i32], procs: &[(usize, usize)], parts: &[S
                 // Away from the root's process: this process's members' blocks, in rank order
                 // (the root's counts, unused here, as zeros).
                 let total: usize = members(local, parts).map(|(r, p)| vbytes(own_view(r, p))).sum();
+                if let Some(blocks) = gather.then(|| in_place_blocks(local, parts, total)).flatten() {
+                    // vrec28: sent from the members' buffers (`in_place_blocks`).
+                    let mut keep = Vec::new();
+                    let arrays = put_counts(&mut keep, &vec![0; nproc], true);
+                    put_blocks(&mut keep, &blocks);
+                    let what = RealColl::Gatherv {
+                        root: rp,
+                        arrays,
+                        blocks: blocks.len(),
+                    };
+                    return (what, mem_of(keep, 0));
+                }
                 let mut keep = vec![0u8; total];
                 if gather {
                     let mut at = 0;
@@ -325,7 +384,11 @@ pub(super) unsafe fn combine(local: &[i32], procs: &[(usize, usize)], parts: &[S
                 }
                 let arrays = put_counts(&mut keep, &vec![0; nproc], true);
                 let what = if gather {
-                    RealColl::Gatherv { root: rp, arrays }
+                    RealColl::Gatherv {
+                        root: rp,
+                        arrays,
+                        blocks: 0,
+                    }
                 } else {
                     RealColl::Scatterv { root: rp, arrays }
                 };
