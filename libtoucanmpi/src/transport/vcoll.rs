@@ -74,7 +74,7 @@ unsafe fn blocks_type(m: &RealMpi, blocks: *const RCount, n: usize) -> Result<RD
         // SAFETY: `n` pairs (the caller's contract).
         let (a, b) = unsafe { (*blocks.add(2 * i), *blocks.add(2 * i + 1)) };
         lens.push(c_int::try_from(b).map_err(|_| -1)?);
-        disps.push(a as i64);
+        disps.push(a);
     }
     let mut dt: RDatatype = h(super::real::REAL_MPI_DATATYPE_NULL);
     // SAFETY: arrays of `n` entries each, a valid base type.

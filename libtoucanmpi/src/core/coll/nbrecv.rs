@@ -40,17 +40,27 @@ pub(super) fn is_v(part: &Part, equal: bool) -> bool {
 
 /// Which of this module's kinds take the record path (`TOUCAN_NBC_REC_V`, read with the
 /// other variables, `runtime::config`; the same on every process): 0 none (`off`), 1
-/// Allgatherv and Reduce_scatter (the default), 2 also Gatherv and Scatterv (`all`).
+/// Allgatherv, Reduce_scatter and (session 28) Gatherv (the default), 2 also Scatterv (`all`).
 ///
-/// Gatherv and Scatterv are off by default: no size limit can be decided alike (a process
-/// away from the root knows only its members' counts), and at 64 KiB the record path costs
+/// Session 27 left Gatherv and Scatterv off: no size limit can be decided alike (a process
+/// away from the root knows only its members' counts), and at 64 KiB the record path cost
 /// the receiving process several times the general path's instructions (callgrind, 2x4,
 /// IMB's loop, process 1 per iteration: Igatherv 1.08M against 343k, Iscatterv 826k against
 /// 80k: the blocks packed into one buffer, sent, unpacked, where the helper tasks' rendezvous
 /// moves them straight between the buffers). IMB-NBC at 2x4, quiet, t_pure this / general
 /// path: Igatherv 8 B 4.15 / 4.88 µs, 1 KiB 4.68 / 5.22, 64 KiB 58.3 / 28.9; Iscatterv 8 B
-/// 3.69 / 3.20, 1 KiB 4.57 / 3.45, 64 KiB 82.0 / 28.8 (and 64 KiB slower in three of three
-/// loaded sets: docs/collectives.md, "Session 27 (nbrecv27)").
+/// 3.69 / 3.20, 1 KiB 4.57 / 3.45, 64 KiB 82.0 / 28.8 (docs/collectives.md, "Session 27
+/// (nbrecv27)").
+///
+/// Session 28 (vrec28) put Gatherv on by default with no size limit: the root's process
+/// receives straight into the root's buffer when the layout allows it (`gather_landing`: no
+/// pack there and no unpack of the result), and a process away from the root sends a chunk
+/// of `GATHER_IN_PLACE_MIN` or more from its members' buffers (`in_place_blocks`). Callgrind
+/// (`bench/nbc-callgrind.sh v4 igatherv 65536`, per iteration, whole process): the sending
+/// process 590k-653k against 1.09M packed and 313k on the general path, the root's 566k-875k
+/// against 591k on the general path (counts that include a waiting process's polls). Scatterv
+/// stays with `all`: its receiving process still starts the real operation when its last
+/// member joins, through MPICH's Iscatterv schedule.
 fn level() -> u8 {
     crate::core::runtime::config().nbc_rec_v
 }
@@ -63,7 +73,8 @@ pub(super) fn serves(part: &Part) -> bool {
         return false;
     }
     match part {
-        Part::Gather { .. } | Part::Scatter { .. } => level() >= 2,
+        Part::Gather { .. } => level() >= 1,
+        Part::Scatter { .. } => level() >= 2,
         Part::Allgather { .. } => level() >= 1,
         Part::ReduceScatter { red, .. } => level() >= 1 && real::reducible(red),
         _ => false,
@@ -571,6 +582,41 @@ mod tests {
         let sp = spread(&procs, nproc, |r| bytes[r]);
         let total = bytes.iter().sum();
         assert_eq!(sp, Spread { per_proc: per, at, total });
+    }
+
+    /// vrec28: a Gatherv lands in the root's buffer when each process's blocks (in its
+    /// members' rank order) lie back to back there, whatever the processes' order and the
+    /// gaps between processes; zero-count blocks are anywhere. `at`/`n`: each rank's block
+    /// (offset in ints, ints); `want`: each process's chunk's offset in bytes from the lowest.
+    #[rstest]
+    #[case::in_order(vec![(0, 0), (0, 1), (1, 0), (1, 1)], vec![0, 1, 2, 3], vec![1, 1, 1, 1], Some(vec![0, 8]))]
+    #[case::gap_between_processes(vec![(0, 0), (0, 1), (1, 0), (1, 1)], vec![0, 1, 5, 6], vec![1, 1, 1, 1], Some(vec![0, 20]))]
+    #[case::processes_reversed(vec![(1, 0), (1, 1), (0, 0), (0, 1)], vec![0, 2, 4, 5], vec![2, 2, 1, 1], Some(vec![16, 0]))]
+    #[case::zero_count_anywhere(vec![(0, 0), (0, 1), (0, 2), (1, 0)], vec![0, 9, 1, 3], vec![1, 0, 2, 4], Some(vec![0, 12]))]
+    #[case::gap_in_a_process(vec![(0, 0), (0, 1), (1, 0), (1, 1)], vec![0, 2, 3, 4], vec![1, 1, 1, 1], None)]
+    #[case::members_reversed(vec![(0, 0), (0, 1), (1, 0), (1, 1)], vec![1, 0, 2, 3], vec![1, 1, 1, 1], None)]
+    fn gatherv_lands_when_back_to_back(
+        #[case] procs: Vec<(usize, usize)>,
+        #[case] at: Vec<usize>,
+        #[case] n: Vec<usize>,
+        #[case] want: Option<Vec<usize>>,
+    ) {
+        use crate::consts as c;
+        let int = crate::core::datatype::lookup(c::MPI_INT).expect("MPI_INT");
+        let mut v = vec![0i32; 16];
+        let p = v.as_mut_ptr();
+        let all = Blocks::List(
+            at.iter()
+                .zip(&n)
+                .map(|(&a, &k)| crate::core::coll::Buf::new(p.wrapping_add(a) as *mut u8, k, int.clone()))
+                .collect(),
+        );
+        let got = gather_landing(&procs, 2, &all).map(|l| {
+            let lowest = at.iter().zip(&n).filter(|(_, &k)| k > 0).map(|(&a, _)| a).min().expect("a block");
+            assert_eq!(l.base, p.wrapping_add(lowest) as *mut u8);
+            l.displs
+        });
+        assert_eq!(got, want);
     }
 
     /// Which calls are this module's records: the v bindings of Gather and Scatter, an
