@@ -11,7 +11,8 @@
 #       when called). Prints per rank "call+wait=total" instructions per call, 500 calls.
 #   bench/nbc-callgrind.sh [--lib LIBDIR] v4 KINDS SIZES
 #       n=2 V=4, process 1 (away from Bcast's root) under callgrind, IMB's loop (call, wait,
-#       barrier on the communicator); per iteration (four members) from the difference of
+#       barrier on the communicator; NBC_CALLGRIND_PROC=0: process 0, the roots' process,
+#       instead); per iteration (four members) from the difference of
 #       100 and 400 iterations: the calls' inclusive count and the whole program's (polls
 #       included: timing-dependent, but what the process spent).
 #
@@ -71,8 +72,10 @@ v4() { # KIND BYTES
     for n in 100 400; do
         f="$out/v4.$k.$b.$n"
         rm -f "$f".*
-        "${run[@]}" TOUCAN_V=4 NBCCALLS_BARRIER=1 timeout 900 "$mpirun" -np 1 "$out/nbccalls" "$k" "$b" $n : \
-            -np 1 "${vg[@]}" --callgrind-out-file="$f.%p" "$out/nbccalls" "$k" "$b" $n 2>/dev/null | grep -q "bad 0" ||
+        local p0=() p1=("${vg[@]}" --callgrind-out-file="$f.%p")
+        if [[ ${NBC_CALLGRIND_PROC:-1} == 0 ]]; then p0=("${p1[@]}") p1=(); fi
+        "${run[@]}" TOUCAN_V=4 NBCCALLS_BARRIER=1 timeout 900 "$mpirun" -np 1 "${p0[@]}" "$out/nbccalls" "$k" "$b" $n : \
+            -np 1 "${p1[@]}" "$out/nbccalls" "$k" "$b" $n 2>/dev/null | grep -q "bad 0" ||
             { echo "nbc-callgrind: $k $b failed" >&2; exit 1; }
         file=$(ls -S "$f".* | head -1)
         c+=("$(incl "$file" "$fn")")

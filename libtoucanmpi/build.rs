@@ -189,6 +189,8 @@ const REAL_CONSTS: &[(&str, &str)] = &[
     ("MPI_SHORT_INT", "long"),
     ("MPI_LONG_DOUBLE_INT", "long"),
     ("MPI_IN_PLACE", "ptr"),
+    // vrec28: a Gatherv sent from the members' buffers (transport/vcoll.rs).
+    ("MPI_BOTTOM", "ptr"),
     ("MPI_REQUEST_NULL", "long"),
     ("MPI_MESSAGE_NULL", "long"),
     ("MPI_MESSAGE_NO_PROC", "long"),

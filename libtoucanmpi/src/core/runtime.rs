@@ -83,8 +83,8 @@ fn nbc_rd(val: Option<&str>) -> Result<bool, String> {
     parse_switch("TOUCAN_NBC_RD", val, true)
 }
 
-/// Session 27: `TOUCAN_NBC_REC_V` with value `val`: 0 `off`, 1 `on` (the default), 2 `all`
-/// (`coll::nbrecv::level`).
+/// Session 27: `TOUCAN_NBC_REC_V` with value `val`: 0 `off`, 1 `on` (the default: session 28,
+/// Igatherv as well), 2 `all` (Iscatterv too) (`coll::nbrecv::level`).
 fn nbc_rec_v(val: Option<&str>) -> Result<u8, String> {
     match val.map(str::trim) {
         Some("all" | "2") => Ok(2),

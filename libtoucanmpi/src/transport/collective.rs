@@ -74,10 +74,13 @@ pub enum RealColl {
     /// `CollMem::recv` (`CollMem::bytes` long: this process's blocks away from the root, every
     /// process's at the root), in place; the per-process counts (and their displacements)
     /// are at byte `arrays` of `CollMem::keep` (`vcoll::put_counts`). Gatherv into process
-    /// `root`.
+    /// `root`. vrec28: away from the root, `blocks` > 0 sends this process's chunk from
+    /// `blocks` places in memory instead (each member's own buffer, no packed copy): their
+    /// (address, bytes) pairs follow the arrays in `keep` (`vcoll::put_blocks`).
     Gatherv {
         root: usize,
         arrays: usize,
+        blocks: usize,
     },
     /// nbrecv27: Scatterv from process `root`, as `Gatherv`.
     Scatterv {

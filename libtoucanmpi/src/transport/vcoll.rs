@@ -21,7 +21,22 @@ const WORD: usize = std::mem::size_of::<RCount>();
 /// in process order), aligned for `MPI_Count`; returns the arrays' byte offset in `keep`.
 /// `keep`'s heap block does not move afterwards as long as nothing is added to it.
 pub fn put_counts(keep: &mut Vec<u8>, counts: &[usize], displs: bool) -> usize {
-    let words = counts.len() * if displs { 2 } else { 1 };
+    if !displs {
+        return put_arrays(keep, counts, None);
+    }
+    let mut d = Vec::with_capacity(counts.len());
+    let mut at = 0;
+    for &c in counts {
+        d.push(at);
+        at += c;
+    }
+    put_arrays(keep, counts, Some(&d))
+}
+
+/// `put_counts` with the displacements given (vrec28: a Gatherv landing in the root's
+/// buffer, each process's chunk where the root's counts put it, `nbrecv::gather_landing`).
+pub fn put_arrays(keep: &mut Vec<u8>, counts: &[usize], displs: Option<&[usize]>) -> usize {
+    let words = counts.len() + displs.map_or(0, |d| d.len());
     // Room for the padding too, so that the block (and the padding found below) stays.
     keep.reserve_exact(WORD + words * WORD);
     let end = keep.as_ptr() as usize + keep.len();
@@ -31,14 +46,56 @@ pub fn put_counts(keep: &mut Vec<u8>, counts: &[usize], displs: bool) -> usize {
     for &c in counts {
         keep.extend_from_slice(&(c as RCount).to_ne_bytes());
     }
-    if displs {
-        let mut d: RCount = 0;
-        for &c in counts {
-            keep.extend_from_slice(&d.to_ne_bytes());
-            d += c as RCount;
-        }
+    for &d in displs.unwrap_or(&[]) {
+        keep.extend_from_slice(&(d as RCount).to_ne_bytes());
     }
     at
+}
+
+/// vrec28: appends to `keep` (after `put_counts`'s arrays) the (address, bytes) pairs of the
+/// blocks a Gatherv sends from where they are (`RealColl::Gatherv::blocks`).
+pub fn put_blocks(keep: &mut Vec<u8>, blocks: &[(usize, usize)]) {
+    for &(a, n) in blocks {
+        keep.extend_from_slice(&(a as RCount).to_ne_bytes());
+        keep.extend_from_slice(&(n as RCount).to_ne_bytes());
+    }
+}
+
+/// vrec28: the real datatype of `blocks` (address, bytes) pairs of memory, to send from
+/// `MPI_BOTTOM` (an hindexed type of bytes at their absolute addresses), committed; the
+/// caller frees it (the real MPI keeps it alive for a pending operation).
+///
+/// # Safety
+/// `blocks` points at `n` pairs of words.
+unsafe fn blocks_type(m: &RealMpi, blocks: *const RCount, n: usize) -> Result<RDatatype, c_int> {
+    let mut lens = Vec::with_capacity(n);
+    let mut disps = Vec::with_capacity(n);
+    for i in 0..n {
+        // SAFETY: `n` pairs (the caller's contract).
+        let (a, b) = unsafe { (*blocks.add(2 * i), *blocks.add(2 * i + 1)) };
+        lens.push(c_int::try_from(b).map_err(|_| -1)?);
+        disps.push(a);
+    }
+    let mut dt: RDatatype = h(super::real::REAL_MPI_DATATYPE_NULL);
+    // SAFETY: arrays of `n` entries each, a valid base type.
+    unsafe {
+        let rc = m.PMPI_Type_create_hindexed(
+            n as c_int,
+            lens.as_ptr(),
+            disps.as_ptr() as _,
+            h(super::real::REAL_MPI_BYTE),
+            &mut dt,
+        );
+        if rc != super::real::REAL_MPI_SUCCESS as c_int {
+            return Err(rc);
+        }
+        let rc = m.PMPI_Type_commit(&mut dt);
+        if rc != super::real::REAL_MPI_SUCCESS as c_int {
+            m.PMPI_Type_free(&mut dt);
+            return Err(rc);
+        }
+    }
+    Ok(dt)
 }
 
 /// Starts v-form or reduce-scatter `what` over `mem` on real communicator `comm` at process
@@ -63,16 +120,32 @@ pub(super) unsafe fn start(
     // process of `comm` at this offset of `keep`, whose heap block stays (in the pending
     // entry) until the operation completes; `data` is `bytes` long (the caller's contract).
     unsafe {
-        let arrays = |at: usize| {
+        // The counts, the displacements, then (a Gatherv's `blocks`) pairs of words.
+        let arrays_with = |at: usize, pairs: usize| {
             let p = mem.keep.as_ptr().add(at) as *const RCount;
-            let n = (mem.keep.len() - at) / WORD;
-            (p, p.add(n / 2) as *const _)
+            let n = (mem.keep.len() - at) / WORD - 2 * pairs;
+            (p, p.add(n / 2) as *const _, p.add(n))
+        };
+        let arrays = |at: usize| {
+            let (c, d, _) = arrays_with(at, 0);
+            (c, d)
         };
         match what {
-            RealColl::Gatherv { root, arrays: at } => {
-                let (counts, displs) = arrays(at);
+            RealColl::Gatherv { root, arrays: at, blocks } => {
+                let (counts, displs, pairs) = arrays_with(at, blocks);
                 let rc = if root == me {
                     m.PMPI_Igatherv_c(in_place, 0, byte, data, counts, displs, byte, root as _, comm, req)
+                } else if blocks > 0 {
+                    // vrec28: from the members' buffers (absolute addresses, `MPI_BOTTOM`).
+                    match blocks_type(m, pairs, blocks) {
+                        Ok(mut dt) => {
+                            let bottom = super::real::REAL_MPI_BOTTOM as *const c_void;
+                            let rc = m.PMPI_Igatherv_c(bottom, 1, dt, std::ptr::null_mut(), counts, displs, byte, root as _, comm, req);
+                            m.PMPI_Type_free(&mut dt);
+                            rc
+                        }
+                        Err(rc) => rc,
+                    }
                 } else {
                     m.PMPI_Igatherv_c(data, len, byte, std::ptr::null_mut(), counts, displs, byte, root as _, comm, req)
                 };

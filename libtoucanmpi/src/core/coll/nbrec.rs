@@ -363,8 +363,10 @@ unsafe fn finish_join(key: (CommKey, u64), me: i32, next: Next) -> MpiResult<()>
     let (what, mem) = unsafe { combine(&rec, me) };
     // nbc8: what the members that only send give is in `mem` now: they complete here.
     let mut sent = Completed::default();
+    // vrec28: unless the real operation reads their own buffers (`nbrecv::borrows`).
+    let lent = super::nbrecv::borrows(&what);
     for (j, (part, id)) in rec.parts.iter().enumerate().filter_map(|(j, p)| p.as_ref().map(|p| (j, p))) {
-        if sends_only(part, rec.local[j]) {
+        if !lent && sends_only(part, rec.local[j]) {
             // SAFETY: the member's buffers stay valid until its request completes (below).
             unsafe { own_block(part) };
             sent.push(*id);
@@ -1204,7 +1206,7 @@ fn direct_alltoall(rec: &Rec) -> bool {
 ///
 /// # Safety
 /// Both buffers are valid and do not overlap.
-unsafe fn copy_view(src: View<'_>, dst: View<'_>) {
+pub(super) unsafe fn copy_view(src: View<'_>, dst: View<'_>) {
     let n = src.count * src.dt.size;
     if src.dt.is_contiguous() && dst.dt.is_contiguous() {
         // SAFETY: both hold `n` bytes (the caller's contract).

@@ -17,11 +17,11 @@
 //! Every process and every local member decides alike from what all ranks pass alike: the
 //! call's kind and binding (`is_v`), the operation, the launch (`serves`), never a count.
 
-use super::nbrec::fold_into;
+use super::nbrec::{copy_view, fold_into};
 use crate::core::coll::team::{Blocks, Part, View};
 use crate::core::coll::{in_place, real};
 use crate::core::request::ReqId;
-use crate::transport::vcoll::put_counts;
+use crate::transport::vcoll::{put_arrays, put_blocks, put_counts};
 use crate::transport::{CollMem, RealColl};
 
 /// A record's member slot (`nbrec::Rec::parts`).
@@ -40,17 +40,27 @@ pub(super) fn is_v(part: &Part, equal: bool) -> bool {
 
 /// Which of this module's kinds take the record path (`TOUCAN_NBC_REC_V`, read with the
 /// other variables, `runtime::config`; the same on every process): 0 none (`off`), 1
-/// Allgatherv and Reduce_scatter (the default), 2 also Gatherv and Scatterv (`all`).
+/// Allgatherv, Reduce_scatter and (session 28) Gatherv (the default), 2 also Scatterv (`all`).
 ///
-/// Gatherv and Scatterv are off by default: no size limit can be decided alike (a process
-/// away from the root knows only its members' counts), and at 64 KiB the record path costs
+/// Session 27 left Gatherv and Scatterv off: no size limit can be decided alike (a process
+/// away from the root knows only its members' counts), and at 64 KiB the record path cost
 /// the receiving process several times the general path's instructions (callgrind, 2x4,
 /// IMB's loop, process 1 per iteration: Igatherv 1.08M against 343k, Iscatterv 826k against
 /// 80k: the blocks packed into one buffer, sent, unpacked, where the helper tasks' rendezvous
 /// moves them straight between the buffers). IMB-NBC at 2x4, quiet, t_pure this / general
 /// path: Igatherv 8 B 4.15 / 4.88 µs, 1 KiB 4.68 / 5.22, 64 KiB 58.3 / 28.9; Iscatterv 8 B
-/// 3.69 / 3.20, 1 KiB 4.57 / 3.45, 64 KiB 82.0 / 28.8 (and 64 KiB slower in three of three
-/// loaded sets: docs/collectives.md, "Session 27 (nbrecv27)").
+/// 3.69 / 3.20, 1 KiB 4.57 / 3.45, 64 KiB 82.0 / 28.8 (docs/collectives.md, "Session 27
+/// (nbrecv27)").
+///
+/// Session 28 (vrec28) put Gatherv on by default with no size limit: the root's process
+/// receives straight into the root's buffer when the layout allows it (`gather_landing`: no
+/// pack there and no unpack of the result), and a process away from the root sends a chunk
+/// of `GATHER_IN_PLACE_MIN` or more from its members' buffers (`in_place_blocks`). Callgrind
+/// (`bench/nbc-callgrind.sh v4 igatherv 65536`, per iteration, whole process): the sending
+/// process 590k-653k against 1.09M packed and 313k on the general path, the root's 566k-875k
+/// against 591k on the general path (counts that include a waiting process's polls). Scatterv
+/// stays with `all`: its receiving process still starts the real operation when its last
+/// member joins, through MPICH's Iscatterv schedule.
 fn level() -> u8 {
     crate::core::runtime::config().nbc_rec_v
 }
@@ -63,7 +73,8 @@ pub(super) fn serves(part: &Part) -> bool {
         return false;
     }
     match part {
-        Part::Gather { .. } | Part::Scatter { .. } => level() >= 2,
+        Part::Gather { .. } => level() >= 1,
+        Part::Scatter { .. } => level() >= 2,
         Part::Allgather { .. } => level() >= 1,
         Part::ReduceScatter { red, .. } => level() >= 1 && real::reducible(red),
         _ => false,
@@ -119,6 +130,90 @@ fn spread(procs: &[(usize, usize)], nproc: usize, bytes: impl Fn(usize) -> usize
         })
         .collect();
     Spread { per_proc, at, total }
+}
+
+/// vrec28: where a Gatherv's real operation lands in the root's process when it needs no
+/// buffer of ours: the root's receive buffer, when each process's blocks (of a contiguous
+/// type) lie back to back there in the rank order of its members, as `Spread` packs them.
+#[derive(Debug, PartialEq)]
+struct Landing {
+    /// The lowest chunk's address: the real receive buffer.
+    base: *mut u8,
+    /// Each process's chunk's byte offset from `base` (0 for an empty one).
+    displs: Vec<usize>,
+}
+
+/// The `Landing` of the root's receive blocks `all` (`procs`, `nproc`: as `spread`), if
+/// they allow it. Decided in the root's process only, from the root's arguments (the other
+/// processes send their chunk either way); `combine` and `distribute` decide it alike.
+/// Zero-byte blocks are anywhere.
+fn gather_landing(procs: &[(usize, usize)], nproc: usize, all: &Blocks) -> Option<Landing> {
+    let mut start: Vec<Option<usize>> = vec![None; nproc];
+    let mut next = vec![0usize; nproc];
+    for (r, &(p, _)) in procs.iter().enumerate() {
+        let v = all.get(r)?;
+        let n = v.count * v.dt.size;
+        if n == 0 {
+            continue;
+        }
+        if !v.dt.is_contiguous() {
+            return None;
+        }
+        let a = v.ptr as usize;
+        match start[p] {
+            Some(_) if a != next[p] => return None,
+            Some(_) => {}
+            None => start[p] = Some(a),
+        }
+        next[p] = a + n;
+    }
+    let base = start.iter().flatten().copied().min()?;
+    let displs = start.iter().map(|s| s.map_or(0, |a| a - base)).collect();
+    Some(Landing {
+        base: base as *mut u8,
+        displs,
+    })
+}
+
+/// vrec28: bytes of a process's chunk from which a Gatherv away from the root's process
+/// sends from its members' buffers (an hindexed real datatype of their addresses, from
+/// `MPI_BOTTOM`: `vcoll::start`) rather than from a packed copy. Those members then complete
+/// when the real operation does (their buffers are in use until then), not at its start: so
+/// only where the copy costs more than that. Decided in each process alone (the root
+/// receives the same bytes either way).
+const GATHER_IN_PLACE_MIN: usize = 16 << 10;
+
+/// vrec28: the (address, bytes) of this process's members' send blocks, in rank order, when
+/// the chunk (`total` bytes) goes from where they are (`GATHER_IN_PLACE_MIN`, every block of
+/// a contiguous type and at most `c_int::MAX` bytes), else None.
+fn in_place_blocks(local: &[i32], parts: &[Slot], total: usize) -> Option<Vec<(usize, usize)>> {
+    if total < GATHER_IN_PLACE_MIN {
+        return None;
+    }
+    let mut out = Vec::with_capacity(local.len());
+    for (r, p) in members(local, parts) {
+        let Some(v) = own_view(r, p) else { continue };
+        let n = v.count * v.dt.size;
+        if n == 0 {
+            continue;
+        }
+        if !v.dt.is_contiguous() || n > i32::MAX as usize {
+            return None;
+        }
+        out.push((v.ptr as usize, n));
+    }
+    Some(out)
+}
+
+/// Whether the real operation `what` reads the members' own buffers until it completes
+/// (`in_place_blocks`): those that only send complete with it, not at its start.
+pub(super) fn borrows(what: &RealColl) -> bool {
+    matches!(what, RealColl::Gatherv { blocks, .. } if *blocks > 0)
+}
+
+/// Whether a Gather member's call is the root's in place (its block already in its slot).
+fn is_in_place(p: &Part) -> bool {
+    matches!(p, Part::Gather { send: None, .. })
 }
 
 fn vbytes(v: Option<View<'_>>) -> usize {
@@ -221,6 +316,32 @@ pub(super) unsafe fn combine(local: &[i32], procs: &[(usize, usize)], parts: &[S
                         _ => return (RealColl::Barrier, CollMem::owned(Vec::new())),
                     };
                     let sp = spread(procs, nproc, |r| vbytes(all.get(r)));
+                    if let Some(land) = gather.then(|| gather_landing(procs, nproc, all)).flatten() {
+                        // vrec28: this process's blocks straight into the root's buffer, the
+                        // other processes' chunks landing there (no copy of ours).
+                        for (r, p) in members(local, parts) {
+                            match (own_view(r, p), all.get(r)) {
+                                (Some(v), Some(to)) if !(r == *root as usize && is_in_place(p)) => copy_view(v, to),
+                                _ => {}
+                            }
+                        }
+                        let mut keep = Vec::new();
+                        let arrays = put_arrays(&mut keep, &sp.per_proc, Some(&land.displs));
+                        let mem = CollMem {
+                            send: std::ptr::null(),
+                            recv: land.base,
+                            bytes: 0,
+                            keep,
+                        };
+                        return (
+                            RealColl::Gatherv {
+                                root: rp,
+                                arrays,
+                                blocks: 0,
+                            },
+                            mem,
+                        );
+                    }
                     let mut keep = vec![0u8; sp.total];
                     if gather {
                         for (r, p) in members(local, parts) {
@@ -237,7 +358,11 @@ pub(super) unsafe fn combine(local: &[i32], procs: &[(usize, usize)], parts: &[S
                     }
                     let arrays = put_counts(&mut keep, &sp.per_proc, true);
                     let what = if gather {
-                        RealColl::Gatherv { root: rp, arrays }
+                        RealColl::Gatherv {
+                            root: rp,
+                            arrays,
+                            blocks: 0,
+                        }
                     } else {
                         RealColl::Scatterv { root: rp, arrays }
                     };
@@ -246,6 +371,18 @@ pub(super) unsafe fn combine(local: &[i32], procs: &[(usize, usize)], parts: &[S
                 // Away from the root's process: this process's members' blocks, in rank order
                 // (the root's counts, unused here, as zeros).
                 let total: usize = members(local, parts).map(|(r, p)| vbytes(own_view(r, p))).sum();
+                if let Some(blocks) = gather.then(|| in_place_blocks(local, parts, total)).flatten() {
+                    // vrec28: sent from the members' buffers (`in_place_blocks`).
+                    let mut keep = Vec::new();
+                    let arrays = put_counts(&mut keep, &vec![0; nproc], true);
+                    put_blocks(&mut keep, &blocks);
+                    let what = RealColl::Gatherv {
+                        root: rp,
+                        arrays,
+                        blocks: blocks.len(),
+                    };
+                    return (what, mem_of(keep, 0));
+                }
                 let mut keep = vec![0u8; total];
                 if gather {
                     let mut at = 0;
@@ -258,7 +395,11 @@ pub(super) unsafe fn combine(local: &[i32], procs: &[(usize, usize)], parts: &[S
                 }
                 let arrays = put_counts(&mut keep, &vec![0; nproc], true);
                 let what = if gather {
-                    RealColl::Gatherv { root: rp, arrays }
+                    RealColl::Gatherv {
+                        root: rp,
+                        arrays,
+                        blocks: 0,
+                    }
                 } else {
                     RealColl::Scatterv { root: rp, arrays }
                 };
@@ -350,6 +491,10 @@ pub(super) unsafe fn distribute(local: &[i32], procs: &[(usize, usize)], parts: 
         match first {
             Part::Gather { root, .. } => {
                 if let Some(Part::Gather { send, parts: all, .. }) = part_of(local, parts, *root) {
+                    // vrec28: landed in place (`gather_landing`, decided as `combine` did).
+                    if gather_landing(procs, nproc, all).is_some() {
+                        return;
+                    }
                     let sp = spread(procs, nproc, |r| vbytes(all.get(r)));
                     for (r, &at) in sp.at.iter().enumerate() {
                         // In place, the root's own block is where it belongs.
@@ -437,6 +582,41 @@ mod tests {
         let sp = spread(&procs, nproc, |r| bytes[r]);
         let total = bytes.iter().sum();
         assert_eq!(sp, Spread { per_proc: per, at, total });
+    }
+
+    /// vrec28: a Gatherv lands in the root's buffer when each process's blocks (in its
+    /// members' rank order) lie back to back there, whatever the processes' order and the
+    /// gaps between processes; zero-count blocks are anywhere. `at`/`n`: each rank's block
+    /// (offset in ints, ints); `want`: each process's chunk's offset in bytes from the lowest.
+    #[rstest]
+    #[case::in_order(vec![(0, 0), (0, 1), (1, 0), (1, 1)], vec![0, 1, 2, 3], vec![1, 1, 1, 1], Some(vec![0, 8]))]
+    #[case::gap_between_processes(vec![(0, 0), (0, 1), (1, 0), (1, 1)], vec![0, 1, 5, 6], vec![1, 1, 1, 1], Some(vec![0, 20]))]
+    #[case::processes_reversed(vec![(1, 0), (1, 1), (0, 0), (0, 1)], vec![0, 2, 4, 5], vec![2, 2, 1, 1], Some(vec![16, 0]))]
+    #[case::zero_count_anywhere(vec![(0, 0), (0, 1), (0, 2), (1, 0)], vec![0, 9, 1, 3], vec![1, 0, 2, 4], Some(vec![0, 12]))]
+    #[case::gap_in_a_process(vec![(0, 0), (0, 1), (1, 0), (1, 1)], vec![0, 2, 3, 4], vec![1, 1, 1, 1], None)]
+    #[case::members_reversed(vec![(0, 0), (0, 1), (1, 0), (1, 1)], vec![1, 0, 2, 3], vec![1, 1, 1, 1], None)]
+    fn gatherv_lands_when_back_to_back(
+        #[case] procs: Vec<(usize, usize)>,
+        #[case] at: Vec<usize>,
+        #[case] n: Vec<usize>,
+        #[case] want: Option<Vec<usize>>,
+    ) {
+        use crate::consts as c;
+        let int = crate::core::datatype::lookup(c::MPI_INT).expect("MPI_INT");
+        let mut v = vec![0i32; 16];
+        let p = v.as_mut_ptr();
+        let all = Blocks::List(
+            at.iter()
+                .zip(&n)
+                .map(|(&a, &k)| crate::core::coll::Buf::new(p.wrapping_add(a) as *mut u8, k, int.clone()))
+                .collect(),
+        );
+        let got = gather_landing(&procs, 2, &all).map(|l| {
+            let lowest = at.iter().zip(&n).filter(|(_, &k)| k > 0).map(|(&a, _)| a).min().expect("a block");
+            assert_eq!(l.base, p.wrapping_add(lowest) as *mut u8);
+            l.displs
+        });
+        assert_eq!(got, want);
     }
 
     /// Which calls are this module's records: the v bindings of Gather and Scatter, an
