@@ -1,6 +1,6 @@
-/* nbc_rootstart.c - MPI_Iscatterv, MPI_Igatherv, MPI_Iscatter and MPI_Igather whose messages
- * are posted when the call is made (session 28: at several subranks per process, the calls
- * that take the point-to-point path start without a helper task), with small and large
+/* nbc_rootstart.c - MPI_Iscatterv, MPI_Igatherv, MPI_Iscatter and MPI_Igather on the paths
+ * they take at several subranks per process (the two-level records, the point-to-point path
+ * in helper tasks; session 28 tried starting the latter in place), with small and large
  * blocks (eager and rendezvous), roots that change every round, MPI_IN_PLACE at the root, a
  * strided receive type, and requests completed in different orders beside an Ibarrier.
  *

@@ -9,7 +9,6 @@
 use super::consts as c;
 use super::handles as hd;
 use crate::core::coll::reduce::Reducer;
-use crate::core::coll::rootstart::Started;
 use crate::core::coll::team::{self, Blocks, Part};
 use crate::core::coll::teamcall;
 use crate::core::coll::{hiergather, nbc, nbrec, persist, real, solo, step};
@@ -312,28 +311,6 @@ pub(crate) unsafe fn run(p: MpiResult<Prepared>, at: &At, mode: Mode) -> MpiResu
     // A persistent call keeps its call number for every start, and starts need not come in
     // the same order on every process: it stays on point-to-point.
     let coll = real::enrol(Coll::new(sub, &cm, comm_h)?, (real || direct || twolevel) && !persistent)?;
-    // Session 28: a Scatter(v), or a Gather(v) away from its root, on point-to-point: its
-    // messages posted now, without a helper task (`rootstart`).
-    if !persistent && !coll.real {
-        if let Work::Part(p) = &work {
-            // SAFETY: MPI requires the buffers to stay valid until the request completes.
-            match unsafe { coll.start_rooted(p) } {
-                Some(Ok(Started::Now(id))) => {
-                    *req = id as usize;
-                    return Ok(());
-                }
-                Some(Ok(Started::Waits(pend))) => {
-                    let id = state::with(|s| s.new_request(sub, comm_h))?;
-                    let job: CollJob = Box::new(move |_: &Coll| crate::core::p2p::blocking::wait_all(&pend).map(|_| ()));
-                    launch(id, Rc::new(CollOp { coll, job, plan: None }))?;
-                    *req = id as usize;
-                    return Ok(());
-                }
-                Some(Err(e)) => return Err(e),
-                None => {}
-            }
-        }
-    }
     let id = state::with(|s| s.new_request(sub, comm_h))?;
     if twolevel && coll.real {
         if let Work::Part(p) = work {

@@ -19,7 +19,6 @@ pub mod persist;
 pub(crate) mod pool;
 pub mod real;
 pub mod reduce;
-pub mod rootstart; // session 28
 pub mod solo;
 pub mod step;
 pub mod team;
