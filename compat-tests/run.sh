@@ -234,12 +234,23 @@ run_test() {
             nfail=$((nfail + 1))
             continue
         fi
+        # Session 28: with COMPAT_JOBS > 1, a layout of several workers per process or of more
+        # than two processes runs alone (an exclusive lock: with another test beside it, the
+        # 3x2x1 and 1x2x4 runs of slow_rank and threads_multiple overran their timeout in the
+        # clean-clone CI); two-process nxV layouts share the machine (a shared lock).
+        lockmode=-s
+        if [[ -n $w ]] || ((n > 2)); then
+            lockmode=-x
+        fi
+        exec {lk}>"$OUT_DIR/.runlock"
+        flock "$lockmode" "$lk"
         t0=$(date +%s.%N)
         # shellcheck disable=SC2086 # the launcher may carry its own options
         env "${wenv[@]}" TOUCAN_V="$v" timeout -k 5 "$TIMEOUT" $TOUCAN_LAUNCHER -np "$n" "$OUT_DIR/toucan/$name" \
-            >"$base.out" 2>"$base.err" </dev/null
+            >"$base.out" 2>"$base.err" </dev/null {lk}>&-
         rc=$?
         t1=$(date +%s.%N)
+        exec {lk}>&-
         secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
         LC_ALL=C sort "$base.out" >"$base.sorted"
         problems=""
