@@ -118,15 +118,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size > MAXP) {
-        if (rank == 0)
-            ct_say(rank, "more than %d ranks: skipped", MAXP);
-        MPI_Finalize();
+    if (ct_skip_above(MAXP, rank, size))
         return 0;
-    }
     MPI_Comm rev, half;
-    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &rev);
-    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &half);
+    ct_rev_half(&rev, &half);
     MPI_Datatype vec; /* two ints with a hole: extent 3 ints */
     MPI_Type_vector(2, 1, 2, MPI_INT, &vec);
     MPI_Type_commit(&vec);

@@ -6,8 +6,8 @@
  *
  * On MPI_COMM_WORLD and a split with the ranks reversed: for each block size (1, 3000 and
  * 40000 ints) and round, every rank starts an Iscatterv (counts differ per rank), an Igatherv,
- * an Ibarrier, an Iscatter and an Igather, then completes them by Waitall, by a Test loop
- * or by Waitany in reverse, in turn; a root overwrites its send buffer as soon as all of its
+ * an Ibarrier, an Iscatter and an Igather, then completes them in each of ct_complete's six
+ * ways in turn; a root overwrites its send buffer as soon as all of its
  * requests completed. Printed: per communicator one checksum of everything received (rank 0
  * of each), OK/FAIL per rank.
  */
@@ -16,22 +16,6 @@
 static int val(int round, int from, int to, int i)
 {
     return round * 1000003 + from * 7919 + to * 104729 + i;
-}
-
-static void complete(MPI_Request *r, int n, int how)
-{
-    if (how == 0) {
-        MPI_Waitall(n, r, MPI_STATUSES_IGNORE);
-    } else if (how == 1) {
-        int flag = 0;
-        while (!flag)
-            MPI_Testall(n, r, &flag, MPI_STATUSES_IGNORE);
-    } else {
-        for (int k = 0; k < n; k++) {
-            int idx;
-            MPI_Waitany(n, r, &idx, MPI_STATUS_IGNORE);
-        }
-    }
 }
 
 static long run(MPI_Comm c, int rank, int *errp)
@@ -84,7 +68,7 @@ static long run(MPI_Comm c, int rank, int *errp)
             MPI_Ibarrier(c, &r[2]);
             MPI_Iscatter(s1, m, MPI_INT, r1, m, MPI_INT, root, c, &r[3]);
             MPI_Igather(mine1, m, MPI_INT, g1, m, MPI_INT, root, c, &r[4]);
-            complete(r, 5, (round + z) % 3);
+            ct_complete(r, 5, round * 3 + z);
             if (me == root) { /* free to reuse the send buffers */
                 memset(sv, 0x5a, sizeof(int) * all);
                 memset(s1, 0x5a, sizeof(int) * all);
