@@ -129,21 +129,19 @@ impl UnexpQueue {
             return Some(Slot { lane, at });
         }
         // Any source: the earliest first match among the context's lanes.
-        let mut best: Option<(u64, Slot)> = None;
-        for (lane, l) in self.lanes.iter().enumerate().filter(|(_, l)| l.ctx == p.ctx) {
-            if let Some((at, (seq, _))) = l.q.iter().enumerate().find(|(_, (_, u))| tag_ok(u)) {
-                if best.is_none_or(|(s, _)| *seq < s) {
-                    best = Some((*seq, Slot { lane, at }));
-                }
-            }
-        }
-        best.map(|(_, s)| s)
+        self.earliest(|l| l.ctx == p.ctx, tag_ok)
     }
 
     /// The first message (in arrival order) that `f` accepts.
     pub fn find_by(&self, f: impl Fn(&Unexp) -> bool) -> Option<Slot> {
+        self.earliest(|_| true, f)
+    }
+
+    /// Among the lanes `lane_ok` accepts, the first message of each that `f` accepts, and of
+    /// those the one that arrived first.
+    fn earliest(&self, lane_ok: impl Fn(&Lane) -> bool, f: impl Fn(&Unexp) -> bool) -> Option<Slot> {
         let mut best: Option<(u64, Slot)> = None;
-        for (lane, l) in self.lanes.iter().enumerate() {
+        for (lane, l) in self.lanes.iter().enumerate().filter(|(_, l)| lane_ok(l)) {
             if let Some((at, (seq, _))) = l.q.iter().enumerate().find(|(_, (_, u))| f(u)) {
                 if best.is_none_or(|(s, _)| *seq < s) {
                     best = Some((*seq, Slot { lane, at }));
