@@ -70,6 +70,15 @@ pub enum RealColl {
         bytes: usize,
         tag: i32,
     },
+    /// Session 29 (vscat29): a v-form scatter from process `root` as one real point-to-point
+    /// message per other process (in pieces of at most `collp2p::P2P_MAX`, in order, with
+    /// `tag`: `Transport::chunk_send`, `chunk_recv`): at the root `CollMem::recv` holds every
+    /// process's chunk back to back in process order, their lengths (`usize`, native order)
+    /// in `CollMem::keep`; elsewhere it receives this process's chunk (`CollMem::bytes`).
+    FlatScatterv {
+        root: usize,
+        tag: i32,
+    },
     /// nbrecv27: the v-forms among processes (`vcoll`), in bytes, every block from and into
     /// `CollMem::recv` (`CollMem::bytes` long: this process's blocks away from the root, every
     /// process's at the root), in place; the per-process counts (and their displacements)
@@ -155,43 +164,45 @@ impl Transport {
         // SAFETY: the memory stays valid until completion (the caller's contract, or `keep`,
         // kept in the pending entry below); the newly made communicator is written into a box
         // that also lives in the pending entry. `comm` is a live real communicator of ours.
-        let (rc, name) = unsafe {
-            let m = &self.real;
-            match what {
-                RealColl::Barrier => (m.PMPI_Ibarrier(comm, &mut req), "MPI_Ibarrier"),
-                RealColl::Bcast { root } => (m.PMPI_Ibcast_c(r, len, byte, root as _, comm, &mut req), "MPI_Ibcast_c"),
-                RealColl::Reduce { root, op, ty, count } => (
-                    m.PMPI_Ireduce_c(s, r, count as _, h(ty), h(op), root as _, comm, &mut req),
-                    "MPI_Ireduce_c",
-                ),
-                RealColl::Allreduce { op, ty, count } => (
-                    m.PMPI_Iallreduce_c(s, r, count as _, h(ty), h(op), comm, &mut req),
-                    "MPI_Iallreduce_c",
-                ),
-                RealColl::Allgather { .. } => (m.PMPI_Iallgather_c(s, len, byte, r, len, byte, comm, &mut req), "MPI_Iallgather_c"),
-                RealColl::Alltoall { .. } => (m.PMPI_Ialltoall_c(s, len, byte, r, len, byte, comm, &mut req), "MPI_Ialltoall_c"),
-                RealColl::Gather { root, .. } => (
-                    m.PMPI_Igather_c(s, len, byte, r, len, byte, root as _, comm, &mut req),
-                    "MPI_Igather_c",
-                ),
-                RealColl::Scatter { root, .. } => (
-                    m.PMPI_Iscatter_c(s, len, byte, r, len, byte, root as _, comm, &mut req),
-                    "MPI_Iscatter_c",
-                ),
-                RealColl::TreeBcast { .. } | RealColl::TreeScatter { .. } => {
-                    return Err("a tree broadcast or scatter starts with start_tree_bcast or start_tree_scatter".into())
+        let (rc, name) =
+            unsafe {
+                let m = &self.real;
+                match what {
+                    RealColl::Barrier => (m.PMPI_Ibarrier(comm, &mut req), "MPI_Ibarrier"),
+                    RealColl::Bcast { root } => (m.PMPI_Ibcast_c(r, len, byte, root as _, comm, &mut req), "MPI_Ibcast_c"),
+                    RealColl::Reduce { root, op, ty, count } => (
+                        m.PMPI_Ireduce_c(s, r, count as _, h(ty), h(op), root as _, comm, &mut req),
+                        "MPI_Ireduce_c",
+                    ),
+                    RealColl::Allreduce { op, ty, count } => (
+                        m.PMPI_Iallreduce_c(s, r, count as _, h(ty), h(op), comm, &mut req),
+                        "MPI_Iallreduce_c",
+                    ),
+                    RealColl::Allgather { .. } => (m.PMPI_Iallgather_c(s, len, byte, r, len, byte, comm, &mut req), "MPI_Iallgather_c"),
+                    RealColl::Alltoall { .. } => (m.PMPI_Ialltoall_c(s, len, byte, r, len, byte, comm, &mut req), "MPI_Ialltoall_c"),
+                    RealColl::Gather { root, .. } => (
+                        m.PMPI_Igather_c(s, len, byte, r, len, byte, root as _, comm, &mut req),
+                        "MPI_Igather_c",
+                    ),
+                    RealColl::Scatter { root, .. } => (
+                        m.PMPI_Iscatter_c(s, len, byte, r, len, byte, root as _, comm, &mut req),
+                        "MPI_Iscatter_c",
+                    ),
+                    RealColl::TreeBcast { .. } | RealColl::TreeScatter { .. } | RealColl::FlatScatterv { .. } => return Err(
+                        "a tree broadcast or scatter, or a flat scatter, starts with start_tree_bcast, start_tree_scatter or chunk_send"
+                            .into(),
+                    ),
+                    RealColl::Gatherv { .. } | RealColl::Scatterv { .. } | RealColl::Allgatherv { .. } | RealColl::ReduceScatter { .. } => {
+                        super::vcoll::start(m, self.myproc, what, &mem, comm, &mut req)
+                    }
+                    RealColl::Dup => {
+                        let mut b = Box::new(h::<RComm>(real::REAL_MPI_COMM_NULL));
+                        let rc = m.PMPI_Comm_idup(comm, &mut *b, &mut req);
+                        newcomm = Some(b);
+                        (rc, "MPI_Comm_idup")
+                    }
                 }
-                RealColl::Gatherv { .. } | RealColl::Scatterv { .. } | RealColl::Allgatherv { .. } | RealColl::ReduceScatter { .. } => {
-                    super::vcoll::start(m, self.myproc, what, &mem, comm, &mut req)
-                }
-                RealColl::Dup => {
-                    let mut b = Box::new(h::<RComm>(real::REAL_MPI_COMM_NULL));
-                    let rc = m.PMPI_Comm_idup(comm, &mut *b, &mut req);
-                    newcomm = Some(b);
-                    (rc, "MPI_Comm_idup")
-                }
-            }
-        };
+            };
         check(rc, name)?;
         self.pending.push(Pending {
             req,
@@ -255,7 +266,7 @@ fn operands(me: usize, what: RealColl, mem: &CollMem) -> (*const c_void, *mut c_
             (std::ptr::null(), none, 0)
         }
         RealColl::Bcast { .. } | RealColl::TreeBcast { .. } => (std::ptr::null(), recv, mem.bytes as _),
-        RealColl::TreeScatter { .. } => (recv as *const c_void, recv, mem.bytes as _),
+        RealColl::TreeScatter { .. } | RealColl::FlatScatterv { .. } => (recv as *const c_void, recv, mem.bytes as _),
         // Away from the root the operand is read from wherever it is.
         RealColl::Reduce { root, .. } => match (root == me, mem.send.is_null()) {
             (true, _) => (send, recv, 0),
@@ -344,6 +355,7 @@ impl Blocking {
                 RealColl::Dup
                 | RealColl::TreeBcast { .. }
                 | RealColl::TreeScatter { .. }
+                | RealColl::FlatScatterv { .. }
                 | RealColl::Gatherv { .. }
                 | RealColl::Scatterv { .. }
                 | RealColl::Allgatherv { .. }

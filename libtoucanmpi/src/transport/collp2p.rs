@@ -80,6 +80,12 @@ pub fn scatter_sends(me: usize, root: usize, n: usize, blk: usize) -> impl Itera
     })
 }
 
+/// Session 29 (vscat29): the pieces (offset, bytes) of a message of `len` bytes sent as
+/// messages of at most `P2P_MAX` bytes (`chunk_send`, `chunk_recv`): none for 0 bytes.
+pub fn chunks(len: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..len.div_ceil(P2P_MAX)).map(move |i| (i * P2P_MAX, (len - i * P2P_MAX).min(P2P_MAX)))
+}
+
 impl Transport {
     /// Sends `len` (at most `P2P_MAX`) bytes at `data` to process `dst` of twin `comm` with
     /// `tag`: up to `TREE_MAX` bytes a blocking eager send (complete locally), above that a
@@ -256,6 +262,38 @@ impl Transport {
         Ok(None)
     }
 
+    /// Session 29 (vscat29): sends `len` bytes at `data` to process `dst` of twin `comm` with
+    /// `tag` as consecutive messages of at most `P2P_MAX` bytes (`chunks`; none when `len` is
+    /// 0), in order (`coll_send`): the receiver posts the same pieces (`chunk_recv`), which
+    /// MPI matches in order. Returns how many sends are still under way.
+    ///
+    /// # Safety
+    /// As `coll_send`, for the whole `len` bytes.
+    pub unsafe fn chunk_send(&mut self, comm: RComm, dst: usize, tag: i32, data: *const u8, len: usize, token: u64) -> Result<u32, String> {
+        let mut pending = 0;
+        for (at, n) in chunks(len) {
+            // SAFETY: the piece lies inside the caller's `len` bytes.
+            pending += u32::from(unsafe { self.coll_send(comm, dst, tag, data.add(at), n, token) }?);
+        }
+        Ok(pending)
+    }
+
+    /// Session 29 (vscat29): posts the receives of `len` bytes into `buf` from process `src`
+    /// of twin `comm` with `tag`, in the pieces `chunk_send` sends them in; each completion
+    /// comes back as `Event::CollDone { token, .. }`. Returns how many were posted.
+    ///
+    /// # Safety
+    /// `buf..buf+len` stays valid until every completion is reported.
+    pub unsafe fn chunk_recv(&mut self, comm: RComm, src: usize, tag: i32, buf: *mut u8, len: usize, token: u64) -> Result<u32, String> {
+        let mut posted = 0;
+        for (at, n) in chunks(len) {
+            // SAFETY: the piece lies inside the caller's `len` bytes.
+            unsafe { self.coll_recv(comm, src, tag, buf.add(at), n, token) }?;
+            posted += 1;
+        }
+        Ok(posted)
+    }
+
     /// One step of a recursive-doubling exchange with process `partner` on twin `comm`:
     /// the receive of `rlen` bytes into `recv` (its completion comes back as
     /// `Event::CollDone { token, .. }`), then the send of `slen` bytes at `send`
@@ -350,6 +388,26 @@ mod tests {
         }
         assert!(reached.iter().all(|&r| r));
         assert_eq!(tree_parent(root, root, n), None);
+    }
+
+    /// Session 29 (vscat29): a message's pieces cover it, in order, each of 1 to `P2P_MAX`
+    /// bytes; none for an empty one.
+    #[rstest]
+    #[case(0, 0)]
+    #[case(1, 1)]
+    #[case(P2P_MAX, 1)]
+    #[case(P2P_MAX + 1, 2)]
+    #[case(3 * P2P_MAX - 5, 3)]
+    fn chunks_cover_the_message(#[case] len: usize, #[case] want: usize) {
+        let got: Vec<(usize, usize)> = chunks(len).collect();
+        assert_eq!(got.len(), want);
+        let mut next = 0;
+        for (at, n) in got {
+            assert_eq!(at, next);
+            assert!(n > 0 && n <= P2P_MAX);
+            next += n;
+        }
+        assert_eq!(next, len);
     }
 
     /// Session 27: played down the tree, a scatter's sends give every process exactly its

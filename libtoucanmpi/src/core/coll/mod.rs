@@ -24,6 +24,7 @@ pub mod step;
 pub mod team;
 pub mod teamcall;
 mod teamfold;
+pub mod vscatter; // vscat29
 
 use crate::consts as c;
 use crate::core::coll::reduce::Reducer;

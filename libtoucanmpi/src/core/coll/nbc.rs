@@ -356,7 +356,7 @@ pub(super) fn untrack(s: &mut State, id: ReqId) {
 /// The tag of the real messages of the operation at `place`: its call number (or round), so
 /// that messages of different calls never match (a process may send call k+1's data before
 /// forwarding call k's).
-fn tree_tag(s: &State, place: real::Place) -> i32 {
+pub(super) fn tree_tag(s: &State, place: real::Place) -> i32 {
     let span = (s.tp.tag_ub as u64).min(1 << 30) + 1;
     (place.0 % span) as i32
 }
@@ -414,7 +414,7 @@ pub(super) unsafe fn start_tree(
 
 /// Operation `token` waits for `n` real requests before its next step (or its end): more
 /// than one are counted (`Tracked::parts`).
-fn expect(s: &mut State, token: u64, n: u32) {
+pub(super) fn expect(s: &mut State, token: u64, n: u32) {
     if n > 1 {
         s.rcoll.tree.parts.insert(token, n);
     }

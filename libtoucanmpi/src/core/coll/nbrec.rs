@@ -69,19 +69,19 @@ const ALLTOALL_MAX: usize = 512 << 10;
 pub struct Rec {
     /// Communicator ranks on this process, ascending (coll7: shared by the communicator's
     /// records, `layout`).
-    local: Arc<[i32]>,
+    pub(super) local: Arc<[i32]>,
     /// Each local member's arguments and request (by local index), once joined.
-    parts: Vec<Option<(Part, ReqId)>>,
-    joined: usize,
+    pub(super) parts: Vec<Option<(Part, ReqId)>>,
+    pub(super) joined: usize,
     /// The process of each communicator rank, and its index among that process's members.
-    procs: Arc<[(usize, usize)]>,
+    pub(super) procs: Arc<[(usize, usize)]>,
     /// Members per process (Allgather: the same everywhere).
     per: usize,
     /// nbc9: rank r is member r % per of process r / per (`Layout::ordered`).
     ordered: bool,
     /// coll7: a broadcast (session 27: or a scatter) started before every local member
     /// joined (`join_early_in`).
-    early: Option<Box<Early>>,
+    pub(super) early: Option<Box<Early>>,
     /// nbc8: the members that only send (`sends_only`) completed when the real operation
     /// started (`finish_join`); `finish` leaves them alone.
     sent: bool,
@@ -107,7 +107,10 @@ pub struct Early {
     /// starts (its heap block does not move while the record lives). A scatter's: in the
     /// root's process every rank's block laid out per process (`base + k * block` for this
     /// process's member k); elsewhere this process's blocks.
-    data: Vec<u8>,
+    pub(super) data: Vec<u8>,
+    /// Session 29 (vscat29): a v-form scatter's (offset, bytes) in `data` of each local
+    /// member's block (`vscatter`); empty for every other record (`slot`).
+    pub(super) slots: Vec<(usize, usize)>,
     /// Session 27: a scatter's bytes per member (0: a broadcast).
     block: usize,
     /// Session 27: where this process's blocks start in a scatter's `data`.
@@ -117,18 +120,29 @@ pub struct Early {
     /// holds its subtree's blocks away from the root.
     tree: bool,
     /// `data` holds the block.
-    here: bool,
+    pub(super) here: bool,
     /// The real operation finished (the record goes once every local member joined too).
-    done: bool,
+    pub(super) done: bool,
     /// Local members whose request completed, by local index.
     fin: Vec<bool>,
     /// The root's local index (in the root's process only).
-    root: Option<usize>,
+    pub(super) root: Option<usize>,
     /// This record among every other (its real operation's completion finds it by this once
     /// it left the joins' map: `RealComms::landing`).
-    uid: u64,
+    pub(super) uid: u64,
     /// Session 25 (faults16): the error class its real operation failed with (0: none).
     err: i32,
+}
+
+impl Early {
+    /// Where local member `j`'s block is in a scatter's `data`, and its bytes: equal blocks
+    /// from `base`, a v-form's from `slots` (vscat29).
+    fn slot(&self, j: usize) -> (usize, usize) {
+        match self.slots.get(j) {
+            Some(&s) => s,
+            None => (self.base + j * self.block, self.block),
+        }
+    }
 }
 
 impl Rec {
@@ -316,6 +330,12 @@ pub enum Next {
 /// As `join`.
 unsafe fn join_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), part: Part, id: ReqId, v: bool) -> MpiResult<Next> {
     await_one(s, id);
+    // vscat29: a v-form Scatter starts early too, as flat real messages (`vscatter`).
+    if v && matches!(part, Part::Scatter { .. }) && super::vscatter::flat() {
+        // SAFETY: forwarded from the caller.
+        unsafe { super::vscatter::join_in(s, cm, key, part, id) }?;
+        return Ok(Next::Nothing);
+    }
     // nbrecv27: a v-form's record (`v`) never starts early.
     if !v && matches!(part, Part::Bcast { .. } | Part::Scatter { .. }) {
         // SAFETY: forwarded from the caller.
@@ -614,7 +634,7 @@ pub type Shells = Vec<Shell>;
 ///
 /// Session 27: a scatter's record (`block`: the joining member's bytes) whose `data` is
 /// this process's blocks away from the root's process, and laid out at the root's join there.
-fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize, block: Option<usize>) -> Rec {
+pub(super) fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize, block: Option<usize>) -> Rec {
     let Layout {
         local,
         procs,
@@ -629,6 +649,7 @@ fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize, block: Option
         parts: Vec::new(),
         early: Box::new(Early {
             data: Vec::new(),
+            slots: Vec::new(),
             block: 0,
             base: 0,
             tree: false,
@@ -663,6 +684,7 @@ fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize, block: Option
         e.data.resize(len, 0);
     }
     (e.block, e.base, e.tree) = (block.unwrap_or(0), 0, tree);
+    e.slots.clear();
     e.fin.resize(n, false);
     (e.here, e.done, e.root, e.uid, e.err) = (false, false, lroot, s.rcoll.token(), 0);
     Rec {
@@ -730,7 +752,7 @@ impl Completed {
 /// from: the root's Ibcast + Wait of 64 KiB at 2x4 fell from 17 to 8.5 µs, but the other
 /// process's members, the slowest ranks, rose from 22.5 to 25.5 µs in three loaded pairs, so
 /// the root's process keeps polling the transfer in the root's wait.)
-fn settle(s: &mut State, key: (CommKey, u64)) {
+pub(super) fn settle(s: &mut State, key: (CommKey, u64)) {
     let Some(rec) = s.rcoll.recs.get_mut(&key) else { return };
     let mut done = Completed::default();
     settle_rec(rec, &mut done);
@@ -767,7 +789,10 @@ fn settle_rec(rec: &mut Rec, done: &mut Completed) {
         // (the root's too: its own block, unless in place).
         let from = match (part, root) {
             (Part::Bcast { buf: b, .. }, false) => Some((b, 0, e.data.len())),
-            (Part::Scatter { recv: Some(b), .. }, _) => Some((b, e.base + j * e.block, e.block)),
+            (Part::Scatter { recv: Some(b), .. }, _) => {
+                let (at, have) = e.slot(j);
+                Some((b, at, have))
+            }
             _ => None,
         };
         if let Some((b, at, have)) = from {

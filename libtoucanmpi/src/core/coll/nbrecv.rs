@@ -99,17 +99,17 @@ fn rs_allreduce(bytes: usize) -> bool {
 /// Where every rank's block goes in a buffer of all processes' blocks back to back in
 /// process order, each process's members in rank order.
 #[derive(Debug, PartialEq)]
-struct Spread {
+pub(super) struct Spread {
     /// Bytes per process.
-    per_proc: Vec<usize>,
+    pub(super) per_proc: Vec<usize>,
     /// Byte offset of each rank's block.
-    at: Vec<usize>,
-    total: usize,
+    pub(super) at: Vec<usize>,
+    pub(super) total: usize,
 }
 
 /// The `Spread` of blocks of `bytes(r)` bytes for rank r, `procs` the process (and index
 /// there) of each rank, `nproc` processes.
-fn spread(procs: &[(usize, usize)], nproc: usize, bytes: impl Fn(usize) -> usize) -> Spread {
+pub(super) fn spread(procs: &[(usize, usize)], nproc: usize, bytes: impl Fn(usize) -> usize) -> Spread {
     let mut per_proc = vec![0usize; nproc];
     for (r, &(p, _)) in procs.iter().enumerate() {
         per_proc[p] += bytes(r);
@@ -216,7 +216,7 @@ fn is_in_place(p: &Part) -> bool {
     matches!(p, Part::Gather { send: None, .. })
 }
 
-fn vbytes(v: Option<View<'_>>) -> usize {
+pub(super) fn vbytes(v: Option<View<'_>>) -> usize {
     v.map_or(0, |v| v.count * v.dt.size)
 }
 
@@ -238,7 +238,7 @@ fn part_of<'a>(local: &[i32], parts: &'a [Slot], rank: i32) -> Option<&'a Part> 
 ///
 /// # Safety
 /// `v`'s buffer is valid.
-unsafe fn pack(v: View<'_>, out: &mut [u8], at: usize) {
+pub(super) unsafe fn pack(v: View<'_>, out: &mut [u8], at: usize) {
     let n = v.count * v.dt.size;
     if n == 0 {
         return;

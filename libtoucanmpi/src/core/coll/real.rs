@@ -616,6 +616,8 @@ unsafe fn start_real(s: &mut State, key: CommKey, comm: RComm, what: RealColl, m
             crate::core::coll::nbc::start_tree(s, key, comm, root, bytes, place, mem, token)
         },
         // SAFETY: forwarded from the caller.
+        RealColl::FlatScatterv { root, .. } => unsafe { crate::core::coll::vscatter::start(s, comm, root, place, mem, token) },
+        // SAFETY: forwarded from the caller.
         _ => match unsafe { crate::core::coll::nbc::start_rd(s, key, comm, &what, mem, token, place) } {
             Ok(r) => r.map(|()| false),
             // SAFETY: forwarded from the caller.
