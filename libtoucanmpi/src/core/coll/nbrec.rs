@@ -130,6 +130,9 @@ pub struct Early {
     /// This record among every other (its real operation's completion finds it by this once
     /// it left the joins' map: `RealComms::landing`).
     pub(super) uid: u64,
+    /// vscat29: the root completes only once every local member joined too (they copy their
+    /// blocks from its buffer: `vscatter`).
+    pub(super) hold: bool,
     /// Session 25 (faults16): the error class its real operation failed with (0: none).
     err: i32,
 }
@@ -659,6 +662,7 @@ pub(super) fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize, bl
             root: None,
             uid: 0,
             err: 0,
+            hold: false,
         }),
     });
     parts.resize_with(n, || None);
@@ -685,6 +689,7 @@ pub(super) fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize, bl
     }
     (e.block, e.base, e.tree) = (block.unwrap_or(0), 0, tree);
     e.slots.clear();
+    e.hold = false;
     e.fin.resize(n, false);
     (e.here, e.done, e.root, e.uid, e.err) = (false, false, lroot, s.rcoll.token(), 0);
     Rec {
@@ -777,11 +782,12 @@ pub(super) fn settle(s: &mut State, key: (CommKey, u64)) {
 
 /// `settle`'s copies and completions on record `rec` (the requests to complete go to `done`).
 fn settle_rec(rec: &mut Rec, done: &mut Completed) {
+    let all = rec.joined == rec.local.len();
     let Some(e) = rec.early.as_mut() else { return };
     for (j, slot) in rec.parts.iter().enumerate() {
         let Some((part, id)) = slot else { continue };
         let root = e.root == Some(j);
-        if e.fin[j] || !(if root { e.done } else { e.here }) {
+        if e.fin[j] || !(if root { e.done && (all || !e.hold) } else { e.here }) {
             continue;
         }
         let mut class = e.err;
@@ -799,7 +805,9 @@ fn settle_rec(rec: &mut Rec, done: &mut Completed) {
             // faults16: a member whose count differs from the block that came (the program's
             // error: a truncation) takes what fits and MPI_ERR_TRUNCATE; it used to panic.
             let want = b.count * b.dt.size;
-            if want <= have && at + want <= e.data.len() {
+            // vscat29: a block that landed in the member's buffer (`vscatter::LANDED`) has
+            // no place in `data`.
+            if want <= have && at.checked_add(want).is_some_and(|end| end <= e.data.len()) {
                 // SAFETY: the member's buffer stays valid until its request completes (below).
                 unsafe { b.dt.unpack(&e.data[at..at + want], b.ptr, b.count) };
             }

@@ -74,7 +74,7 @@ pub(super) fn serves(part: &Part) -> bool {
     }
     match part {
         Part::Gather { .. } => level() >= 1,
-        Part::Scatter { .. } => level() >= 2,
+        Part::Scatter { .. } => level() >= 1,
         Part::Allgather { .. } => level() >= 1,
         Part::ReduceScatter { red, .. } => level() >= 1 && real::reducible(red),
         _ => false,
@@ -238,7 +238,7 @@ fn part_of<'a>(local: &[i32], parts: &'a [Slot], rank: i32) -> Option<&'a Part> 
 ///
 /// # Safety
 /// `v`'s buffer is valid.
-pub(super) unsafe fn pack(v: View<'_>, out: &mut [u8], at: usize) {
+unsafe fn pack(v: View<'_>, out: &mut [u8], at: usize) {
     let n = v.count * v.dt.size;
     if n == 0 {
         return;
