@@ -157,12 +157,14 @@ lint:
 # Session 27 (nbrecv27): with TOUCAN_NBC_REC_V=all (Igatherv and Iscatterv on the records as well).
 # Session 28 (vrec28): Igatherv is on the records by default (nbc_rec_gv: root layouts that do and
 # do not let it land in place; in the DIRECT and SOLO sets too); the step below adds Iscatterv.
-REC_V_TESTS = ^(nbc_rec_v|nbc_rec_gv|nbc_rooted|coll_pairv|nbc_iallgather|coll_nbteam)$$
+# Session 29 (vscat29): Iscatterv is on the records by default too (nbc_rec_sv); the step below
+# now runs them with TOUCAN_NBC_REC_V=off (every v-form in helper tasks, no longer the default).
+REC_V_TESTS = ^(nbc_rec_v|nbc_rec_gv|nbc_rec_sv|nbc_rootstart|nbc_rooted|coll_pairv|nbc_iallgather|coll_nbteam)$$
 # Session 23 (rate16): p2p_wait_window (windows of many requests, every wait and test call).
 # Session 23 (sr16): p2p_sendrecv_mix (Sendrecv beside Isend, probes, wildcards, late partners).
 # Session 24 (shmq16): p2p_shmq_flood (the node queue's full path, collective steps through it).
 # Session 28 (lead): p2p_unexq_lanes (messages taken off the real MPI into the per-sender queue).
-DIRECT_TESTS = ^(anysource|cancel|comm_basic|coll_comms|coll_p2p_mix|nbc_mixed|nbc_p2p_apart|deadlock_(ring|large|coll|wait)|get_count|halo|isendrecv|large_pairs|mprobe|nb_test|nb_wait|order|p2p_large_count|persistent|probe|proc_null|request_free|request_status|ring|send_modes|sendrecv|stress|threads_multiple|topo_cart|truncate|zero_size|p2p_wait_mixed|p2p_lean|p2p_lean_wait|p2p_wait_window|comm_steps|coll_persist_steps|p2p_ring_match|p2p_waitall_late|p2p_stack_eager|p2p_sendrecv_mix|coll_(alltoall|gather|redscat|err_route|rooted_known|pair|pairv)|bcast|barrier|reduce_arith|deadlock_coll_small|p2p_shmq_flood|nbc_pair|nbc_pair_red|nbc_mixed_types|nbc_pair_late|nbc_pair_rs|nbc_pair_scan|nbc_rec_v|nbc_rec_gv|nbc_rec_rs|p2p_unexq_lanes)$$
+DIRECT_TESTS = ^(anysource|cancel|comm_basic|coll_comms|coll_p2p_mix|nbc_mixed|nbc_p2p_apart|deadlock_(ring|large|coll|wait)|get_count|halo|isendrecv|large_pairs|mprobe|nb_test|nb_wait|order|p2p_large_count|persistent|probe|proc_null|request_free|request_status|ring|send_modes|sendrecv|stress|threads_multiple|topo_cart|truncate|zero_size|p2p_wait_mixed|p2p_lean|p2p_lean_wait|p2p_wait_window|comm_steps|coll_persist_steps|p2p_ring_match|p2p_waitall_late|p2p_stack_eager|p2p_sendrecv_mix|coll_(alltoall|gather|redscat|err_route|rooted_known|pair|pairv)|bcast|barrier|reduce_arith|deadlock_coll_small|p2p_shmq_flood|nbc_pair|nbc_pair_red|nbc_mixed_types|nbc_pair_late|nbc_pair_rs|nbc_pair_scan|nbc_rec_v|nbc_rec_gv|nbc_rec_sv|nbc_rec_rs|p2p_unexq_lanes)$$
 
 # Session 21: as if every process ran on a node of its own (MPICH's MPIR_CVAR_NOLOCAL=1: the
 # real MPI's network path, and transport::node::same_node false for every peer), so the sends
@@ -171,7 +173,7 @@ DIRECT_TESTS = ^(anysource|cancel|comm_basic|coll_comms|coll_p2p_mix|nbc_mixed|n
 # Session 26 (lead): nbc_pair_late (a pair collective taking its message from the real ring at the start).
 # Session 28 (lead): p2p_unexq_lanes (the unexpected queue per sender; messages between nodes), nbc_rootstart
 # (rooted nonblocking calls with rendezvous blocks between nodes).
-NODES_TESTS = ^(p2p_stack_eager|p2p_ring_match|coll_p2p_mix|halo|stress|large_pairs|send_modes|p2p_shmq_flood|nbc_pair_late|p2p_unexq_lanes|nbc_rootstart)$$
+NODES_TESTS = ^(p2p_stack_eager|p2p_ring_match|coll_p2p_mix|halo|stress|large_pairs|send_modes|p2p_shmq_flood|nbc_pair_late|p2p_unexq_lanes|nbc_rootstart|nbc_rec_sv)$$
 
 # Blocking collectives at V=1 as the real MPI's own (core/coll/solo.rs): on when the real MPI runs
 # at MPI_THREAD_MULTIPLE; these compat tests run again in that mode (docs/collectives.md).
@@ -180,7 +182,7 @@ NODES_TESTS = ^(p2p_stack_eager|p2p_ring_match|coll_p2p_mix|halo|stress|large_pa
 # Session 24 (nbcpair16): nbc_pair. Session 25 (lead): coll_pairv (the v-forms on the pair paths); (nbcred16) nbc_pair_red;
 # (faults16) nbc_mixed_types, and at 3x1 and 3x3 too (NBC_ERR_TESTS: a truncating real
 # I-collective beyond the two-process pair path).
-SOLO_TESTS = ^(barrier|bcast|coll_(alltoall|alltoallv_c|comm_order|gather|hier|large_count|nbreal|p2p_mix|pair|persist_steps|persistent|pplan|redscat|reduce_early|rooted_known|solo|team)|deadlock_(coll|coll_small|rma|rma_lock)|info_comm|io_(basic|collread|nbcoll)|reduce_(arith|minmax)|threads_(multiple|openmp)|topo_cart|comm_steps|nbc_pair|coll_pairv|nbc_pair_red|nbc_mixed_types|nbc_pair_late|nbc_pair_rs|nbc_pair_scan|nbc_rec_v|nbc_rec_gv|nbc_rec_rs)$$
+SOLO_TESTS = ^(barrier|bcast|coll_(alltoall|alltoallv_c|comm_order|gather|hier|large_count|nbreal|p2p_mix|pair|persist_steps|persistent|pplan|redscat|reduce_early|rooted_known|solo|team)|deadlock_(coll|coll_small|rma|rma_lock)|info_comm|io_(basic|collread|nbcoll)|reduce_(arith|minmax)|threads_(multiple|openmp)|topo_cart|comm_steps|nbc_pair|coll_pairv|nbc_pair_red|nbc_mixed_types|nbc_pair_late|nbc_pair_rs|nbc_pair_scan|nbc_rec_v|nbc_rec_gv|nbc_rec_sv|nbc_rec_rs)$$
 NBC_ERR_TESTS = ^(nbc_mixed_types)$$
 
 # Session 26 (np3rec16): odd world sizes (docs/compat-wide.md). The collective-heavy tests at
@@ -210,8 +212,8 @@ compat-test:
 	    echo "== real I-collectives' errors from the progress thread (TOUCAN_REAL_THREAD=multiple, 3x1 3x3)"; \
 	    TOUCAN_REAL_THREAD=multiple TOUCAN_COMPAT_CONFIGS="3x1 3x3" COMPAT_SMP=0 TOUCAN_COMPAT_FILTER='$(NBC_ERR_TESTS)' \
 	        $(COMPAT_ENV) compat-tests/run-all.sh || rc=$$?; \
-	    echo "== Iscatterv on the two-level records too (TOUCAN_NBC_REC_V=all, 2x2 2x4 3x3 1x2x4)"; \
-	    TOUCAN_NBC_REC_V=all TOUCAN_COMPAT_CONFIGS="2x2 2x4 3x3 1x2x4" COMPAT_SMP=0 TOUCAN_COMPAT_FILTER='$(REC_V_TESTS)' \
+	    echo "== the v-forms in helper tasks (TOUCAN_NBC_REC_V=off, 2x2 2x4 3x3 1x2x4)"; \
+	    TOUCAN_NBC_REC_V=off TOUCAN_COMPAT_CONFIGS="2x2 2x4 3x3 1x2x4" COMPAT_SMP=0 TOUCAN_COMPAT_FILTER='$(REC_V_TESTS)' \
 	        $(COMPAT_ENV) compat-tests/run-all.sh || rc=$$?; \
 	    echo "== odd world sizes (docs/compat-wide.md: 3x1 1x3 1x9)"; \
 	    TOUCAN_COMPAT_CONFIGS="3x1 1x3 1x9" COMPAT_SMP=0 TOUCAN_COMPAT_FILTER='$(WIDE_TESTS)' \

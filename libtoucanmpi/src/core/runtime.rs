@@ -84,7 +84,8 @@ fn nbc_rd(val: Option<&str>) -> Result<bool, String> {
 }
 
 /// Session 27: `TOUCAN_NBC_REC_V` with value `val`: 0 `off`, 1 `on` (the default: session 28,
-/// Igatherv as well), 2 `all` (Iscatterv too) (`coll::nbrecv::level`).
+/// Igatherv as well; session 29, Iscatterv too), 2 `all` (since session 29 the same as `on`)
+/// (`coll::nbrecv::level`).
 fn nbc_rec_v(val: Option<&str>) -> Result<u8, String> {
     match val.map(str::trim) {
         Some("all" | "2") => Ok(2),

@@ -69,7 +69,8 @@ pub struct Config {
     pub nbc_rd: bool,
     /// Session 27 (nbrecv27): which nonblocking v-forms and reduce-scatters run on the
     /// two-level records at several subranks per process (`TOUCAN_NBC_REC_V`: 0 `off`, 1 `on`,
-    /// the default (session 28: Igatherv too), 2 `all`; `coll::nbrecv::level`).
+    /// the default (session 28: Igatherv too; session 29: Iscatterv too), 2 `all` (the same
+    /// as `on` since session 29); `coll::nbrecv::level`).
     pub nbc_rec_v: u8,
 }
 

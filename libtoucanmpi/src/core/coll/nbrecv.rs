@@ -40,7 +40,8 @@ pub(super) fn is_v(part: &Part, equal: bool) -> bool {
 
 /// Which of this module's kinds take the record path (`TOUCAN_NBC_REC_V`, read with the
 /// other variables, `runtime::config`; the same on every process): 0 none (`off`), 1
-/// Allgatherv, Reduce_scatter and (session 28) Gatherv (the default), 2 also Scatterv (`all`).
+/// Allgatherv, Reduce_scatter, (session 28) Gatherv and (session 29) Scatterv (the default),
+/// 2 (`all`) the same since session 29.
 ///
 /// Session 27 left Gatherv and Scatterv off: no size limit can be decided alike (a process
 /// away from the root knows only its members' counts), and at 64 KiB the record path cost
@@ -59,8 +60,15 @@ pub(super) fn is_v(part: &Part, equal: bool) -> bool {
 /// (`bench/nbc-callgrind.sh v4 igatherv 65536`, per iteration, whole process): the sending
 /// process 590k-653k against 1.09M packed and 313k on the general path, the root's 566k-875k
 /// against 591k on the general path (counts that include a waiting process's polls). Scatterv
-/// stays with `all`: its receiving process still starts the real operation when its last
-/// member joins, through MPICH's Iscatterv schedule.
+/// stayed with `all`: its receiving process started the real operation when its last
+/// member joined, through MPICH's Iscatterv schedule.
+///
+/// Session 29 (vscat29) put Scatterv on by default: it starts at the root's join in the
+/// root's process and goes as flat real messages (`vscatter`; this module's `combine` keeps
+/// the real `MPI_Iscatterv` only with `TOUCAN_NBC_TREE_MAX=0`). Callgrind (`bench/nbc-callgrind.sh
+/// v4 iscatterv`, whole process per iteration, process 1 / the root's): 8 B 35.6k / 32.9k
+/// against 43.5k / 51.5k on the general path, 1 KiB 46.6k / 40.7k against 75.4k / 98.1k,
+/// 64 KiB 49.8k / 832k against 87.3k / 1.04M.
 fn level() -> u8 {
     crate::core::runtime::config().nbc_rec_v
 }
