@@ -637,6 +637,7 @@ pub type Shells = Vec<Shell>;
 ///
 /// Session 27: a scatter's record (`block`: the joining member's bytes) whose `data` is
 /// this process's blocks away from the root's process, and laid out at the root's join there.
+#[inline(always)]
 pub(super) fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize, block: Option<usize>) -> Rec {
     let Layout {
         local,
@@ -757,6 +758,7 @@ impl Completed {
 /// from: the root's Ibcast + Wait of 64 KiB at 2x4 fell from 17 to 8.5 µs, but the other
 /// process's members, the slowest ranks, rose from 22.5 to 25.5 µs in three loaded pairs, so
 /// the root's process keeps polling the transfer in the root's wait.)
+#[inline(always)]
 pub(super) fn settle(s: &mut State, key: (CommKey, u64)) {
     let Some(rec) = s.rcoll.recs.get_mut(&key) else { return };
     let mut done = Completed::default();
