@@ -161,6 +161,10 @@ impl Transport {
         let mut newcomm: Option<Box<RComm>> = None;
         let (s, r, len) = operands(self.myproc, what, &mem);
         let byte: RDatatype = h(real::REAL_MPI_BYTE);
+        if what == RealColl::Dup {
+            // Session 29: the communicator it makes gets its job-wide name (`collq`).
+            self.dup_started(comm, token);
+        }
         // SAFETY: the memory stays valid until completion (the caller's contract, or `keep`,
         // kept in the pending entry below); the newly made communicator is written into a box
         // that also lives in the pending entry. `comm` is a live real communicator of ours.
@@ -243,6 +247,7 @@ impl Transport {
     /// Frees a real communicator made by `RealColl::Dup` (collectives still running on it
     /// finish: the real MPI frees it after them).
     pub fn free_comm(&mut self, mut comm: RComm) -> Result<(), String> {
+        self.unname(comm);
         // SAFETY: `comm` is a live real communicator of ours, freed once.
         check(unsafe { self.real.PMPI_Comm_free(&mut comm) }, "MPI_Comm_free")
     }

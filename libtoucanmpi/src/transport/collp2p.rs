@@ -100,6 +100,11 @@ impl Transport {
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn coll_send(&mut self, comm: RComm, dst: usize, tag: i32, data: *const u8, len: usize, token: u64) -> Result<bool, String> {
         debug_assert!(len <= P2P_MAX);
+        // Session 29: to a process of this node, through the node queue (`collq`).
+        // SAFETY: forwarded from the caller.
+        if unsafe { self.queue_send(comm, dst, tag, data, len) }? {
+            return Ok(false);
+        }
         let byte = h(real::REAL_MPI_BYTE);
         if len <= TREE_MAX {
             // SAFETY: the caller's bytes, for the duration of the call.
@@ -127,6 +132,11 @@ impl Transport {
     /// # Safety
     /// `buf..buf+len` stays valid until the completion is reported.
     unsafe fn coll_recv(&mut self, comm: RComm, src: usize, tag: i32, buf: *mut u8, len: usize, token: u64) -> Result<(), String> {
+        // Session 29: from a process of this node, through the node queue (`collq`).
+        // SAFETY: forwarded from the caller.
+        if unsafe { self.queue_recv(comm, src, tag, buf, len, token) } {
+            return Ok(());
+        }
         let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
         // SAFETY: the buffer stays valid until completion (the caller's contract).
         check(
@@ -314,17 +324,8 @@ impl Transport {
         rlen: usize,
         token: u64,
     ) -> Result<bool, String> {
-        let mut req: RRequest = h(real::REAL_MPI_REQUEST_NULL);
-        let byte = h(real::REAL_MPI_BYTE);
         // SAFETY: the receive buffer stays valid until completion (the caller's contract).
-        check(
-            unsafe {
-                self.real
-                    .PMPI_Irecv(recv as *mut c_void, rlen as c_int, byte, partner as c_int, tag, comm, &mut req)
-            },
-            "MPI_Irecv",
-        )?;
-        self.push_coll(req, token);
+        unsafe { self.coll_recv(comm, partner, tag, recv, rlen, token) }?;
         // SAFETY: forwarded from the caller.
         unsafe { self.coll_send(comm, partner, tag, send, slen, token) }
     }
@@ -333,6 +334,12 @@ impl Transport {
     /// progress step of the real MPI, as its own `MPI_Wait` makes): its completion event when
     /// it finished; None when it has not, or when it is not pending here.
     pub fn coll_test(&mut self, token: u64) -> Result<Option<Event>, String> {
+        // Session 29: a receive the node queue completed (`collq`).
+        if self.colls_ready() {
+            if let Some(e) = self.take_ready(token) {
+                return Ok(Some(e));
+            }
+        }
         let Some(i) = self.pending.iter().rposition(|p| matches!(p.action, Action::Coll(t) if t == token)) else {
             return Ok(None);
         };
@@ -351,6 +358,7 @@ impl Transport {
             return Ok(None);
         }
         let p = self.pending.swap_remove(i);
+        self.dup_done(token, p.comm.as_deref().copied());
         Ok(Some(Event::CollDone {
             token,
             buf: p.buf.unwrap_or_default(),

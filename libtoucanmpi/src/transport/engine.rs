@@ -165,7 +165,9 @@ pub struct Transport {
     held: Option<Arrived>,
     /// issue 16 (shmq16): the node's shared-memory queues, which carry every control message
     /// between two processes of this node (None: the ring carries them all).
-    shmq: Option<super::shmq::NodeQueues>,
+    pub(super) shmq: Option<super::shmq::NodeQueues>,
+    /// Session 29 (issue 16): the collectives' messages through the node queue (`collq`).
+    pub(super) collq: super::collq::CollQ,
     /// The process's real window for one-sided traffic (issue 18, `rma.rs`); None with one
     /// process.
     pub(super) rma: Option<super::rma::RealRma>,
@@ -407,6 +409,7 @@ impl Transport {
             slot_len: HDR_LEN + eager_max,
             held: None,
             shmq: queues,
+            collq: Default::default(),
             rma: None,
             direct_sent: 0,
             direct_recvd: 0,
@@ -418,6 +421,7 @@ impl Transport {
             status_fields: false,
         };
         t.status_fields = super::direct::status_layout_ok(&t.real);
+        t.name_world();
         // Errors on the real twins (all derived from `coll`) come back as codes: a direct
         // receive's truncation is the program's, reported in its status. The real world's
         // handler is the one MPICH calls for a multiple completion (`MPI_Testsome`) that
@@ -777,13 +781,13 @@ impl Transport {
     }
 
     pub fn has_pending(&self) -> bool {
-        !self.pending.is_empty()
+        !self.pending.is_empty() || self.colls_ready()
     }
 
     /// Whether a pending real request reports an event when it completes (anything but an
     /// eager send's copy, which is just freed).
     pub fn pending_events(&self) -> bool {
-        self.pending.iter().any(|p| !matches!(p.action, Action::Free))
+        self.colls_ready() || self.pending.iter().any(|p| !matches!(p.action, Action::Free))
     }
 
     /// Gives back a message taken by `poll_ring_raw` that the caller could not handle: the
@@ -812,6 +816,7 @@ impl Transport {
                 Action::Free | Action::Received(_) => k.other = true,
             }
         }
+        k.colls += self.queued_colls();
         k
     }
 
@@ -937,11 +942,18 @@ impl Transport {
     /// The next message of the own queue, if any (the outboxes pushed first).
     #[inline(always)]
     fn take_queued(&mut self) -> Option<Arrived> {
-        let n = self.shmq.as_mut()?;
-        if n.outboxed != 0 {
-            n.flush();
-        }
-        let (meta, pos) = n.take()?;
+        let (meta, pos) = loop {
+            let n = self.shmq.as_mut()?;
+            if n.outboxed != 0 {
+                n.flush();
+            }
+            let (meta, pos) = n.take()?;
+            // Session 29: a collective's message is the transport's own (`collq`).
+            if meta.dst_sub != super::collq::COLL_SUB {
+                break (meta, pos);
+            }
+            self.coll_arrived(meta, pos);
+        };
         Some(Arrived {
             from: Source::Queued(pos, meta),
             src_proc: meta.src_proc as usize,
@@ -1156,6 +1168,12 @@ impl Transport {
 
     /// `testsome` over pending entry `only` alone (and the ring's head when `with_ring`).
     fn testsome_of(&mut self, out: &mut Vec<Event>, with_ring: bool, only: Option<usize>) -> Result<bool, String> {
+        // Session 29: receives the node queue completed (`collq`) first.
+        let queued = self.drain_ready(out);
+        Ok(self.testsome_real(out, with_ring, only)? | queued)
+    }
+
+    fn testsome_real(&mut self, out: &mut Vec<Event>, with_ring: bool, only: Option<usize>) -> Result<bool, String> {
         if self.pending.is_empty() && !with_ring {
             return Ok(false);
         }
@@ -1244,6 +1262,7 @@ impl Transport {
                     } else {
                         real::REAL_MPI_SUCCESS as c_int
                     };
+                    self.dup_done(token, p.comm.as_deref().copied());
                     out.push(Event::CollDone {
                         token,
                         buf: p.buf.unwrap_or_default(),

@@ -1,6 +1,7 @@
 //! The real MPI underneath: loading it, the wire format, and the progress engine.
 pub mod collective;
 pub mod collp2p; // coll6: small collectives as real point-to-point
+pub mod collq; // session 29: their messages within a node through the node queue
 pub mod copy;
 pub mod direct; // V=1 point-to-point pass-through
 pub mod engine;

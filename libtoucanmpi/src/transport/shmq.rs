@@ -343,6 +343,12 @@ impl NodeQueues {
         }
     }
 
+    /// Longest message (header and payload) a cell holds (the same in every queue).
+    #[inline(always)]
+    pub fn cell_max(&self) -> usize {
+        self.queues[self.me].msg_max()
+    }
+
     /// The queue index of world rank `proc`, when it is on this node.
     #[inline(always)]
     pub fn index_of(&self, proc: usize) -> Option<usize> {

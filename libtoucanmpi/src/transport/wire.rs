@@ -19,6 +19,10 @@ pub const KIND_ACK: u32 = 3;
 /// A window-lock message (`transport::rma::Note`: request, release or grant), header only,
 /// handled by the receiving process's progress engine (`core::rma::wlock::on_note`).
 pub const KIND_RMA: u32 = 4;
+/// Session 29 (issue 16): a collective's point-to-point message through the node queue
+/// (`collq`): `ctx` is its real communicator's job-wide name, `tag` the call's, header and
+/// payload in one cell; taken by the transport itself, never a subrank's.
+pub const KIND_COLL: u32 = 5;
 
 /// The sender waits for the receiver to match (Ssend).
 pub const FLAG_SYNC: u32 = 1;
