@@ -144,17 +144,26 @@ impl At {
 
     /// Gives back the number the look-up took (a call that numbers itself elsewhere, or
     /// fails a later check).
+    /// Session 29: the check inlined into every caller (each blocking call drops an `At`),
+    /// the rare return of the number kept apart: left to the compiler, the whole function
+    /// went out of line in some builds and cost some 50 instructions per blocking call.
+    #[inline(always)]
     fn give_back(&self) {
         if let Some((sub, seq)) = self.taken.take() {
-            let h = self.h;
-            let _ = state::with(|s| {
-                if let Some(Some(cm)) = comm_index(h).and_then(|i| s.locals[sub].comms.get_mut(i)) {
-                    if cm.coll_seq == seq {
-                        cm.coll_seq -= 1;
-                    }
-                }
-            });
+            Self::unnumber(self.h, sub, seq);
         }
+    }
+
+    /// Undoes number `seq` of communicator `h` for subrank `sub` if it is still the last.
+    #[inline(never)]
+    fn unnumber(h: usize, sub: usize, seq: u64) {
+        let _ = state::with(|s| {
+            if let Some(Some(cm)) = comm_index(h).and_then(|i| s.locals[sub].comms.get_mut(i)) {
+                if cm.coll_seq == seq {
+                    cm.coll_seq -= 1;
+                }
+            }
+        });
     }
 }
 
@@ -415,10 +424,11 @@ unsafe fn now(sub: usize, cm: CommRef, work: Work, real: bool, equal: bool, at: 
     }
     // Session 19: point-to-point rounds without request objects (`step`).
     coll.quick = step::allowed(sub);
-    match work {
+    // Session 29: the work lent, not moved out of `work` (the move copied the whole `Part`).
+    match &work {
         Work::Job(j) => j(&coll),
         // SAFETY: the caller's contract.
-        Work::Part(p) => unsafe { exec(&coll, &p) },
+        Work::Part(p) => unsafe { exec(&coll, p) },
     }
 }
 
