@@ -168,6 +168,16 @@ static inline int ct_skip_above(int maxp, int rank, int size)
     return 1;
 }
 
+/* MPI_Init, this rank and the world's size into `*rank` and `*size`, and ct_skip_above(maxp):
+ * 1 when the test skips (MPI is finalized then: main returns 0), else 0. */
+static inline int ct_init_upto(int *argc, char ***argv, int maxp, int *rank, int *size)
+{
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, size);
+    return ct_skip_above(maxp, *rank, *size);
+}
+
 /* Print the final verdict of this rank, finalize, and give main's exit code. */
 static inline int ct_finish(int rank, int errs)
 {

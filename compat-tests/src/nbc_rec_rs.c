@@ -134,10 +134,7 @@ static long finish(struct call *c, int k, int rank, int *errp)
 int main(int argc, char **argv)
 {
     int rank, size, errs = 0;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (ct_skip_above(MAXP, rank, size))
+    if (ct_init_upto(&argc, &argv, MAXP, &rank, &size))
         return 0;
     MPI_Comm rev, half;
     ct_rev_half(&rev, &half);

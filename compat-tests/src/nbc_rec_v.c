@@ -164,10 +164,7 @@ static long round_at(MPI_Comm cg, MPI_Comm cs, MPI_Comm ca, int k, const struct 
 int main(int argc, char **argv)
 {
     int rank, size, errs = 0;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (ct_skip_above(MAXP, rank, size))
+    if (ct_init_upto(&argc, &argv, MAXP, &rank, &size))
         return 0;
     MPI_Comm rev, half;
     ct_rev_half(&rev, &half);
