@@ -9,6 +9,10 @@ use super::real::{self, h, RComm, RDatatype, ROp, RRequest};
 use std::os::raw::c_int;
 use std::os::raw::c_void;
 
+/// `start_coll`'s refusal of the collectives made of point-to-point messages, which start
+/// elsewhere.
+const P2P_STARTS: &str = "a tree broadcast or scatter, or a flat scatter, starts with start_tree_bcast, start_tree_scatter or chunk_send";
+
 /// A real collective, with real datatype and operation handles where it reduces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RealColl {
@@ -168,45 +172,41 @@ impl Transport {
         // SAFETY: the memory stays valid until completion (the caller's contract, or `keep`,
         // kept in the pending entry below); the newly made communicator is written into a box
         // that also lives in the pending entry. `comm` is a live real communicator of ours.
-        let (rc, name) =
-            unsafe {
-                let m = &self.real;
-                match what {
-                    RealColl::Barrier => (m.PMPI_Ibarrier(comm, &mut req), "MPI_Ibarrier"),
-                    RealColl::Bcast { root } => (m.PMPI_Ibcast_c(r, len, byte, root as _, comm, &mut req), "MPI_Ibcast_c"),
-                    RealColl::Reduce { root, op, ty, count } => (
-                        m.PMPI_Ireduce_c(s, r, count as _, h(ty), h(op), root as _, comm, &mut req),
-                        "MPI_Ireduce_c",
-                    ),
-                    RealColl::Allreduce { op, ty, count } => (
-                        m.PMPI_Iallreduce_c(s, r, count as _, h(ty), h(op), comm, &mut req),
-                        "MPI_Iallreduce_c",
-                    ),
-                    RealColl::Allgather { .. } => (m.PMPI_Iallgather_c(s, len, byte, r, len, byte, comm, &mut req), "MPI_Iallgather_c"),
-                    RealColl::Alltoall { .. } => (m.PMPI_Ialltoall_c(s, len, byte, r, len, byte, comm, &mut req), "MPI_Ialltoall_c"),
-                    RealColl::Gather { root, .. } => (
-                        m.PMPI_Igather_c(s, len, byte, r, len, byte, root as _, comm, &mut req),
-                        "MPI_Igather_c",
-                    ),
-                    RealColl::Scatter { root, .. } => (
-                        m.PMPI_Iscatter_c(s, len, byte, r, len, byte, root as _, comm, &mut req),
-                        "MPI_Iscatter_c",
-                    ),
-                    RealColl::TreeBcast { .. } | RealColl::TreeScatter { .. } | RealColl::FlatScatterv { .. } => return Err(
-                        "a tree broadcast or scatter, or a flat scatter, starts with start_tree_bcast, start_tree_scatter or chunk_send"
-                            .into(),
-                    ),
-                    RealColl::Gatherv { .. } | RealColl::Scatterv { .. } | RealColl::Allgatherv { .. } | RealColl::ReduceScatter { .. } => {
-                        super::vcoll::start(m, self.myproc, what, &mem, comm, &mut req)
-                    }
-                    RealColl::Dup => {
-                        let mut b = Box::new(h::<RComm>(real::REAL_MPI_COMM_NULL));
-                        let rc = m.PMPI_Comm_idup(comm, &mut *b, &mut req);
-                        newcomm = Some(b);
-                        (rc, "MPI_Comm_idup")
-                    }
+        let (rc, name) = unsafe {
+            let m = &self.real;
+            match what {
+                RealColl::Barrier => (m.PMPI_Ibarrier(comm, &mut req), "MPI_Ibarrier"),
+                RealColl::Bcast { root } => (m.PMPI_Ibcast_c(r, len, byte, root as _, comm, &mut req), "MPI_Ibcast_c"),
+                RealColl::Reduce { root, op, ty, count } => (
+                    m.PMPI_Ireduce_c(s, r, count as _, h(ty), h(op), root as _, comm, &mut req),
+                    "MPI_Ireduce_c",
+                ),
+                RealColl::Allreduce { op, ty, count } => (
+                    m.PMPI_Iallreduce_c(s, r, count as _, h(ty), h(op), comm, &mut req),
+                    "MPI_Iallreduce_c",
+                ),
+                RealColl::Allgather { .. } => (m.PMPI_Iallgather_c(s, len, byte, r, len, byte, comm, &mut req), "MPI_Iallgather_c"),
+                RealColl::Alltoall { .. } => (m.PMPI_Ialltoall_c(s, len, byte, r, len, byte, comm, &mut req), "MPI_Ialltoall_c"),
+                RealColl::Gather { root, .. } => (
+                    m.PMPI_Igather_c(s, len, byte, r, len, byte, root as _, comm, &mut req),
+                    "MPI_Igather_c",
+                ),
+                RealColl::Scatter { root, .. } => (
+                    m.PMPI_Iscatter_c(s, len, byte, r, len, byte, root as _, comm, &mut req),
+                    "MPI_Iscatter_c",
+                ),
+                RealColl::TreeBcast { .. } | RealColl::TreeScatter { .. } | RealColl::FlatScatterv { .. } => return Err(P2P_STARTS.into()),
+                RealColl::Gatherv { .. } | RealColl::Scatterv { .. } | RealColl::Allgatherv { .. } | RealColl::ReduceScatter { .. } => {
+                    super::vcoll::start(m, self.myproc, what, &mem, comm, &mut req)
                 }
-            };
+                RealColl::Dup => {
+                    let mut b = Box::new(h::<RComm>(real::REAL_MPI_COMM_NULL));
+                    let rc = m.PMPI_Comm_idup(comm, &mut *b, &mut req);
+                    newcomm = Some(b);
+                    (rc, "MPI_Comm_idup")
+                }
+            }
+        };
         check(rc, name)?;
         self.pending.push(Pending {
             req,

@@ -335,10 +335,8 @@ impl Transport {
     /// it finished; None when it has not, or when it is not pending here.
     pub fn coll_test(&mut self, token: u64) -> Result<Option<Event>, String> {
         // Session 29: a receive the node queue completed (`collq`).
-        if self.colls_ready() {
-            if let Some(e) = self.take_ready(token) {
-                return Ok(Some(e));
-            }
+        if let Some(e) = self.take_ready(token) {
+            return Ok(Some(e));
         }
         let Some(i) = self.pending.iter().rposition(|p| matches!(p.action, Action::Coll(t) if t == token)) else {
             return Ok(None);

@@ -91,6 +91,18 @@ fn child(parent: u64, n: u64) -> u64 {
     (z ^ (z >> 31)) | 2
 }
 
+/// The completion event of a receive completed here (`CollQ::ready`'s (token, class)): what
+/// a real request's `Event::CollDone` says, with no buffer of the transport's and no new
+/// communicator.
+fn ready_event((token, error): (u64, i32)) -> Event {
+    Event::CollDone {
+        token,
+        buf: Vec::new(),
+        comm: None,
+        error,
+    }
+}
+
 impl CollQ {
     fn name_of(&self, comm: RComm) -> Option<u64> {
         self.names.iter().find(|n| n.0 == comm).map(|n| n.1)
@@ -253,25 +265,14 @@ impl Transport {
         if self.collq.ready.is_empty() {
             return false;
         }
-        out.extend(self.collq.ready.drain(..).map(|(token, error)| Event::CollDone {
-            token,
-            buf: Vec::new(),
-            comm: None,
-            error,
-        }));
+        out.extend(self.collq.ready.drain(..).map(ready_event));
         true
     }
 
     /// Whether a receive of collective operation `token` completed here and is not reported.
     pub(super) fn take_ready(&mut self, token: u64) -> Option<Event> {
         let i = self.collq.ready.iter().position(|r| r.0 == token)?;
-        let (token, error) = self.collq.ready.swap_remove(i);
-        Some(Event::CollDone {
-            token,
-            buf: Vec::new(),
-            comm: None,
-            error,
-        })
+        Some(ready_event(self.collq.ready.swap_remove(i)))
     }
 
     /// Whether collective operation `token` waits for a message of the node queue (a wait
