@@ -324,6 +324,8 @@ pub struct Tracked {
     forwards: IdMap<u64, Forward>,
     tokens: IdMap<ReqId, u64>,
     rd: IdMap<u64, Rd>,
+    /// red30: tree reductions (`treereduce`).
+    pub(super) red: IdMap<u64, crate::core::coll::treereduce::TreeRed>,
     /// Real requests still to finish before an operation's next step, where more than one.
     parts: IdMap<u64, u32>,
 }
@@ -426,7 +428,7 @@ pub(super) fn expect(s: &mut State, token: u64, n: u32) {
 /// done. Another operation's `buf` passes through.
 pub(super) fn on_step(s: &mut State, token: u64, buf: Vec<u8>) -> Option<Vec<u8>> {
     let t = &mut s.rcoll.tree;
-    if t.parts.is_empty() && t.rd.is_empty() && t.forwards.is_empty() {
+    if t.parts.is_empty() && t.rd.is_empty() && t.forwards.is_empty() && t.red.is_empty() {
         return Some(buf);
     }
     if let Some(n) = t.parts.get_mut(&token) {
@@ -437,6 +439,7 @@ pub(super) fn on_step(s: &mut State, token: u64, buf: Vec<u8>) -> Option<Vec<u8>
         t.parts.remove(&token);
     }
     let buf = rd_step(s, token, buf)?;
+    let buf = crate::core::coll::treereduce::step(s, token, buf)?;
     forward(s, token).then_some(buf)
 }
 
@@ -468,7 +471,7 @@ fn forward(s: &mut State, token: u64) -> bool {
 /// communicator: `real::release_if_unused`).
 pub(super) fn busy(s: &State, key: real::CommKey) -> bool {
     let t = &s.rcoll.tree;
-    t.forwards.values().any(|f| f.key == key) || t.rd.values().any(|r| r.key == key)
+    t.forwards.values().any(|f| f.key == key) || t.rd.values().any(|r| r.key == key) || crate::core::coll::treereduce::busy(s, key)
 }
 
 /// One poll of real operation `token` alone; true when it finished (its completion handled).
@@ -638,6 +641,17 @@ fn rd_enabled() -> bool {
     crate::core::runtime::config().nbc_rd
 }
 
+/// The operation and type of a small reduction of `count` elements of real type `ty` with
+/// real operation `op` that runs as real point-to-point messages (a recursive-doubling
+/// Allreduce, red30's tree Reduce: `treereduce`): a predefined operation of `RD_OPS` on a type
+/// of `RD_TYPES` that the standard allows, 1 to `SMALL_MAX` bytes.
+pub(super) fn small_reduction(op: i64, ty: i64, count: usize) -> Option<(OpKind, BasicType)> {
+    let op = RD_OPS.into_iter().find(|&o| real::real_op(o) == Some(op))?;
+    let ty = RD_TYPES.into_iter().find(|&t| real::real_type(t) == Some(ty))?;
+    let bytes = count.checked_mul(ty.size())?;
+    (bytes > 0 && bytes <= SMALL_MAX && crate::core::coll::op::valid_strict(op, ty)).then_some((op, ty))
+}
+
 /// The recursive-doubling form of real operation `what`, when it has one: a small
 /// Allreduce (at most `SMALL_MAX` bytes, a predefined operation on a type of `RD_TYPES`),
 /// Allgather (at most `RD_ALLGATHER_BYTES` bytes per step), Alltoall (blocks of at most
@@ -651,10 +665,8 @@ fn rd_kind(s: &State, what: &RealColl) -> Option<RdKind> {
     }
     match *what {
         RealColl::Allreduce { op, ty, count } => {
-            let op = RD_OPS.into_iter().find(|&o| real::real_op(o) == Some(op))?;
-            let ty = RD_TYPES.into_iter().find(|&t| real::real_type(t) == Some(ty))?;
-            let bytes = count.checked_mul(ty.size())?;
-            (bytes > 0 && bytes <= SMALL_MAX && crate::core::coll::op::valid_strict(op, ty)).then_some(RdKind::Allreduce { op, ty, count })
+            let (op, ty) = small_reduction(op, ty, count)?;
+            Some(RdKind::Allreduce { op, ty, count })
         }
         RealColl::Allgather { bytes } => {
             (bytes > 0 && bytes.checked_mul(n / 2)? <= RD_ALLGATHER_BYTES).then_some(RdKind::Allgather { bytes })
