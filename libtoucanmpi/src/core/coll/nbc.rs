@@ -636,8 +636,9 @@ const RD_ALLTOALL_BYTES: usize = 16 * 1024;
 const RD_ALLGATHER_BYTES: usize = 16 * 1024;
 
 /// Whether `TOUCAN_NBC_RD` (default on; `0`/`off`: never) lets small Allreduce, Allgather,
-/// Alltoall and Barrier run by recursive doubling (the same on every process: the environment).
-fn rd_enabled() -> bool {
+/// Alltoall and Barrier run by recursive doubling, and (red30) a small Reduce as a tree
+/// (`treereduce`) (the same on every process: the environment).
+pub(super) fn rd_enabled() -> bool {
     crate::core::runtime::config().nbc_rd
 }
 

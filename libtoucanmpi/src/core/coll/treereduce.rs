@@ -17,7 +17,7 @@
 //! point sums as the real MPI's schedule gave. Every child's receive is posted at the start
 //! (each into a slot of its own); the fold waits for all of them (`nbc::expect`).
 
-use crate::core::coll::nbc::{expect, small_reduction, tree_tag};
+use crate::core::coll::nbc::{self, expect, small_reduction, tree_tag};
 use crate::core::coll::op::{apply, OpKind};
 use crate::core::coll::real;
 use crate::core::datatype::basic::BasicType;
@@ -63,7 +63,7 @@ fn tree_kind(s: &State, what: &RealColl) -> Option<(usize, OpKind, BasicType, us
     let RealColl::Reduce { root, op, ty, count } = *what else {
         return None;
     };
-    if s.tp.nproc < 2 || !crate::core::runtime::config().nbc_rd {
+    if s.tp.nproc < 2 || !nbc::rd_enabled() {
         return None;
     }
     let (op, ty) = small_reduction(op, ty, count)?;
