@@ -1,15 +1,15 @@
 /* nbccalls.c: one collective repeated, blocking or nonblocking (MPI_I* + MPI_Wait), for
  * counting its instructions per call with callgrind (bench/nbc-callgrind.sh; issue 16,
  * docs/collectives.md "Session 20 (nbc11)"). IMB's datatypes: bytes for the data movers, floats
- * summed for Allreduce; Bcast, Gather and Scatter from root 0.
+ * summed for Allreduce and Reduce; Bcast, Gather and Scatter from root 0, Reduce to it.
  *
  *   nbccalls KIND BYTES ITERS [LATE [US]]
  *
  * KIND: barrier bcast allgather gather scatter alltoall allreduce reduce_scatter_block (session
- * 27: also scan, and gatherv scatterv allgatherv reduce_scatter with IMB's equal counts), or the
- * same with an `i` in front (ibarrier, ibcast, ...) for the nonblocking call and its MPI_Wait.
- * BYTES: per block for allgather, gather, scatter and alltoall, the whole vector for
- * allreduce and scan, each rank's block for reduce_scatter_block (floats, summed). With NBCCALLS_BARRIER set in the
+ * 27: also scan, and gatherv scatterv allgatherv reduce_scatter with IMB's equal counts; session
+ * 30: reduce), or the same with an `i` in front (ibarrier, ibcast, ...) for the nonblocking call
+ * and its MPI_Wait. BYTES: per block for allgather, gather, scatter and alltoall, the whole
+ * vector for allreduce, reduce and scan, each rank's block for reduce_scatter_block (floats, summed). With NBCCALLS_BARRIER set in the
  * environment every call is followed by an MPI_Barrier (IMB's loop). Each rank checks what it
  * received; rank 0 prints "nbccalls KIND BYTES ITERS bad N" (N = 0 when every value was
  * right). Under valgrind, callgrind's counts are zeroed after WARMUP calls and a barrier. With
@@ -131,6 +131,13 @@ int main(int argc, char **argv)
                 MPI_Iallreduce(fs, fr, nf, MPI_FLOAT, MPI_SUM, comm, &q);
             else
                 MPI_Allreduce(fs, fr, nf, MPI_FLOAT, MPI_SUM, comm);
+        } else if (strcmp(k, "reduce") == 0) {
+            for (int j = 0; j < nf; j++)
+                fs[j] = (float)(rank + j % 5 + (int)v);
+            if (nb)
+                MPI_Ireduce(fs, fr, nf, MPI_FLOAT, MPI_SUM, 0, comm, &q);
+            else
+                MPI_Reduce(fs, fr, nf, MPI_FLOAT, MPI_SUM, 0, comm);
         } else if (strcmp(k, "reduce_scatter_block") == 0) {
             for (int j = 0; j < nf * size; j++)
                 fs[j] = (float)(rank + j % 5 + (int)v);
@@ -193,6 +200,9 @@ int main(int argc, char **argv)
             for (int p = 0; p < size; p++)
                 bad += bytes > 0 && r[(p + 1) * bytes - 1] != (unsigned char)(v + p * size + rank);
         } else if (strcmp(base, "allreduce") == 0) {
+            float want = (float)(size * ((nf - 1) % 5 + (int)v) + size * (size - 1) / 2);
+            bad += fr[nf - 1] != want;
+        } else if (strcmp(base, "reduce") == 0 && rank == 0) {
             float want = (float)(size * ((nf - 1) % 5 + (int)v) + size * (size - 1) / 2);
             bad += fr[nf - 1] != want;
         } else if (strcmp(base, "reduce_scatter_block") == 0) {

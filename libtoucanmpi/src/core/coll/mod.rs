@@ -24,6 +24,7 @@ pub mod step;
 pub mod team;
 pub mod teamcall;
 mod teamfold;
+mod treereduce; // red30
 pub mod vscatter; // vscat29
 
 use crate::consts as c;

@@ -324,6 +324,10 @@ pub struct Tracked {
     forwards: IdMap<u64, Forward>,
     tokens: IdMap<ReqId, u64>,
     rd: IdMap<u64, Rd>,
+    /// red30: tree reductions (`treereduce`).
+    pub(super) red: IdMap<u64, crate::core::coll::treereduce::TreeRed>,
+    /// red30: flat gathers' memory until their messages are done (`start_flat_gather`).
+    flat: IdMap<u64, Flat>,
     /// Real requests still to finish before an operation's next step, where more than one.
     parts: IdMap<u64, u32>,
 }
@@ -426,7 +430,7 @@ pub(super) fn expect(s: &mut State, token: u64, n: u32) {
 /// done. Another operation's `buf` passes through.
 pub(super) fn on_step(s: &mut State, token: u64, buf: Vec<u8>) -> Option<Vec<u8>> {
     let t = &mut s.rcoll.tree;
-    if t.parts.is_empty() && t.rd.is_empty() && t.forwards.is_empty() {
+    if t.parts.is_empty() && t.rd.is_empty() && t.forwards.is_empty() && t.red.is_empty() && t.flat.is_empty() {
         return Some(buf);
     }
     if let Some(n) = t.parts.get_mut(&token) {
@@ -437,6 +441,8 @@ pub(super) fn on_step(s: &mut State, token: u64, buf: Vec<u8>) -> Option<Vec<u8>
         t.parts.remove(&token);
     }
     let buf = rd_step(s, token, buf)?;
+    let buf = crate::core::coll::treereduce::step(s, token, buf)?;
+    let buf = flat_done(s, token, buf);
     forward(s, token).then_some(buf)
 }
 
@@ -468,7 +474,10 @@ fn forward(s: &mut State, token: u64) -> bool {
 /// communicator: `real::release_if_unused`).
 pub(super) fn busy(s: &State, key: real::CommKey) -> bool {
     let t = &s.rcoll.tree;
-    t.forwards.values().any(|f| f.key == key) || t.rd.values().any(|r| r.key == key)
+    t.forwards.values().any(|f| f.key == key)
+        || t.rd.values().any(|r| r.key == key)
+        || crate::core::coll::treereduce::busy(s, key)
+        || t.flat.values().any(|f| f.key == key)
 }
 
 /// One poll of real operation `token` alone; true when it finished (its completion handled).
@@ -633,9 +642,21 @@ const RD_ALLTOALL_BYTES: usize = 16 * 1024;
 const RD_ALLGATHER_BYTES: usize = 16 * 1024;
 
 /// Whether `TOUCAN_NBC_RD` (default on; `0`/`off`: never) lets small Allreduce, Allgather,
-/// Alltoall and Barrier run by recursive doubling (the same on every process: the environment).
-fn rd_enabled() -> bool {
+/// Alltoall and Barrier run by recursive doubling, and (red30) a small Reduce as a tree
+/// (`treereduce`) (the same on every process: the environment).
+pub(super) fn rd_enabled() -> bool {
     crate::core::runtime::config().nbc_rd
+}
+
+/// The operation and type of a small reduction of `count` elements of real type `ty` with
+/// real operation `op` that runs as real point-to-point messages (a recursive-doubling
+/// Allreduce, red30's tree Reduce: `treereduce`): a predefined operation of `RD_OPS` on a type
+/// of `RD_TYPES` that the standard allows, 1 to `SMALL_MAX` bytes.
+pub(super) fn small_reduction(op: i64, ty: i64, count: usize) -> Option<(OpKind, BasicType)> {
+    let op = RD_OPS.into_iter().find(|&o| real::real_op(o) == Some(op))?;
+    let ty = RD_TYPES.into_iter().find(|&t| real::real_type(t) == Some(ty))?;
+    let bytes = count.checked_mul(ty.size())?;
+    (bytes > 0 && bytes <= SMALL_MAX && crate::core::coll::op::valid_strict(op, ty)).then_some((op, ty))
 }
 
 /// The recursive-doubling form of real operation `what`, when it has one: a small
@@ -651,10 +672,8 @@ fn rd_kind(s: &State, what: &RealColl) -> Option<RdKind> {
     }
     match *what {
         RealColl::Allreduce { op, ty, count } => {
-            let op = RD_OPS.into_iter().find(|&o| real::real_op(o) == Some(op))?;
-            let ty = RD_TYPES.into_iter().find(|&t| real::real_type(t) == Some(ty))?;
-            let bytes = count.checked_mul(ty.size())?;
-            (bytes > 0 && bytes <= SMALL_MAX && crate::core::coll::op::valid_strict(op, ty)).then_some(RdKind::Allreduce { op, ty, count })
+            let (op, ty) = small_reduction(op, ty, count)?;
+            Some(RdKind::Allreduce { op, ty, count })
         }
         RealColl::Allgather { bytes } => {
             (bytes > 0 && bytes.checked_mul(n / 2)? <= RD_ALLGATHER_BYTES).then_some(RdKind::Allgather { bytes })
@@ -814,6 +833,91 @@ fn rd_step(s: &mut State, token: u64, buf: Vec<u8>) -> Option<Vec<u8>> {
     let keep = std::mem::take(&mut rd.mem.keep);
     real::release_if_unused(s, rd.key);
     Some(keep)
+}
+
+// red30: a small equal-block Gather as flat real messages to the root's process.
+
+/// Largest block per process (a record's members' blocks together) of a Gather sent as one
+/// real message to the root's process (`start_flat_gather`); larger ones keep MPICH's
+/// `MPI_Igather`. The records serve Gather up to `nbrec::ROOTED_MAX` per rank.
+const FLAT_GATHER_MAX: usize = 16 * 1024;
+
+/// A flat gather's memory, kept until its messages are done (`Tracked::flat`).
+struct Flat {
+    key: real::CommKey,
+    mem: CollMem,
+}
+
+/// Starts real operation `token` (`what` over `mem`, at `place` of twin `comm`) as flat
+/// messages when it is a Gather of 1 to `FLAT_GATHER_MAX` bytes per process and
+/// `TOUCAN_NBC_TREE_MAX` is not 0 (the scatter tree's switch: decided from `what` and the
+/// environment, alike everywhere): each other process sends its block to the root's process
+/// (`coll_send`, with the call's `tree_tag`), which receives each into its place of the result
+/// buffer (the own block copied in unless in place); gives `mem` back otherwise. Ok(true):
+/// done at once (a sender whose send completed).
+///
+/// # Safety
+/// As `Transport::start_coll`: the memory `mem` names outside `mem.keep` stays valid until
+/// the operation completes.
+pub(super) unsafe fn start_flat_gather(
+    s: &mut State,
+    key: real::CommKey,
+    comm: RComm,
+    what: &RealColl,
+    mem: CollMem,
+    token: u64,
+    place: real::Place,
+) -> Result<Result<bool, String>, CollMem> {
+    let RealColl::Gather { root, bytes } = *what else { return Err(mem) };
+    let n = s.tp.nproc;
+    if n < 2 || bytes == 0 || bytes > FLAT_GATHER_MAX || crate::core::runtime::config().nbc_tree_max == 0 {
+        return Err(mem);
+    }
+    let (me, tag) = (s.tp.myproc, tree_tag(s, place));
+    let pending = if me == root {
+        if !mem.send.is_null() {
+            // SAFETY: the own block and its place in the result buffer (`n` blocks), which do
+            // not overlap (not in place).
+            unsafe { std::ptr::copy_nonoverlapping(mem.send, mem.recv.add(me * bytes), bytes) };
+        }
+        let mut posted = 0;
+        for p in (0..n).filter(|&p| p != me) {
+            // SAFETY: block p of the result buffer, valid until the operation completes (the
+            // caller's, or `mem.keep`, kept in `Tracked::flat` below).
+            match unsafe { s.tp.chunk_recv(comm, p, tag, mem.recv.add(p * bytes), bytes, token) } {
+                Ok(k) => posted += k,
+                Err(e) => return Ok(Err(e)),
+            }
+        }
+        posted
+    } else {
+        let from = if mem.send.is_null() { mem.recv as *const u8 } else { mem.send };
+        // SAFETY: this process's block, valid until the operation completes (as above).
+        match unsafe { s.tp.coll_send(comm, root, tag, from, bytes, token) } {
+            Ok(under_way) => u32::from(under_way),
+            Err(e) => return Ok(Err(e)),
+        }
+    };
+    if pending == 0 {
+        return Ok(Ok(true));
+    }
+    expect(s, token, pending);
+    s.rcoll.tree.flat.insert(token, Flat { key, mem });
+    Ok(Ok(false))
+}
+
+/// A flat gather's last message is done (`on_step`): its result buffer (ours, when the
+/// operation owns it) goes back; any other operation's `buf` passes through.
+fn flat_done(s: &mut State, token: u64, buf: Vec<u8>) -> Vec<u8> {
+    if s.rcoll.tree.flat.is_empty() {
+        return buf;
+    }
+    let Some(mut f) = s.rcoll.tree.flat.remove(&token) else {
+        return buf;
+    };
+    let keep = std::mem::take(&mut f.mem.keep);
+    real::release_if_unused(s, f.key);
+    keep
 }
 
 /// MPI_Test calls on tracked requests so far (every `FULL_POLL`-th runs the whole engine).

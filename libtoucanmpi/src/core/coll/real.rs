@@ -617,6 +617,20 @@ unsafe fn start_real(s: &mut State, key: CommKey, comm: RComm, what: RealColl, m
         },
         // SAFETY: forwarded from the caller.
         RealColl::FlatScatterv { root, .. } => unsafe { crate::core::coll::vscatter::start(s, comm, root, place, mem, token) },
+        // red30: a small Gather as flat real messages, else the real MPI's.
+        // SAFETY: forwarded from the caller.
+        RealColl::Gather { .. } => match unsafe { crate::core::coll::nbc::start_flat_gather(s, key, comm, &what, mem, token, place) } {
+            Ok(r) => r,
+            // SAFETY: forwarded from the caller.
+            Err(mem) => unsafe { s.tp.start_coll(comm, what, mem, token) }.map(|()| false),
+        },
+        // red30: a small Reduce as a tree of real messages (`treereduce`), else the real MPI's.
+        // SAFETY: forwarded from the caller.
+        RealColl::Reduce { .. } => match unsafe { crate::core::coll::treereduce::start(s, key, comm, &what, mem, token, place) } {
+            Ok(r) => r,
+            // SAFETY: forwarded from the caller.
+            Err(mem) => unsafe { s.tp.start_coll(comm, what, mem, token) }.map(|()| false),
+        },
         // SAFETY: forwarded from the caller.
         _ => match unsafe { crate::core::coll::nbc::start_rd(s, key, comm, &what, mem, token, place) } {
             Ok(r) => r.map(|()| false),
