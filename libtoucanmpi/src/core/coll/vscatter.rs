@@ -12,12 +12,7 @@
 //!   MPICH's `MPI_Iscatterv` schedule (advanced one step per poll of our progress engine) is
 //!   not used. The members of the root's process take their blocks from the packed buffer,
 //!   at their join or at the root's, whichever comes later; the root completes when every
-//!   send finished (the buffer lives in the record until then: `nbrec::landed`). Session 30:
-//!   below `SPLIT_MIN` bytes in all, the blocks of the root's process's members are packed
-//!   into the record at the root's join too, and the root completes without waiting for its
-//!   siblings (IMB's loop, root fixed, 2x4: 1 KiB 2.9 -> 2.4 µs per iteration, the slowest
-//!   rank); from it they take them from the root's buffer at their joins, the root holding
-//!   its request until they all joined (`Early::hold`).
+//!   send finished (the buffer lives in the record until then: `nbrec::landed`).
 //! - **Every other process** posts one real receive of its members' total bytes at its last
 //!   member's join (the sum of their receive counts, known only then; the root's process
 //!   sends exactly that many, since the root's count for each rank equals the rank's own:
@@ -122,9 +117,8 @@ fn back_to_back<'a>(views: impl Iterator<Item = View<'a>>) -> Option<usize> {
 }
 
 /// The root's part (in the root's process, at the root's join): this process's members take
-/// their blocks from `data` when they are small (`slots`, by local index) or straight from the
-/// root's buffer (`LANDED`, with the root's count; `take`, the root holding its request until
-/// every one joined), and every
+/// their blocks straight from the root's buffer (`slots`, by local index: `LANDED`, with the
+/// root's count; `take`, the root holding its request until every one joined), and every
 /// other process's messages go from the root's buffer where they lie as they go, else packed
 /// into `data`.
 ///
@@ -146,6 +140,7 @@ unsafe fn root_part(
     }
     data.clear();
     slots.clear();
+    slots.extend(local.iter().map(|&r| (LANDED, vbytes(all.get(r as usize)))));
     let mut msgs = Vec::new();
     // SAFETY (the packs): the root's blocks are valid (the caller's contract); `pack`
     // appends to `data`.
@@ -177,22 +172,6 @@ unsafe fn root_part(
                         v.dt.pack(v.ptr, v.count, data);
                     }
                 }
-            }
-        }
-        // This process's members: below `SPLIT_MIN` in all, their blocks are packed here too,
-        // so that the root completes without waiting for its siblings' joins; from it on they
-        // take them from the root's buffer (`LANDED`, the root holding its request until they
-        // joined: `Early::hold`).
-        let own = sp.per_proc.get(rp).copied().unwrap_or(0) < SPLIT_MIN;
-        for &r in local {
-            let v = all.get(r as usize);
-            let n = vbytes(v);
-            match v {
-                Some(v) if own && n > 0 => {
-                    slots.push((data.len(), n));
-                    v.dt.pack(v.ptr, v.count, data);
-                }
-                _ => slots.push((if own { 0 } else { LANDED }, n)),
             }
         }
     }
@@ -287,21 +266,18 @@ pub(super) unsafe fn join_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), p
     let msgs = if e.root == Some(i) {
         let all = root_args(e.root).expect("the root's arguments were just put there");
         e.here = true;
+        e.hold = true;
         // SAFETY: the root's blocks are valid during its call, and so are the receive buffers
         // of the members that joined (their requests are not complete).
         unsafe {
-            let msgs = root_part(&rec.procs, &rec.local, all, rp, &mut e.data, &mut e.slots);
-            e.hold = e.slots.iter().any(|&(at, _)| at == LANDED);
-            if e.hold {
-                for (j, slot) in rec.parts.iter().enumerate() {
-                    if let Some((p, _)) = slot {
-                        take(all, rec.local[j] as usize, p);
-                    }
+            for (j, slot) in rec.parts.iter().enumerate() {
+                if let Some((p, _)) = slot {
+                    take(all, rec.local[j] as usize, p);
                 }
             }
-            Some(msgs)
+            Some(root_part(&rec.procs, &rec.local, all, rp, &mut e.data, &mut e.slots))
         }
-    } else if e.here && e.hold {
+    } else if e.here && e.root.is_some() {
         // After the root's join in its process: this member's block from the root's buffer.
         if let (Some(all), Some((p, _))) = (root_args(e.root), &rec.parts[i]) {
             // SAFETY: as above (the root holds its request until this join).
