@@ -334,7 +334,7 @@ pub enum Next {
 unsafe fn join_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), part: Part, id: ReqId, v: bool) -> MpiResult<Next> {
     await_one(s, id);
     // vscat29: a v-form Scatter starts early too, as flat real messages (`vscatter`).
-    if v && matches!(part, Part::Scatter { .. }) && super::vscatter::flat() {
+    if v && matches!(part, Part::Scatter { .. }) && super::flatv::flat() {
         // SAFETY: forwarded from the caller.
         unsafe { super::vscatter::join_in(s, cm, key, part, id) }?;
         return Ok(Next::Nothing);

@@ -615,8 +615,11 @@ unsafe fn start_real(s: &mut State, key: CommKey, comm: RComm, what: RealColl, m
         RealColl::TreeScatter { root, bytes, .. } => unsafe {
             crate::core::coll::nbc::start_tree(s, key, comm, root, bytes, place, mem, token)
         },
-        // SAFETY: forwarded from the caller.
-        RealColl::FlatScatterv { root, .. } => unsafe { crate::core::coll::vscatter::start(s, comm, root, place, mem, token) },
+        RealColl::FlatScatterv { root, .. } => {
+            let sends = s.tp.myproc == root;
+            // SAFETY: forwarded from the caller.
+            unsafe { crate::core::coll::flatv::start(s, comm, sends, place, mem, token) }
+        }
         // SAFETY: forwarded from the caller.
         _ => match unsafe { crate::core::coll::nbc::start_rd(s, key, comm, &what, mem, token, place) } {
             Ok(r) => r.map(|()| false),
