@@ -25,6 +25,7 @@ pub mod step;
 pub mod team;
 pub mod teamcall;
 mod teamfold;
+pub mod vgather; // gath30
 pub mod vscatter; // vscat29
 
 use crate::consts as c;

@@ -620,6 +620,11 @@ unsafe fn start_real(s: &mut State, key: CommKey, comm: RComm, what: RealColl, m
             // SAFETY: forwarded from the caller.
             unsafe { crate::core::coll::flatv::start(s, comm, sends, place, mem, token) }
         }
+        RealColl::FlatGatherv { root, .. } => {
+            let sends = s.tp.myproc != root;
+            // SAFETY: forwarded from the caller.
+            unsafe { crate::core::coll::flatv::start(s, comm, sends, place, mem, token) }
+        }
         // SAFETY: forwarded from the caller.
         _ => match unsafe { crate::core::coll::nbc::start_rd(s, key, comm, &what, mem, token, place) } {
             Ok(r) => r.map(|()| false),
