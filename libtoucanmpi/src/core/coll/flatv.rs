@@ -10,10 +10,14 @@
 //! `collp2p::P2P_MAX` goes as several, in order on the same tag (`Transport::chunk_send`,
 //! `chunk_recv`). The messages' places ride in `CollMem::keep` (`put_messages`) to `start`.
 
-use crate::core::coll::team::View;
+use super::nbrec::Early;
+use super::nbrecv::vbytes;
+use crate::core::coll::hier::CommKey;
+use crate::core::coll::team::{Blocks, View};
+use crate::core::error::MpiResult;
 use crate::core::state::State;
 use crate::transport::real::RComm;
-use crate::transport::CollMem;
+use crate::transport::{CollMem, RealColl};
 
 /// Whether a v-form rooted record goes as flat real messages: unless
 /// `TOUCAN_NBC_TREE_MAX=0` (no collectives as real point-to-point messages; the same on every
@@ -43,7 +47,7 @@ pub(super) enum From {
 /// The messages of this process's part (peer process, where, bytes), in the order both ends
 /// make them, as `CollMem::keep` carries them to `start` (native-order `usize` triples, the
 /// places resolved against `data`).
-pub(super) fn put_messages(msgs: &[(usize, From, usize)], data: *const u8) -> Vec<u8> {
+fn put_messages(msgs: &[(usize, From, usize)], data: *const u8) -> Vec<u8> {
     let mut keep = Vec::with_capacity(msgs.len() * 3 * std::mem::size_of::<usize>());
     for &(p, from, n) in msgs {
         let at = match from {
@@ -66,6 +70,61 @@ fn messages(keep: &[u8]) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
     })
 }
 
+/// The root's messages to or from every other process with a non-empty chunk (peer process,
+/// where, bytes), in process order, each process's blocks in rank order, from the root's
+/// blocks `all` (`procs`: each rank's process and index there; `rp`: the root's process):
+/// from `SPLIT_MIN` one per non-empty block, at the block where its type is contiguous; below
+/// it one per process, at the blocks where they lie back to back. Any other block makes its
+/// place at the end of `data` (`into_data(rank, block, data)` appends its bytes: packed for a
+/// send, room for a receive), `data` cleared first.
+pub(super) fn root_messages(
+    procs: &[(usize, usize)],
+    all: &Blocks,
+    rp: usize,
+    data: &mut Vec<u8>,
+    mut into_data: impl FnMut(usize, View<'_>, &mut Vec<u8>),
+) -> Vec<(usize, From, usize)> {
+    let nproc = procs.iter().map(|p| p.0 + 1).max().unwrap_or(1);
+    let sp = super::nbrecv::spread(procs, nproc, |r| vbytes(all.get(r)));
+    let mut ranks: Vec<Vec<usize>> = vec![Vec::new(); nproc];
+    for (r, &(p, _)) in procs.iter().enumerate() {
+        ranks[p].push(r);
+    }
+    data.clear();
+    let mut msgs = Vec::new();
+    for (p, rs) in ranks.iter().enumerate() {
+        let len = sp.per_proc[p];
+        if p == rp || len == 0 {
+            continue;
+        }
+        let blocks = || {
+            rs.iter()
+                .filter_map(|&r| all.get(r).map(|v| (r, v)))
+                .filter(|(_, v)| vbytes(Some(*v)) > 0)
+        };
+        if len >= SPLIT_MIN {
+            for (r, v) in blocks() {
+                let from = if v.dt.is_contiguous() {
+                    From::At(v.ptr as usize)
+                } else {
+                    let at = data.len();
+                    into_data(r, v, data);
+                    From::Data(at)
+                };
+                msgs.push((p, from, vbytes(Some(v))));
+            }
+        } else if let Some(a) = back_to_back(blocks().map(|(_, v)| v)) {
+            msgs.push((p, From::At(a), len));
+        } else {
+            msgs.push((p, From::Data(data.len()), len));
+            for (r, v) in blocks() {
+                into_data(r, v, data);
+            }
+        }
+    }
+    msgs
+}
+
 /// The address of the first of blocks `views` when they lie back to back in memory, of a
 /// contiguous type (empty ones anywhere), else None.
 pub(super) fn back_to_back<'a>(views: impl Iterator<Item = View<'a>>) -> Option<usize> {
@@ -82,6 +141,49 @@ pub(super) fn back_to_back<'a>(views: impl Iterator<Item = View<'a>>) -> Option<
         next = v.ptr as usize + n;
     }
     Some(first.unwrap_or(0))
+}
+
+/// What a flat v-form join (`vscatter::join_in`, `vgather::join_in`) leaves to `launch`
+/// once record part `e` holds its messages `msgs` (None: this join starts nothing; `last`:
+/// it is the last local member's): whether the record is to settle (a member may complete),
+/// and the real operation's start, its record's uid and memory, the messages' places resolved
+/// against `data`, which is final now (it does not change until the record goes).
+pub(super) fn resolve(e: &mut Early, msgs: Option<Vec<(usize, From, usize)>>, last: bool) -> (bool, Option<(u64, CollMem)>) {
+    let settle_now = e.here || e.done || last;
+    let start = msgs.map(|m| {
+        let p = e.data.as_mut_ptr();
+        let mem = CollMem {
+            send: p,
+            recv: p,
+            bytes: e.data.len(),
+            keep: put_messages(&m, p),
+        };
+        (e.uid, mem)
+    });
+    (settle_now, start)
+}
+
+/// The end of a flat v-form join, under the state lock: settles record `key` when
+/// `settle_now` (a member may complete), then queues real operation `what` at the call's
+/// place with `start` (`resolve`).
+///
+/// # Safety
+/// The messages' places are the record's `data`, which stays (and does not move) until the
+/// operation finished (`nbrec::landed`), or the program's buffers of members whose requests
+/// complete after that.
+pub(super) unsafe fn launch(
+    s: &mut State,
+    key: (CommKey, u64),
+    settle_now: bool,
+    start: Option<(u64, CollMem)>,
+    what: RealColl,
+) -> MpiResult<()> {
+    if settle_now {
+        super::nbrec::settle(s, key);
+    }
+    let Some((uid, mem)) = start else { return Ok(()) };
+    // SAFETY: the caller's contract.
+    unsafe { super::real::queue_early(s, key, uid, what, mem) }
 }
 
 /// Starts this process's part of flat v-form operation `token` at `place` of twin `comm`
@@ -114,6 +216,20 @@ pub(super) unsafe fn start(
     }
     super::nbc::expect(s, token, under_way);
     Ok(under_way == 0)
+}
+
+/// For the tests of `vscatter` and `vgather`: a block at `p` of `ints` ints, or (None) of one
+/// vector of two ints with a hole (8 bytes, extent 12).
+#[cfg(test)]
+pub(super) fn test_block(p: *mut i32, ints: Option<usize>) -> crate::core::coll::Buf {
+    let int = crate::core::datatype::lookup(crate::consts::MPI_INT).expect("MPI_INT");
+    match ints {
+        Some(n) => crate::core::coll::Buf::new(p as *mut u8, n, int),
+        None => {
+            let vec2 = crate::core::datatype::typemap::hvector(2, 1, 8, &int).expect("vector");
+            crate::core::coll::Buf::new(p as *mut u8, 1, std::sync::Arc::new(vec2))
+        }
+    }
 }
 
 #[cfg(test)]

@@ -35,16 +35,16 @@
 //! `nbrec::early_failed`), gives the root MPI_ERR_TRUNCATE (what fits is kept); the other
 //! members complete without error, as MPI's senders do.
 
-use super::flatv::{back_to_back, put_messages, From, SPLIT_MIN};
-use super::nbrec::{copy_view, early_rec, settle, Early};
-use super::nbrecv::{spread, vbytes};
+use super::flatv::{back_to_back, launch, resolve, root_messages, From, SPLIT_MIN};
+use super::nbrec::{copy_view, early_rec, Early};
+use super::nbrecv::vbytes;
 use crate::core::coll::hier::CommKey;
 use crate::core::coll::team::{Blocks, Part, View};
 use crate::core::comm::CommRef;
 use crate::core::error::MpiResult;
 use crate::core::request::ReqId;
 use crate::core::state::State;
-use crate::transport::{CollMem, RealColl};
+use crate::transport::RealColl;
 
 /// A record's member slot (`nbrec::Rec::parts`).
 type Slot = Option<(Part, ReqId)>;
@@ -83,54 +83,12 @@ fn root_part(
     data: &mut Vec<u8>,
     unpacks: &mut Vec<(usize, usize)>,
 ) -> Vec<(usize, From, usize)> {
-    let nproc = procs.iter().map(|p| p.0 + 1).max().unwrap_or(1);
-    let sp = spread(procs, nproc, |r| vbytes(all.get(r)));
-    let mut ranks: Vec<Vec<usize>> = vec![Vec::new(); nproc];
-    for (r, &(p, _)) in procs.iter().enumerate() {
-        ranks[p].push(r);
-    }
-    data.clear();
     unpacks.clear();
-    let mut msgs = Vec::new();
-    // Room in `data` for `n` bytes of rank `r`'s block, where it is unpacked from.
-    let mut into_data = |r: usize, n: usize, data: &mut Vec<u8>| {
+    root_messages(procs, all, rp, data, |r, v, data| {
         let at = data.len();
         unpacks.push((at, r));
-        data.resize(at + n, 0);
-        at
-    };
-    for (p, rs) in ranks.iter().enumerate() {
-        let len = sp.per_proc[p];
-        if p == rp || len == 0 {
-            continue;
-        }
-        if len >= SPLIT_MIN {
-            for &r in rs {
-                let Some(v) = all.get(r).filter(|v| vbytes(Some(*v)) > 0) else {
-                    continue;
-                };
-                let n = vbytes(Some(v));
-                let from = if v.dt.is_contiguous() {
-                    From::At(v.ptr as usize)
-                } else {
-                    From::Data(into_data(r, n, data))
-                };
-                msgs.push((p, from, n));
-            }
-        } else if let Some(a) = back_to_back(rs.iter().filter_map(|&r| all.get(r))) {
-            msgs.push((p, From::At(a), len));
-        } else {
-            let at = data.len();
-            for &r in rs {
-                let n = vbytes(all.get(r));
-                if n > 0 {
-                    into_data(r, n, data);
-                }
-            }
-            msgs.push((p, From::Data(at), len));
-        }
-    }
-    msgs
+        data.resize(at + vbytes(Some(v)), 0);
+    })
 }
 
 /// A process's part away from the root's (at its last join): the sends of its members'
@@ -257,30 +215,16 @@ pub(super) unsafe fn join_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), p
     if !fits && e.err == 0 {
         e.err = crate::consts::MPI_ERR_TRUNCATE;
     }
-    let uid = e.uid;
-    // The messages' places in `data` are final now (it does not change until the record goes).
-    let mem = msgs.map(|m| {
-        let p = e.data.as_mut_ptr();
-        CollMem {
-            send: p,
-            recv: p,
-            bytes: e.data.len(),
-            keep: put_messages(&m, p),
-        }
-    });
-    if e.here || e.done || last {
-        settle(s, key);
-    }
-    let Some(mem) = mem else { return Ok(()) };
-    let what = RealColl::FlatGatherv { root: rp, tag: 0 };
-    // SAFETY: the messages' places are the record's `data`, which stays (and does not move)
-    // until the operation finished (`nbrec::landed`), the root's receive blocks and the
-    // members' send blocks, valid until their requests complete, which is after that.
-    unsafe { super::real::queue_early(s, key, uid, what, mem) }
+    let (settle_now, start) = resolve(e, msgs, last);
+    // SAFETY: the messages' places are the record's `data` (`flatv::launch`), the root's receive
+    // blocks and the members' send blocks, valid until their requests complete, which is after
+    // the operation finished.
+    unsafe { launch(s, key, settle_now, start, RealColl::FlatGatherv { root: rp, tag: 0 }) }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::flatv::test_block;
     use super::*;
     use rstest::rstest;
 
@@ -302,20 +246,9 @@ mod tests {
         #[case] msgs: Vec<(Option<usize>, usize)>,
         #[case] unpacks: Vec<(usize, usize)>,
     ) {
-        use crate::consts as c;
-        let int = crate::core::datatype::lookup(c::MPI_INT).expect("MPI_INT");
-        let vec2 = std::sync::Arc::new(crate::core::datatype::typemap::hvector(2, 1, 8, &int).expect("vector"));
         let mut buf = vec![0i32; 10000];
         let p = buf.as_mut_ptr();
-        let all = Blocks::List(
-            at.iter()
-                .zip(&ints)
-                .map(|(&a, n)| match n {
-                    Some(n) => crate::core::coll::Buf::new(p.wrapping_add(a) as *mut u8, *n, int.clone()),
-                    None => crate::core::coll::Buf::new(p.wrapping_add(a) as *mut u8, 1, vec2.clone()),
-                })
-                .collect(),
-        );
+        let all = Blocks::List(at.iter().zip(&ints).map(|(&a, n)| test_block(p.wrapping_add(a), *n)).collect());
         let procs = vec![(0, 0), (0, 1), (1, 0), (1, 1), (1, 2)];
         let (mut data, mut got_unpacks) = (Vec::new(), Vec::new());
         let got = root_part(&procs, &all, 0, &mut data, &mut got_unpacks);
@@ -356,20 +289,13 @@ mod tests {
         #[case] lent: bool,
         #[case] data_len: usize,
     ) {
-        use crate::consts as c;
-        let int = crate::core::datatype::lookup(c::MPI_INT).expect("MPI_INT");
-        let vec2 = std::sync::Arc::new(crate::core::datatype::typemap::hvector(2, 1, 8, &int).expect("vector"));
         // One buffer; blocks back to back, or each 16 ints after the previous one's end.
         let mut buf = vec![0i32; 10000];
         let mut at = 0;
         let parts: Vec<Slot> = ints
             .iter()
             .map(|n| {
-                let p = buf.as_mut_ptr().wrapping_add(at) as *mut u8;
-                let b = match n {
-                    Some(n) => crate::core::coll::Buf::new(p, *n, int.clone()),
-                    None => crate::core::coll::Buf::new(p, 1, vec2.clone()),
-                };
+                let b = test_block(buf.as_mut_ptr().wrapping_add(at), *n);
                 at += n.unwrap_or(3) + if adjacent { 0 } else { 16 };
                 let part = Part::Gather {
                     send: Some(b),

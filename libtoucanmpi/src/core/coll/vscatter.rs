@@ -32,16 +32,16 @@
 //! truncation class, which every member of that process gets (`nbrec::early_failed`); a
 //! shorter one is not seen (the real receive takes it, the missing bytes stay as they were).
 
-use super::flatv::{back_to_back, put_messages, From, SPLIT_MIN};
-use super::nbrec::{copy_view, early_rec, settle};
-use super::nbrecv::{spread, vbytes};
+use super::flatv::{launch, resolve, root_messages, From, SPLIT_MIN};
+use super::nbrec::{copy_view, early_rec};
+use super::nbrecv::vbytes;
 use crate::core::coll::hier::CommKey;
 use crate::core::coll::team::{Blocks, Part};
 use crate::core::comm::CommRef;
 use crate::core::error::MpiResult;
 use crate::core::request::ReqId;
 use crate::core::state::State;
-use crate::transport::{CollMem, RealColl};
+use crate::transport::RealColl;
 
 /// A block's offset in `Early::slots` when it landed in its member's buffer (`nbrec::settle_rec`
 /// has nothing to copy: no place in `data` ends there).
@@ -63,50 +63,12 @@ unsafe fn root_part(
     data: &mut Vec<u8>,
     slots: &mut Vec<(usize, usize)>,
 ) -> Vec<(usize, From, usize)> {
-    let nproc = procs.iter().map(|p| p.0 + 1).max().unwrap_or(1);
-    let sp = spread(procs, nproc, |r| vbytes(all.get(r)));
-    let mut ranks: Vec<Vec<usize>> = vec![Vec::new(); nproc];
-    for (r, &(p, _)) in procs.iter().enumerate() {
-        ranks[p].push(r);
-    }
-    data.clear();
     slots.clear();
     slots.extend(local.iter().map(|&r| (LANDED, vbytes(all.get(r as usize)))));
-    let mut msgs = Vec::new();
-    // SAFETY (the packs): the root's blocks are valid (the caller's contract); `pack`
-    // appends to `data`.
-    unsafe {
-        for (p, rs) in ranks.iter().enumerate() {
-            let len = sp.per_proc[p];
-            if p == rp || len == 0 {
-                continue;
-            }
-            if len >= SPLIT_MIN {
-                for &r in rs {
-                    let Some(v) = all.get(r).filter(|v| v.count * v.dt.size > 0) else {
-                        continue;
-                    };
-                    let n = v.count * v.dt.size;
-                    if v.dt.is_contiguous() {
-                        msgs.push((p, From::At(v.ptr as usize), n));
-                    } else {
-                        msgs.push((p, From::Data(data.len()), n));
-                        v.dt.pack(v.ptr, v.count, data);
-                    }
-                }
-            } else if let Some(a) = back_to_back(rs.iter().filter_map(|&r| all.get(r))) {
-                msgs.push((p, From::At(a), len));
-            } else {
-                msgs.push((p, From::Data(data.len()), len));
-                for &r in rs {
-                    if let Some(v) = all.get(r) {
-                        v.dt.pack(v.ptr, v.count, data);
-                    }
-                }
-            }
-        }
-    }
-    msgs
+    root_messages(procs, all, rp, data, |_, v, data| {
+        // SAFETY: the root's blocks are valid (the caller's contract); `pack` appends to `data`.
+        unsafe { v.dt.pack(v.ptr, v.count, data) }
+    })
 }
 
 /// A process's part away from the root's (at its last join): the receives of its members'
@@ -216,26 +178,11 @@ pub(super) unsafe fn join_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), p
     } else {
         None
     };
-    let uid = e.uid;
-    // The messages' places in `data` are final now (it does not change until the record goes).
-    let mem = msgs.map(|m| {
-        let p = e.data.as_mut_ptr();
-        CollMem {
-            send: p,
-            recv: p,
-            bytes: e.data.len(),
-            keep: put_messages(&m, p),
-        }
-    });
-    if e.here || e.done || last {
-        settle(s, key);
-    }
-    let Some(mem) = mem else { return Ok(()) };
-    let what = RealColl::FlatScatterv { root: rp, tag: 0 };
-    // SAFETY: the messages' places are the record's `data`, which stays (and does not move)
-    // until the operation finished (`nbrec::landed`), the root's send blocks and the members'
-    // receive buffers, valid until their requests complete, which is after that.
-    unsafe { super::real::queue_early(s, key, uid, what, mem) }
+    let (settle_now, start) = resolve(e, msgs, last);
+    // SAFETY: the messages' places are the record's `data` (`flatv::launch`), the root's send
+    // blocks and the members' receive buffers, valid until their requests complete, which is
+    // after the operation finished.
+    unsafe { launch(s, key, settle_now, start, RealColl::FlatScatterv { root: rp, tag: 0 }) }
 }
 
 #[cfg(test)]
@@ -253,18 +200,12 @@ mod tests {
     #[case::split(vec![Some(4096), Some(0), Some(2048)], vec![(None, 16384), (None, 8192)], 0)]
     #[case::split_vector(vec![Some(4096), None], vec![(None, 16384), (Some(0), 8)], 8)]
     fn away_messages(#[case] ints: Vec<Option<usize>>, #[case] msgs: Vec<(Option<usize>, usize)>, #[case] data_len: usize) {
-        use crate::consts as c;
-        let int = crate::core::datatype::lookup(c::MPI_INT).expect("MPI_INT");
-        let vec2 = std::sync::Arc::new(crate::core::datatype::typemap::hvector(2, 1, 8, &int).expect("vector"));
         let mut bufs: Vec<Vec<i32>> = ints.iter().map(|n| vec![0; n.unwrap_or(3)]).collect();
         let parts: Vec<Option<(Part, ReqId)>> = ints
             .iter()
             .zip(bufs.iter_mut())
             .map(|(n, b)| {
-                let buf = match n {
-                    Some(n) => crate::core::coll::Buf::new(b.as_mut_ptr() as *mut u8, *n, int.clone()),
-                    None => crate::core::coll::Buf::new(b.as_mut_ptr() as *mut u8, 1, vec2.clone()),
-                };
+                let buf = super::super::flatv::test_block(b.as_mut_ptr(), *n);
                 let part = Part::Scatter {
                     parts: Blocks::List(Vec::new()),
                     recv: Some(buf),
