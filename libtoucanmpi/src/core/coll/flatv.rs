@@ -148,6 +148,7 @@ pub(super) fn back_to_back<'a>(views: impl Iterator<Item = View<'a>>) -> Option<
 /// it is the last local member's): whether the record is to settle (a member may complete),
 /// and the real operation's start, its record's uid and memory, the messages' places resolved
 /// against `data`, which is final now (it does not change until the record goes).
+#[inline(always)]
 pub(super) fn resolve(e: &mut Early, msgs: Option<Vec<(usize, From, usize)>>, last: bool) -> (bool, Option<(u64, CollMem)>) {
     let settle_now = e.here || e.done || last;
     let start = msgs.map(|m| {
@@ -171,6 +172,7 @@ pub(super) fn resolve(e: &mut Early, msgs: Option<Vec<(usize, From, usize)>>, la
 /// The messages' places are the record's `data`, which stays (and does not move) until the
 /// operation finished (`nbrec::landed`), or the program's buffers of members whose requests
 /// complete after that.
+#[inline(always)]
 pub(super) unsafe fn launch(
     s: &mut State,
     key: (CommKey, u64),

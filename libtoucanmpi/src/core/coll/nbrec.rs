@@ -336,13 +336,14 @@ unsafe fn join_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), part: Part, 
     await_one(s, id);
     // vscat29: a v-form Scatter starts early too, as flat real messages (`vscatter`);
     // gath30: a v-form Gather as well (`vgather`).
-    if v && matches!(part, Part::Scatter { .. } | Part::Gather { .. }) && super::flatv::flat() {
-        match part {
-            // SAFETY: forwarded from the caller.
-            Part::Scatter { .. } => unsafe { super::vscatter::join_in(s, cm, key, part, id) }?,
-            // SAFETY: forwarded from the caller.
-            _ => unsafe { super::vgather::join_in(s, cm, key, part, id) }?,
-        }
+    if v && matches!(part, Part::Scatter { .. }) && super::flatv::flat() {
+        // SAFETY: forwarded from the caller.
+        unsafe { super::vscatter::join_in(s, cm, key, part, id) }?;
+        return Ok(Next::Nothing);
+    }
+    if v && matches!(part, Part::Gather { .. }) && super::flatv::flat() {
+        // SAFETY: forwarded from the caller.
+        unsafe { super::vgather::join_in(s, cm, key, part, id) }?;
         return Ok(Next::Nothing);
     }
     // nbrecv27: a v-form's record (`v`) never starts early.
