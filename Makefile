@@ -159,12 +159,14 @@ lint:
 # do not let it land in place; in the DIRECT and SOLO sets too); the step below adds Iscatterv.
 # Session 29 (vscat29): Iscatterv is on the records by default too (nbc_rec_sv); the step below
 # now runs them with TOUCAN_NBC_REC_V=off (every v-form in helper tasks, no longer the default).
-REC_V_TESTS = ^(nbc_rec_v|nbc_rec_gv|nbc_rec_sv|nbc_rootstart|nbc_rooted|coll_pairv|nbc_iallgather|coll_nbteam)$$
+# Session 30 (gath30): nbc_rec_gf (Igatherv as flat real messages: send and receive types that
+# differ, chunks above 1 MiB, uneven members per process); in the DIRECT, SOLO and NODES sets too.
+REC_V_TESTS = ^(nbc_rec_v|nbc_rec_gv|nbc_rec_gf|nbc_rec_sv|nbc_rootstart|nbc_rooted|coll_pairv|nbc_iallgather|coll_nbteam)$$
 # Session 23 (rate16): p2p_wait_window (windows of many requests, every wait and test call).
 # Session 23 (sr16): p2p_sendrecv_mix (Sendrecv beside Isend, probes, wildcards, late partners).
 # Session 24 (shmq16): p2p_shmq_flood (the node queue's full path, collective steps through it).
 # Session 28 (lead): p2p_unexq_lanes (messages taken off the real MPI into the per-sender queue).
-DIRECT_TESTS = ^(anysource|cancel|comm_basic|coll_comms|coll_p2p_mix|nbc_mixed|nbc_p2p_apart|deadlock_(ring|large|coll|wait)|get_count|halo|isendrecv|large_pairs|mprobe|nb_test|nb_wait|order|p2p_large_count|persistent|probe|proc_null|request_free|request_status|ring|send_modes|sendrecv|stress|threads_multiple|topo_cart|truncate|zero_size|p2p_wait_mixed|p2p_lean|p2p_lean_wait|p2p_wait_window|comm_steps|coll_persist_steps|p2p_ring_match|p2p_waitall_late|p2p_stack_eager|p2p_sendrecv_mix|coll_(alltoall|gather|redscat|err_route|rooted_known|pair|pairv)|bcast|barrier|reduce_arith|deadlock_coll_small|p2p_shmq_flood|nbc_pair|nbc_pair_red|nbc_mixed_types|nbc_pair_late|nbc_pair_rs|nbc_pair_scan|nbc_rec_v|nbc_rec_gv|nbc_rec_sv|nbc_rec_rs|p2p_unexq_lanes)$$
+DIRECT_TESTS = ^(anysource|cancel|comm_basic|coll_comms|coll_p2p_mix|nbc_mixed|nbc_p2p_apart|deadlock_(ring|large|coll|wait)|get_count|halo|isendrecv|large_pairs|mprobe|nb_test|nb_wait|order|p2p_large_count|persistent|probe|proc_null|request_free|request_status|ring|send_modes|sendrecv|stress|threads_multiple|topo_cart|truncate|zero_size|p2p_wait_mixed|p2p_lean|p2p_lean_wait|p2p_wait_window|comm_steps|coll_persist_steps|p2p_ring_match|p2p_waitall_late|p2p_stack_eager|p2p_sendrecv_mix|coll_(alltoall|gather|redscat|err_route|rooted_known|pair|pairv)|bcast|barrier|reduce_arith|deadlock_coll_small|p2p_shmq_flood|nbc_pair|nbc_pair_red|nbc_mixed_types|nbc_pair_late|nbc_pair_rs|nbc_pair_scan|nbc_rec_v|nbc_rec_gv|nbc_rec_gf|nbc_rec_sv|nbc_rec_rs|p2p_unexq_lanes)$$
 
 # Session 21: as if every process ran on a node of its own (MPICH's MPIR_CVAR_NOLOCAL=1: the
 # real MPI's network path, and transport::node::same_node false for every peer), so the sends
@@ -173,7 +175,7 @@ DIRECT_TESTS = ^(anysource|cancel|comm_basic|coll_comms|coll_p2p_mix|nbc_mixed|n
 # Session 26 (lead): nbc_pair_late (a pair collective taking its message from the real ring at the start).
 # Session 28 (lead): p2p_unexq_lanes (the unexpected queue per sender; messages between nodes), nbc_rootstart
 # (rooted nonblocking calls with rendezvous blocks between nodes).
-NODES_TESTS = ^(p2p_stack_eager|p2p_ring_match|coll_p2p_mix|halo|stress|large_pairs|send_modes|p2p_shmq_flood|nbc_pair_late|p2p_unexq_lanes|nbc_rootstart|nbc_qnames|nbc_rec_sv)$$
+NODES_TESTS = ^(p2p_stack_eager|p2p_ring_match|coll_p2p_mix|halo|stress|large_pairs|send_modes|p2p_shmq_flood|nbc_pair_late|p2p_unexq_lanes|nbc_rootstart|nbc_qnames|nbc_rec_sv|nbc_rec_gf)$$
 
 # Blocking collectives at V=1 as the real MPI's own (core/coll/solo.rs): on when the real MPI runs
 # at MPI_THREAD_MULTIPLE; these compat tests run again in that mode (docs/collectives.md).
@@ -182,7 +184,7 @@ NODES_TESTS = ^(p2p_stack_eager|p2p_ring_match|coll_p2p_mix|halo|stress|large_pa
 # Session 24 (nbcpair16): nbc_pair. Session 25 (lead): coll_pairv (the v-forms on the pair paths); (nbcred16) nbc_pair_red;
 # (faults16) nbc_mixed_types, and at 3x1 and 3x3 too (NBC_ERR_TESTS: a truncating real
 # I-collective beyond the two-process pair path).
-SOLO_TESTS = ^(barrier|bcast|coll_(alltoall|alltoallv_c|comm_order|gather|hier|large_count|nbreal|p2p_mix|pair|persist_steps|persistent|pplan|redscat|reduce_early|rooted_known|solo|team)|deadlock_(coll|coll_small|rma|rma_lock)|info_comm|io_(basic|collread|nbcoll)|reduce_(arith|minmax)|threads_(multiple|openmp)|topo_cart|comm_steps|nbc_pair|coll_pairv|nbc_pair_red|nbc_mixed_types|nbc_pair_late|nbc_pair_rs|nbc_pair_scan|nbc_rec_v|nbc_rec_gv|nbc_rec_sv|nbc_rec_rs)$$
+SOLO_TESTS = ^(barrier|bcast|coll_(alltoall|alltoallv_c|comm_order|gather|hier|large_count|nbreal|p2p_mix|pair|persist_steps|persistent|pplan|redscat|reduce_early|rooted_known|solo|team)|deadlock_(coll|coll_small|rma|rma_lock)|info_comm|io_(basic|collread|nbcoll)|reduce_(arith|minmax)|threads_(multiple|openmp)|topo_cart|comm_steps|nbc_pair|coll_pairv|nbc_pair_red|nbc_mixed_types|nbc_pair_late|nbc_pair_rs|nbc_pair_scan|nbc_rec_v|nbc_rec_gv|nbc_rec_gf|nbc_rec_sv|nbc_rec_rs)$$
 NBC_ERR_TESTS = ^(nbc_mixed_types)$$
 
 # Session 26 (np3rec16): odd world sizes (docs/compat-wide.md). The collective-heavy tests at

@@ -11,7 +11,8 @@ use std::os::raw::c_void;
 
 /// `start_coll`'s refusal of the collectives made of point-to-point messages, which start
 /// elsewhere.
-const P2P_STARTS: &str = "a tree broadcast or scatter, or a flat scatter, starts with start_tree_bcast, start_tree_scatter or chunk_send";
+const P2P_STARTS: &str =
+    "a tree broadcast or scatter, or a flat scatter or gather, starts with start_tree_bcast, start_tree_scatter or chunk_send";
 
 /// A real collective, with real datatype and operation handles where it reduces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,6 +81,14 @@ pub enum RealColl {
     /// process's chunk back to back in process order, their lengths (`usize`, native order)
     /// in `CollMem::keep`; elsewhere it receives this process's chunk (`CollMem::bytes`).
     FlatScatterv {
+        root: usize,
+        tag: i32,
+    },
+    /// Session 30 (gath30): a v-form gather into process `root` as flat real point-to-point
+    /// messages (pieces as `FlatScatterv`'s): every other process sends its members' blocks,
+    /// the root's process receives them; the messages' (process, address, bytes) are in
+    /// `CollMem::keep` (`core::coll::flatv::put_messages`).
+    FlatGatherv {
         root: usize,
         tag: i32,
     },
@@ -195,7 +204,10 @@ impl Transport {
                     m.PMPI_Iscatter_c(s, len, byte, r, len, byte, root as _, comm, &mut req),
                     "MPI_Iscatter_c",
                 ),
-                RealColl::TreeBcast { .. } | RealColl::TreeScatter { .. } | RealColl::FlatScatterv { .. } => return Err(P2P_STARTS.into()),
+                RealColl::TreeBcast { .. }
+                | RealColl::TreeScatter { .. }
+                | RealColl::FlatScatterv { .. }
+                | RealColl::FlatGatherv { .. } => return Err(P2P_STARTS.into()),
                 RealColl::Gatherv { .. } | RealColl::Scatterv { .. } | RealColl::Allgatherv { .. } | RealColl::ReduceScatter { .. } => {
                     super::vcoll::start(m, self.myproc, what, &mem, comm, &mut req)
                 }
@@ -271,7 +283,9 @@ fn operands(me: usize, what: RealColl, mem: &CollMem) -> (*const c_void, *mut c_
             (std::ptr::null(), none, 0)
         }
         RealColl::Bcast { .. } | RealColl::TreeBcast { .. } => (std::ptr::null(), recv, mem.bytes as _),
-        RealColl::TreeScatter { .. } | RealColl::FlatScatterv { .. } => (recv as *const c_void, recv, mem.bytes as _),
+        RealColl::TreeScatter { .. } | RealColl::FlatScatterv { .. } | RealColl::FlatGatherv { .. } => {
+            (recv as *const c_void, recv, mem.bytes as _)
+        }
         // Away from the root the operand is read from wherever it is.
         RealColl::Reduce { root, .. } => match (root == me, mem.send.is_null()) {
             (true, _) => (send, recv, 0),
@@ -361,6 +375,7 @@ impl Blocking {
                 | RealColl::TreeBcast { .. }
                 | RealColl::TreeScatter { .. }
                 | RealColl::FlatScatterv { .. }
+                | RealColl::FlatGatherv { .. }
                 | RealColl::Gatherv { .. }
                 | RealColl::Scatterv { .. }
                 | RealColl::Allgatherv { .. }

@@ -6,6 +6,7 @@
 //! here also serve its inter-process level, through a view of one representative per process,
 //! unless that level runs as a real collective (`coll::real`).
 
+mod flatv; // gath30: shared by vscatter and vgather
 pub mod fold;
 pub mod hier;
 pub mod hiergather;
@@ -25,6 +26,7 @@ pub mod team;
 pub mod teamcall;
 mod teamfold;
 mod treereduce; // red30
+pub mod vgather; // gath30
 pub mod vscatter; // vscat29
 
 use crate::consts as c;

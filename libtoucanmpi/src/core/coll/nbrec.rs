@@ -134,7 +134,8 @@ pub struct Early {
     /// blocks from its buffer: `vscatter`).
     pub(super) hold: bool,
     /// Session 25 (faults16): the error class its real operation failed with (0: none).
-    err: i32,
+    /// gath30: a v-form gather's root's only (`vgather`).
+    pub(super) err: i32,
 }
 
 impl Early {
@@ -333,10 +334,16 @@ pub enum Next {
 /// As `join`.
 unsafe fn join_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), part: Part, id: ReqId, v: bool) -> MpiResult<Next> {
     await_one(s, id);
-    // vscat29: a v-form Scatter starts early too, as flat real messages (`vscatter`).
-    if v && matches!(part, Part::Scatter { .. }) && super::vscatter::flat() {
+    // vscat29: a v-form Scatter starts early too, as flat real messages (`vscatter`);
+    // gath30: a v-form Gather as well (`vgather`).
+    if v && matches!(part, Part::Scatter { .. }) && super::flatv::flat() {
         // SAFETY: forwarded from the caller.
         unsafe { super::vscatter::join_in(s, cm, key, part, id) }?;
+        return Ok(Next::Nothing);
+    }
+    if v && matches!(part, Part::Gather { .. }) && super::flatv::flat() {
+        // SAFETY: forwarded from the caller.
+        unsafe { super::vgather::join_in(s, cm, key, part, id) }?;
         return Ok(Next::Nothing);
     }
     // nbrecv27: a v-form's record (`v`) never starts early.
@@ -644,7 +651,7 @@ pub(super) fn early_rec(s: &mut State, cm: &CommRef, root: i32, bytes: usize, bl
     early_with(s, cm, root, Some((bytes, block)))
 }
 
-/// Session 30: a v-form's early record (`vscatter`), whose `data` its module sizes itself: a
+/// Session 30: a v-form's early record (`vscatter`, `vgather`), whose `data` its module sizes itself: a
 /// spare shell's buffer is left as it was (a receive of the same length then needs no fresh
 /// zero fill at every call).
 pub(super) fn early_rec_v(s: &mut State, cm: &CommRef, root: i32) -> Rec {
@@ -823,6 +830,17 @@ fn settle_rec(rec: &mut Rec, done: &mut Completed) {
             (Part::Scatter { recv: Some(b), .. }, _) => {
                 let (at, have) = e.slot(j);
                 Some((b, at, have))
+            }
+            // gath30: a v-form gather's root takes the blocks that landed in `data`; its other
+            // members only send (MPI's senders see no truncation).
+            (Part::Gather { parts, .. }, true) => {
+                // SAFETY: the root's blocks stay valid until its request completes (below).
+                unsafe { super::vgather::unpack(parts, e) };
+                None
+            }
+            (Part::Gather { .. }, false) => {
+                class = 0;
+                None
             }
             _ => None,
         };

@@ -615,8 +615,16 @@ unsafe fn start_real(s: &mut State, key: CommKey, comm: RComm, what: RealColl, m
         RealColl::TreeScatter { root, bytes, .. } => unsafe {
             crate::core::coll::nbc::start_tree(s, key, comm, root, bytes, place, mem, token)
         },
-        // SAFETY: forwarded from the caller.
-        RealColl::FlatScatterv { root, .. } => unsafe { crate::core::coll::vscatter::start(s, comm, root, place, mem, token) },
+        RealColl::FlatScatterv { root, .. } => {
+            let sends = s.tp.myproc == root;
+            // SAFETY: forwarded from the caller.
+            unsafe { crate::core::coll::flatv::start(s, comm, sends, place, mem, token) }
+        }
+        RealColl::FlatGatherv { root, .. } => {
+            let sends = s.tp.myproc != root;
+            // SAFETY: forwarded from the caller.
+            unsafe { crate::core::coll::flatv::start(s, comm, sends, place, mem, token) }
+        }
         // red30: a small Gather as flat real messages, else the real MPI's.
         // SAFETY: forwarded from the caller.
         RealColl::Gather { .. } => match unsafe { crate::core::coll::nbc::start_flat_gather(s, key, comm, &what, mem, token, place) } {

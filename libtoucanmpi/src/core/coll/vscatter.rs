@@ -32,89 +32,20 @@
 //! truncation class, which every member of that process gets (`nbrec::early_failed`); a
 //! shorter one is not seen (the real receive takes it, the missing bytes stay as they were).
 
-use super::nbrec::{copy_view, early_rec_v, settle};
-use super::nbrecv::{spread, vbytes};
+use super::flatv::{launch, resolve, root_messages, From, SPLIT_MIN};
+use super::nbrec::{copy_view, early_rec_v};
+use super::nbrecv::vbytes;
 use crate::core::coll::hier::CommKey;
-use crate::core::coll::team::{Blocks, Part, View};
+use crate::core::coll::team::{Blocks, Part};
 use crate::core::comm::CommRef;
 use crate::core::error::MpiResult;
 use crate::core::request::ReqId;
 use crate::core::state::State;
-use crate::transport::real::RComm;
-use crate::transport::{CollMem, RealColl};
-
-/// Whether a v-form scatter's record goes as flat real messages (this module): unless
-/// `TOUCAN_NBC_TREE_MAX=0` (no collectives as real point-to-point messages; the same on every
-/// process), which keeps the real `MPI_Iscatterv` started at the last member's join
-/// (`nbrecv::combine`).
-pub(super) fn flat() -> bool {
-    crate::core::runtime::config().nbc_tree_max > 0
-}
-
-/// Bytes of a process's chunk from which its members' blocks go as one real message each
-/// (rank order, empty ones left out) rather than one message for the whole chunk: each block
-/// then goes from the root's buffer (a contiguous send type) and lands in its member's buffer
-/// (a contiguous receive type), where a chunk's message is packed at the root and unpacked
-/// at the other end. Both ends decide from the chunk's length and the blocks' lengths, which
-/// both know. Callgrind at 2x4, 64 KiB blocks (IMB's loop, per iteration): see
-/// docs/collectives.md, "Session 29 (vscat29)".
-const SPLIT_MIN: usize = 16 << 10;
+use crate::transport::RealColl;
 
 /// A block's offset in `Early::slots` when it landed in its member's buffer (`nbrec::settle_rec`
 /// has nothing to copy: no place in `data` ends there).
 const LANDED: usize = usize::MAX;
-
-/// Where one message's bytes are: at an offset of the record's `data` (its final address is
-/// known once `data` is complete), or at an address of the program's.
-#[derive(Clone, Copy)]
-enum From {
-    Data(usize),
-    At(usize),
-}
-
-/// The messages of this process's part (peer process, where, bytes), in the order both ends
-/// make them, as `CollMem::keep` carries them to `start` (native-order `usize` triples, the
-/// places resolved against `data`).
-fn put_messages(msgs: &[(usize, From, usize)], data: *const u8) -> Vec<u8> {
-    let mut keep = Vec::with_capacity(msgs.len() * 3 * std::mem::size_of::<usize>());
-    for &(p, from, n) in msgs {
-        let at = match from {
-            From::Data(off) => data as usize + off,
-            From::At(a) => a,
-        };
-        for x in [p, at, n] {
-            keep.extend_from_slice(&x.to_ne_bytes());
-        }
-    }
-    keep
-}
-
-/// `put_messages`'s triples back.
-fn messages(keep: &[u8]) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
-    let w = std::mem::size_of::<usize>();
-    keep.chunks_exact(3 * w).map(move |t| {
-        let x = |i: usize| usize::from_ne_bytes(t[i * w..(i + 1) * w].try_into().expect("a usize's bytes"));
-        (x(0), x(1), x(2))
-    })
-}
-
-/// The address of the first of blocks `views` when they lie back to back in memory, of a
-/// contiguous type (empty ones anywhere), else None.
-fn back_to_back<'a>(views: impl Iterator<Item = View<'a>>) -> Option<usize> {
-    let (mut first, mut next) = (None, 0usize);
-    for v in views {
-        let n = v.count * v.dt.size;
-        if n == 0 {
-            continue;
-        }
-        if !v.dt.is_contiguous() || first.is_some_and(|_| v.ptr as usize != next) {
-            return None;
-        }
-        first.get_or_insert(v.ptr as usize);
-        next = v.ptr as usize + n;
-    }
-    Some(first.unwrap_or(0))
-}
 
 /// The root's part (in the root's process, at the root's join): this process's members take
 /// their blocks straight from the root's buffer (`slots`, by local index: `LANDED`, with the
@@ -132,50 +63,12 @@ unsafe fn root_part(
     data: &mut Vec<u8>,
     slots: &mut Vec<(usize, usize)>,
 ) -> Vec<(usize, From, usize)> {
-    let nproc = procs.iter().map(|p| p.0 + 1).max().unwrap_or(1);
-    let sp = spread(procs, nproc, |r| vbytes(all.get(r)));
-    let mut ranks: Vec<Vec<usize>> = vec![Vec::new(); nproc];
-    for (r, &(p, _)) in procs.iter().enumerate() {
-        ranks[p].push(r);
-    }
-    data.clear();
     slots.clear();
     slots.extend(local.iter().map(|&r| (LANDED, vbytes(all.get(r as usize)))));
-    let mut msgs = Vec::new();
-    // SAFETY (the packs): the root's blocks are valid (the caller's contract); `pack`
-    // appends to `data`.
-    unsafe {
-        for (p, rs) in ranks.iter().enumerate() {
-            let len = sp.per_proc[p];
-            if p == rp || len == 0 {
-                continue;
-            }
-            if len >= SPLIT_MIN {
-                for &r in rs {
-                    let Some(v) = all.get(r).filter(|v| v.count * v.dt.size > 0) else {
-                        continue;
-                    };
-                    let n = v.count * v.dt.size;
-                    if v.dt.is_contiguous() {
-                        msgs.push((p, From::At(v.ptr as usize), n));
-                    } else {
-                        msgs.push((p, From::Data(data.len()), n));
-                        v.dt.pack(v.ptr, v.count, data);
-                    }
-                }
-            } else if let Some(a) = back_to_back(rs.iter().filter_map(|&r| all.get(r))) {
-                msgs.push((p, From::At(a), len));
-            } else {
-                msgs.push((p, From::Data(data.len()), len));
-                for &r in rs {
-                    if let Some(v) = all.get(r) {
-                        v.dt.pack(v.ptr, v.count, data);
-                    }
-                }
-            }
-        }
-    }
-    msgs
+    root_messages(procs, all, rp, data, |_, v, data| {
+        // SAFETY: the root's blocks are valid (the caller's contract); `pack` appends to `data`.
+        unsafe { v.dt.pack(v.ptr, v.count, data) }
+    })
 }
 
 /// A process's part away from the root's (at its last join): the receives of its members'
@@ -289,59 +182,11 @@ pub(super) unsafe fn join_in(s: &mut State, cm: &CommRef, key: (CommKey, u64), p
     } else {
         None
     };
-    let uid = e.uid;
-    // The messages' places in `data` are final now (it does not change until the record goes).
-    let mem = msgs.map(|m| {
-        let p = e.data.as_mut_ptr();
-        CollMem {
-            send: p,
-            recv: p,
-            bytes: e.data.len(),
-            keep: put_messages(&m, p),
-        }
-    });
-    if e.here || e.done || last {
-        settle(s, key);
-    }
-    let Some(mem) = mem else { return Ok(()) };
-    let what = RealColl::FlatScatterv { root: rp, tag: 0 };
-    // SAFETY: the messages' places are the record's `data`, which stays (and does not move)
-    // until the operation finished (`nbrec::landed`), the root's send blocks and the members'
-    // receive buffers, valid until their requests complete, which is after that.
-    unsafe { super::real::queue_early(s, key, uid, what, mem) }
-}
-
-/// Starts this process's part of flat v-form scatter `token` at `place` of twin `comm` from
-/// process `root` (`RealColl::FlatScatterv`): the messages in `mem.keep` (`put_messages`),
-/// sent at the root, received elsewhere. True: done at once (every send complete, or nothing
-/// to receive).
-///
-/// # Safety
-/// The messages' bytes stay valid (readable at the root, writable elsewhere) until the
-/// operation completes.
-pub(super) unsafe fn start(
-    s: &mut State,
-    comm: RComm,
-    root: usize,
-    place: super::real::Place,
-    mem: CollMem,
-    token: u64,
-) -> Result<bool, String> {
-    let tag = super::nbc::tree_tag(s, place);
-    let mut under_way = 0;
-    let at_root = s.tp.myproc == root;
-    for (p, at, n) in messages(&mem.keep) {
-        // SAFETY: the caller's contract.
-        under_way += unsafe {
-            if at_root {
-                s.tp.chunk_send(comm, p, tag, at as *const u8, n, token)
-            } else {
-                s.tp.chunk_recv(comm, p, tag, at as *mut u8, n, token)
-            }
-        }?;
-    }
-    super::nbc::expect(s, token, under_way);
-    Ok(under_way == 0)
+    let (settle_now, start) = resolve(e, msgs, last);
+    // SAFETY: the messages' places are the record's `data` (`flatv::launch`), the root's send
+    // blocks and the members' receive buffers, valid until their requests complete, which is
+    // after the operation finished.
+    unsafe { launch(s, key, settle_now, start, RealColl::FlatScatterv { root: rp, tag: 0 }) }
 }
 
 #[cfg(test)]
@@ -359,18 +204,12 @@ mod tests {
     #[case::split(vec![Some(4096), Some(0), Some(2048)], vec![(None, 16384), (None, 8192)], 0)]
     #[case::split_vector(vec![Some(4096), None], vec![(None, 16384), (Some(0), 8)], 8)]
     fn away_messages(#[case] ints: Vec<Option<usize>>, #[case] msgs: Vec<(Option<usize>, usize)>, #[case] data_len: usize) {
-        use crate::consts as c;
-        let int = crate::core::datatype::lookup(c::MPI_INT).expect("MPI_INT");
-        let vec2 = std::sync::Arc::new(crate::core::datatype::typemap::hvector(2, 1, 8, &int).expect("vector"));
         let mut bufs: Vec<Vec<i32>> = ints.iter().map(|n| vec![0; n.unwrap_or(3)]).collect();
         let parts: Vec<Option<(Part, ReqId)>> = ints
             .iter()
             .zip(bufs.iter_mut())
             .map(|(n, b)| {
-                let buf = match n {
-                    Some(n) => crate::core::coll::Buf::new(b.as_mut_ptr() as *mut u8, *n, int.clone()),
-                    None => crate::core::coll::Buf::new(b.as_mut_ptr() as *mut u8, 1, vec2.clone()),
-                };
+                let buf = super::super::flatv::test_block(b.as_mut_ptr(), *n);
                 let part = Part::Scatter {
                     parts: Blocks::List(Vec::new()),
                     recv: Some(buf),
@@ -400,22 +239,5 @@ mod tests {
         for slot in &slots {
             assert!(slot.0 == LANDED || slot.0 + slot.1 <= data.len());
         }
-    }
-
-    /// The messages reach `start` as they were put, places in `data` resolved.
-    #[rstest]
-    #[case(vec![])]
-    #[case(vec![(1, From::Data(0), 8)])]
-    #[case(vec![(0, From::At(4096), 3), (2, From::Data(16), 1 << 21), (5, From::At(usize::MAX), 0)])]
-    fn messages_round_trip(#[case] msgs: Vec<(usize, From, usize)>) {
-        let data = 1000 as *const u8;
-        let want: Vec<(usize, usize, usize)> = msgs
-            .iter()
-            .map(|&(p, f, n)| match f {
-                From::Data(o) => (p, 1000 + o, n),
-                From::At(a) => (p, a, n),
-            })
-            .collect();
-        assert_eq!(messages(&put_messages(&msgs, data)).collect::<Vec<_>>(), want);
     }
 }
