@@ -175,7 +175,9 @@ DIRECT_TESTS = ^(anysource|cancel|comm_basic|coll_comms|coll_p2p_mix|nbc_mixed|n
 # Session 26 (lead): nbc_pair_late (a pair collective taking its message from the real ring at the start).
 # Session 28 (lead): p2p_unexq_lanes (the unexpected queue per sender; messages between nodes), nbc_rootstart
 # (rooted nonblocking calls with rendezvous blocks between nodes).
-NODES_TESTS = ^(p2p_stack_eager|p2p_ring_match|coll_p2p_mix|halo|stress|large_pairs|send_modes|p2p_shmq_flood|nbc_pair_late|p2p_unexq_lanes|nbc_rootstart|nbc_qnames|nbc_rec_sv|nbc_rec_gf)$$
+# Session 30 (red30): nbc_red_tree, nbc_gather_flat (the small Reduce's tree and Gather's flat
+# messages through MPICH between nodes, not the node queue).
+NODES_TESTS = ^(p2p_stack_eager|p2p_ring_match|coll_p2p_mix|halo|stress|large_pairs|send_modes|p2p_shmq_flood|nbc_pair_late|p2p_unexq_lanes|nbc_rootstart|nbc_qnames|nbc_rec_sv|nbc_rec_gf|nbc_red_tree|nbc_gather_flat)$$
 
 # Blocking collectives at V=1 as the real MPI's own (core/coll/solo.rs): on when the real MPI runs
 # at MPI_THREAD_MULTIPLE; these compat tests run again in that mode (docs/collectives.md).
