@@ -410,6 +410,52 @@ table="$(
             }
         }'
 )"
+# Session 30: the same ratios run by run (IMB-NBC run i over IMB-MPI1 run i of the same
+# configuration, which ran just before it), then their median: the machine swings between two
+# states about 2.5x apart for minutes at a time, and a ratio of medians taken over different
+# runs reads that swing (a 64 KiB Ireduce_scatter read 2.18 where every run's own ratio was
+# 0.95-1.07).
+paired="$(
+    awk -F'\t' -v cfgs="${configs[*]}" -v order="${nbc_list[*]-}" '
+        function median(s,   n, a, i, j, t) {
+            n = split(s, a, " ")
+            for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+            return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+        }
+        { v[$1, $2, $3, $4, $5] = $6; if ($2 + 0 > maxrun) maxrun = $2 + 0; if ($3 ~ /^I/ && $5 == "t_pure") { key = $1 SUBSEP $3 SUBSEP $4; if (!(key in seen)) { seen[key] = 1; keys[++nk] = key } } }
+        END {
+            nc = split(cfgs, c, " "); nb = split(order, bo, " ")
+            for (i = 1; i <= nb; i++) pos[bo[i]] = i
+            rows = ""
+            for (q = 1; q <= nb; q++) {
+                b = bo[q]; bl = toupper(substr(b, 2, 1)) substr(b, 3)
+                nsz = 0; delete szs
+                for (k = 1; k <= nk; k++) { split(keys[k], f, SUBSEP); if (f[2] == b && !(f[3] in szs)) { szs[f[3]] = 1; sz[++nsz] = f[3] + 0 } }
+                for (i = 2; i <= nsz; i++) for (j = i; j > 1 && sz[j - 1] > sz[j]; j--) { t = sz[j]; sz[j] = sz[j - 1]; sz[j - 1] = t }
+                for (z = 1; z <= nsz; z++) {
+                    s = sz[z]; line = "| " b (b ~ /[Bb]arrier/ ? "" : " " human(s)) " |"; any = 0
+                    for (i = 1; i <= nc; i++) for (m = 1; m <= 2; m++) {
+                        col = m == 1 ? "t_avg" : "t_max"; r = ""
+                        for (run = 1; run <= maxrun; run++) {
+                            if (!((c[i], run, b, s, "t_pure") in v)) continue
+                            x = v[c[i], run, b, s, "t_pure"]; y = ((c[i], run, bl, s, col) in v) ? v[c[i], run, bl, s, col] : ""
+                            if (y != "" && y > 0) r = r " " (x / y)
+                        }
+                        if (r == "") line = line " - |"; else { line = line sprintf(" %.2f |", median(r)); any = 1 }
+                    }
+                    if (any) rows = rows line "\n"
+                }
+            }
+            if (rows == "") exit
+            printf "\nThe same, run by run (each IMB-NBC run over the IMB-MPI1 run of the same configuration just before it; median of those ratios):\n\n| benchmark |"
+            for (i = 1; i <= nc; i++) printf " %s t_avg | %s t_max |", c[i], c[i]
+            printf "\n|---|"
+            for (i = 1; i <= 2 * nc; i++) printf "---:|"
+            printf "\n%s", rows
+        }
+        '"$bench_awk_lib" "$raw"
+)"
+[[ -n "$paired" ]] && table+=$'\n'"$paired"
 printf '%s\n' "$table" >"$out/table.md"
 printf '\n%s\n\n' "$table"
 if ((${#failed[@]})); then
