@@ -35,7 +35,10 @@
 # MPICH and AMPI configurations with the same number of ranks (lower is better). With IMB-NBC
 # benchmarks, a second table: each one's t_pure over its blocking form's IMB-MPI1 t_avg and
 # t_max in the same configuration (IMB-NBC's t_pure is one rank's, the rank with the largest
-# overlapped time; t_avg is the mean over the ranks), when -b ran the blocking form.
+# overlapped time; t_avg is the mean over the ranks), when -b ran the blocking form; and a
+# third, the same ratios taken run by run (each IMB-NBC run over the IMB-MPI1 run of the same
+# configuration just before it) and their median, which the machine's slow swings between two
+# states disturb less than a ratio of medians over different runs.
 #
 # Options:
 #   -r N                runs per configuration (default 3)
