@@ -459,6 +459,50 @@ paired="$(
         '"$bench_awk_lib" "$raw"
 )"
 [[ -n "$paired" ]] && table+=$'\n'"$paired"
+# The same for the configurations' ratios (Toucan run i over the other configuration's run i;
+# interleaved, they ran minutes apart at most).
+paired_cfg="$(
+    awk -F'\t' -v cfgs="${configs[*]}" -v ranks="$(for c in "${configs[@]}"; do printf '%s ' "${cfg_ranks[$c]}"; done)" \
+        -v order="${mpi1_list[*]-} ${nbc_list[*]-}" '
+        function median(s,   n, a, i, j, t) {
+            n = split(s, a, " ")
+            for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+            return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+        }
+        function metric(b) { return b ~ /^I/ ? "t_pure" : (b ~ /^Ping/ ? "t" : "t_avg") }
+        { v[$1, $2, $3, $4, $5] = $6; if ($2 + 0 > maxrun) maxrun = $2 + 0; if (!(($3, $4) in seen)) { seen[$3, $4] = 1; sizes[$3] = sizes[$3] " " $4 } }
+        END {
+            nc = split(cfgs, c, " "); split(ranks, r, " "); nb = split(order, bo, " ")
+            nr = 0
+            for (i = 1; i <= nc; i++) if (c[i] ~ /^toucan-/)
+                for (j = 1; j <= nc; j++) if (c[j] !~ /^toucan-/ && r[j] == r[i]) { ra[++nr] = i; rb[nr] = j }
+            if (!nr || maxrun < 2) exit
+            printf "\nToucan / other, run by run (run i of one over run i of the other; median of those ratios):\n\n| benchmark |"
+            for (i = 1; i <= nr; i++) printf " %s / %s |", c[ra[i]], c[rb[i]]
+            printf "\n|---|"
+            for (i = 1; i <= nr; i++) printf "---:|"
+            printf "\n"
+            for (q = 1; q <= nb; q++) {
+                b = bo[q]; m = metric(b); nsz = split(sizes[b], sz, " ")
+                for (i = 2; i <= nsz; i++) for (j = i; j > 1 && sz[j - 1] + 0 > sz[j] + 0; j--) { t = sz[j]; sz[j] = sz[j - 1]; sz[j - 1] = t }
+                for (z = 1; z <= nsz; z++) {
+                    s = sz[z]; printf "| %s |", b (b ~ /[Bb]arrier/ ? "" : " " human(s))
+                    for (i = 1; i <= nr; i++) {
+                        rr = ""
+                        for (run = 1; run <= maxrun; run++) {
+                            x = ((c[ra[i]], run, b, s, m) in v) ? v[c[ra[i]], run, b, s, m] : ""
+                            y = ((c[rb[i]], run, b, s, m) in v) ? v[c[rb[i]], run, b, s, m] : ""
+                            if (x != "" && y != "" && y > 0) rr = rr " " (x / y)
+                        }
+                        printf " %s |", rr == "" ? "-" : sprintf("%.2f", median(rr))
+                    }
+                    printf "\n"
+                }
+            }
+        }
+        '"$bench_awk_lib" "$raw"
+)"
+[[ -n "$paired_cfg" ]] && table+=$'\n'"$paired_cfg"
 printf '%s\n' "$table" >"$out/table.md"
 printf '\n%s\n\n' "$table"
 if ((${#failed[@]})); then
