@@ -6,6 +6,7 @@
 //! here also serve its inter-process level, through a view of one representative per process,
 //! unless that level runs as a real collective (`coll::real`).
 
+mod flatgather; // red30
 mod flatv; // gath30: shared by vscatter and vgather
 pub mod fold;
 pub mod hier;

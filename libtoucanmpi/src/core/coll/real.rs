@@ -627,7 +627,7 @@ unsafe fn start_real(s: &mut State, key: CommKey, comm: RComm, what: RealColl, m
         }
         // red30: a small Gather as flat real messages, else the real MPI's.
         // SAFETY: forwarded from the caller.
-        RealColl::Gather { .. } => match unsafe { crate::core::coll::nbc::start_flat_gather(s, key, comm, &what, mem, token, place) } {
+        RealColl::Gather { .. } => match unsafe { crate::core::coll::flatgather::start(s, key, comm, &what, mem, token, place) } {
             Ok(r) => r,
             // SAFETY: forwarded from the caller.
             Err(mem) => unsafe { s.tp.start_coll(comm, what, mem, token) }.map(|()| false),
