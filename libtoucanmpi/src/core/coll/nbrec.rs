@@ -697,10 +697,9 @@ fn early_with(s: &mut State, cm: &CommRef, root: i32, size: Option<(usize, Optio
     // every call was ~4.6k instructions of an Iscatter's 1 KiB iteration at 2x4).
     // Session 27: a scatter's tree (decided again from the root's block at its join in the
     // root's process) brings this process its subtree's blocks.
-    let (mut block, mut tree) = (None, false);
-    if let Some((bytes, b)) = size {
-        block = b;
-        tree = block.is_some_and(|b| tree_scatter(n * b, nproc));
+    let block = size.and_then(|(_, b)| b);
+    let tree = block.is_some_and(|b| tree_scatter(n * b, nproc));
+    if let Some((bytes, _)) = size {
         let len = match block {
             None => bytes,
             Some(b) if tree => n * b * crate::transport::collp2p::tree_span(myproc, procs[root as usize].0, nproc),

@@ -97,6 +97,21 @@ pub(super) unsafe fn start(
     kids.reverse();
     // The operand: `send`, or in place at `recv`.
     let operand = if mem.send.is_null() { mem.recv as *const u8 } else { mem.send };
+    // The operation's state (`TreeRed`): a leaf's while its send is under way, an inner
+    // node's while it awaits its children.
+    let node = |slots, own, mem, sending| TreeRed {
+        key,
+        comm,
+        tag,
+        op,
+        ty,
+        count,
+        parent,
+        slots,
+        own,
+        mem,
+        sending,
+    };
     if kids.is_empty() {
         let Some(p) = parent else { return Ok(Ok(true)) };
         // A leaf: its operand straight to its parent.
@@ -106,20 +121,7 @@ pub(super) unsafe fn start(
         return Ok(match sent {
             Ok(false) => Ok(true),
             Ok(true) => {
-                let t = TreeRed {
-                    key,
-                    comm,
-                    tag,
-                    op,
-                    ty,
-                    count,
-                    parent,
-                    slots: Vec::new(),
-                    own: Vec::new(),
-                    mem,
-                    sending: true,
-                };
-                s.rcoll.tree.red.insert(token, t);
+                s.rcoll.tree.red.insert(token, node(Vec::new(), Vec::new(), mem, true));
                 Ok(false)
             }
             Err(e) => Err(e),
@@ -139,19 +141,7 @@ pub(super) unsafe fn start(
         // SAFETY: the operand holds `len` bytes (the caller's contract).
         unsafe { std::slice::from_raw_parts(operand, len) }.to_vec()
     };
-    let mut t = TreeRed {
-        key,
-        comm,
-        tag,
-        op,
-        ty,
-        count,
-        parent,
-        slots: vec![0u8; kids.len() * len],
-        own,
-        mem,
-        sending: false,
-    };
+    let mut t = node(vec![0u8; kids.len() * len], own, mem, false);
     for (i, &c) in kids.iter().enumerate() {
         // SAFETY: slot i of `t.slots`, a heap block that stays put in `t` until the operation
         // completes (the map below keeps it).
